@@ -1,0 +1,91 @@
+// swift-tools-version:6.0
+// Lookout: a resilient monitor for the HTTP sources a product depends on.
+import PackageDescription
+
+let package = Package(
+    name: "Lookout",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "ResilientHTTP", targets: ["ResilientHTTP"]),
+        .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
+        .executable(name: "lookout", targets: ["lookout"]),
+        .executable(name: "lookout-sim", targets: ["lookout-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "ResilientHTTP",
+            dependencies: ["CCurl", "CLibCrypto"]
+        ),
+        .target(
+            name: "MicroHTTPServer",
+            dependencies: ["CMicroHTTPD"]
+        ),
+        .target(
+            name: "LookoutCore",
+            dependencies: [
+                "ResilientHTTP",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "LookoutStore",
+            dependencies: [
+                "LookoutCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "LookoutAlerting",
+            dependencies: ["LookoutCore", "LookoutStore", "ResilientHTTP"]
+        ),
+        .target(
+            name: "LookoutWeb",
+            dependencies: ["LookoutCore", "LookoutStore", "MicroHTTPServer"]
+        ),
+        .executableTarget(
+            name: "lookout",
+            dependencies: [
+                "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
+                "ResilientHTTP", "MicroHTTPServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "lookout-sim",
+            dependencies: [
+                "MicroHTTPServer", "ResilientHTTP", "LookoutCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP"]),
+        .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer"]),
+        .testTarget(name: "LookoutCoreTests", dependencies: ["LookoutCore"]),
+        .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
+        .testTarget(name: "LookoutWebTests", dependencies: ["LookoutWeb"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["LookoutStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

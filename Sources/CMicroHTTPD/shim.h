@@ -1,0 +1,66 @@
+// CMicroHTTPD: libmicrohttpd for Swift. MHD_start_daemon and MHD_get_daemon_info are variadic,
+// and MHD's enums arrive in Swift as raw-value structs; these wrappers give typed entry points.
+#ifndef LOOKOUT_MHD_SHIM_H
+#define LOOKOUT_MHD_SHIM_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <microhttpd.h>
+
+/// Starts a daemon with its own polling thread (epoll), suspend/resume enabled, bound to `addr`.
+static inline struct MHD_Daemon *lookout_mhd_start(
+        int ipv6,
+        const struct sockaddr *addr,
+        MHD_AccessHandlerCallback handler, void *handler_cls,
+        MHD_RequestCompletedCallback completed, void *completed_cls,
+        unsigned int connection_limit,
+        unsigned int connection_timeout_seconds,
+        size_t connection_memory_limit) {
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    if (ipv6) flags |= MHD_USE_IPv6;
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_SOCK_ADDR, addr,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (useful after binding port 0), or 0.
+static inline uint16_t lookout_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+static inline int lookout_mhd_yes(void) { return MHD_YES; }
+static inline enum MHD_Result lookout_mhd_result(int ok) { return ok ? MHD_YES : MHD_NO; }
+static inline enum MHD_ValueKind lookout_mhd_header_kind(void) { return MHD_HEADER_KIND; }
+static inline enum MHD_ValueKind lookout_mhd_query_kind(void) { return MHD_GET_ARGUMENT_KIND; }
+static inline enum MHD_ResponseMemoryMode lookout_mhd_copy_mode(void) { return MHD_RESPMEM_MUST_COPY; }
+static inline ssize_t lookout_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+static inline ssize_t lookout_mhd_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+
+/// Iterates header or query values into `iterator`.
+static inline int lookout_mhd_values(struct MHD_Connection *c, enum MHD_ValueKind kind,
+                                     MHD_KeyValueIterator iterator, void *cls) {
+    return MHD_get_connection_values(c, kind, iterator, cls);
+}
+
+/// The peer's address as text ("127.0.0.1"), written into `out`; returns 0 when unknown.
+static inline int lookout_mhd_client_address(struct MHD_Connection *c, char *out, socklen_t len) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!info || !info->client_addr) return 0;
+    const struct sockaddr *sa = info->client_addr;
+    if (sa->sa_family == AF_INET)
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, len) != NULL;
+    if (sa->sa_family == AF_INET6)
+        return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, len) != NULL;
+    return 0;
+}
+
+#endif

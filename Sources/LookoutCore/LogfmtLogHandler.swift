@@ -1,0 +1,66 @@
+import Foundation
+import Logging
+
+/// Writes log lines to stderr as logfmt (`ts=… level=info msg="…" key=value`) or as JSON lines.
+public struct LogfmtLogHandler: LogHandler {
+    public enum Format: String, Sendable {
+        case logfmt, json
+    }
+
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    public var metadataProvider: Logger.MetadataProvider?
+    let label: String
+    let format: Format
+
+    public init(label: String, format: Format) {
+        self.label = label
+        self.format = format
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var fields: [(String, String)] = [
+            ("ts", Date().formatted(.iso8601)), ("level", event.level.rawValue), ("msg", event.message.description),
+        ]
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        for key in merged.keys.sorted() { fields.append((key, "\(merged[key]!)")) }
+        let line: String
+        switch format {
+        case .logfmt:
+            line = fields.map { "\($0.0)=\(LogfmtLogHandler.logfmtValue($0.1))" }.joined(separator: " ")
+        case .json:
+            line = "{" + fields.map { "\(LogfmtLogHandler.jsonString($0.0)):\(LogfmtLogHandler.jsonString($0.1))" }.joined(separator: ",") + "}"
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func logfmtValue(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline }
+        guard needsQuotes else { return value }
+        return jsonString(value)
+    }
+
+    /// A JSON string literal with quotes, backslashes and control characters escaped.
+    public static func jsonString(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,31 @@
+/// A request as a handler sees it: the whole body has been read (within the size limit).
+public struct HTTPRequest: Sendable {
+    /// The method as sent, e.g. `GET`.
+    public var method: String
+    /// The decoded path without the query, e.g. `/api/v1/sources/acme`.
+    public var path: String
+    /// Decoded query parameters; when a name repeats, the last value wins.
+    public var query: [String: String]
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Values of the route's `:name` segments.
+    public var pathParameters: [String: String]
+    /// The peer's address, e.g. `127.0.0.1`.
+    public var remoteAddress: String?
+
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: HTTPHeaders = [:],
+        body: [UInt8] = [], pathParameters: [String: String] = [:], remoteAddress: String? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.pathParameters = pathParameters
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The body decoded as UTF-8.
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}

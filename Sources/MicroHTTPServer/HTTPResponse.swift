@@ -1,0 +1,68 @@
+/// What a handler answers: a status, headers and a body that is either buffered or streamed.
+///
+/// ```swift
+/// router.get("/hello") { _ in .text("hello\n") }
+/// ```
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: HTTPResponseBody
+
+    public init(status: Int = 200, headers: HTTPHeaders = [:], body: HTTPResponseBody = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A `text/plain; charset=utf-8` response.
+    public static func text(_ text: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: .bytes(Array(text.utf8)))
+    }
+
+    /// A `text/html; charset=utf-8` response.
+    public static func html(_ html: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8"], body: .bytes(Array(html.utf8)))
+    }
+
+    /// An `application/json` response from already encoded bytes.
+    public static func json(_ bytes: [UInt8], status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: .bytes(bytes))
+    }
+
+    /// An `application/json` response from a JSON text.
+    public static func json(_ text: String, status: Int = 200) -> HTTPResponse {
+        json(Array(text.utf8), status: status)
+    }
+
+    /// Closes the connection without sending anything (for fault injection).
+    public static let dropConnection = HTTPResponse(status: 0, body: .dropConnection)
+}
+
+/// The body of a response.
+public enum HTTPResponseBody: Sendable {
+    /// The whole body, sent with a `Content-Length`.
+    case bytes([UInt8])
+    /// A body written piece by piece by `producer`; with a `contentLength` it is sent with that
+    /// length, otherwise chunked. The producer may wait between writes without holding a thread.
+    case stream(contentLength: UInt64?, producer: @Sendable (BodyWriter) async throws -> Void)
+    /// No response at all: the connection is closed.
+    case dropConnection
+}
+
+/// Hands the pieces of a streamed body to the server, waiting while the client is slow.
+public struct BodyWriter: Sendable {
+    let stream: ResponseStream
+
+    /// Queues `bytes`; suspends while too much is queued. Throws when the client has gone.
+    public func write(_ bytes: [UInt8]) async throws {
+        try await stream.write(bytes)
+    }
+
+    /// Drops the connection after what has been sent so far (for fault injection).
+    public func abort() {
+        stream.abort()
+    }
+}
+
+/// The client went away before the response was complete.
+public struct ClientDisconnected: Error {}

@@ -1,0 +1,224 @@
+internal import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// Limits and address of an `HTTPServer`.
+public struct HTTPServerConfiguration: Sendable {
+    /// IPv4 or IPv6 address to bind, e.g. `127.0.0.1` or `::1`.
+    public var host: String
+    /// 0 picks a free port; `HTTPServer.port` tells which.
+    public var port: UInt16
+    /// Connections served at once; more are refused by libmicrohttpd.
+    public var connectionLimit: Int
+    /// A connection idle for this long (for example a client that sends nothing) is closed.
+    public var connectionTimeoutSeconds: Int
+    /// Larger request bodies are answered 413.
+    public var maxRequestBodyBytes: Int
+
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, connectionLimit: Int = 512,
+        connectionTimeoutSeconds: Int = 10, maxRequestBodyBytes: Int = 1 << 20
+    ) {
+        self.host = host
+        self.port = port
+        self.connectionLimit = connectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.maxRequestBodyBytes = maxRequestBodyBytes
+    }
+
+    /// Parses `HOST:PORT` (`[::1]:9464` for IPv6).
+    public static func parseAddress(_ text: String) -> (host: String, port: UInt16)? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.isEmpty || host == "localhost" { host = "127.0.0.1" }
+        return (host, port)
+    }
+}
+
+public enum HTTPServerError: Error, CustomStringConvertible {
+    case badAddress(String)
+    case cannotListen(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .badAddress(let host): return "\(host) is not an IPv4 or IPv6 address"
+        case .cannotListen(let address, let reason): return "cannot listen on \(address): \(reason)"
+        }
+    }
+}
+
+/// An HTTP server on libmicrohttpd. One daemon thread does all network work; every request is
+/// handed to its handler in a Swift task while its connection is suspended, so a slow handler
+/// never holds up the others.
+///
+/// ```swift
+/// var router = Router()
+/// router.get("/-/healthy") { _ in .text("OK\n") }
+/// let server = HTTPServer(configuration: .init(port: 0), router: router)
+/// try server.start()
+/// print(server.port)
+/// await server.stop()
+/// ```
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    let router: Router
+    let suspensions = SuspensionCounter()
+    private let daemon = Mutex<DaemonHandle?>(nil)
+    private let inFlight = Mutex<[ObjectIdentifier: RequestContext]>([:])
+    private let boundPort = Mutex<UInt16>(0)
+
+    public init(configuration: HTTPServerConfiguration, router: Router) {
+        self.configuration = configuration
+        self.router = router
+    }
+
+    deinit {
+        if let handle = daemon.withLock({ $0 }) { MHD_stop_daemon(handle.pointer) }
+    }
+
+    /// The port the server listens on (the chosen one when configured with port 0).
+    public var port: UInt16 { boundPort.withLock { $0 } }
+
+    /// Binds and starts serving.
+    public func start() throws {
+        let host = configuration.host
+        let address = host.contains(":") ? "[\(host)]:\(configuration.port)" : "\(host):\(configuration.port)"
+        var storage = sockaddr_storage()
+        let isIPv6 = host.contains(":")
+        let parsed = withUnsafeMutableBytes(of: &storage) { raw -> Bool in
+            if isIPv6 {
+                let sin6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
+                sin6.pointee.sin6_family = sa_family_t(AF_INET6)
+                sin6.pointee.sin6_port = configuration.port.bigEndian
+                return inet_pton(AF_INET6, host, &sin6.pointee.sin6_addr) == 1
+            }
+            let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
+            sin.pointee.sin_family = sa_family_t(AF_INET)
+            sin.pointee.sin_port = configuration.port.bigEndian
+            return inet_pton(AF_INET, host, &sin.pointee.sin_addr) == 1
+        }
+        guard parsed else { throw HTTPServerError.badAddress(host) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let pointer = withUnsafePointer(to: &storage) { raw in
+            raw.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                lookout_mhd_start(
+                    isIPv6 ? 1 : 0, sa,
+                    { cls, connection, url, method, _, uploadData, uploadSize, connectionContext in
+                        let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+                        return server.handle(
+                            connection: connection!, url: url, method: method, uploadData: uploadData,
+                            uploadSize: uploadSize!, slot: connectionContext!)
+                    },
+                    context,
+                    { _, _, connectionContext, _ in
+                        guard let slot = connectionContext, let raw = slot.pointee else { return }
+                        let request = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+                        request.connectionClosed()
+                        slot.pointee = nil
+                    },
+                    context,
+                    UInt32(configuration.connectionLimit),
+                    UInt32(configuration.connectionTimeoutSeconds),
+                    64 * 1024)
+            }
+        }
+        guard let pointer else {
+            throw HTTPServerError.cannotListen(address, reason: String(cString: strerror(errno)))
+        }
+        daemon.withLock { $0 = DaemonHandle(pointer: pointer) }
+        boundPort.withLock { $0 = lookout_mhd_bound_port(pointer) }
+    }
+
+    /// Stops accepting, cancels running handlers, answers what is still waiting with 503, and
+    /// stops the daemon. Waits at most about two seconds for handlers to notice cancellation.
+    public func stop() async {
+        for request in inFlight.withLock({ Array($0.values) }) { request.cancel() }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !inFlight.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        for request in inFlight.withLock({ Array($0.values) }) {
+            request.complete(with: .text("server is stopping\n", status: 503))
+        }
+        while (suspensions.value > 0 || !inFlight.withLock({ $0.isEmpty })) && ContinuousClock.now < deadline + .seconds(1) {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        guard let handle = daemon.withLock({ state -> DaemonHandle? in defer { state = nil }; return state }) else {
+            return
+        }
+        MHD_stop_daemon(handle.pointer)
+    }
+
+    /// The request's response has been sent, or its connection closed.
+    func finished(_ request: RequestContext) {
+        _ = inFlight.withLock { $0.removeValue(forKey: ObjectIdentifier(request)) }
+    }
+
+    // MARK: - Daemon thread
+
+    private func handle(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        uploadData: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
+        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = slot.pointee else {
+            let request = RequestContext(
+                server: self, connection: ConnectionHandle(pointer: connection),
+                method: method.map { String(cString: $0) } ?? "GET",
+                path: url.map { String(cString: $0) } ?? "/")
+            slot.pointee = Unmanaged.passRetained(request).toOpaque()
+            if let length = request.headers["Content-Length"].flatMap(Int.init),
+                length > configuration.maxRequestBodyBytes
+            {
+                return request.reject(status: 413, configuration.maxRequestBodyBytes)
+            }
+            return lookout_mhd_result(1)
+        }
+        let request = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            uploadSize.pointee = 0
+            guard !request.answered else { return lookout_mhd_result(1) }
+            if request.discardedBytes > 0 || request.body.count + count > configuration.maxRequestBodyBytes {
+                // A chunked body past the limit: libmicrohttpd cannot answer mid-upload, so read
+                // and drop the rest, then answer 413; a body that goes on and on is cut off.
+                request.body = []
+                request.discardedBytes += count
+                let tooMuch = request.discardedBytes > 16 * configuration.maxRequestBodyBytes
+                return lookout_mhd_result(tooMuch ? 0 : 1)
+            }
+            uploadData!.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
+                request.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+            }
+            return lookout_mhd_result(1)
+        }
+        if request.answered { return lookout_mhd_result(1) }
+        if request.discardedBytes > 0 {
+            return request.reject(status: 413, configuration.maxRequestBodyBytes)
+        }
+        if let response = request.takeResponse() {
+            return request.queue(response)
+        }
+        if request.dispatched { return lookout_mhd_result(1) }
+        switch router.match(method: request.method, path: request.path) {
+        case .notFound:
+            return request.queue(.text("not found: \(request.path)\n", status: 404))
+        case .methodNotAllowed(let allowed):
+            var response = HTTPResponse.text("method \(request.method) not allowed on \(request.path)\n", status: 405)
+            response.headers.set("Allow", allowed.joined(separator: ", "))
+            return request.queue(response)
+        case .found(let handler, let parameters):
+            inFlight.withLock { $0[ObjectIdentifier(request)] = request }
+            request.dispatch(handler, parameters: parameters)
+            return lookout_mhd_result(1)
+        }
+    }
+}
+
+struct DaemonHandle: @unchecked Sendable {
+    // Only start() and stop()/deinit touch the daemon pointer, under the server's Mutex.
+    let pointer: OpaquePointer
+}

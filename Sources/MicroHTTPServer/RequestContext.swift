@@ -1,0 +1,161 @@
+internal import CMicroHTTPD
+import Synchronization
+
+/// One request on one connection, from its first byte to its completion. libmicrohttpd calls the
+/// access handler several times per request; this object carries the state between the calls.
+final class RequestContext: @unchecked Sendable {
+    // `body`, `discardedBytes`, `answered` and `dispatched` are touched only on the daemon thread; what handler
+    // tasks share with it lives in `shared`, behind a Mutex.
+    private struct Shared {
+        var response: HTTPResponse?
+        var suspended = false
+        var task: Task<Void, Never>?
+        var stream: ResponseStream?
+    }
+
+    let server: HTTPServer
+    let connection: ConnectionHandle
+    let method: String
+    let path: String
+    let headers: HTTPHeaders
+    let query: [String: String]
+    let remoteAddress: String?
+    var body: [UInt8] = []
+    /// Bytes of an over-long body that were read and thrown away.
+    var discardedBytes = 0
+    private(set) var answered = false
+    private(set) var dispatched = false
+    private let shared = Mutex(Shared())
+
+    init(server: HTTPServer, connection: ConnectionHandle, method: String, path: String) {
+        self.server = server
+        self.connection = connection
+        self.method = method
+        self.path = path
+        self.headers = RequestContext.values(of: connection, kind: lookout_mhd_header_kind()).reduce(into: HTTPHeaders()) {
+            $0.add($1.0, $1.1)
+        }
+        self.query = RequestContext.values(of: connection, kind: lookout_mhd_query_kind()).reduce(into: [:]) {
+            $0[$1.0] = $1.1
+        }
+        var address = [CChar](repeating: 0, count: 64)
+        let found = lookout_mhd_client_address(connection.pointer, &address, 64) == 1
+        self.remoteAddress = found ? String(decoding: address.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self) : nil
+    }
+
+    /// Suspends the connection and runs `handler` in a task; `complete(with:)` resumes it.
+    func dispatch(_ handler: @escaping Router.Handler, parameters: [String: String]) {
+        dispatched = true
+        let request = HTTPRequest(
+            method: method, path: path, query: query, headers: headers, body: body,
+            pathParameters: parameters, remoteAddress: remoteAddress)
+        shared.withLock { $0.suspended = true }
+        server.suspensions.increment()
+        MHD_suspend_connection(connection.pointer)
+        let task = Task { [self] in
+            let response = await handler(request)
+            complete(with: response)
+        }
+        shared.withLock { $0.task = task }
+    }
+
+    /// Hands the response to the daemon thread; the first call wins.
+    func complete(with response: HTTPResponse) {
+        let resume = shared.withLock { shared -> Bool in
+            guard shared.suspended else { return false }
+            shared.suspended = false
+            shared.response = response
+            return true
+        }
+        if resume {
+            MHD_resume_connection(connection.pointer)
+            server.suspensions.decrement()
+        }
+    }
+
+    func takeResponse() -> HTTPResponse? {
+        shared.withLock { shared in
+            defer { shared.response = nil }
+            return shared.response
+        }
+    }
+
+    func cancel() {
+        let (task, stream) = shared.withLock { ($0.task, $0.stream) }
+        task?.cancel()
+        stream?.abort()
+    }
+
+    func connectionClosed() {
+        let (task, stream) = shared.withLock { ($0.task, $0.stream) }
+        task?.cancel()
+        stream?.close()
+        server.finished(self)
+    }
+
+    func reject(status: Int, _ limit: Int) -> MHD_Result {
+        var response = HTTPResponse.text("request body is larger than \(limit) bytes\n", status: status)
+        response.headers.set("Connection", "close")
+        return queue(response)
+    }
+
+    /// Queues `response` on the connection (daemon thread only).
+    func queue(_ response: HTTPResponse) -> MHD_Result {
+        answered = true
+        let mhdResponse: OpaquePointer?
+        switch response.body {
+        case .dropConnection:
+            return lookout_mhd_result(0)
+        case .bytes(let bytes):
+            mhdResponse = bytes.withUnsafeBytes { raw in
+                MHD_create_response_from_buffer(
+                    raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), lookout_mhd_copy_mode())
+            }
+        case .stream(let contentLength, let producer):
+            let stream = ResponseStream(connection: connection, suspensions: server.suspensions)
+            mhdResponse = MHD_create_response_from_callback(
+                contentLength ?? UInt64.max, 32 * 1024,
+                { cls, _, buffer, max in
+                    let stream = Unmanaged<ResponseStream>.fromOpaque(cls!).takeUnretainedValue()
+                    return stream.read(into: buffer!, max: max)
+                },
+                Unmanaged.passRetained(stream).toOpaque(),
+                { cls in Unmanaged<ResponseStream>.fromOpaque(cls!).release() })
+            let task = Task {
+                do {
+                    try await producer(BodyWriter(stream: stream))
+                    stream.finish()
+                } catch {
+                    stream.abort()
+                }
+            }
+            shared.withLock {
+                $0.stream = stream
+                $0.task = task
+            }
+        }
+        guard let mhdResponse else { return lookout_mhd_result(0) }
+        for (name, value) in response.headers {
+            MHD_add_response_header(mhdResponse, name, value)
+        }
+        let result = MHD_queue_response(connection.pointer, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return result
+    }
+
+    private final class Collected {
+        var pairs: [(String, String)] = []
+    }
+
+    private static func values(of connection: ConnectionHandle, kind: MHD_ValueKind) -> [(String, String)] {
+        let collected = Collected()
+        _ = lookout_mhd_values(connection.pointer, kind, { cls, _, key, value in
+            let collected = Unmanaged<Collected>.fromOpaque(cls!).takeUnretainedValue()
+            if let key {
+                collected.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+            }
+            return lookout_mhd_result(1)
+        }, Unmanaged.passUnretained(collected).toOpaque())
+        return collected.pairs
+    }
+}

@@ -1,0 +1,88 @@
+/// Maps a method and a path to a handler. Patterns are split on `/`; a segment `:name` matches
+/// any one segment and captures it, a final `*` matches the rest of the path.
+///
+/// ```swift
+/// var router = Router()
+/// router.get("/api/v1/sources/:name") { request in
+///     .text(request.pathParameters["name"] ?? "")
+/// }
+/// ```
+/// A path that matches a pattern under another method answers 405 with `Allow`; `HEAD` is served
+/// by the `GET` route.
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+        case rest
+    }
+
+    struct Route: Sendable {
+        var method: String
+        var segments: [Segment]
+        var handler: Handler
+    }
+
+    enum Match {
+        case found(Handler, parameters: [String: String])
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        let segments = Router.split(pattern).map { part -> Segment in
+            if part == "*" { return .rest }
+            if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
+    }
+
+    public mutating func get(_ pattern: String, _ handler: @escaping Handler) {
+        add("GET", pattern, handler)
+    }
+
+    public mutating func post(_ pattern: String, _ handler: @escaping Handler) {
+        add("POST", pattern, handler)
+    }
+
+    func match(method: String, path: String) -> Match {
+        let parts = Router.split(path)
+        let wanted = method == "HEAD" ? "GET" : method
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = Router.bind(route.segments, to: parts) else { continue }
+            if route.method == wanted { return .found(route.handler, parameters: parameters) }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        if allowed.isEmpty { return .notFound }
+        if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
+        return .methodNotAllowed(allowed: allowed)
+    }
+
+    private static func split(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (index, segment) in segments.enumerated() {
+            switch segment {
+            case .rest:
+                parameters["*"] = parts.dropFirst(index).joined(separator: "/")
+                return parameters
+            case .literal(let literal):
+                guard index < parts.count, parts[index] == literal else { return nil }
+            case .parameter(let name):
+                guard index < parts.count else { return nil }
+                parameters[name] = String(parts[index])
+            }
+        }
+        return segments.count == parts.count ? parameters : nil
+    }
+}

@@ -1,0 +1,134 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// Runs HTTP transfers on libcurl's multi interface: one thread drives every transfer in flight,
+/// and callers simply `await` their result. Cancelling the calling task aborts the transfer.
+///
+/// ```swift
+/// let transport = CurlTransport()
+/// let result = await transport.perform(TransferRequest(url: "http://127.0.0.1:9480/ok"))
+/// print(result.httpStatus ?? 0)
+/// ```
+public final class CurlTransport: Sendable {
+    private let loop: TransferLoop
+
+    public init() {
+        CurlGlobal.ensureInitialized()
+        loop = TransferLoop()
+        let thread = Thread { [loop] in loop.run() }
+        thread.name = "lookout-curl"
+        thread.start()
+    }
+
+    deinit {
+        loop.stop()
+    }
+
+    /// Performs one attempt. Never throws: failures are described by the result's `curlCode`.
+    public func perform(_ request: TransferRequest) async -> TransferResult {
+        guard let easy = EasyHandle(request) else {
+            return TransferResult(curlCode: Int32(CURLE_FAILED_INIT.rawValue), curlMessage: "libcurl could not create a handle")
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                easy.attach(continuation)
+                loop.submit(easy)
+            }
+        } onCancel: {
+            loop.cancel(easy)
+        }
+    }
+}
+
+/// The multi handle and the thread-safe inbox through which tasks hand transfers to its thread.
+final class TransferLoop: Sendable {
+    private struct Inbox {
+        var submitted: [EasyHandle] = []
+        var cancelled: [EasyHandle] = []
+        var stopping = false
+    }
+
+    private let multi: MultiHandle
+    private let inbox = Mutex(Inbox())
+
+    init() {
+        multi = MultiHandle()
+    }
+
+    func submit(_ easy: EasyHandle) {
+        inbox.withLock { $0.submitted.append(easy) }
+        curl_multi_wakeup(multi.pointer)
+    }
+
+    func cancel(_ easy: EasyHandle) {
+        easy.cancelRequested.store(true, ordering: .relaxed)
+        inbox.withLock { $0.cancelled.append(easy) }
+        curl_multi_wakeup(multi.pointer)
+    }
+
+    func stop() {
+        inbox.withLock { $0.stopping = true }
+        curl_multi_wakeup(multi.pointer)
+    }
+
+    /// The transfer loop; everything here runs on the transport's own thread.
+    func run() {
+        var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
+        while true {
+            let (submitted, cancelled, stopping) = inbox.withLock { inbox in
+                defer {
+                    inbox.submitted.removeAll()
+                    inbox.cancelled.removeAll()
+                }
+                return (inbox.submitted, inbox.cancelled, inbox.stopping)
+            }
+            for easy in submitted {
+                if easy.cancelRequested.load(ordering: .relaxed) {
+                    easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
+                } else {
+                    curl_multi_add_handle(multi.pointer, easy.handle)
+                    active[easy.handle] = easy
+                }
+            }
+            for easy in cancelled where active.removeValue(forKey: easy.handle) != nil {
+                curl_multi_remove_handle(multi.pointer, easy.handle)
+                easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
+            }
+            if stopping {
+                for easy in active.values {
+                    curl_multi_remove_handle(multi.pointer, easy.handle)
+                    easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
+                }
+                return
+            }
+            var running: Int32 = 0
+            curl_multi_perform(multi.pointer, &running)
+            var remaining: Int32 = 0
+            while let message = curl_multi_info_read(multi.pointer, &remaining) {
+                guard lookout_curl_msg_is_done(message) != 0, let handle = lookout_curl_msg_easy(message),
+                    let easy = active.removeValue(forKey: handle)
+                else { continue }
+                let code = lookout_curl_msg_result(message)
+                curl_multi_remove_handle(multi.pointer, handle)
+                easy.finish(code: code)
+            }
+            curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
+        }
+    }
+}
+
+/// Owns the libcurl multi handle.
+final class MultiHandle: @unchecked Sendable {
+    // Used only by the loop thread, except curl_multi_wakeup, which libcurl allows from any thread.
+    let pointer: UnsafeMutableRawPointer
+
+    init() {
+        pointer = curl_multi_init()
+        lookout_curl_multi_setopt_long(pointer, CURLMOPT_MAXCONNECTS, 0)
+    }
+
+    deinit {
+        curl_multi_cleanup(pointer)
+    }
+}

@@ -1,0 +1,181 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// Owns one libcurl easy handle and the buffers of its transfer. Configured by the submitting
+/// task, then driven only by the multi loop's thread until `finish` hands the result back.
+final class EasyHandle: @unchecked Sendable {
+    // After submit, every field but `cancelRequested` is touched only by the loop thread.
+    let handle: UnsafeMutableRawPointer
+    private let request: TransferRequest
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var body: [UInt8] = []
+    private var headers: [(name: String, value: String)] = []
+    private var exceededSizeLimit = false
+    private var continuation: CheckedContinuation<TransferResult, Never>?
+    let cancelRequested = Atomic<Bool>(false)
+
+    init?(_ request: TransferRequest) {
+        CurlGlobal.ensureInitialized()
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        self.request = request
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        configure()
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    func attach(_ continuation: CheckedContinuation<TransferResult, Never>) {
+        self.continuation = continuation
+    }
+
+    private func configure() {
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        lookout_curl_setopt_string(handle, CURLOPT_URL, request.url)
+        lookout_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        lookout_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, "Lookout/\(ResilientHTTPVersion.string)")
+        lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
+        lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeout.milliseconds)
+        if let connect = request.connectTimeout {
+            lookout_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connect.milliseconds)
+        }
+        lookout_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0)
+        lookout_curl_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects)
+        lookout_curl_setopt_long(handle, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
+        lookout_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, request.freshConnection ? 1 : 0)
+        lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        if request.method == "HEAD" {
+            lookout_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        } else if request.method != "GET" {
+            lookout_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        if let body = request.body {
+            lookout_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count)
+            body.withUnsafeBytes { raw in
+                _ = lookout_curl_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS, raw.baseAddress ?? UnsafeRawPointer(errorBuffer))
+            }
+        }
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        if request.body != nil && !request.headers.contains(where: { $0.name.lowercased() == "expect" }) {
+            headerList = curl_slist_append(headerList, "Expect:")
+        }
+        if let headerList { lookout_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList) }
+
+        lookout_curl_setopt_ptr(handle, CURLOPT_WRITEDATA, this)
+        lookout_curl_setopt_write_function(handle, CURLOPT_WRITEFUNCTION) { data, size, count, owner in
+            let easy = Unmanaged<EasyHandle>.fromOpaque(owner!).takeUnretainedValue()
+            return easy.received(body: data!, count: size * count)
+        }
+        lookout_curl_setopt_ptr(handle, CURLOPT_HEADERDATA, this)
+        lookout_curl_setopt_write_function(handle, CURLOPT_HEADERFUNCTION) { data, size, count, owner in
+            let easy = Unmanaged<EasyHandle>.fromOpaque(owner!).takeUnretainedValue()
+            return easy.received(headerLine: data!, count: size * count)
+        }
+    }
+
+    private func received(body data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        if let limit = request.maxResponseBytes, body.count + count > limit {
+            exceededSizeLimit = true
+            return 0  // makes libcurl abort with CURLE_WRITE_ERROR
+        }
+        data.withMemoryRebound(to: UInt8.self, capacity: count) {
+            body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+        }
+        return count
+    }
+
+    private func received(headerLine data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        let line = data.withMemoryRebound(to: UInt8.self, capacity: count) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+        }
+        if line.hasPrefix("HTTP/") {
+            headers.removeAll()  // a new response: after a redirect or a 100 Continue
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+            headers.append((name, value))
+        }
+        return count
+    }
+
+    /// Collects libcurl's figures and resumes the waiting task (loop thread).
+    func finish(code: CURLcode, cancelled: Bool = false) {
+        var status = 0
+        lookout_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var redirects = 0
+        lookout_curl_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
+        var version = 0
+        var osErrno = 0
+        lookout_curl_getinfo_long(handle, CURLINFO_OS_ERRNO, &osErrno)
+        lookout_curl_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        func seconds(_ info: CURLINFO) -> Double {
+            var micros: curl_off_t = 0
+            lookout_curl_getinfo_int64(handle, info, &micros)
+            return Double(micros) / 1_000_000
+        }
+        let nameLookup = seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        let connect = seconds(CURLINFO_CONNECT_TIME_T)
+        let appConnect = seconds(CURLINFO_APPCONNECT_TIME_T)
+        let preTransfer = seconds(CURLINFO_PRETRANSFER_TIME_T)
+        let startTransfer = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        let total = seconds(CURLINFO_TOTAL_TIME_T)
+        let phases = PhaseTimings(
+            dns: nameLookup,
+            connect: max(0, connect - nameLookup),
+            tls: appConnect > 0 ? max(0, appConnect - connect) : 0,
+            ttfb: startTransfer > 0 ? max(0, startTransfer - preTransfer) : 0,
+            transfer: startTransfer > 0 ? max(0, total - startTransfer) : 0)
+        let detail = String(cString: errorBuffer)
+        let message = code == CURLE_OK ? "" : (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+        let result = TransferResult(
+            curlCode: Int32(code.rawValue), curlMessage: message,
+            httpStatus: status > 0 ? status : nil, headers: headers, body: body, phases: phases,
+            totalSeconds: total, redirects: redirects, httpVersion: EasyHandle.versionText(version),
+            bodyBytes: body.count, exceededSizeLimit: exceededSizeLimit, cancelled: cancelled,
+            osErrno: Int32(osErrno))
+        let waiting = continuation
+        continuation = nil
+        waiting?.resume(returning: result)
+    }
+
+    private static func versionText(_ value: Int) -> String? {
+        switch value {
+        case Int(CURL_HTTP_VERSION_1_0): return "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "2"
+        case Int(CURL_HTTP_VERSION_3): return "3"
+        default: return nil
+        }
+    }
+}
+
+enum CurlGlobal {
+    private static let initialized: Bool = {
+        curl_global_init(Int(CURL_GLOBAL_ALL))
+        return true
+    }()
+
+    static func ensureInitialized() { _ = initialized }
+}
+
+extension Duration {
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// The version Lookout reports in its User-Agent and build info.
+public enum ResilientHTTPVersion {
+    public static let string = "0.1.0"
+}

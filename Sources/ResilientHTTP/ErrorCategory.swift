@@ -1,0 +1,117 @@
+/// What to do about a failed attempt. Each category has its own retry rule (SPEC section 4).
+public enum ErrorCategory: String, Sendable, CaseIterable, Codable {
+    case transient
+    case timeout
+    case networkUnreachable = "network_unreachable"
+    case serverError = "server_error"
+    case rateLimited = "rate_limited"
+    case authError = "auth_error"
+    case clientError = "client_error"
+    case tlsError = "tls_error"
+    case insecureBlocked = "insecure_blocked"
+    case invalidResponse = "invalid_response"
+    case circuitOpen = "circuit_open"
+
+    /// Whether a retry may help.
+    public var isRetryable: Bool {
+        switch self {
+        case .transient, .timeout, .networkUnreachable, .serverError, .rateLimited: return true
+        case .authError, .clientError, .tlsError, .insecureBlocked, .invalidResponse, .circuitOpen: return false
+        }
+    }
+
+    /// A short title for the status page and alerts.
+    public var title: String {
+        switch self {
+        case .transient: return "Connection failed"
+        case .timeout: return "Timed out"
+        case .networkUnreachable: return "Network unreachable"
+        case .serverError: return "Upstream server error"
+        case .rateLimited: return "Rate limited by upstream"
+        case .authError: return "Not authorised"
+        case .clientError: return "Request rejected"
+        case .tlsError: return "TLS problem"
+        case .insecureBlocked: return "Insecure URL blocked"
+        case .invalidResponse: return "Unexpected response"
+        case .circuitOpen: return "Paused by circuit breaker"
+        }
+    }
+
+    /// What an on-call engineer can do about it.
+    public var recoverySuggestion: String {
+        switch self {
+        case .transient:
+            return "Lookout retries with backoff; if it persists, check that the upstream host is up and accepting connections."
+        case .timeout:
+            return "Lookout retries; if it persists, check the upstream's load or raise the source's timeout."
+        case .networkUnreachable:
+            return "Check DNS and the network path from this host; Lookout checks its own connectivity before blaming the source."
+        case .serverError:
+            return "The upstream is failing; Lookout retries with backoff. Check the upstream's status page or logs."
+        case .rateLimited:
+            return "Lookout waits for the reset time; lower the source's rate if this repeats."
+        case .authError:
+            return "Check the source's credentials (token file or OAuth2 client); Lookout refreshed the token once."
+        case .clientError:
+            return "Check the source's URL, method and headers in the config; retrying will not help."
+        case .tlsError:
+            return "Check the upstream's certificate (expiry, host name, chain); retrying will not help."
+        case .insecureBlocked:
+            return "Use an https:// URL, or set upgrade_to_https: true for this source."
+        case .invalidResponse:
+            return "The upstream answered, but not as expected; check the source's expectations against what it now returns."
+        case .circuitOpen:
+            return "Lookout stopped calling this source after repeated failures and will try again when the open period ends."
+        }
+    }
+}
+
+/// One failed attempt or call, classified.
+public struct Failure: Sendable, Equatable, Error {
+    public var category: ErrorCategory
+    /// What happened, e.g. `connection_refused`, `http_503`, `json_invalid`.
+    public var reason: String
+    public var httpStatus: Int?
+    public var curlCode: Int32?
+    /// The technical detail (libcurl's message, the assertion that failed).
+    public var detail: String
+    /// A message the upstream put in its error body, if any.
+    public var serverMessage: String?
+
+    public init(
+        category: ErrorCategory, reason: String, httpStatus: Int? = nil, curlCode: Int32? = nil,
+        detail: String = "", serverMessage: String? = nil
+    ) {
+        self.category = category
+        self.reason = reason
+        self.httpStatus = httpStatus
+        self.curlCode = curlCode
+        self.detail = detail
+        self.serverMessage = serverMessage
+    }
+
+    /// The user-facing message, e.g. "Error while probing acme: the server answered 503."
+    public func message(operation: String) -> String {
+        var text = "Error while \(operation): \(explanation)"
+        if let serverMessage, !serverMessage.isEmpty { text += " The server said: \(serverMessage)" }
+        return text
+    }
+
+    private var explanation: String {
+        switch category {
+        case .transient: return "the connection failed (\(reason.replacingOccurrences(of: "_", with: " ")))."
+        case .timeout:
+            if let httpStatus { return "the upstream answered \(httpStatus) (timeout)." }
+            return reason == "connect_timeout" ? "no connection could be made in time." : "no complete answer arrived in time."
+        case .networkUnreachable:
+            return reason == "dns_failure" ? "the host name could not be resolved." : "the host could not be reached (\(reason.replacingOccurrences(of: "_", with: " ")))."
+        case .serverError, .authError, .clientError, .rateLimited:
+            if let httpStatus { return "the server answered \(httpStatus)." }
+            return "\(reason.replacingOccurrences(of: "_", with: " "))."
+        case .tlsError: return "the TLS connection failed (\(reason.replacingOccurrences(of: "_", with: " ")))."
+        case .insecureBlocked: return "plain http:// is not allowed for this source."
+        case .invalidResponse: return detail.isEmpty ? "the response was not as expected (\(reason))." : "\(detail)."
+        case .circuitOpen: return "the circuit breaker is open, so no request was made."
+        }
+    }
+}

@@ -1,0 +1,103 @@
+internal import CCurl
+import Foundation
+
+/// Turns a transport result into a `Failure`, or nil when the response is acceptable.
+///
+/// `acceptedStatuses` decides which HTTP statuses count as success (default 200–299), so a
+/// source that expects 404 gets no failure for it.
+public enum FailureClassifier {
+    public static func classify(_ result: TransferResult, acceptedStatuses: Set<Int>? = nil) -> Failure? {
+        if result.curlCode != 0 { return classifyTransport(result) }
+        guard let status = result.httpStatus else {
+            return Failure(category: .invalidResponse, reason: "no_status", detail: "no HTTP status received")
+        }
+        let accepted = acceptedStatuses.map { $0.contains(status) } ?? (200...299).contains(status)
+        if accepted { return nil }
+        let serverMessage = ServerMessage.extract(from: result.body, contentType: result.header("Content-Type"))
+        func failure(_ category: ErrorCategory) -> Failure {
+            Failure(category: category, reason: "http_\(status)", httpStatus: status, serverMessage: serverMessage)
+        }
+        switch status {
+        case 408, 504: return failure(.timeout)
+        case 429: return failure(.rateLimited)
+        case 401, 403: return failure(.authError)
+        case 500...599: return failure(.serverError)
+        case 400...499: return failure(.clientError)
+        default:
+            return Failure(
+                category: .invalidResponse, reason: "unexpected_status", httpStatus: status,
+                detail: "the server answered \(status), which the source does not expect", serverMessage: serverMessage)
+        }
+    }
+
+    static func classifyTransport(_ result: TransferResult) -> Failure {
+        let code = CURLcode(rawValue: UInt32(result.curlCode))
+        func failure(_ category: ErrorCategory, _ reason: String) -> Failure {
+            Failure(category: category, reason: reason, httpStatus: result.httpStatus, curlCode: result.curlCode, detail: result.curlMessage)
+        }
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return failure(.networkUnreachable, "dns_failure")
+        case CURLE_COULDNT_CONNECT:
+            switch result.osErrno {
+            case ENETUNREACH: return failure(.networkUnreachable, "network_unreachable")
+            case EHOSTUNREACH: return failure(.networkUnreachable, "host_unreachable")
+            case ETIMEDOUT: return failure(.timeout, "connect_timeout")
+            default: return failure(.transient, "connection_refused")
+            }
+        case CURLE_OPERATION_TIMEDOUT:
+            let connected = result.phases.connect > 0 || result.httpStatus != nil
+            return failure(.timeout, connected ? "response_timeout" : "connect_timeout")
+        case CURLE_GOT_NOTHING:
+            return failure(.transient, "empty_reply")
+        case CURLE_SEND_ERROR:
+            return failure(.transient, result.osErrno == ECONNRESET ? "connection_reset" : "send_error")
+        case CURLE_RECV_ERROR:
+            return failure(.transient, result.osErrno == ECONNRESET ? "connection_reset" : "recv_error")
+        case CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
+            return failure(.transient, "http2_error")
+        case CURLE_PARTIAL_FILE:
+            return failure(.invalidResponse, "truncated")
+        case CURLE_WRITE_ERROR where result.exceededSizeLimit:
+            return failure(.invalidResponse, "too_large")
+        case CURLE_FILESIZE_EXCEEDED:
+            return failure(.invalidResponse, "too_large")
+        case CURLE_TOO_MANY_REDIRECTS:
+            return failure(.clientError, "too_many_redirects")
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return failure(.clientError, "bad_url")
+        case CURLE_PEER_FAILED_VERIFICATION:
+            let expired = result.curlMessage.lowercased().contains("expired")
+            return failure(.tlsError, expired ? "cert_expired" : "cert_invalid")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_CERTPROBLEM, CURLE_SSL_ENGINE_NOTFOUND,
+            CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED:
+            return failure(.tlsError, "tls_handshake")
+        case CURLE_WEIRD_SERVER_REPLY:
+            return failure(.invalidResponse, "malformed_http")
+        default:
+            return failure(.transient, "curl_\(result.curlCode)")
+        }
+    }
+}
+
+/// Finds the human message in an upstream's error body.
+public enum ServerMessage {
+    /// `detail`, `message`, `error`, `error_description` of a JSON body, or the start of a text body.
+    public static func extract(from body: [UInt8], contentType: String?) -> String? {
+        guard !body.isEmpty else { return nil }
+        if let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] {
+            for key in ["detail", "message", "error_description", "error"] {
+                if let text = object[key] as? String, !text.isEmpty { return String(text.prefix(200)) }
+                if let nested = object[key] as? [String: Any], let text = nested["message"] as? String {
+                    return String(text.prefix(200))
+                }
+            }
+            return nil
+        }
+        if let contentType, contentType.contains("html") { return nil }
+        let text = String(decoding: body.prefix(800), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : String(text.prefix(200))
+    }
+}

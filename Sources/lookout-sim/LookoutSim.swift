@@ -1,0 +1,45 @@
+// lookout-sim: a deterministic, fault-injecting upstream for Lookout's tests, benchmarks and demo.
+import ArgumentParser
+import Foundation
+import LookoutCore
+import MicroHTTPServer
+
+@main
+struct LookoutSim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookout-sim",
+        abstract: "A deterministic upstream that injects faults, for Lookout's tests and demo.")
+
+    @Option(help: "Address to listen on (HOST:PORT; port 0 picks a free one).")
+    var listen = "127.0.0.1:9480"
+
+    @Option(help: "PEM certificate for HTTPS (not supported yet).")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key for HTTPS (not supported yet).")
+    var tlsKey: String?
+
+    func run() async throws {
+        if tlsCert != nil || tlsKey != nil {
+            throw ValidationError("--tls-cert/--tls-key are not supported yet; serve plain HTTP or put nginx in front")
+        }
+        guard let (host, port) = HTTPServerConfiguration.parseAddress(listen) else {
+            throw ValidationError("--listen \(listen) is not HOST:PORT")
+        }
+        let simulator = Simulator()
+        let server = HTTPServer(
+            configuration: .init(host: host, port: port, connectionLimit: 4096, connectionTimeoutSeconds: 30,
+                                 maxRequestBodyBytes: 4 << 20),
+            router: simulator.router())
+        do {
+            try server.start()
+        } catch {
+            FileHandle.standardError.write(Data("lookout-sim: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        let shown = host.contains(":") ? "[\(host)]" : host
+        FileHandle.standardOutput.write(Data("lookout-sim listening on http://\(shown):\(server.port)/\n".utf8))
+        await ProcessSignals.waitForTermination()
+        await server.stop()
+    }
+}

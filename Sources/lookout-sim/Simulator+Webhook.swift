@@ -1,0 +1,45 @@
+import Foundation
+import MicroHTTPServer
+
+/// One payload received on `/webhook`.
+struct WebhookDelivery: Sendable {
+    var receivedAtMs: Int64
+    var delivery: String?
+    var signature: String?
+    var contentType: String?
+    var body: [UInt8]
+}
+
+/// `/webhook` stores every payload; `/webhook/log` lists them in arrival order as JSON.
+extension Simulator {
+    func webhook(_ request: HTTPRequest) async -> HTTPResponse {
+        let delivery = WebhookDelivery(
+            receivedAtMs: Int64(Date().timeIntervalSince1970 * 1000),
+            delivery: request.headers["X-Lookout-Delivery"], signature: request.headers["X-Lookout-Signature"],
+            contentType: request.headers["Content-Type"], body: request.body)
+        state.withLock { $0.webhooks.append(delivery) }
+        return .json(#"{"status":"received"}"#)
+    }
+
+    func webhookLog(_ request: HTTPRequest) async -> HTTPResponse {
+        let deliveries = state.withLock { $0.webhooks }
+        let entries: [[String: Any]] = deliveries.map { delivery in
+            var entry: [String: Any] = ["received_at_ms": delivery.receivedAtMs]
+            entry["delivery"] = delivery.delivery ?? NSNull()
+            entry["signature"] = delivery.signature ?? NSNull()
+            entry["content_type"] = delivery.contentType ?? NSNull()
+            if let payload = try? JSONSerialization.jsonObject(with: Data(delivery.body)) {
+                entry["payload"] = payload
+            } else {
+                entry["raw"] = String(decoding: delivery.body, as: UTF8.self)
+            }
+            return entry
+        }
+        return .json(Simulator.jsonText(entries))
+    }
+
+    func webhookReset(_ request: HTTPRequest) async -> HTTPResponse {
+        state.withLock { $0.webhooks.removeAll() }
+        return .json(#"{"reset":true}"#)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import MicroHTTPServer
+import Synchronization
+
+/// The simulator's endpoints (SPEC section 9) and the little state some of them keep.
+/// Everything but `/slow`, `/trickle` and `/ratelimit` is independent of time.
+final class Simulator: Sendable {
+    struct State {
+        var counters: [String: Int] = [:]
+        var flaky: [String: Int] = [:]
+        var tokens: [String: Date] = [:]
+        var issuedTokens = 0
+        var rateWindows: [String: (second: Int, count: Int)] = [:]
+        var webhooks: [WebhookDelivery] = []
+    }
+
+    /// A bearer token `/protected` always accepts, for sources configured with a token file.
+    static let staticToken = "sim-static-token"
+
+    let state = Mutex(State())
+    let digests = Mutex<[String: String]>([:])
+
+    func router() -> Router {
+        var router = Router()
+        let routes: [(String, String, Router.Handler)] = [
+            ("GET", "/ok", { _ in .json(#"{"ok":true}"#) }),
+            ("GET", "/status/:code", status),
+            ("GET", "/flaky/:id", flaky),
+            ("GET", "/flaky/:id/reset", flakyReset),
+            ("POST", "/flaky/:id/reset", flakyReset),
+            ("GET", "/slow", slow),
+            ("GET", "/trickle", trickle),
+            ("GET", "/drop", { _ in .dropConnection }),
+            ("GET", "/json/valid", { _ in .json(Simulator.validJSON) }),
+            ("GET", "/json/invalid", { _ in .json(#"{"meta": {"total": 3}, "items": [1, 2"#) }),
+            ("GET", "/rss/valid", { request in Simulator.rss(items: request.intQuery("items") ?? 3) }),
+            ("GET", "/atom/valid", { request in Simulator.atom(items: request.intQuery("items") ?? 3) }),
+            ("GET", "/rss/malformed", { _ in Simulator.malformedRSS() }),
+            ("GET", "/download/:bytes", download),
+            ("POST", "/oauth/token", oauthToken),
+            ("GET", "/protected", protected),
+            ("GET", "/ratelimit", rateLimit),
+            ("GET", "/redirect", redirect),
+            ("POST", "/webhook", webhook),
+            ("GET", "/webhook/log", webhookLog),
+            ("POST", "/webhook/reset", webhookReset),
+            ("GET", "/counters", counters),
+        ]
+        for (method, path, handler) in routes {
+            router.add(method, path) { [self] request in
+                if request.path != "/counters" {
+                    state.withLock { $0.counters[request.path, default: 0] += 1 }
+                }
+                return await handler(request)
+            }
+        }
+        return router
+    }
+
+    static let validJSON = #"{"meta":{"total":3},"items":[{"id":1,"title":"first"},{"id":2,"title":"second"},{"id":3,"title":"third"}]}"#
+
+    func status(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let code = Int(request.pathParameters["code"] ?? ""), (100...599).contains(code) else {
+            return .text("status must be a number between 100 and 599\n", status: 400)
+        }
+        let detail = request.query["detail"] ?? "simulated status \(code)"
+        var response = HTTPResponse.json(Simulator.jsonText(["detail": detail]), status: code)
+        if let retryAfter = request.query["retry_after"] { response.headers.set("Retry-After", retryAfter) }
+        return response
+    }
+
+    func flaky(_ request: HTTPRequest) async -> HTTPResponse {
+        let id = request.pathParameters["id"]!
+        let failures = request.intQuery("fail") ?? 1
+        let code = request.intQuery("code") ?? 503
+        let seen = state.withLock { state -> Int in
+            defer { state.flaky[id, default: 0] += 1 }
+            return state.flaky[id, default: 0]
+        }
+        if seen < failures {
+            return .json(Simulator.jsonText(["detail": "flaky \(id): failure \(seen + 1) of \(failures)"]), status: code)
+        }
+        return .json(#"{"ok":true}"#)
+    }
+
+    func flakyReset(_ request: HTTPRequest) async -> HTTPResponse {
+        let id = request.pathParameters["id"]!
+        state.withLock { _ = $0.flaky.removeValue(forKey: id) }
+        return .json(#"{"reset":true}"#)
+    }
+
+    func slow(_ request: HTTPRequest) async -> HTTPResponse {
+        let milliseconds = request.intQuery("ms") ?? 1000
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+        return .json(#"{"ok":true}"#)
+    }
+
+    func trickle(_ request: HTTPRequest) async -> HTTPResponse {
+        let bytes = max(0, request.intQuery("bytes") ?? 1024)
+        let milliseconds = max(0, request.intQuery("ms") ?? 1000)
+        let pieces = max(1, min(bytes, 20))
+        return HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: .stream(contentLength: UInt64(bytes)) { writer in
+            var sent = 0
+            for piece in 0..<pieces {
+                let end = bytes * (piece + 1) / pieces
+                try await Task.sleep(for: .milliseconds(milliseconds / pieces))
+                try await writer.write([UInt8](repeating: UInt8(ascii: "."), count: end - sent))
+                sent = end
+            }
+        })
+    }
+
+    func redirect(_ request: HTTPRequest) async -> HTTPResponse {
+        let remaining = request.intQuery("n") ?? 1
+        let location = remaining > 1 ? "/redirect?n=\(remaining - 1)" : "/ok"
+        return HTTPResponse(status: 302, headers: ["Location": location], body: .bytes([]))
+    }
+
+    func rateLimit(_ request: HTTPRequest) async -> HTTPResponse {
+        let limit = max(0, request.intQuery("rps") ?? 5)
+        let second = Int(Date().timeIntervalSince1970)
+        let key = "rps=\(limit)"
+        let count = state.withLock { state -> Int in
+            var window = state.rateWindows[key] ?? (second, 0)
+            if window.second != second { window = (second, 0) }
+            window.count += 1
+            state.rateWindows[key] = window
+            return window.count
+        }
+        if count <= limit {
+            var response = HTTPResponse.json(#"{"ok":true}"#)
+            response.headers.set("RateLimit", "\"default\";r=\(limit - count);t=1")
+            return response
+        }
+        var response = HTTPResponse.json(Simulator.jsonText(["detail": "more than \(limit) requests a second"]), status: 429)
+        response.headers.set("Retry-After", "1")
+        response.headers.set("RateLimit", "\"default\";r=0;t=1")
+        return response
+    }
+
+    func counters(_ request: HTTPRequest) async -> HTTPResponse {
+        let counters = state.withLock { $0.counters }
+        return .json(Simulator.jsonText(counters))
+    }
+
+    static func jsonText(_ object: Any) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension HTTPRequest {
+    func intQuery(_ name: String) -> Int? {
+        query[name].flatMap { Int($0) }
+    }
+}

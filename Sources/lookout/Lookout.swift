@@ -1,0 +1,35 @@
+// lookout: the command line — parses arguments and wires the modules together; no logic of its own.
+import ArgumentParser
+import Foundation
+
+@main
+struct Lookout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookout",
+        abstract: "Watches the HTTP sources a product depends on, through a resilient client.",
+        subcommands: [Serve.self, CheckConfig.self, Probe.self])
+
+    /// SPEC: bad usage exits 2 (ArgumentParser's default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Writes a line to stderr.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

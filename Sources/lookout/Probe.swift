@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import LookoutCore
+import ResilientHTTP
+
+struct Probe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Probes one URL now and reports what happened; exits 0 on success, 1 on failure.")
+
+    @Argument(help: "The URL to probe.")
+    var url: String
+
+    @Option(help: "Probe kind: http, json, rss or download.")
+    var kind: String = "http"
+
+    @Option(help: "Expected SHA-256 of a download, in hex.")
+    var sha256: String?
+
+    @Option(help: "Timeout per attempt, e.g. 10s.")
+    var timeout: String = "10s"
+
+    @Flag(help: "Print one JSON object instead of a summary.")
+    var json = false
+
+    func validate() throws {
+        guard SourceKind(rawValue: kind) != nil else { throw ValidationError("--kind must be http, json, rss or download") }
+        guard ConfigValues.duration(timeout) != nil else {
+            throw ValidationError("--timeout \"\(timeout)\" is not a duration (use 500ms, 30s, 5m, 1h)")
+        }
+        if let message = ProbeURL.problem(url) { throw ValidationError(message) }
+    }
+
+    func run() async throws {
+        let source = SourceConfig(
+            name: URLComponents(string: url)?.host ?? url, kind: SourceKind(rawValue: kind)!, url: url, timeout: ConfigValues.duration(timeout)!)
+        let result = await SourceProber(transport: CurlTransport()).probe(source)
+        if json {
+            print(ProbeReport(url: url, kind: kind, result: result).json())
+        } else {
+            print(ProbeReport(url: url, kind: kind, result: result).summary())
+        }
+        if !result.ok { throw ExitCode(1) }
+    }
+}
+
+/// `lookout probe`'s output, as JSON or as a human summary.
+struct ProbeReport {
+    let url: String
+    let kind: String
+    let result: ProbeResult
+
+    func json() -> String {
+        let failure = result.failure
+        func string(_ value: String?) -> String { value.map(LogfmtLogHandler.jsonString) ?? "null" }
+        func number(_ value: Double) -> String { String(format: "%.6f", value) }
+        let phases = result.phases
+        let fields: [(String, String)] = [
+            ("url", string(url)), ("kind", string(kind)), ("ok", result.ok ? "true" : "false"),
+            ("category", string(failure?.category.rawValue)), ("reason", string(failure?.reason)),
+            ("http_status", result.httpStatus.map(String.init) ?? "null"), ("attempts", "\(result.attempts)"),
+            ("duration_seconds", number(result.durationSeconds)),
+            ("phases", "{\"dns\":\(number(phases.dns)),\"connect\":\(number(phases.connect)),\"tls\":\(number(phases.tls)),\"ttfb\":\(number(phases.ttfb)),\"transfer\":\(number(phases.transfer))}"),
+            ("bytes", "\(result.bytes)"), ("message", string(result.message)),
+            ("recovery", string(failure?.category.recoverySuggestion)), ("server_message", string(failure?.serverMessage)),
+            ("sha256", "null"),
+        ]
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    func summary() -> String {
+        let status = result.httpStatus.map { "HTTP \($0)" } ?? "no response"
+        let timing = String(format: "%.0f ms", result.durationSeconds * 1000)
+        guard let failure = result.failure else {
+            return "OK  \(url)  \(status)  \(timing)  \(result.bytes) bytes"
+        }
+        var lines = ["FAIL  \(url)  \(status)  \(timing)", "  \(failure.category.title) (\(failure.category.rawValue)/\(failure.reason))"]
+        if let message = result.message { lines.append("  \(message)") }
+        lines.append("  \(failure.category.recoverySuggestion)")
+        return lines.joined(separator: "\n")
+    }
+}

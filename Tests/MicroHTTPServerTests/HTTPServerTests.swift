@@ -1,0 +1,182 @@
+import Foundation
+import MicroHTTPServer
+import ResilientHTTP
+import Synchronization
+import Testing
+
+/// A gate a handler waits on until the test opens it; no sleeping involved.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+func makeServer(timeout: Int = 10, bodyLimit: Int = 1024, gate: Gate = Gate(), entered: Gate = Gate()) throws -> HTTPServer {
+    var router = Router()
+    router.get("/ok") { _ in .text("ok\n") }
+    router.get("/echo/:id") { request in
+        .text("id=\(request.pathParameters["id"]!) q=\(request.query["q"] ?? "-") h=\(request.headers["X-Test"] ?? "-")")
+    }
+    router.post("/echo") { request in .text("got \(request.body.count) bytes: \(request.bodyText)") }
+    router.get("/gated") { _ in
+        entered.open()
+        await gate.wait()
+        return .text("released\n")
+    }
+    router.get("/stream") { _ in
+        HTTPResponse(body: .stream(contentLength: nil) { writer in
+            for index in 0..<50 { try await writer.write(Array("chunk\(index);".utf8)) }
+        })
+    }
+    router.get("/files/*") { request in .text("rest=\(request.pathParameters["*"]!)") }
+    let server = HTTPServer(
+        configuration: .init(host: "127.0.0.1", port: 0, connectionTimeoutSeconds: timeout, maxRequestBodyBytes: bodyLimit),
+        router: router)
+    try server.start()
+    return server
+}
+
+@Suite("HTTPServer")
+struct HTTPServerTests {
+    let client = CurlTransport()
+
+    func get(_ server: HTTPServer, _ path: String, method: String = "GET", body: [UInt8]? = nil,
+             headers: [(name: String, value: String)] = []) async -> TransferResult {
+        await client.perform(TransferRequest(
+            url: "http://127.0.0.1:\(server.port)\(path)", method: method, headers: headers, body: body,
+            timeout: .seconds(20)))
+    }
+
+    @Test func bindsAFreePortAndAnswers() async throws {
+        let server = try makeServer()
+        #expect(server.port > 0)
+        let result = await get(server, "/ok")
+        #expect(result.httpStatus == 200)
+        #expect(result.bodyText == "ok\n")
+        await server.stop()
+    }
+
+    @Test func routesPathParametersQueryAndHeaders() async throws {
+        let server = try makeServer()
+        let result = await get(server, "/echo/abc?q=hello%20world", headers: [("X-Test", "yes")])
+        #expect(result.bodyText == "id=abc q=hello world h=yes")
+        let rest = await get(server, "/files/a/b/c.txt")
+        #expect(rest.bodyText == "rest=a/b/c.txt")
+        await server.stop()
+    }
+
+    @Test func answersManyConcurrentRequests() async throws {
+        let server = try makeServer()
+        let bodies = await withTaskGroup(of: String.self) { group in
+            for index in 0..<200 {
+                group.addTask { await get(server, "/echo/\(index)").bodyText }
+            }
+            return await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(bodies.count == 200)
+        #expect(bodies.contains("id=199 q=- h=-"))
+        await server.stop()
+    }
+
+    @Test func unknownPathIs404AndWrongMethodIs405WithAllow() async throws {
+        let server = try makeServer()
+        #expect(await get(server, "/nope").httpStatus == 404)
+        let wrong = await get(server, "/ok", method: "DELETE")
+        #expect(wrong.httpStatus == 405)
+        #expect(wrong.header("Allow") == "GET, HEAD")
+        await server.stop()
+    }
+
+    @Test func acceptsBodiesWithinTheLimitAndRejectsLargerOnesWith413() async throws {
+        let server = try makeServer(bodyLimit: 1024)
+        let small = await get(server, "/echo", method: "POST", body: Array("hello".utf8))
+        #expect(small.bodyText == "got 5 bytes: hello")
+        let large = await get(server, "/echo", method: "POST", body: [UInt8](repeating: 65, count: 4096))
+        #expect(large.httpStatus == 413)
+        let chunked = await get(
+            server, "/echo", method: "POST", body: [UInt8](repeating: 66, count: 4096),
+            headers: [("Transfer-Encoding", "chunked")])
+        #expect(chunked.httpStatus == 413)
+        #expect(await get(server, "/ok").httpStatus == 200)
+        await server.stop()
+    }
+
+    @Test func aSlowHandlerDoesNotHoldUpOthers() async throws {
+        let gate = Gate()
+        let server = try makeServer(gate: gate)
+        let slow = Task { await get(server, "/gated") }
+        for _ in 0..<20 {
+            #expect(await get(server, "/ok").httpStatus == 200)
+        }
+        gate.open()
+        #expect(await slow.value.bodyText == "released\n")
+        await server.stop()
+    }
+
+    @Test func streamsABodyInPieces() async throws {
+        let server = try makeServer()
+        let result = await get(server, "/stream")
+        #expect(result.bodyText == (0..<50).map { "chunk\($0);" }.joined())
+        await server.stop()
+    }
+
+    @Test func dropsASilentClientAfterTheTimeoutWhileServingOthers() async throws {
+        let server = try makeServer(timeout: 1)
+        let silent = try RawSocket(port: server.port)
+        #expect(await get(server, "/ok").httpStatus == 200)
+        let outcome = silent.readUntilClosed(deadline: .now + .seconds(15))
+        #expect(outcome.closed)
+        #expect(await get(server, "/ok").httpStatus == 200)
+        await server.stop()
+    }
+
+    @Test func answersAMalformedRequestWith400AndKeepsServing() async throws {
+        let server = try makeServer()
+        let garbage = try RawSocket(port: server.port)
+        garbage.send("THIS IS NOT HTTP\r\n\r\n")
+        let outcome = garbage.readUntilClosed(deadline: .now + .seconds(15))
+        #expect(outcome.text.hasPrefix("HTTP/1.1 400"))
+        #expect(await get(server, "/ok").httpStatus == 200)
+        await server.stop()
+    }
+
+    @Test func stopReleasesThePortAndAnswersWaitingRequests() async throws {
+        let gate = Gate()
+        let entered = Gate()
+        let server = try makeServer(gate: gate, entered: entered)
+        let port = server.port
+        let waiting = Task { await get(server, "/gated") }
+        await entered.wait()
+        await server.stop()
+        let after = await client.perform(TransferRequest(url: "http://127.0.0.1:\(port)/ok", timeout: .seconds(5)))
+        #expect(after.httpStatus == nil)
+        gate.open()
+        let answered = await waiting.value
+        #expect(answered.httpStatus == 503)
+    }
+
+    @Test func refusesAnAddressThatIsTaken() async throws {
+        let server = try makeServer()
+        let second = HTTPServer(configuration: .init(host: "127.0.0.1", port: server.port), router: Router())
+        #expect(throws: HTTPServerError.self) { try second.start() }
+        await server.stop()
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// A blocking TCP client for the cases a real HTTP client refuses to produce: silence and garbage.
+final class RawSocket {
+    let fd: Int32
+
+    init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if result != 0 { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
+    }
+
+    /// Reads until the peer closes or `deadline` passes; returns what arrived and whether it closed.
+    func readUntilClosed(deadline: ContinuousClock.Instant) -> (text: String, closed: Bool) {
+        var received = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 100) > 0 else { continue }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return (String(decoding: received, as: UTF8.self), false)
+    }
+}
