@@ -1,0 +1,43 @@
+# Lookout — `make run` starts the demo, `make test` runs every test. Both install what is missing.
+SHELL := /bin/bash
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Build dependencies: the C libraries Lookout links, and pkg-config to find them.
+APT_BUILD := libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config
+# Test tools: promtool (from prometheus) checks /metrics.
+APT_TEST := prometheus
+
+# Installs the Debian packages in $(1) that are not installed yet.
+define ensure_packages
+	@missing=""; \
+	for p in $(1); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+endef
+
+.PHONY: deps test-deps build run test clean
+
+deps:
+	$(call ensure_packages,$(APT_BUILD))
+
+test-deps: deps
+	$(call ensure_packages,$(APT_TEST))
+
+build: deps
+	$(SWIFT) build
+
+run: build
+	./examples/run-demo.sh
+
+test: test-deps
+	$(SWIFT) build --build-tests
+	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build run
