@@ -85,7 +85,10 @@ let package = Package(
         .testTarget(name: "LookoutCoreTests", dependencies: ["LookoutCore"]),
         .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
         .testTarget(name: "LookoutWebTests", dependencies: ["LookoutWeb"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["LookoutStore"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["ResilientHTTP", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// A program started by a test, with its output collected so the test can poll it.
+final class ChildProcess: Sendable {
+    private let process: Process
+    private let output = OutputBuffer()
+
+    /// Where `make test` put the binaries; without it, the debug build next to the sources.
+    static var binDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["LOOKOUT_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug")
+    }
+
+    init(_ name: String, _ arguments: [String]) throws {
+        process = Process()
+        process.executableURL = ChildProcess.binDirectory.appendingPathComponent(name)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    var text: String { output.text }
+
+    /// Polls the output until `pattern` (a regular expression) matches; returns its first group.
+    func waitFor(_ pattern: String, deadline: Duration = .seconds(60)) async throws -> String {
+        let expression = try NSRegularExpression(pattern: pattern)
+        let end = ContinuousClock.now + deadline
+        while ContinuousClock.now < end {
+            let text = self.text
+            if let match = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) {
+                let range = match.numberOfRanges > 1 ? match.range(at: 1) : match.range
+                return String(text[Range(range, in: text)!])
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure("\(process.executableURL!.lastPathComponent) never printed /\(pattern)/; output:\n\(text)")
+    }
+
+    /// Sends SIGTERM and waits (polling, with a deadline) for the exit; returns the exit status.
+    func terminate(deadline: Duration = .seconds(10)) async throws -> Int32 {
+        process.terminate()
+        let end = ContinuousClock.now + deadline
+        while process.isRunning && ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard !process.isRunning else { throw TestFailure("still running after SIGTERM") }
+        return process.terminationStatus
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `body` until it returns a value or the deadline passes.
+func eventually<T>(deadline: Duration = .seconds(60), _ what: String, _ body: () async throws -> T?) async throws -> T {
+    let end = ContinuousClock.now + deadline
+    while ContinuousClock.now < end {
+        if let value = try await body() { return value }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    throw TestFailure("timed out waiting for \(what)")
+}
+
+/// Runs a command to completion with `input` on stdin; returns its status and combined output.
+func runTool(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let stdin = Pipe()
+    let stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stdout
+    try process.run()
+    stdin.fileHandleForWriting.write(Data(input.utf8))
+    try stdin.fileHandleForWriting.close()
+    let data = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
+func closedPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length)
+            return getsockname(fd, pointer, &length)
+        }
+    }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+final class OutputBuffer: Sendable {
+    private let storage = Mutex("")
+    func append(_ text: String) { storage.withLock { $0 += text } }
+    var text: String { storage.withLock { $0 } }
+}
