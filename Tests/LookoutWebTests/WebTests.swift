@@ -1,0 +1,59 @@
+import LookoutCore
+import LookoutWeb
+import ResilientHTTP
+import Testing
+
+@Suite("ExpositionWriter")
+struct ExpositionWriterTests {
+    @Test func escapesLabelValues() {
+        var writer = ExpositionWriter()
+        writer.family("m", type: .gauge, help: "help with \\ and\nnewline")
+        writer.sample("m", labels: [("source", "a\"b\\c\nd")], value: 1.5)
+        #expect(writer.text == "# HELP m help with \\\\ and\\nnewline\n# TYPE m gauge\nm{source=\"a\\\"b\\\\c\\nd\"} 1.5\n")
+    }
+
+    @Test func formatsSpecialValues() {
+        #expect(ExpositionWriter.format(3) == "3")
+        #expect(ExpositionWriter.format(.infinity) == "+Inf")
+        #expect(ExpositionWriter.format(.nan) == "NaN")
+        #expect(ExpositionWriter.format(0.25) == "0.25")
+    }
+}
+
+@Suite("Pages")
+struct PageTests {
+    func board() -> SourceStatusBoard {
+        let board = SourceStatusBoard(sources: [
+            SourceConfig(name: "up", url: "http://127.0.0.1/ok"),
+            SourceConfig(name: "down", url: "http://127.0.0.1/<script>"),
+            SourceConfig(name: "never", url: "http://127.0.0.1/never"),
+        ])
+        board.record(ProbeResult(source: "up", timestampMs: 1, ok: true, httpStatus: 200, durationSeconds: 0.002))
+        board.record(ProbeResult(
+            source: "down", timestampMs: 1, ok: false,
+            failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: "<b>boom</b>"),
+            httpStatus: 500, durationSeconds: 0.2))
+        return board
+    }
+
+    @Test func metricsShowProbedSourcesWithHistograms() {
+        let text = MetricsPage(board: board(), version: "9.9.9").render()
+        #expect(text.contains("lookout_probe_success{source=\"up\"} 1\n"))
+        #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
+        #expect(!text.contains("lookout_probe_success{source=\"never\"}"))
+        #expect(text.contains("lookout_probe_http_status_code{source=\"down\"} 500\n"))
+        #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.0025\"} 1\n"))
+        #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.001\"} 0\n"))
+        #expect(text.contains("lookout_build_info{version=\"9.9.9\"} 1\n"))
+    }
+
+    @Test func statusPageEscapesWhatUpstreamsSend() {
+        let html = StatusPage(board: board()).render()
+        #expect(!html.contains("<script>"))
+        #expect(!html.contains("<b>boom</b>"))
+        #expect(html.contains("&lt;b&gt;boom&lt;/b&gt;"))
+        #expect(html.contains("Degraded"))
+        #expect(html.contains("Pending"))
+        #expect(html.contains("Upstream server error"))
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import MicroHTTPServer
+import ResilientHTTP
+import Testing
+
+/// The transport and the classifier against a real server on loopback.
+@Suite("CurlTransport")
+struct TransportTests {
+    let transport = CurlTransport()
+
+    func startServer() throws -> HTTPServer {
+        var router = Router()
+        router.get("/ok") { _ in .json(#"{"ok":true}"#) }
+        router.get("/status/:code") { request in
+            .json(#"{"detail":"status \#(request.pathParameters["code"]!) on purpose"}"#, status: Int(request.pathParameters["code"]!)!)
+        }
+        router.get("/hang") { _ in
+            try? await Task.sleep(for: .seconds(60))
+            return .text("late")
+        }
+        router.get("/big") { _ in .bytes(count: 100_000) }
+        router.get("/redirect") { _ in HTTPResponse(status: 302, headers: ["Location": "/redirect"]) }
+        router.get("/drop") { _ in .dropConnection }
+        let server = HTTPServer(configuration: .init(port: 0), router: router)
+        try server.start()
+        return server
+    }
+
+    func url(_ server: HTTPServer, _ path: String) -> String { "http://127.0.0.1:\(server.port)\(path)" }
+
+    @Test func aSuccessfulResponseHasStatusBodyAndPhases() async throws {
+        let server = try startServer()
+        let result = await transport.perform(TransferRequest(url: url(server, "/ok")))
+        #expect(result.curlCode == 0)
+        #expect(result.httpStatus == 200)
+        #expect(result.bodyText == #"{"ok":true}"#)
+        #expect(result.header("content-type") == "application/json")
+        #expect(result.httpVersion == "1.1")
+        #expect(result.totalSeconds > 0)
+        #expect(FailureClassifier.classify(result) == nil)
+        await server.stop()
+    }
+
+    @Test(arguments: [
+        (500, ErrorCategory.serverError), (503, .serverError), (429, .rateLimited), (401, .authError),
+        (403, .authError), (404, .clientError), (408, .timeout), (504, .timeout),
+    ])
+    func classifiesStatuses(status: Int, category: ErrorCategory) async throws {
+        let server = try startServer()
+        let result = await transport.perform(TransferRequest(url: url(server, "/status/\(status)")))
+        let failure = FailureClassifier.classify(result)
+        #expect(failure?.category == category)
+        #expect(failure?.reason == "http_\(status)")
+        #expect(failure?.serverMessage == "status \(status) on purpose")
+        await server.stop()
+    }
+
+    @Test func anExpectedStatusIsNotAFailure() async throws {
+        let server = try startServer()
+        let result = await transport.perform(TransferRequest(url: url(server, "/status/404")))
+        #expect(FailureClassifier.classify(result, acceptedStatuses: [200, 404]) == nil)
+        await server.stop()
+    }
+
+    @Test func aClosedPortIsConnectionRefused() async throws {
+        let server = try startServer()
+        let port = server.port
+        await server.stop()
+        let result = await transport.perform(TransferRequest(url: "http://127.0.0.1:\(port)/ok"))
+        let failure = FailureClassifier.classify(result)
+        #expect(failure?.category == .transient)
+        #expect(failure?.reason == "connection_refused")
+    }
+
+    @Test func aSlowAnswerTimesOut() async throws {
+        let server = try startServer()
+        let result = await transport.perform(TransferRequest(url: url(server, "/hang"), timeout: .milliseconds(300)))
+        let failure = FailureClassifier.classify(result)
+        #expect(failure?.category == .timeout)
+        #expect(failure?.reason == "response_timeout")
+        await server.stop()
+    }
+
+    @Test func aDroppedConnectionIsAnEmptyReply() async throws {
+        let server = try startServer()
+        let failure = FailureClassifier.classify(await transport.perform(TransferRequest(url: url(server, "/drop"))))
+        #expect(failure?.category == .transient)
+        #expect(failure?.reason == "empty_reply")
+        await server.stop()
+    }
+
+    @Test func tooManyRedirectsIsAClientError() async throws {
+        let server = try startServer()
+        let result = await transport.perform(TransferRequest(url: url(server, "/redirect"), maxRedirects: 3))
+        let failure = FailureClassifier.classify(result)
+        #expect(failure?.category == .clientError)
+        #expect(failure?.reason == "too_many_redirects")
+        await server.stop()
+    }
+
+    @Test func aBodyPastTheLimitIsTooLarge() async throws {
+        let server = try startServer()
+        let result = await transport.perform(TransferRequest(url: url(server, "/big"), maxResponseBytes: 10_000))
+        #expect(result.exceededSizeLimit)
+        let failure = FailureClassifier.classify(result)
+        #expect(failure?.category == .invalidResponse)
+        #expect(failure?.reason == "too_large")
+        await server.stop()
+    }
+
+    @Test func cancellingTheTaskAbortsTheTransfer() async throws {
+        let server = try startServer()
+        let call = Task { await transport.perform(TransferRequest(url: url(server, "/hang"), timeout: .seconds(60))) }
+        call.cancel()
+        let result = await call.value
+        #expect(result.cancelled)
+        #expect(result.httpStatus == nil)
+        await server.stop()
+    }
+
+    @Test func manyTransfersRunAtOnceOnOneThread() async throws {
+        let server = try startServer()
+        let statuses = await withTaskGroup(of: Int?.self) { group in
+            for _ in 0..<100 { group.addTask { await transport.perform(TransferRequest(url: url(server, "/ok"))).httpStatus } }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 100)
+        #expect(statuses.allSatisfy { $0 == 200 })
+        await server.stop()
+    }
+}
+
+extension HTTPResponse {
+    static func bytes(count: Int) -> HTTPResponse {
+        HTTPResponse(body: .bytes([UInt8](repeating: 0x61, count: count)))
+    }
+}
+
+@Suite("SHA256")
+struct SHA256Tests {
+    @Test func matchesKnownVectors() {
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let hasher = SHA256()
+        hasher.update(Array("a".utf8))
+        hasher.update(Array("bc".utf8))
+        #expect(hasher.finalizeHex() == SHA256.hex(Array("abc".utf8)))
+    }
+
+    @Test func hmacMatchesRFC4231() {
+        // RFC 4231 test case 2.
+        let mac = SHA256.hmacHex(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(mac == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    @Test func serverMessagesComeFromKnownFields() {
+        #expect(ServerMessage.extract(from: Array(#"{"error":{"message":"nested"}}"#.utf8), contentType: nil) == "nested")
+        #expect(ServerMessage.extract(from: Array(#"{"message":"plain"}"#.utf8), contentType: nil) == "plain")
+        #expect(ServerMessage.extract(from: Array("  backend down \n".utf8), contentType: "text/plain") == "backend down")
+        #expect(ServerMessage.extract(from: Array("<html>x</html>".utf8), contentType: "text/html") == nil)
+    }
+}
+
+/// Transport failures that loopback cannot produce, classified from libcurl's codes and errno.
+@Suite("FailureClassifier")
+struct ClassifierTests {
+    @Test(arguments: [
+        (Int32(6), Int32(0), "", ErrorCategory.networkUnreachable, "dns_failure"),
+        (7, ENETUNREACH, "", .networkUnreachable, "network_unreachable"),
+        (7, EHOSTUNREACH, "", .networkUnreachable, "host_unreachable"),
+        (7, ECONNREFUSED, "", .transient, "connection_refused"),
+        (56, ECONNRESET, "", .transient, "connection_reset"),
+        (52, 0, "", .transient, "empty_reply"),
+        (18, 0, "", .invalidResponse, "truncated"),
+        (35, 0, "", .tlsError, "tls_handshake"),
+        (60, 0, "SSL certificate problem: certificate has expired", .tlsError, "cert_expired"),
+        (60, 0, "SSL certificate problem: self-signed certificate", .tlsError, "cert_invalid"),
+        (3, 0, "", .clientError, "bad_url"),
+    ])
+    func classifiesTransportFailures(code: Int32, errno: Int32, message: String, category: ErrorCategory, reason: String) {
+        let failure = FailureClassifier.classify(TransferResult(curlCode: code, curlMessage: message, osErrno: errno))
+        #expect(failure?.category == category)
+        #expect(failure?.reason == reason)
+        #expect(failure?.curlCode == code)
+    }
+
+    @Test func aTimeoutBeforeConnectingIsAConnectTimeout() {
+        let before = FailureClassifier.classify(TransferResult(curlCode: 28))
+        #expect(before?.reason == "connect_timeout")
+        let after = FailureClassifier.classify(TransferResult(curlCode: 28, phases: PhaseTimings(connect: 0.001)))
+        #expect(after?.reason == "response_timeout")
+    }
+
+    @Test func messagesNameTheOperation() {
+        let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "down for maintenance")
+        #expect(failure.message(operation: "probing acme") == "Error while probing acme: the server answered 503. The server said: down for maintenance")
+        for category in ErrorCategory.allCases {
+            #expect(!category.title.isEmpty && !category.recoverySuggestion.isEmpty)
+        }
+    }
+}
