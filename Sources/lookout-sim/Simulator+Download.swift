@@ -63,20 +63,20 @@ extension Simulator {
         return hex
     }
 
-    /// Bytes [from, to) of the file for `seed`: 8 bytes of SplitMix64 output per 8-byte block.
+    /// Bytes [from, to) of the file for `seed`: the 8 little-endian bytes of SplitMix64 per
+    /// 8-byte block, so any range can be produced without the bytes before it.
     static func bytes(seed: UInt64, from: UInt64, to: UInt64, corruptAt: UInt64?) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(Int(to - from))
-        var block = from / 8
-        var value = splitMix64(seed &+ block &* 0x9E37_79B9_7F4A_7C15)
-        for offset in from..<to {
-            if offset / 8 != block {
-                block = offset / 8
-                value = splitMix64(seed &+ block &* 0x9E37_79B9_7F4A_7C15)
-            }
-            var byte = UInt8(truncatingIfNeeded: value >> ((offset % 8) * 8))
-            if offset == corruptAt { byte ^= 0xFF }
-            out.append(byte)
+        let firstBlock = from / 8
+        let lastBlock = (to + 7) / 8
+        var blocks = [UInt64](repeating: 0, count: Int(lastBlock - firstBlock))
+        for index in blocks.indices {
+            blocks[index] = splitMix64(seed &+ (firstBlock + UInt64(index)) &* 0x9E37_79B9_7F4A_7C15).littleEndian
+        }
+        var out = blocks.withUnsafeBytes { raw in
+            Array(raw[Int(from - firstBlock * 8)..<Int(to - firstBlock * 8)])
+        }
+        if let corruptAt, corruptAt >= from, corruptAt < to {
+            out[Int(corruptAt - from)] ^= 0xFF
         }
         return out
     }
