@@ -1,0 +1,262 @@
+/// Settings of a circuit breaker (SPEC section 3, `circuit_breaker`).
+public struct CircuitBreakerSettings: Sendable, Equatable {
+    /// Consecutive failed calls that open it.
+    public var failureThreshold: Int
+    /// Consecutive successes in half-open that close it.
+    public var successThreshold: Int
+    /// The first open period.
+    public var openTimeout: Duration
+    /// Each failed half-open try doubles the open period, up to this.
+    public var openTimeoutMax: Duration
+    /// Every open period is spread over ±jitter of itself.
+    public var jitter: Double
+    /// Calls let through at once while half-open.
+    public var halfOpenMaxCalls: Int
+
+    public init(
+        failureThreshold: Int = 5, successThreshold: Int = 2, openTimeout: Duration = .seconds(60),
+        openTimeoutMax: Duration = .seconds(600), jitter: Double = 0.3, halfOpenMaxCalls: Int = 1
+    ) {
+        self.failureThreshold = failureThreshold
+        self.successThreshold = successThreshold
+        self.openTimeout = openTimeout
+        self.openTimeoutMax = openTimeoutMax
+        self.jitter = jitter
+        self.halfOpenMaxCalls = halfOpenMaxCalls
+    }
+}
+
+/// The states of a breaker; `forcedOpen` and `disabled` are set by an operator.
+public enum BreakerState: String, Sendable, CaseIterable, Codable {
+    case closed
+    case open
+    case halfOpen = "half_open"
+    case forcedOpen = "forced_open"
+    case disabled
+}
+
+/// One change of state, for the store and the metrics.
+public struct BreakerTransition: Sendable, Equatable {
+    public var from: BreakerState
+    public var to: BreakerState
+    public var atMs: Int64
+    public var consecutiveFailures: Int
+    /// The open period that starts with this transition (0 unless it opens the breaker).
+    public var openTimeoutMs: Int64
+}
+
+/// What a breaker keeps across restarts (the `breaker_state` table).
+public struct PersistedBreaker: Sendable, Equatable, Codable {
+    public var state: BreakerState
+    public var consecutiveFailures: Int
+    public var consecutiveSuccesses: Int
+    public var openedAtMs: Int64?
+    public var nextAttemptAtMs: Int64?
+    public var openCount: Int
+    /// The unjittered open period the next failed half-open try doubles.
+    public var openTimeoutMs: Int64
+
+    public init(
+        state: BreakerState, consecutiveFailures: Int, consecutiveSuccesses: Int, openedAtMs: Int64?,
+        nextAttemptAtMs: Int64?, openCount: Int, openTimeoutMs: Int64
+    ) {
+        self.state = state
+        self.consecutiveFailures = consecutiveFailures
+        self.consecutiveSuccesses = consecutiveSuccesses
+        self.openedAtMs = openedAtMs
+        self.nextAttemptAtMs = nextAttemptAtMs
+        self.openCount = openCount
+        self.openTimeoutMs = openTimeoutMs
+    }
+}
+
+/// What the breaker says about one call.
+public enum BreakerPermission: Sendable, Equatable {
+    case permitted
+    /// Not permitted; the breaker's next half-open try is at this time (nil: operator's choice).
+    case rejected(nextAttemptAtMs: Int64?)
+}
+
+/// A circuit breaker as a value-type state machine. It takes the time (milliseconds since 1970)
+/// and a random number as inputs and returns transitions, so tests drive it with a manual clock.
+///
+/// ```
+///            failures ≥ threshold              open period over
+///  closed ───────────────────────────▶ open ───────────────────▶ half_open
+///    ▲                                  ▲                           │
+///    │  successes ≥ success_threshold   │   any failure (period ×2) │
+///    └──────────────────────────────────┴───────────────────────────┘
+/// ```
+/// The breaker sees each call's final outcome: the retries of a call happen inside one permission.
+/// Only failures that say the upstream is unavailable trip it; client errors, invalid responses,
+/// auth and policy refusals count as answers.
+public struct CircuitBreaker: Sendable, Equatable {
+    public var settings: CircuitBreakerSettings
+    public private(set) var state: BreakerState = .closed
+    public private(set) var consecutiveFailures = 0
+    public private(set) var consecutiveSuccesses = 0
+    public private(set) var openedAtMs: Int64?
+    public private(set) var nextAttemptAtMs: Int64?
+    public private(set) var openCount = 0
+    public private(set) var notPermittedCalls = 0
+    private var openTimeoutMs: Int64
+    private var halfOpenInFlight = 0
+
+    public init(settings: CircuitBreakerSettings = .init()) {
+        self.settings = settings
+        self.openTimeoutMs = settings.openTimeout.totalMs
+    }
+
+    /// Restores a persisted breaker. A breaker that was half-open is open again until its next try.
+    public init(settings: CircuitBreakerSettings, restoring saved: PersistedBreaker) {
+        self.init(settings: settings)
+        state = saved.state == .halfOpen ? .open : saved.state
+        consecutiveFailures = saved.consecutiveFailures
+        consecutiveSuccesses = saved.state == .halfOpen ? 0 : saved.consecutiveSuccesses
+        openedAtMs = saved.openedAtMs
+        nextAttemptAtMs = saved.nextAttemptAtMs
+        openCount = saved.openCount
+        openTimeoutMs = max(settings.openTimeout.totalMs, min(saved.openTimeoutMs, settings.openTimeoutMax.totalMs))
+        if state == .open && nextAttemptAtMs == nil { nextAttemptAtMs = openedAtMs ?? 0 }
+    }
+
+    /// Whether an upstream failure of this category counts against the upstream.
+    public static func trips(_ category: ErrorCategory) -> Bool {
+        switch category {
+        case .transient, .timeout, .networkUnreachable, .serverError, .rateLimited, .tlsError: return true
+        case .clientError, .invalidResponse, .authError, .insecureBlocked, .circuitOpen: return false
+        }
+    }
+
+    /// Asks to make a call; may move an open breaker whose period is over to half-open.
+    public mutating func acquirePermission(nowMs: Int64) -> (BreakerPermission, [BreakerTransition]) {
+        var transitions: [BreakerTransition] = []
+        switch state {
+        case .closed, .disabled:
+            return (.permitted, [])
+        case .forcedOpen:
+            notPermittedCalls += 1
+            return (.rejected(nextAttemptAtMs: nil), [])
+        case .open:
+            guard let next = nextAttemptAtMs, nowMs >= next else {
+                notPermittedCalls += 1
+                return (.rejected(nextAttemptAtMs: nextAttemptAtMs), [])
+            }
+            transitions.append(move(to: .halfOpen, nowMs: nowMs))
+            consecutiveSuccesses = 0
+            halfOpenInFlight = 0
+            fallthrough
+        case .halfOpen:
+            guard halfOpenInFlight < settings.halfOpenMaxCalls else {
+                notPermittedCalls += 1
+                return (.rejected(nextAttemptAtMs: nextAttemptAtMs), transitions)
+            }
+            halfOpenInFlight += 1
+            return (.permitted, transitions)
+        }
+    }
+
+    /// Records a permitted call's final outcome: nil for success, or the failure's category.
+    /// `countsAsFailure: false` records a failure that must not trip the breaker (Lookout offline).
+    public mutating func record(
+        failure category: ErrorCategory?, nowMs: Int64, random: Double, countsAsFailure: Bool = true
+    ) -> [BreakerTransition] {
+        let failed = category.map { CircuitBreaker.trips($0) && countsAsFailure } ?? false
+        let neutral = category != nil && !failed && !countsAsFailure
+        switch state {
+        case .closed:
+            if neutral { return [] }
+            guard failed else {
+                consecutiveFailures = 0
+                return []
+            }
+            consecutiveFailures += 1
+            guard consecutiveFailures >= settings.failureThreshold else { return [] }
+            openTimeoutMs = settings.openTimeout.totalMs
+            return [open(nowMs: nowMs, random: random)]
+        case .halfOpen:
+            halfOpenInFlight = max(0, halfOpenInFlight - 1)
+            if neutral { return [] }
+            guard failed else {
+                consecutiveSuccesses += 1
+                guard consecutiveSuccesses >= settings.successThreshold else { return [] }
+                consecutiveFailures = 0
+                openTimeoutMs = settings.openTimeout.totalMs
+                openedAtMs = nil
+                nextAttemptAtMs = nil
+                return [move(to: .closed, nowMs: nowMs)]
+            }
+            consecutiveFailures += 1
+            openTimeoutMs = min(openTimeoutMs * 2, settings.openTimeoutMax.totalMs)
+            return [open(nowMs: nowMs, random: random)]
+        case .open, .forcedOpen, .disabled:
+            return []  // a late result of a call permitted earlier
+        }
+    }
+
+    /// Operator: close the breaker and forget its history.
+    public mutating func reset(nowMs: Int64) -> [BreakerTransition] {
+        consecutiveFailures = 0
+        consecutiveSuccesses = 0
+        openTimeoutMs = settings.openTimeout.totalMs
+        openedAtMs = nil
+        nextAttemptAtMs = nil
+        halfOpenInFlight = 0
+        return state == .closed ? [] : [move(to: .closed, nowMs: nowMs)]
+    }
+
+    /// Operator: refuse every call until reset.
+    public mutating func forceOpen(nowMs: Int64) -> [BreakerTransition] {
+        guard state != .forcedOpen else { return [] }
+        openedAtMs = nowMs
+        nextAttemptAtMs = nil
+        return [move(to: .forcedOpen, nowMs: nowMs)]
+    }
+
+    /// Operator: permit every call and record nothing until reset.
+    public mutating func disable(nowMs: Int64) -> [BreakerTransition] {
+        guard state != .disabled else { return [] }
+        openedAtMs = nil
+        nextAttemptAtMs = nil
+        return [move(to: .disabled, nowMs: nowMs)]
+    }
+
+    /// How long the breaker has been open so far (0 unless open or forced open).
+    public func openDurationMs(nowMs: Int64) -> Int64 {
+        guard state == .open || state == .forcedOpen || state == .halfOpen, let openedAtMs else { return 0 }
+        return max(0, nowMs - openedAtMs)
+    }
+
+    public var persisted: PersistedBreaker {
+        PersistedBreaker(
+            state: state, consecutiveFailures: consecutiveFailures, consecutiveSuccesses: consecutiveSuccesses,
+            openedAtMs: openedAtMs, nextAttemptAtMs: nextAttemptAtMs, openCount: openCount, openTimeoutMs: openTimeoutMs)
+    }
+
+    private mutating func open(nowMs: Int64, random: Double) -> BreakerTransition {
+        let jitter = min(max(settings.jitter, 0), 1)
+        let period = Int64((Double(openTimeoutMs) * (1 + jitter * (2 * random - 1))).rounded())
+        openedAtMs = nowMs
+        nextAttemptAtMs = nowMs + max(0, period)
+        openCount += 1
+        consecutiveSuccesses = 0
+        halfOpenInFlight = 0
+        var transition = move(to: .open, nowMs: nowMs)
+        transition.openTimeoutMs = period
+        return transition
+    }
+
+    private mutating func move(to next: BreakerState, nowMs: Int64) -> BreakerTransition {
+        let transition = BreakerTransition(
+            from: state, to: next, atMs: nowMs, consecutiveFailures: consecutiveFailures, openTimeoutMs: 0)
+        state = next
+        return transition
+    }
+}
+
+extension Duration {
+    var totalMs: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
