@@ -43,6 +43,14 @@ public struct BreakerTransition: Sendable, Equatable {
     public var consecutiveFailures: Int
     /// The open period that starts with this transition (0 unless it opens the breaker).
     public var openTimeoutMs: Int64
+
+    public init(from: BreakerState, to: BreakerState, atMs: Int64, consecutiveFailures: Int, openTimeoutMs: Int64) {
+        self.from = from
+        self.to = to
+        self.atMs = atMs
+        self.consecutiveFailures = consecutiveFailures
+        self.openTimeoutMs = openTimeoutMs
+    }
 }
 
 /// What a breaker keeps across restarts (the `breaker_state` table).
