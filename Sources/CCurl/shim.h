@@ -4,6 +4,7 @@
 #define LOOKOUT_CURL_SHIM_H
 
 #include <curl/curl.h>
+#include <string.h>
 
 static inline CURLcode lookout_curl_setopt_long(CURL *h, CURLoption o, long v) {
     return curl_easy_setopt(h, o, v);
@@ -53,5 +54,21 @@ static inline CURLMcode lookout_curl_multi_setopt_long(CURLM *m, CURLMoption o, 
 static inline CURL *lookout_curl_msg_easy(CURLMsg *msg) { return msg->easy_handle; }
 static inline CURLcode lookout_curl_msg_result(CURLMsg *msg) { return msg->data.result; }
 static inline int lookout_curl_msg_is_done(CURLMsg *msg) { return msg->msg == CURLMSG_DONE; }
+
+/// The earliest "Expire date" among the peer's certificates (CURLOPT_CERTINFO), as a Unix
+/// time, or -1 when there is none.
+static inline long long lookout_curl_earliest_cert_expiry(CURL *h) {
+    struct curl_certinfo *info = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &info) != CURLE_OK || !info) return -1;
+    long long earliest = -1;
+    for (int i = 0; i < info->num_of_certs; i++) {
+        for (struct curl_slist *item = info->certinfo[i]; item; item = item->next) {
+            if (strncmp(item->data, "Expire date:", 12) != 0) continue;
+            time_t when = curl_getdate(item->data + 12, NULL);
+            if (when >= 0 && (earliest < 0 || when < earliest)) earliest = when;
+        }
+    }
+    return earliest;
+}
 
 #endif

@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 
 /// Starts a daemon with its own polling thread (epoll), suspend/resume enabled, bound to `addr`.
+/// With `key_pem` and `cert_pem` (PEM text, not paths) it serves HTTPS through GnuTLS.
 static inline struct MHD_Daemon *lookout_mhd_start(
         int ipv6,
         const struct sockaddr *addr,
@@ -19,9 +20,21 @@ static inline struct MHD_Daemon *lookout_mhd_start(
         MHD_RequestCompletedCallback completed, void *completed_cls,
         unsigned int connection_limit,
         unsigned int connection_timeout_seconds,
-        size_t connection_memory_limit) {
+        size_t connection_memory_limit,
+        const char *key_pem, const char *cert_pem) {
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     if (ipv6) flags |= MHD_USE_IPv6;
+    if (key_pem && cert_pem) {
+        return MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, handler_cls,
+                                MHD_OPTION_SOCK_ADDR, addr,
+                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                                MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+                                MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
+                                MHD_OPTION_END);
+    }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, addr,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
@@ -30,6 +43,9 @@ static inline struct MHD_Daemon *lookout_mhd_start(
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_END);
 }
+
+/// Whether this libmicrohttpd was built with TLS.
+static inline int lookout_mhd_supports_tls(void) { return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES; }
 
 /// The port the daemon listens on (useful after binding port 0), or 0.
 static inline uint16_t lookout_mhd_bound_port(struct MHD_Daemon *daemon) {

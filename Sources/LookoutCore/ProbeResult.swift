@@ -1,3 +1,4 @@
+import Foundation
 import ResilientHTTP
 
 /// One finished probe of a source: a call with its retries, judged against the source's
@@ -14,6 +15,10 @@ public struct ProbeResult: Sendable, Equatable {
     public var durationSeconds: Double
     public var bytes: Int
     public var phases: PhaseTimings
+    /// The http:// URL was probed as https://.
+    public var upgradedToHTTPS = false
+    /// When the first of the upstream's TLS certificates expires.
+    public var certificateExpiry: Date?
 
     public init(
         source: String, timestampMs: Int64, ok: Bool, failure: Failure? = nil, httpStatus: Int? = nil,

@@ -14,16 +14,20 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionTimeoutSeconds: Int
     /// Larger request bodies are answered 413.
     public var maxRequestBodyBytes: Int
+    /// PEM text of a private key and certificate: serve HTTPS instead of HTTP.
+    public var tls: (keyPEM: String, certificatePEM: String)?
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, connectionLimit: Int = 512,
-        connectionTimeoutSeconds: Int = 10, maxRequestBodyBytes: Int = 1 << 20
+        connectionTimeoutSeconds: Int = 10, maxRequestBodyBytes: Int = 1 << 20,
+        tls: (keyPEM: String, certificatePEM: String)? = nil
     ) {
         self.host = host
         self.port = port
         self.connectionLimit = connectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.maxRequestBodyBytes = maxRequestBodyBytes
+        self.tls = tls
     }
 
     /// Parses `HOST:PORT` (`[::1]:9464` for IPv6).
@@ -101,6 +105,9 @@ public final class HTTPServer: Sendable {
             return inet_pton(AF_INET, host, &sin.pointee.sin_addr) == 1
         }
         guard parsed else { throw HTTPServerError.badAddress(host) }
+        if configuration.tls != nil && lookout_mhd_supports_tls() == 0 {
+            throw HTTPServerError.cannotListen(address, reason: "this libmicrohttpd was built without TLS")
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let pointer = withUnsafePointer(to: &storage) { raw in
             raw.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
@@ -122,7 +129,7 @@ public final class HTTPServer: Sendable {
                     context,
                     UInt32(configuration.connectionLimit),
                     UInt32(configuration.connectionTimeoutSeconds),
-                    64 * 1024)
+                    64 * 1024, configuration.tls?.keyPEM, configuration.tls?.certificatePEM)
             }
         }
         guard let pointer else {

@@ -52,6 +52,12 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        if request.url.lowercased().hasPrefix("https://") {
+            lookout_curl_setopt_long(handle, CURLOPT_CERTINFO, 1)
+        }
+        if let caFile = request.caFile {
+            lookout_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)
+        }
         if request.method == "HEAD" {
             lookout_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
         } else if request.method != "GET" {
@@ -135,6 +141,7 @@ final class EasyHandle: @unchecked Sendable {
             tls: appConnect > 0 ? max(0, appConnect - connect) : 0,
             ttfb: startTransfer > 0 ? max(0, startTransfer - preTransfer) : 0,
             transfer: startTransfer > 0 ? max(0, total - startTransfer) : 0)
+        let expiry = lookout_curl_earliest_cert_expiry(handle)
         let detail = String(cString: errorBuffer)
         let message = code == CURLE_OK ? "" : (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
         let result = TransferResult(
@@ -142,7 +149,7 @@ final class EasyHandle: @unchecked Sendable {
             httpStatus: status > 0 ? status : nil, headers: headers, body: body, phases: phases,
             totalSeconds: total, redirects: redirects, httpVersion: EasyHandle.versionText(version),
             bodyBytes: body.count, exceededSizeLimit: exceededSizeLimit, cancelled: cancelled,
-            osErrno: Int32(osErrno))
+            osErrno: Int32(osErrno), certificateExpiry: expiry >= 0 ? Date(timeIntervalSince1970: Double(expiry)) : nil)
         let waiting = continuation
         continuation = nil
         waiting?.resume(returning: result)

@@ -1,6 +1,7 @@
 // ResilientHTTP: the resilient HTTP client — libcurl transport, failure classification, retries,
 // circuit breaking, rate limiting, auth and downloads. It knows nothing of Lookout's config or
 // storage; it reports what happened through values and events the caller records.
+import Foundation
 
 /// One HTTP request for the transport: a single attempt, no retries.
 public struct TransferRequest: Sendable {
@@ -18,12 +19,14 @@ public struct TransferRequest: Sendable {
     public var freshConnection: Bool
     /// Stop reading and fail the attempt past this many body bytes.
     public var maxResponseBytes: Int?
+    /// A PEM file of certificates to trust instead of the system's.
+    public var caFile: String?
 
     public init(
         url: String, method: String = "GET", headers: [(name: String, value: String)] = [],
         body: [UInt8]? = nil, timeout: Duration = .seconds(10), connectTimeout: Duration? = nil,
         followRedirects: Bool = true, maxRedirects: Int = 10, freshConnection: Bool = true,
-        maxResponseBytes: Int? = 16 << 20
+        maxResponseBytes: Int? = 16 << 20, caFile: String? = nil
     ) {
         self.url = url
         self.method = method
@@ -35,6 +38,7 @@ public struct TransferRequest: Sendable {
         self.maxRedirects = maxRedirects
         self.freshConnection = freshConnection
         self.maxResponseBytes = maxResponseBytes
+        self.caFile = caFile
     }
 }
 
@@ -78,12 +82,15 @@ public struct TransferResult: Sendable {
     public var cancelled: Bool
     /// The operating system's errno behind a connection failure (ECONNREFUSED, ENETUNREACH...).
     public var osErrno: Int32
+    /// When the first of the peer's TLS certificates expires (https only).
+    public var certificateExpiry: Date?
 
     public init(
         curlCode: Int32 = 0, curlMessage: String = "", httpStatus: Int? = nil,
         headers: [(name: String, value: String)] = [], body: [UInt8] = [], phases: PhaseTimings = .init(),
         totalSeconds: Double = 0, redirects: Int = 0, httpVersion: String? = nil, bodyBytes: Int = 0,
-        exceededSizeLimit: Bool = false, cancelled: Bool = false, osErrno: Int32 = 0
+        exceededSizeLimit: Bool = false, cancelled: Bool = false, osErrno: Int32 = 0,
+        certificateExpiry: Date? = nil
     ) {
         self.curlCode = curlCode
         self.curlMessage = curlMessage
@@ -98,6 +105,7 @@ public struct TransferResult: Sendable {
         self.exceededSizeLimit = exceededSizeLimit
         self.cancelled = cancelled
         self.osErrno = osErrno
+        self.certificateExpiry = certificateExpiry
     }
 
     /// The first header named `name`, compared case-insensitively.

@@ -13,15 +13,23 @@ struct LookoutSim: AsyncParsableCommand {
     @Option(help: "Address to listen on (HOST:PORT; port 0 picks a free one).")
     var listen = "127.0.0.1:9480"
 
-    @Option(help: "PEM certificate for HTTPS (not supported yet).")
+    @Option(help: "PEM certificate file: serve HTTPS (with --tls-key).")
     var tlsCert: String?
 
-    @Option(help: "PEM private key for HTTPS (not supported yet).")
+    @Option(help: "PEM private key file for --tls-cert.")
     var tlsKey: String?
 
     func run() async throws {
+        var tls: (keyPEM: String, certificatePEM: String)?
         if tlsCert != nil || tlsKey != nil {
-            throw ValidationError("--tls-cert/--tls-key are not supported yet; serve plain HTTP or put nginx in front")
+            guard let tlsCert, let tlsKey else { throw ValidationError("--tls-cert and --tls-key go together") }
+            guard let cert = try? String(contentsOfFile: tlsCert, encoding: .utf8) else {
+                throw ValidationError("cannot read the certificate \(tlsCert)")
+            }
+            guard let key = try? String(contentsOfFile: tlsKey, encoding: .utf8) else {
+                throw ValidationError("cannot read the key \(tlsKey)")
+            }
+            tls = (key, cert)
         }
         guard let (host, port) = HTTPServerConfiguration.parseAddress(listen) else {
             throw ValidationError("--listen \(listen) is not HOST:PORT")
@@ -29,7 +37,7 @@ struct LookoutSim: AsyncParsableCommand {
         let simulator = Simulator()
         let server = HTTPServer(
             configuration: .init(host: host, port: port, connectionLimit: 4096, connectionTimeoutSeconds: 30,
-                                 maxRequestBodyBytes: 4 << 20),
+                                 maxRequestBodyBytes: 4 << 20, tls: tls),
             router: simulator.router())
         do {
             try server.start()
@@ -38,7 +46,8 @@ struct LookoutSim: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let shown = host.contains(":") ? "[\(host)]" : host
-        FileHandle.standardOutput.write(Data("lookout-sim listening on http://\(shown):\(server.port)/\n".utf8))
+        let scheme = tls == nil ? "http" : "https"
+        FileHandle.standardOutput.write(Data("lookout-sim listening on \(scheme)://\(shown):\(server.port)/\n".utf8))
         await ProcessSignals.waitForTermination()
         await server.stop()
     }

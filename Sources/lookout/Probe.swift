@@ -33,7 +33,7 @@ struct Probe: AsyncParsableCommand {
     func run() async throws {
         let source = SourceConfig(
             name: URLComponents(string: url)?.host ?? url, kind: SourceKind(rawValue: kind)!, url: url, timeout: ConfigValues.duration(timeout)!)
-        let result = await SourceProber(transport: CurlTransport()).probe(source)
+        let result = await SourceProber(client: ResilientClient()).probe(source)
         if json {
             print(ProbeReport(url: url, kind: kind, result: result).json())
         } else {

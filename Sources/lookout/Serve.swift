@@ -53,7 +53,7 @@ struct Serve: AsyncParsableCommand {
         let board = SourceStatusBoard(sources: loaded.sources)
         let writer = ProbeResultWriter(database: database, logger: logger)
         let scheduler = ProbeScheduler(
-            sources: loaded.sources, prober: SourceProber(transport: CurlTransport()), sinks: [board, writer], logger: logger)
+            sources: loaded.sources, prober: SourceProber(client: ResilientClient()), sinks: [board, writer], logger: logger)
         let server = HTTPServer(
             configuration: .init(host: host, port: port), router: LookoutRoutes.router(board: board))
         do {

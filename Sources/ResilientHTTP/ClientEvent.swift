@@ -1,0 +1,84 @@
+import Foundation
+
+/// One attempt of a call.
+public struct AttemptRecord: Sendable, Equatable {
+    /// 1 for the first attempt.
+    public var number: Int
+    public var startedAtMs: Int64
+    public var failure: Failure?
+    public var httpStatus: Int?
+    public var durationSeconds: Double
+    /// Whether another attempt followed this one.
+    public var retried: Bool
+
+    public init(number: Int, startedAtMs: Int64, failure: Failure?, httpStatus: Int?, durationSeconds: Double, retried: Bool = false) {
+        self.number = number
+        self.startedAtMs = startedAtMs
+        self.failure = failure
+        self.httpStatus = httpStatus
+        self.durationSeconds = durationSeconds
+        self.retried = retried
+    }
+}
+
+/// How a call ended, as resilience4j counts calls.
+public enum CallKind: String, Sendable, CaseIterable {
+    case successfulWithoutRetry = "successful_without_retry"
+    case successfulWithRetry = "successful_with_retry"
+    case failedWithRetry = "failed_with_retry"
+    case failedWithoutRetry = "failed_without_retry"
+}
+
+/// Everything one call did.
+public struct CallOutcome: Sendable {
+    public var upstream: String
+    public var url: String
+    public var startedAtMs: Int64
+    /// The last attempt's result; nil when no request was made (breaker open, http refused).
+    public var final: TransferResult?
+    /// nil when the call succeeded.
+    public var failure: Failure?
+    public var attempts: [AttemptRecord]
+    public var durationSeconds: Double
+    /// The http:// URL was replaced by https://.
+    public var upgradedToHTTPS: Bool
+    /// Why retrying stopped, when the call failed after a retryable failure.
+    public var gaveUp: GiveUpReason?
+    /// The call was cancelled (shutdown) rather than finished.
+    public var cancelled: Bool
+
+    public var ok: Bool { failure == nil && !cancelled }
+
+    public var kind: CallKind {
+        switch (ok, attempts.count > 1) {
+        case (true, false): return .successfulWithoutRetry
+        case (true, true): return .successfulWithRetry
+        case (false, true): return .failedWithRetry
+        case (false, false): return .failedWithoutRetry
+        }
+    }
+}
+
+/// What the client reports as it works, so a caller can record and count it.
+public enum ClientEvent: Sendable {
+    case attemptFinished(upstream: String, AttemptRecord)
+    case retryScheduled(upstream: String, afterAttempt: Int, category: ErrorCategory, wait: Duration)
+    case breakerTransition(upstream: String, BreakerTransition)
+    case callNotPermitted(upstream: String)
+    case retryBudgetExhausted(upstream: String)
+    case tokenRefreshed(upstream: String, succeeded: Bool)
+    case callFinished(CallOutcome)
+}
+
+/// Receives the client's events; called on whatever task made the call, so keep it quick.
+public protocol ClientEventSink: Sendable {
+    func handle(_ event: ClientEvent)
+}
+
+/// A snapshot of an upstream's protection, for metrics and the status page.
+public struct UpstreamSnapshot: Sendable {
+    public var breaker: CircuitBreaker
+    public var availableTokens: Double?
+    public var retryBudgetRemaining: Int
+    public var retryBudgetExhausted: Int
+}

@@ -1,0 +1,153 @@
+import Foundation
+
+extension ResilientClient {
+    /// One call: policy checks, then attempts until success, a final failure or the deadline.
+    func perform(upstream name: String, _ request: CallRequest, breakerCountsFailures: Bool) async -> CallOutcome {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var outcome = CallOutcome(
+            upstream: name, url: request.transfer.url, startedAtMs: nowMs(), final: nil, failure: nil, attempts: [],
+            durationSeconds: 0, upgradedToHTTPS: false, gaveUp: nil, cancelled: false)
+        func finish() -> CallOutcome {
+            outcome.durationSeconds = (clock.now - started).seconds
+            emit(.callFinished(outcome))
+            return outcome
+        }
+        guard let policy = withUpstream(name, { $0.policy }) else { return finish() }
+
+        var transfer = request.transfer
+        if policy.requireHTTPS, transfer.url.lowercased().hasPrefix("http://") {
+            guard policy.upgradeToHTTPS else {
+                outcome.failure = Failure(
+                    category: .insecureBlocked, reason: "plain_http_refused",
+                    detail: "\(transfer.url) is plain http:// and the source requires https")
+                return finish()
+            }
+            transfer.url = "https://" + transfer.url.dropFirst("http://".count)
+            outcome.url = transfer.url
+            outcome.upgradedToHTTPS = true
+        }
+
+        let now = nowMs()
+        let (permission, opening) = withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition]) in
+            let answer = upstream.breaker.acquirePermission(nowMs: now)
+            if answer.0 == .permitted { upstream.budget.recordCall(nowMs: now) }
+            return answer
+        } ?? (.permitted, [])
+        for transition in opening { emit(.breakerTransition(upstream: name, transition)) }
+        if case .rejected(let next) = permission {
+            let when = next.map { " until " + ResilientClient.timeOfDay($0) } ?? " by an operator"
+            outcome.failure = Failure(category: .circuitOpen, reason: "circuit_open", detail: "calls to \(name) are paused\(when)")
+            emit(.callNotPermitted(upstream: name))
+            return finish()
+        }
+
+        var refreshedToken = false
+        var token: String?
+        attempts: for number in 1... {
+            if Task.isCancelled {
+                outcome.cancelled = true
+                break
+            }
+            let remaining = request.deadline - (clock.now - started)
+            if let wait = withUpstream(name, { $0.bucket?.take(nowMs: nowMs()) }) ?? nil {
+                guard wait < remaining else {
+                    outcome.failure = Failure(
+                        category: .rateLimited, reason: "local_rate_limit",
+                        detail: "the source's rate limit leaves no request before the deadline")
+                    break
+                }
+                do { try await sleep(wait) } catch {
+                    outcome.cancelled = true
+                    break
+                }
+            }
+            var attemptRequest = transfer
+            if let tokens = withUpstream(name, { $0.tokens }) ?? nil {
+                switch await tokens.current() {
+                case .success(let current):
+                    token = current
+                    attemptRequest.headers.append(("Authorization", "Bearer \(current)"))
+                case .failure(let failure):
+                    outcome.failure = failure
+                    break attempts
+                }
+            }
+            let left = request.deadline - (clock.now - started)
+            if left < attemptRequest.timeout { attemptRequest.timeout = max(.milliseconds(1), left) }
+
+            let attemptStart = nowMs()
+            let result = await transport.perform(attemptRequest)
+            if result.cancelled {
+                outcome.cancelled = true
+                break
+            }
+            var failure = FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses)
+            if failure == nil, let validate = request.validate { failure = validate(result) }
+            noteQuota(name, result)
+            outcome.final = result
+            outcome.failure = failure
+            let record = AttemptRecord(
+                number: number, startedAtMs: attemptStart, failure: failure, httpStatus: result.httpStatus,
+                durationSeconds: result.totalSeconds)
+            outcome.attempts.append(record)
+            emit(.attemptFinished(upstream: name, record))
+            guard let failure else { break }
+
+            if failure.category == .authError, failure.httpStatus == 401, let tokens = withUpstream(name, { $0.tokens }) ?? nil {
+                guard !refreshedToken else { break }
+                refreshedToken = true
+                if case .failure(let refreshFailure) = await tokens.refresh(replacing: token) {
+                    outcome.failure = refreshFailure
+                    break
+                }
+                outcome.attempts[outcome.attempts.count - 1].retried = true
+                continue
+            }
+
+            let decision = policy.retry.decide(
+                category: failure.category, failedAttempt: number, serverWait: ServerWait.requested(by: result),
+                remaining: request.deadline - (clock.now - started), random: random())
+            guard case .retry(let wait) = decision else {
+                if case .giveUp(let reason) = decision, reason != .notRetryable { outcome.gaveUp = reason }
+                break
+            }
+            guard withUpstream(name, { $0.budget.tryAcquireRetry(nowMs: nowMs()) }) ?? false else {
+                outcome.gaveUp = .budgetExhausted
+                emit(.retryBudgetExhausted(upstream: name))
+                break
+            }
+            outcome.attempts[outcome.attempts.count - 1].retried = true
+            emit(.retryScheduled(upstream: name, afterAttempt: number, category: failure.category, wait: wait))
+            do { try await sleep(wait) } catch {
+                outcome.cancelled = true
+                break
+            }
+        }
+
+        if !outcome.cancelled {
+            let category = outcome.failure?.category
+            let transitions = withUpstream(name) {
+                $0.breaker.record(failure: category, nowMs: nowMs(), random: random(), countsAsFailure: breakerCountsFailures)
+            } ?? []
+            for transition in transitions { emit(.breakerTransition(upstream: name, transition)) }
+        }
+        return finish()
+    }
+
+    /// A `RateLimit` field that says the quota is spent drains the bucket until its reset.
+    private func noteQuota(_ name: String, _ result: TransferResult) {
+        guard let field = result.header("RateLimit"), ServerWait.rateLimitRemaining(field) == 0 else { return }
+        let reset = ServerWait.rateLimitReset(field) ?? .seconds(1)
+        let now = nowMs()
+        _ = withUpstream(name) { $0.bucket?.drain(nowMs: now, untilMs: now + reset.totalMs) }
+    }
+
+    static func timeOfDay(_ ms: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "HH:mm:ss 'UTC'"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}
