@@ -80,14 +80,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP"]),
-        .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer"]),
+        .target(name: "TestSupport", path: "Tests/Support"),
+        .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
+        .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
         .testTarget(name: "LookoutCoreTests", dependencies: ["LookoutCore"]),
         .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
         .testTarget(name: "LookoutWebTests", dependencies: ["LookoutWeb"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ResilientHTTP", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ResilientHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

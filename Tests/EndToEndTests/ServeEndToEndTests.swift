@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ResilientHTTP
 import Testing
+import TestSupport
 
 /// lookout-sim and `lookout serve` as separate processes on free loopback ports.
 @Suite("serve end to end")

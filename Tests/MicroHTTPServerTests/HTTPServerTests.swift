@@ -3,31 +3,7 @@ import MicroHTTPServer
 import ResilientHTTP
 import Synchronization
 import Testing
-
-/// A gate a handler waits on until the test opens it; no sleeping involved.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
+import TestSupport
 
 func makeServer(timeout: Int = 10, bodyLimit: Int = 1024, gate: Gate = Gate(), entered: Gate = Gate()) throws -> HTTPServer {
     var router = Router()

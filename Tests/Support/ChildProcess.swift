@@ -2,18 +2,18 @@ import Foundation
 import Synchronization
 
 /// A program started by a test, with its output collected so the test can poll it.
-final class ChildProcess: Sendable {
+public final class ChildProcess: Sendable {
     private let process: Process
     private let output = OutputBuffer()
 
     /// Where `make test` put the binaries; without it, the debug build next to the sources.
-    static var binDirectory: URL {
+    public static var binDirectory: URL {
         if let dir = ProcessInfo.processInfo.environment["LOOKOUT_BIN_DIR"] { return URL(fileURLWithPath: dir) }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent(".build/debug")
     }
 
-    init(_ name: String, _ arguments: [String]) throws {
+    public init(_ name: String, _ arguments: [String]) throws {
         process = Process()
         process.executableURL = ChildProcess.binDirectory.appendingPathComponent(name)
         process.arguments = arguments
@@ -32,10 +32,10 @@ final class ChildProcess: Sendable {
         if process.isRunning { process.terminate() }
     }
 
-    var text: String { output.text }
+    public var text: String { output.text }
 
     /// Polls the output until `pattern` (a regular expression) matches; returns its first group.
-    func waitFor(_ pattern: String, deadline: Duration = .seconds(60)) async throws -> String {
+    public func waitFor(_ pattern: String, deadline: Duration = .seconds(60)) async throws -> String {
         let expression = try NSRegularExpression(pattern: pattern)
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
@@ -51,7 +51,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Sends SIGTERM and waits (polling, with a deadline) for the exit; returns the exit status.
-    func terminate(deadline: Duration = .seconds(10)) async throws -> Int32 {
+    public func terminate(deadline: Duration = .seconds(10)) async throws -> Int32 {
         process.terminate()
         let end = ContinuousClock.now + deadline
         while process.isRunning && ContinuousClock.now < end {
@@ -62,13 +62,13 @@ final class ChildProcess: Sendable {
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Polls `body` until it returns a value or the deadline passes.
-func eventually<T>(deadline: Duration = .seconds(60), _ what: String, _ body: () async throws -> T?) async throws -> T {
+public func eventually<T>(deadline: Duration = .seconds(60), _ what: String, _ body: () async throws -> T?) async throws -> T {
     let end = ContinuousClock.now + deadline
     while ContinuousClock.now < end {
         if let value = try await body() { return value }
@@ -78,7 +78,7 @@ func eventually<T>(deadline: Duration = .seconds(60), _ what: String, _ body: ()
 }
 
 /// Runs a command to completion with `input` on stdin; returns its status and combined output.
-func runTool(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
+public func runTool(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -96,7 +96,7 @@ func runTool(_ path: String, _ arguments: [String], input: String = "") throws -
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
-func closedPort() -> UInt16 {
+public func closedPort() -> UInt16 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()

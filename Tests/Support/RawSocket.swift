@@ -1,10 +1,10 @@
 import Foundation
 
 /// A blocking TCP client for the cases a real HTTP client refuses to produce: silence and garbage.
-final class RawSocket {
-    let fd: Int32
+public final class RawSocket {
+    public let fd: Int32
 
-    init(port: UInt16) throws {
+    public init(port: UInt16) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -18,12 +18,12 @@ final class RawSocket {
 
     deinit { close(fd) }
 
-    func send(_ text: String) {
+    public func send(_ text: String) {
         _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
     }
 
     /// Reads until the peer closes or `deadline` passes; returns what arrived and whether it closed.
-    func readUntilClosed(deadline: ContinuousClock.Instant) -> (text: String, closed: Bool) {
+    public func readUntilClosed(deadline: ContinuousClock.Instant) -> (text: String, closed: Bool) {
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < deadline {
