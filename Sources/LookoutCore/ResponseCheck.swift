@@ -27,13 +27,17 @@ public enum ResponseCheck {
     /// The body must be well-formed XML whose root is an RSS or Atom feed.
     public static func feed(_ body: [UInt8]) -> Failure? {
         let parser = XMLParser(data: Data(body))
-        let delegate = FeedShape()
-        parser.delegate = delegate
-        guard parser.parse() else {
-            let line = parser.lineNumber
-            return Failure(category: .invalidResponse, reason: "xml_invalid", detail: "the feed is not well-formed XML (line \(line))")
+        let shape = FeedShape()
+        parser.delegate = shape
+        // FoundationXML on Linux recovers from some errors, so nesting is checked here too.
+        guard parser.parse(), shape.problem == nil, shape.open.isEmpty else {
+            let code = (parser.parserError as NSError?)?.code
+            let detail = shape.problem ?? (code == 5 ? "the document ends inside an element" : code.map { "XML error \($0)" } ?? "unclosed elements")
+            return Failure(
+                category: .invalidResponse, reason: "xml_invalid",
+                detail: "the feed is not well-formed XML (line \(parser.lineNumber): \(detail))")
         }
-        guard let root = delegate.root, ["rss", "feed", "rdf:RDF", "RDF"].contains(root) else {
+        guard let root = shape.root, ["rss", "feed", "rdf:RDF", "RDF"].contains(root) else {
             return Failure(category: .invalidResponse, reason: "xml_invalid", detail: "the document is XML but not an RSS or Atom feed")
         }
         return nil
@@ -41,9 +45,20 @@ public enum ResponseCheck {
 
     private final class FeedShape: NSObject, XMLParserDelegate {
         var root: String?
+        var open: [String] = []
+        var problem: String?
 
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
             if root == nil { root = name }
+            open.append(name)
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            guard open.last == name else {
+                if problem == nil { problem = "</\(name)> closes <\(open.last ?? "nothing")>" }
+                return
+            }
+            open.removeLast()
         }
     }
 }

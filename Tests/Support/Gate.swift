@@ -36,3 +36,14 @@ public func eventuallyTrue(_ condition: () -> Bool) async throws {
         try await Task.sleep(for: .milliseconds(10))
     }
 }
+
+/// A value behind a lock.
+public final class Locked<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+
+    public init(_ value: Value) { storage = Mutex(value) }
+
+    public var value: Value { storage.withLock { $0 } }
+
+    public func mutate<T>(_ body: (inout Value) -> T) -> T { storage.withLock { body(&$0) } }
+}
