@@ -5,8 +5,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Build dependencies: the C libraries Lookout links, and pkg-config to find them.
 APT_BUILD := libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config
-# Test tools: promtool (from prometheus) checks /metrics.
-APT_TEST := prometheus
+# Test tools: promtool (from prometheus) checks /metrics; iproute2 and openssl for fault tests.
+APT_TEST := prometheus iproute2 openssl
+# Benchmark peers and load tools.
+APT_BENCH := nginx-light wrk prometheus-blackbox-exporter curl python3
 
 # Installs the Debian packages in $(1) that are not installed yet.
 define ensure_packages
@@ -21,13 +23,16 @@ define ensure_packages
 	fi
 endef
 
-.PHONY: deps test-deps build run test clean
+.PHONY: deps test-deps bench-deps build run test bench clean
 
 deps:
 	$(call ensure_packages,$(APT_BUILD))
 
 test-deps: deps
 	$(call ensure_packages,$(APT_TEST))
+
+bench-deps: deps
+	$(call ensure_packages,$(APT_BENCH))
 
 build: deps
 	$(SWIFT) build
@@ -38,6 +43,9 @@ run: build
 test: test-deps
 	$(SWIFT) build --build-tests
 	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
+
+bench: bench-deps
+	./Benchmarks/run.sh
 
 clean:
 	rm -rf .build run

@@ -1,0 +1,114 @@
+// lookout-bench: the measurements behind `make bench`. Each subcommand prints Markdown table
+// rows: | benchmark | command | figure | reference | ratio |.
+import Foundation
+import ResilientHTTP
+
+@main
+enum LookoutBench {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case "decisions":
+            decisions()
+        case "probes":
+            guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }
+            await probes(url: arguments[1], count: count, concurrency: concurrency)
+        default:
+            usage()
+        }
+    }
+
+    static func usage() -> Never {
+        FileHandle.standardError.write(Data("usage: lookout-bench decisions | probes URL COUNT CONCURRENCY\n".utf8))
+        exit(2)
+    }
+
+    /// Nanoseconds per breaker permission+record, per retry decision, per token-bucket take.
+    static func decisions() {
+        let rounds = 2_000_000
+        var breaker = CircuitBreaker(settings: CircuitBreakerSettings(failureThreshold: 5))
+        var now: Int64 = 1_700_000_000_000
+        let breakerNs = measure(rounds) { index in
+            now += 1
+            _ = breaker.acquirePermission(nowMs: now)
+            _ = breaker.record(failure: index % 7 == 0 ? .serverError : nil, nowMs: now, random: 0.5)
+        }
+        let policy = RetryPolicy.standard
+        var sink = 0
+        let retryNs = measure(rounds) { index in
+            if case .retry = policy.decide(
+                category: index & 1 == 0 ? .serverError : .timeout, failedAttempt: 1 + index % 3, serverWait: nil,
+                remaining: .seconds(30), random: 0.25)
+            { sink &+= 1 }
+        }
+        var bucket = TokenBucket(ratePerSecond: 1_000_000, burst: 1_000)
+        let bucketNs = measure(rounds) { index in
+            if bucket.take(nowMs: now + Int64(index / 1000)) == nil { sink &+= 1 }
+        }
+        var budget = RetryBudget()
+        let budgetNs = measure(rounds) { index in
+            budget.recordCall(nowMs: now + Int64(index))
+            if index % 5 == 0, budget.tryAcquireRetry(nowMs: now + Int64(index)) { sink &+= 1 }
+        }
+        precondition(sink >= 0)
+        row("circuit breaker decision (permission + outcome)", "lookout-bench decisions", String(format: "%.0f ns", breakerNs), "target < 1000 ns", String(format: "%.3f", breakerNs / 1000))
+        row("retry decision", "lookout-bench decisions", String(format: "%.0f ns", retryNs), "target < 1000 ns", String(format: "%.3f", retryNs / 1000))
+        row("token bucket take", "lookout-bench decisions", String(format: "%.0f ns", bucketNs), "target < 1000 ns", String(format: "%.3f", bucketNs / 1000))
+        row("retry budget call + retry", "lookout-bench decisions", String(format: "%.0f ns", budgetNs), "target < 1000 ns", String(format: "%.3f", budgetNs / 1000))
+    }
+
+    /// Fresh-connection probes through the full resilient client: probes per second and CPU
+    /// microseconds (user + system, all threads) per probe.
+    static func probes(url: String, count: Int, concurrency: Int) async {
+        let client = ResilientClient()
+        client.configure(upstream: "bench", policy: UpstreamPolicy(rateLimit: nil))
+        let request = CallRequest(TransferRequest(url: url, timeout: .seconds(10)), singleFlight: false)
+        let cpuBefore = cpuSeconds()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let failures = await withTaskGroup(of: Int.self) { group in
+            let perWorker = count / concurrency
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var failed = 0
+                    for _ in 0..<perWorker where await !client.call(upstream: "bench", request).ok { failed += 1 }
+                    return failed
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        let elapsed = (clock.now - started).totalSeconds
+        let cpu = cpuSeconds() - cpuBefore
+        let done = (count / concurrency) * concurrency
+        let command = "lookout-bench probes \(url) \(count) \(concurrency)"
+        row("fresh-connection probes per second (\(concurrency) in flight)", command, String(format: "%.0f /s", Double(done) / elapsed), "", "")
+        row("CPU per fresh-connection probe", command, String(format: "%.1f µs", cpu / Double(done) * 1e6), "", "")
+        if failures > 0 { row("failed probes", command, "\(failures)", "", "") }
+    }
+
+    static func measure(_ rounds: Int, _ body: (Int) -> Void) -> Double {
+        for index in 0..<1000 { body(index) }  // warm up
+        let clock = ContinuousClock()
+        let started = clock.now
+        for index in 0..<rounds { body(index) }
+        return (clock.now - started).totalSeconds * 1e9 / Double(rounds)
+    }
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func row(_ name: String, _ command: String, _ figure: String, _ reference: String, _ ratio: String) {
+        print("| \(name) | `\(command)` | \(figure) | \(reference) | \(ratio) |")
+    }
+}
+
+extension Duration {
+    var totalSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

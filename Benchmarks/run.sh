@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `make bench`: builds release binaries, starts a local nginx, runs every benchmark on loopback and
+# writes Benchmarks/RESULTS.md. Figures that depend on the machine sit beside a reference from
+# the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product lookout-bench >/dev/null
+bin="$(swift build -c release --show-bin-path)"
+work="$(mktemp -d)"
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+# nginx on a free loopback port, answering a small body with Connection: close semantics left to the client.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:$port backlog=4096;
+    location / { return 200 "ok\n"; }
+  }
+}
+CONF
+nginx -c "$work/nginx.conf" -p "$work" &
+pids+=($!)
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.1; done
+
+rows="$work/rows.md"
+"$bin/lookout-bench" decisions >> "$rows"
+"$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
+
+# The ceiling: wrk straight at nginx, one request per connection.
+ceiling=$(wrk -t2 -c64 -d5s -H 'Connection: close' "http://127.0.0.1:$port/" | awk '/Requests\/sec/ {print $2}')
+echo "| nginx ceiling, fresh connection per request | \`wrk -t2 -c64 -d5s -H 'Connection: close'\` | ${ceiling%.*} /s | | |" >> "$rows"
+
+# blackbox_exporter probing the same nginx, driven through its /probe endpoint by wrk; its CPU is
+# read from /proc before and after.
+bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/blackbox.yml" <<CONF
+modules:
+  http_2xx:
+    prober: http
+    timeout: 5s
+CONF
+prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-address="127.0.0.1:$bport" --log.level=error &
+bpid=$!
+pids+=($bpid)
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$bport/-/healthy" >/dev/null && break; sleep 0.1; done
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+before=$(cpu_ticks "$bpid")
+bb=$(wrk -t2 -c64 -d5s "http://127.0.0.1:$bport/probe?target=127.0.0.1:$port&module=http_2xx" | awk '/Requests\/sec/ {print $2}')
+after=$(cpu_ticks "$bpid")
+total=$(python3 -c "print(int(float('$bb') * 5))")
+bb_cpu=$(python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) / $total * 1e6, 1))")
+lk_rate=$(awk -F'|' '/fresh-connection probes per second/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
+lk_cpu=$(awk -F'|' '/CPU per fresh-connection probe/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
+echo "| blackbox_exporter probes per second (64 /probe requests in flight) | \`wrk -t2 -c64 -d5s .../probe?target=nginx\` | ${bb%.*} /s | Lookout ${lk_rate} /s | Lookout ÷ blackbox $(python3 -c "print(round($lk_rate / $bb, 2))") |" >> "$rows"
+echo "| blackbox_exporter CPU per probe (its /probe serving included) | same | ${bb_cpu} µs | Lookout ${lk_cpu} µs | Lookout ÷ blackbox $(python3 -c "print(round($lk_cpu / $bb_cpu, 2))") |" >> "$rows"
+
+{
+  echo "# Benchmarks"
+  echo
+  echo "Written by \`make bench\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r)."
+  echo
+  echo "| benchmark | command | figure | reference (same run) | ratio |"
+  echo "| --- | --- | --- | --- | --- |"
+  cat "$rows"
+} > Benchmarks/RESULTS.md
+cat Benchmarks/RESULTS.md
