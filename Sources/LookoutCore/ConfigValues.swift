@@ -1,6 +1,8 @@
 // LookoutCore: config, sources, probing, scheduling and health bookkeeping — plain Swift,
 // no C and no SQL.
 
+import Foundation
+
 /// Parsers for the config's durations (`500ms`, `30s`, `5m`, `1h`, `7d`, `1h30m`).
 public enum ConfigValues {
     /// Parses a duration; nil when the text is not one.
@@ -51,5 +53,33 @@ extension Duration {
     public var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+extension ConfigValues {
+    /// Parses a size: `512`, `512KiB`, `8GiB`, `10MB`, `1.5GB`.
+    public static func size(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let units: [(String, Double)] = [
+            ("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("TiB", 1_099_511_627_776),
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1), ("", 1),
+        ]
+        for (unit, factor) in units where trimmed.hasSuffix(unit) {
+            guard let value = Double(trimmed.dropLast(unit.count).trimmingCharacters(in: .whitespaces)), value >= 0 else { continue }
+            return Int64(value * factor)
+        }
+        return nil
+    }
+
+    /// Parses a rate into events a second: `5/s`, `300/m`, `10/h`.
+    public static func rate(_ text: String) -> Double? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "/")
+        guard parts.count == 2, let count = Double(parts[0]), count > 0 else { return nil }
+        switch parts[1] {
+        case "s": return count
+        case "m": return count / 60
+        case "h": return count / 3600
+        default: return nil
+        }
     }
 }

@@ -19,6 +19,14 @@ public struct ProbeResult: Sendable, Equatable {
     public var upgradedToHTTPS = false
     /// When the first of the upstream's TLS certificates expires.
     public var certificateExpiry: Date?
+    /// How the call went, counting retries.
+    public var callKind: CallKind = .successfulWithoutRetry
+    /// Downloads: how far it got and whether it verified.
+    public var download: DownloadProgress?
+    /// While this source is down: the name of its fallback, when that one is up.
+    public var fallbackInUse: String?
+    /// Lookout itself was offline when this probe ran.
+    public var duringOffline = false
 
     public init(
         source: String, timestampMs: Int64, ok: Bool, failure: Failure? = nil, httpStatus: Int? = nil,

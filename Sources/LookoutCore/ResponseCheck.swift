@@ -4,28 +4,49 @@ import ResilientHTTP
 import FoundationXML
 #endif
 
-/// What a source's kind requires of a response its status accepted.
+/// What a source requires of a response its status accepted: latency, body text, valid JSON and
+/// its assertion, a well-formed feed with enough items.
 public enum ResponseCheck {
-    public static func validator(for kind: SourceKind) -> (@Sendable (TransferResult) -> Failure?)? {
-        switch kind {
-        case .http, .download: return nil
-        case .json: return { json($0.body) }
-        case .rss: return { feed($0.body) }
+    /// The checks for `source`, or nil when there are none.
+    public static func validator(for source: SourceConfig) -> (@Sendable (TransferResult) -> Failure?)? {
+        let expect = source.expect
+        let kind = source.kind
+        if expect.maxLatency == nil && expect.bodyContains == nil && (kind == .http || kind == .download) { return nil }
+        return { result in
+            if let limit = expect.maxLatency, result.totalSeconds > limit.seconds {
+                return Failure(
+                    category: .invalidResponse, reason: "slow_response", httpStatus: result.httpStatus,
+                    detail: String(format: "the answer took %.0f ms, more than the %@ allowed", result.totalSeconds * 1000, ConfigValues.format(limit)))
+            }
+            if let needle = expect.bodyContains, !result.bodyText.contains(needle) {
+                return Failure(
+                    category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
+                    detail: "the body does not contain \"\(needle)\"")
+            }
+            switch kind {
+            case .json: return json(result.body, assertion: expect.jsonPath)
+            case .rss: return feed(result.body, minItems: expect.minItems)
+            case .http, .download: return nil
+            }
         }
     }
 
-    /// The body must be a JSON document.
-    public static func json(_ body: [UInt8]) -> Failure? {
+    /// The body must be a JSON document, and satisfy `assertion` when there is one.
+    public static func json(_ body: [UInt8], assertion: JSONPathAssertion? = nil) -> Failure? {
+        let document: Any
         do {
-            _ = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
-            return nil
+            document = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
         } catch {
             return Failure(category: .invalidResponse, reason: "json_invalid", detail: "the body is not valid JSON (\(body.count) bytes)")
         }
+        guard let assertion else { return nil }
+        return JSONPathCheck.evaluate(assertion, in: document).map {
+            Failure(category: .invalidResponse, reason: "json_assertion", detail: $0)
+        }
     }
 
-    /// The body must be well-formed XML whose root is an RSS or Atom feed.
-    public static func feed(_ body: [UInt8]) -> Failure? {
+    /// The body must be a well-formed RSS or Atom feed with at least `minItems` items.
+    public static func feed(_ body: [UInt8], minItems: Int? = nil) -> Failure? {
         let parser = XMLParser(data: Data(body))
         let shape = FeedShape()
         parser.delegate = shape
@@ -40,16 +61,24 @@ public enum ResponseCheck {
         guard let root = shape.root, ["rss", "feed", "rdf:RDF", "RDF"].contains(root) else {
             return Failure(category: .invalidResponse, reason: "xml_invalid", detail: "the document is XML but not an RSS or Atom feed")
         }
+        if let minItems, shape.items < minItems {
+            return Failure(
+                category: .invalidResponse, reason: "too_few_items",
+                detail: "the feed has \(shape.items) item\(shape.items == 1 ? "" : "s"), fewer than the \(minItems) expected")
+        }
         return nil
     }
 
+    /// Counts a feed's items while checking that every element is closed in order.
     private final class FeedShape: NSObject, XMLParserDelegate {
         var root: String?
         var open: [String] = []
         var problem: String?
+        var items = 0
 
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
             if root == nil { root = name }
+            if name == "item" || name == "entry" { items += 1 }
             open.append(name)
         }
 
@@ -60,5 +89,73 @@ public enum ResponseCheck {
             }
             open.removeLast()
         }
+    }
+}
+
+/// Evaluates a `json_path` assertion: dot-separated keys, numbers index arrays.
+public enum JSONPathCheck {
+    /// nil when the assertion holds, otherwise why not.
+    public static func evaluate(_ assertion: JSONPathAssertion, in document: Any) -> String? {
+        let value = lookup(assertion.path, in: document)
+        if let exists = assertion.exists {
+            if exists && value == nil { return "\(assertion.path) is missing" }
+            if !exists && value != nil { return "\(assertion.path) exists but should not" }
+        }
+        if assertion.min != nil || assertion.max != nil || assertion.equals != nil, value == nil {
+            return "\(assertion.path) is missing"
+        }
+        guard let value else { return nil }
+        if let equals = assertion.equals, text(value) != equals {
+            return "\(assertion.path) is \(text(value)), not \(equals)"
+        }
+        if assertion.min != nil || assertion.max != nil {
+            guard let number = number(value) else { return "\(assertion.path) is \(text(value)), not a number" }
+            if let min = assertion.min, number < min { return "\(assertion.path) is \(format(number)), below the minimum \(format(min))" }
+            if let max = assertion.max, number > max { return "\(assertion.path) is \(format(number)), above the maximum \(format(max))" }
+        }
+        return nil
+    }
+
+    static func lookup(_ path: String, in document: Any) -> Any? {
+        var current: Any? = document
+        for key in path.split(separator: ".") {
+            if let object = current as? [String: Any] {
+                current = object[String(key)]
+            } else if let array = current as? [Any], let index = Int(key), array.indices.contains(index) {
+                current = array[index]
+            } else {
+                return nil
+            }
+        }
+        return current is NSNull ? nil : current
+    }
+
+    /// A number, or the size of an array or object (so `items: {min: 1}` means "not empty").
+    static func number(_ value: Any) -> Double? {
+        if let array = value as? [Any] { return Double(array.count) }
+        if let object = value as? [String: Any] { return Double(object.count) }
+        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        return number.doubleValue
+    }
+
+    static func text(_ value: Any) -> String {
+        if let string = value as? String { return string }
+        if let number = value as? NSNumber {
+            if isBoolean(number) { return number.boolValue ? "true" : "false" }
+            return format(number.doubleValue)
+        }
+        if let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
+            return String(decoding: data, as: UTF8.self)
+        }
+        return "\(value)"
+    }
+
+    /// JSON's true and false arrive as a boolean subclass of NSNumber.
+    static func isBoolean(_ number: NSNumber) -> Bool {
+        type(of: number) == type(of: NSNumber(value: true))
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
 }

@@ -1,26 +1,39 @@
 import Foundation
 import ResilientHTTP
 
-/// Probes one source through the resilient client and judges the answer by the source's kind.
+/// Probes one source through the resilient client and judges the answer by the source's kind
+/// and expectations.
 public struct SourceProber: Sendable {
     public let client: ResilientClient
+    public let downloads: DownloadProber
 
-    public init(client: ResilientClient) {
+    public init(client: ResilientClient, downloadProgress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }) {
         self.client = client
+        self.downloads = DownloadProber(client: client, progress: downloadProgress)
     }
 
     /// The longest a call may take: the interval or 2 × timeout × max attempts, whichever is
     /// smaller (SPEC section 4).
-    public static func deadline(for source: SourceConfig, policy: RetryPolicy) -> Duration {
-        let attempts = max(1, policy.rules.values.map(\.maxAttempts).max() ?? 1)
+    public static func deadline(for source: SourceConfig) -> Duration {
+        let attempts = max(1, source.policy.retry.rules.values.map(\.maxAttempts).max() ?? 1)
         return min(source.interval, source.timeout * (2 * attempts))
     }
 
-    public func probe(_ source: SourceConfig, policy: RetryPolicy = .standard, breakerCountsFailures: Bool = true) async -> ProbeResult {
+    /// Hands the source's policy to the client (keeping its breaker state).
+    public func configure(_ source: SourceConfig) {
+        client.configure(upstream: source.name, policy: source.policy)
+    }
+
+    public func probe(_ source: SourceConfig, breakerCountsFailures: Bool = true) async -> ProbeResult {
+        if source.kind == .download {
+            return await downloads.probe(source, deadline: SourceProber.deadline(for: source))
+        }
         let request = CallRequest(
-            TransferRequest(url: source.url, timeout: source.timeout),
-            deadline: SourceProber.deadline(for: source, policy: policy),
-            validate: ResponseCheck.validator(for: source.kind))
+            TransferRequest(
+                url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) },
+                timeout: source.timeout),
+            acceptedStatuses: source.expect.statuses, deadline: SourceProber.deadline(for: source),
+            validate: ResponseCheck.validator(for: source))
         let outcome = await client.call(upstream: source.name, request, breakerCountsFailures: breakerCountsFailures)
         return ProbeResult(outcome: outcome, source: source.name)
     }
@@ -36,5 +49,6 @@ extension ProbeResult {
             phases: outcome.final?.phases ?? PhaseTimings())
         self.upgradedToHTTPS = outcome.upgradedToHTTPS
         self.certificateExpiry = outcome.final?.certificateExpiry
+        self.callKind = outcome.kind
     }
 }

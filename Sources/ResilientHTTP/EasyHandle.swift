@@ -13,6 +13,9 @@ final class EasyHandle: @unchecked Sendable {
     private var body: [UInt8] = []
     private var headers: [(name: String, value: String)] = []
     private var exceededSizeLimit = false
+    private var sinkDecided = false
+    private var sinkActive = false
+    private var bodyBytes = 0
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
@@ -90,6 +93,22 @@ final class EasyHandle: @unchecked Sendable {
     }
 
     private func received(body data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        if !sinkDecided {
+            sinkDecided = true
+            var status = 0
+            lookout_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+            if let sink = request.bodySink, status == 200 || status == 206 {
+                sinkActive = sink.begin(status: status, headers: headers)
+            }
+        }
+        bodyBytes += count
+        if sinkActive, let sink = request.bodySink {
+            guard sink.write(UnsafeRawBufferPointer(start: data, count: count)) else {
+                exceededSizeLimit = true
+                return 0
+            }
+            return count
+        }
         if let limit = request.maxResponseBytes, body.count + count > limit {
             exceededSizeLimit = true
             return 0  // makes libcurl abort with CURLE_WRITE_ERROR
@@ -106,6 +125,7 @@ final class EasyHandle: @unchecked Sendable {
         }
         if line.hasPrefix("HTTP/") {
             headers.removeAll()  // a new response: after a redirect or a 100 Continue
+            sinkDecided = false
         } else if let colon = line.firstIndex(of: ":") {
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
@@ -148,7 +168,7 @@ final class EasyHandle: @unchecked Sendable {
             curlCode: Int32(code.rawValue), curlMessage: message,
             httpStatus: status > 0 ? status : nil, headers: headers, body: body, phases: phases,
             totalSeconds: total, redirects: redirects, httpVersion: EasyHandle.versionText(version),
-            bodyBytes: body.count, exceededSizeLimit: exceededSizeLimit, cancelled: cancelled,
+            bodyBytes: bodyBytes, exceededSizeLimit: exceededSizeLimit, cancelled: cancelled,
             osErrno: Int32(osErrno), certificateExpiry: expiry >= 0 ? Date(timeIntervalSince1970: Double(expiry)) : nil)
         let waiting = continuation
         continuation = nil

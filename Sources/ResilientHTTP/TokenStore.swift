@@ -57,6 +57,8 @@ actor TokenStore {
             let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { return .failure(TokenStore.refreshFailed("the token file \(path) is empty")) }
             return .success((text, nil))
+        case .bearerToken(let token):
+            return .success((token, nil))
         case .oauth2(let client):
             var form = "grant_type=client_credentials&client_id=\(TokenStore.formEncode(client.clientID))"
                 + "&client_secret=\(TokenStore.formEncode(client.clientSecret))"

@@ -21,12 +21,14 @@ public struct TransferRequest: Sendable {
     public var maxResponseBytes: Int?
     /// A PEM file of certificates to trust instead of the system's.
     public var caFile: String?
+    /// Receives a 200 or 206 body as it arrives instead of keeping it in memory (downloads).
+    public var bodySink: (any BodySink)?
 
     public init(
         url: String, method: String = "GET", headers: [(name: String, value: String)] = [],
         body: [UInt8]? = nil, timeout: Duration = .seconds(10), connectTimeout: Duration? = nil,
         followRedirects: Bool = true, maxRedirects: Int = 10, freshConnection: Bool = true,
-        maxResponseBytes: Int? = 16 << 20, caFile: String? = nil
+        maxResponseBytes: Int? = 16 << 20, caFile: String? = nil, bodySink: (any BodySink)? = nil
     ) {
         self.url = url
         self.method = method
@@ -39,7 +41,16 @@ public struct TransferRequest: Sendable {
         self.freshConnection = freshConnection
         self.maxResponseBytes = maxResponseBytes
         self.caFile = caFile
+        self.bodySink = bodySink
     }
+}
+
+/// Takes a response body piece by piece on the transport's thread, for bodies too large to keep.
+public protocol BodySink: AnyObject, Sendable {
+    /// A 200 or 206 body begins. Return false to keep this body in memory instead.
+    func begin(status: Int, headers: [(name: String, value: String)]) -> Bool
+    /// The next bytes; return false to stop the transfer (it fails as `too_large`).
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool
 }
 
 /// Where the time of one attempt went, in seconds, as libcurl measured it.

@@ -43,6 +43,8 @@ public struct RateLimitSettings: Sendable, Equatable {
 public enum AuthMethod: Sendable, Equatable {
     /// `Authorization: Bearer <file contents>`; the file is read again when the upstream says 401.
     case bearerTokenFile(path: String)
+    /// `Authorization: Bearer <token>` with a fixed token.
+    case bearerToken(String)
     /// OAuth 2.0 client credentials (RFC 6749 §4.4).
     case oauth2(OAuth2ClientCredentials)
 }

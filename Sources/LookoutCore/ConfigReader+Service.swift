@@ -1,0 +1,156 @@
+import Foundation
+import Yams
+
+/// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
+extension ConfigReader {
+    static let topKeys = [
+        "listen", "database", "retention", "raw_retention", "external_url", "admin_token_file", "admin_token", "shard",
+        "defaults", "sources", "connectivity", "probe_modules", "alerts",
+    ]
+
+    mutating func readConfig(_ root: Node) -> LookoutConfig {
+        var config = LookoutConfig()
+        guard let top = mapping(root, "", known: ConfigReader.topKeys) else { return config }
+        if let node = top["listen"]?.value, let listen = string(node, "listen") {
+            if listen.contains(":"), let port = listen.split(separator: ":").last, UInt16(port) != nil {
+                config.listen = listen
+            } else {
+                problem(node, "listen", "\"\(listen)\" is not HOST:PORT (e.g. 127.0.0.1:9464)")
+            }
+        }
+        if let node = top["database"]?.value, let database = string(node, "database") {
+            config.database = database == ":memory:" ? database : resolvePath(database)
+        }
+        if let node = top["retention"]?.value, let value = duration(node, "retention") { config.retention = value }
+        if let node = top["raw_retention"]?.value, let value = duration(node, "raw_retention") { config.rawRetention = value }
+        if let node = top["external_url"]?.value, let value = url(node, "external_url") {
+            config.externalURL = value.hasSuffix("/") ? String(value.dropLast()) : value
+        }
+        if top["admin_token_file"] != nil || top["admin_token"] != nil {
+            config.adminToken = secret(
+                inline: top["admin_token"]?.value, file: top["admin_token_file"]?.value, parent: "", inlineKey: "admin_token",
+                fileKey: "admin_token_file")
+        }
+        if let node = top["shard"]?.value, let shard = mapping(node, "shard", known: ["index", "count"]) {
+            let count = shard["count"].flatMap { int($0.value, "shard.count", range: 1...10_000) } ?? 1
+            let index = shard["index"].flatMap { int($0.value, "shard.index") } ?? 0
+            if index >= count, let indexNode = shard["index"]?.value {
+                problem(indexNode, "shard.index", "must be below shard.count (\(count))")
+            } else {
+                config.shard = Shard(index: index, count: count)
+            }
+        }
+        config.sources = readSources(top["sources"]?.value, defaultsNode: top["defaults"]?.value, root: root)
+        if let node = top["connectivity"]?.value, let connectivity = mapping(node, "connectivity", known: ["canaries"]),
+            let canaries = connectivity["canaries"]?.value, let list = sequence(canaries, "connectivity.canaries")
+        {
+            config.canaries = list.enumerated().compactMap { url($0.element, "connectivity.canaries[\($0.offset)]") }
+        }
+        if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
+        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks"]) {
+            if let rules = alerts["rules"]?.value { config.alertRules = readRules(rules) }
+            if let hooks = alerts["hooks"]?.value { config.hooks = readHooks(hooks) }
+        }
+        return config
+    }
+
+    private mutating func readModules(_ node: Node) -> [String: ProbeModule] {
+        guard let modules = node.mapping else {
+            problem(node, "probe_modules", "must be a mapping of module names to modules")
+            return [:]
+        }
+        var result: [String: ProbeModule] = [:]
+        for (key, value) in modules {
+            guard let name = key.scalar?.string else { continue }
+            let path = "probe_modules.\(name)"
+            guard let fields = mapping(value, path, known: ["kind", "timeout", "allow"]) else { continue }
+            var module = ProbeModule(kind: .http, timeout: .seconds(5), allow: [])
+            if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
+                if let parsed = SourceKind(rawValue: text) { module.kind = parsed } else {
+                    problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use http, json, rss or download)")
+                }
+            }
+            if let timeout = fields["timeout"]?.value, let value = duration(timeout, "\(path).timeout") { module.timeout = value }
+            if let allow = fields["allow"]?.value, let patterns = sequence(allow, "\(path).allow") {
+                for (index, item) in patterns.enumerated() {
+                    guard let pattern = string(item, "\(path).allow[\(index)]") else { continue }
+                    if (try? NSRegularExpression(pattern: pattern)) == nil {
+                        problem(item, "\(path).allow[\(index)]", "\"\(pattern)\" is not a regular expression")
+                    } else {
+                        module.allow.append(pattern)
+                    }
+                }
+            }
+            if module.allow.isEmpty, fields["allow"] == nil {
+                problem(value, "\(path).allow", "is missing: list the target patterns this module may probe")
+            }
+            result[name] = module
+        }
+        return result
+    }
+
+    private mutating func readRules(_ node: Node) -> [AlertRuleConfig] {
+        guard let list = sequence(node, "alerts.rules") else { return [] }
+        var rules: [AlertRuleConfig] = []
+        for (index, item) in list.enumerated() {
+            let path = "alerts.rules[\(index)]"
+            guard let fields = mapping(item, path, known: ["name", "severity", "expr", "for", "labels", "annotations"]) else { continue }
+            let name = fields["name"].flatMap { string($0.value, "\(path).name") }
+            let expr = fields["expr"].flatMap { string($0.value, "\(path).expr") }
+            if fields["name"] == nil { problem(item, "\(path).name", "is missing") }
+            if fields["expr"] == nil { problem(item, "\(path).expr", "is missing") }
+            let severity = fields["severity"].flatMap { string($0.value, "\(path).severity") } ?? "warning"
+            if !["critical", "warning", "info"].contains(severity), let node = fields["severity"]?.value {
+                problem(node, "\(path).severity", "\"\(severity)\" is not a severity (use critical, warning or info)")
+            }
+            let forDuration = fields["for"].flatMap { duration($0.value, "\(path).for") } ?? .zero
+            let labels = fields["labels"].flatMap { stringMap($0.value, "\(path).labels") } ?? [:]
+            let annotations = fields["annotations"].flatMap { stringMap($0.value, "\(path).annotations") } ?? [:]
+            if let name, let expr {
+                rules.append(AlertRuleConfig(name: name, severity: severity, expr: expr, forDuration: forDuration, labels: labels, annotations: annotations))
+            }
+        }
+        return rules
+    }
+
+    private mutating func readHooks(_ node: Node) -> [HookConfig] {
+        guard let list = sequence(node, "alerts.hooks") else { return [] }
+        var hooks: [HookConfig] = []
+        var names = Set<String>()
+        let known = ["name", "type", "url", "severities", "matchers", "send_resolved", "repeat_interval", "hmac_secret_file", "hmac_secret"]
+        for (index, item) in list.enumerated() {
+            let path = "alerts.hooks[\(index)]"
+            guard let fields = mapping(item, path, known: known) else { continue }
+            let before = problems.count
+            let name = fields["name"].flatMap { string($0.value, "\(path).name") }
+            if fields["name"] == nil { problem(item, "\(path).name", "is missing") }
+            if let name, !names.insert(name).inserted, let node = fields["name"]?.value {
+                problem(node, "\(path).name", "\"\(name)\" is already the name of another hook")
+            }
+            var type = HookConfig.HookType.webhook
+            if let node = fields["type"]?.value, let text = string(node, "\(path).type") {
+                if let parsed = HookConfig.HookType(rawValue: text) { type = parsed } else {
+                    problem(node, "\(path).type", "\"\(text)\" is not a hook type (use webhook or alertmanager)")
+                }
+            }
+            let hookURL = fields["url"].flatMap { url($0.value, "\(path).url") }
+            if fields["url"] == nil { problem(item, "\(path).url", "is missing") }
+            let severities = fields["severities"].flatMap { strings($0.value, "\(path).severities") } ?? []
+            let matchers = fields["matchers"].flatMap { stringMap($0.value, "\(path).matchers") } ?? [:]
+            let sendResolved = fields["send_resolved"].flatMap { bool($0.value, "\(path).send_resolved") } ?? true
+            let repeatInterval = fields["repeat_interval"].flatMap { duration($0.value, "\(path).repeat_interval") } ?? .seconds(4 * 3600)
+            var hmac: String?
+            if fields["hmac_secret_file"] != nil || fields["hmac_secret"] != nil {
+                hmac = secret(
+                    inline: fields["hmac_secret"]?.value, file: fields["hmac_secret_file"]?.value, parent: path,
+                    inlineKey: "hmac_secret", fileKey: "hmac_secret_file")
+            }
+            if problems.count == before, let name, let hookURL {
+                hooks.append(HookConfig(
+                    name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
+                    repeatInterval: repeatInterval, hmacSecret: hmac))
+            }
+        }
+        return hooks
+    }
+}

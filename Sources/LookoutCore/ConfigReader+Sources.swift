@@ -1,0 +1,254 @@
+import Foundation
+import ResilientHTTP
+import Yams
+
+/// `defaults` and `sources`: every source starts from the defaults, and a nested map it names
+/// (retry, circuit_breaker...) overrides only the keys it gives.
+extension ConfigReader {
+    static let policyKeys = [
+        "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
+        "rate_limit", "headers", "method", "expect", "max_bytes",
+    ]
+    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "labels", "sha256"]
+    static let retryCategories: [String: ErrorCategory] = [
+        "transient": .transient, "server_error": .serverError, "rate_limited": .rateLimited,
+        "network_unreachable": .networkUnreachable, "timeout": .timeout,
+    ]
+
+    mutating func readSources(_ node: Node?, defaultsNode: Node?, root: Node) -> [SourceConfig] {
+        var defaults = SourceConfig(name: "", url: "")
+        if let defaultsNode, let map = mapping(defaultsNode, "defaults", known: ConfigReader.policyKeys) {
+            readPolicy(map, "defaults", into: &defaults)
+        }
+        guard let node else {
+            problem(root, "sources", "is missing: list at least one source to watch")
+            return []
+        }
+        guard let list = sequence(node, "sources") else { return [] }
+        var sources: [SourceConfig] = []
+        var seen: [String: Int] = [:]
+        var fallbacks: [(index: Int, name: String, node: Node)] = []
+        for (index, item) in list.enumerated() {
+            let path = "sources[\(index)]"
+            guard let map = mapping(item, path, known: ConfigReader.sourceKeys) else { continue }
+            let before = problems.count
+            var source = defaults
+            if let name = map["name"] {
+                if let text = string(name.value, "\(path).name") {
+                    source.name = text
+                    if text.range(of: "^[A-Za-z0-9._-]{1,64}$", options: .regularExpression) == nil {
+                        problem(name.value, "\(path).name", "\"\(text)\" must be 1 to 64 letters, digits, '.', '_' or '-'")
+                    } else if let first = seen[text] {
+                        problem(name.value, "\(path).name", "\"\(text)\" is already the name of sources[\(first)]")
+                    } else {
+                        seen[text] = index
+                    }
+                }
+            } else {
+                problem(item, "\(path).name", "is missing")
+            }
+            if let kind = map["kind"], let text = string(kind.value, "\(path).kind") {
+                if let parsed = SourceKind(rawValue: text) {
+                    source.kind = parsed
+                } else {
+                    problem(kind.value, "\(path).kind", "\"\(text)\" is not a kind (use http, json, rss or download)")
+                }
+            }
+            if let urlEntry = map["url"] {
+                if let text = url(urlEntry.value, "\(path).url") { source.url = text }
+            } else {
+                problem(item, "\(path).url", "is missing")
+            }
+            readPolicy(map, path, into: &source)
+            if let auth = map["auth"] { source.policy.auth = readAuth(auth.value, "\(path).auth") }
+            if let fallback = map["fallback"], let text = string(fallback.value, "\(path).fallback") {
+                source.fallback = text
+                fallbacks.append((index, text, fallback.value))
+            }
+            if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") { source.labels = values }
+            if let sha = map["sha256"], let text = string(sha.value, "\(path).sha256") {
+                if text.range(of: "^[0-9a-fA-F]{64}$", options: .regularExpression) == nil {
+                    problem(sha.value, "\(path).sha256", "must be 64 hex digits")
+                } else {
+                    source.sha256 = text.lowercased()
+                }
+            }
+            checkKindSpecific(source, map, path)
+            if problems.count == before { sources.append(source) }
+        }
+        for fallback in fallbacks {
+            let path = "sources[\(fallback.index)].fallback"
+            if seen[fallback.name] == nil {
+                problem(fallback.node, path, "\"\(fallback.name)\" is not the name of a source")
+            } else if seen[fallback.name] == fallback.index {
+                problem(fallback.node, path, "a source cannot be its own fallback")
+            }
+        }
+        return sources
+    }
+
+    private mutating func checkKindSpecific(_ source: SourceConfig, _ map: [String: (key: Node, value: Node)], _ path: String) {
+        if source.kind != .download, let sha = map["sha256"] {
+            problem(sha.key, "\(path).sha256", "only applies to kind: download")
+        }
+        if source.kind != .json, source.expect.jsonPath != nil, let expect = map["expect"] {
+            problem(expect.key, "\(path).expect.json_path", "only applies to kind: json")
+        }
+        if source.kind != .rss, source.expect.minItems != nil, let expect = map["expect"] {
+            problem(expect.key, "\(path).expect.min_items", "only applies to kind: rss")
+        }
+        if source.policy.upgradeToHTTPS && !source.policy.requireHTTPS, let upgrade = map["upgrade_to_https"] {
+            problem(upgrade.key, "\(path).upgrade_to_https", "only applies with require_https: true")
+        }
+    }
+
+    /// The keys a source shares with `defaults`.
+    mutating func readPolicy(_ map: [String: (key: Node, value: Node)], _ path: String, into source: inout SourceConfig) {
+        if let node = map["interval"]?.value, let value = duration(node, "\(path).interval") { source.interval = value }
+        if let node = map["timeout"]?.value, let value = duration(node, "\(path).timeout") { source.timeout = value }
+        if let node = map["require_https"]?.value, let value = bool(node, "\(path).require_https") { source.policy.requireHTTPS = value }
+        if let node = map["upgrade_to_https"]?.value, let value = bool(node, "\(path).upgrade_to_https") { source.policy.upgradeToHTTPS = value }
+        if let node = map["method"]?.value, let value = string(node, "\(path).method") {
+            let method = value.uppercased()
+            if ["GET", "HEAD", "POST"].contains(method) { source.method = method } else {
+                problem(node, "\(path).method", "\"\(value)\" is not supported (use GET, HEAD or POST)")
+            }
+        }
+        if let node = map["headers"]?.value, let values = stringMap(node, "\(path).headers") {
+            for (name, raw) in values.sorted(by: { $0.key < $1.key }) {
+                guard let value = expandingEnvironment(raw, node, "\(path).headers.\(name)") else { continue }
+                source.headers.removeAll { $0.name.lowercased() == name.lowercased() }
+                source.headers.append(HeaderField(name, value))
+            }
+        }
+        if let node = map["max_bytes"]?.value, let value = size(node, "\(path).max_bytes") { source.maxBytes = value }
+        if let node = map["expect"]?.value { readExpect(node, "\(path).expect", into: &source.expect) }
+        if let node = map["retry"]?.value { readRetry(node, "\(path).retry", into: &source.policy.retry) }
+        if let node = map["retry_budget"]?.value,
+            let budget = mapping(node, "\(path).retry_budget", known: ["ratio", "min_retries_per_minute"])
+        {
+            if let value = budget["ratio"]?.value, let ratio = double(value, "\(path).retry_budget.ratio", range: 0...1) {
+                source.policy.retryBudgetRatio = ratio
+            }
+            if let value = budget["min_retries_per_minute"]?.value, let floor = int(value, "\(path).retry_budget.min_retries_per_minute") {
+                source.policy.retryBudgetMinPerMinute = floor
+            }
+        }
+        if let node = map["circuit_breaker"]?.value { readBreaker(node, "\(path).circuit_breaker", into: &source.policy.breaker) }
+        if let node = map["rate_limit"]?.value, let limit = mapping(node, "\(path).rate_limit", known: ["rate", "burst"]) {
+            var settings = source.policy.rateLimit ?? RateLimitSettings()
+            if let value = limit["rate"]?.value, let rate = rate(value, "\(path).rate_limit.rate") { settings.perSecond = rate }
+            if let value = limit["burst"]?.value, let burst = int(value, "\(path).rate_limit.burst", range: 1...1_000_000) {
+                settings.burst = Double(burst)
+            }
+            source.policy.rateLimit = settings
+        }
+    }
+
+    private mutating func readRetry(_ node: Node, _ path: String, into policy: inout RetryPolicy) {
+        guard let categories = mapping(node, path, known: ConfigReader.retryCategories.keys.sorted()) else { return }
+        for (name, entry) in categories {
+            let category = ConfigReader.retryCategories[name]!
+            let rulePath = "\(path).\(name)"
+            guard let fields = mapping(entry.value, rulePath, known: ["max_attempts", "backoff", "base", "max", "jitter"]) else { continue }
+            var rule = policy.rules[category] ?? RetryRule(maxAttempts: 1, backoff: .exponential, base: .seconds(1), max: .seconds(10), jitter: 0.2)
+            if let value = fields["max_attempts"]?.value, let attempts = int(value, "\(rulePath).max_attempts", range: 1...20) { rule.maxAttempts = attempts }
+            if let value = fields["backoff"]?.value, let text = string(value, "\(rulePath).backoff") {
+                if let kind = BackoffKind(rawValue: text) { rule.backoff = kind } else {
+                    problem(value, "\(rulePath).backoff", "\"\(text)\" is not a backoff (use exponential, linear or constant)")
+                }
+            }
+            if let value = fields["base"]?.value, let base = duration(value, "\(rulePath).base") { rule.base = base }
+            if let value = fields["max"]?.value, let max = duration(value, "\(rulePath).max") { rule.max = max }
+            if let value = fields["jitter"]?.value, let jitter = double(value, "\(rulePath).jitter", range: 0...1) { rule.jitter = jitter }
+            if rule.max < rule.base, let value = fields["max"]?.value ?? fields["base"]?.value {
+                problem(value, "\(rulePath).max", "\(ConfigValues.format(rule.max)) is shorter than base \(ConfigValues.format(rule.base))")
+            }
+            policy.rules[category] = rule
+        }
+    }
+
+    private mutating func readBreaker(_ node: Node, _ path: String, into settings: inout CircuitBreakerSettings) {
+        let known = ["failure_threshold", "success_threshold", "open_timeout", "open_timeout_max", "jitter", "half_open_max_calls"]
+        guard let fields = mapping(node, path, known: known) else { return }
+        if let value = fields["failure_threshold"]?.value, let count = int(value, "\(path).failure_threshold", range: 1...1000) { settings.failureThreshold = count }
+        if let value = fields["success_threshold"]?.value, let count = int(value, "\(path).success_threshold", range: 1...1000) { settings.successThreshold = count }
+        if let value = fields["open_timeout"]?.value, let timeout = duration(value, "\(path).open_timeout") { settings.openTimeout = timeout }
+        if let value = fields["open_timeout_max"]?.value, let timeout = duration(value, "\(path).open_timeout_max") { settings.openTimeoutMax = timeout }
+        if let value = fields["jitter"]?.value, let jitter = double(value, "\(path).jitter", range: 0...1) { settings.jitter = jitter }
+        if let value = fields["half_open_max_calls"]?.value, let count = int(value, "\(path).half_open_max_calls", range: 1...1000) { settings.halfOpenMaxCalls = count }
+        if settings.openTimeoutMax < settings.openTimeout, let value = fields["open_timeout_max"]?.value ?? fields["open_timeout"]?.value {
+            problem(value, "\(path).open_timeout_max", "is shorter than open_timeout")
+        }
+    }
+
+    private mutating func readExpect(_ node: Node, _ path: String, into expect: inout Expectations) {
+        guard let fields = mapping(node, path, known: ["status", "body_contains", "json_path", "min_items", "max_latency"]) else { return }
+        if let value = fields["status"]?.value {
+            let items = value.sequence.map(Array.init) ?? [value]
+            var statuses = Set<Int>()
+            for (index, item) in items.enumerated() {
+                let itemPath = value.sequence == nil ? "\(path).status" : "\(path).status[\(index)]"
+                if let status = int(item, itemPath, range: 100...599) { statuses.insert(status) }
+            }
+            expect.statuses = statuses
+        }
+        if let value = fields["body_contains"]?.value, let text = string(value, "\(path).body_contains") { expect.bodyContains = text }
+        if let value = fields["min_items"]?.value, let count = int(value, "\(path).min_items") { expect.minItems = count }
+        if let value = fields["max_latency"]?.value, let latency = duration(value, "\(path).max_latency") { expect.maxLatency = latency }
+        if let value = fields["json_path"]?.value,
+            let assertion = mapping(value, "\(path).json_path", known: ["path", "min", "max", "equals", "exists"])
+        {
+            guard let pathNode = assertion["path"]?.value, let jsonPath = string(pathNode, "\(path).json_path.path") else {
+                if assertion["path"] == nil { problem(value, "\(path).json_path.path", "is missing") }
+                return
+            }
+            var parsed = JSONPathAssertion(path: jsonPath)
+            if let node = assertion["min"]?.value { parsed.min = double(node, "\(path).json_path.min") }
+            if let node = assertion["max"]?.value { parsed.max = double(node, "\(path).json_path.max") }
+            if let node = assertion["equals"]?.value { parsed.equals = string(node, "\(path).json_path.equals") }
+            if let node = assertion["exists"]?.value { parsed.exists = bool(node, "\(path).json_path.exists") }
+            if parsed.min == nil && parsed.max == nil && parsed.equals == nil && parsed.exists == nil {
+                problem(value, "\(path).json_path", "needs one of min, max, equals or exists")
+            }
+            expect.jsonPath = parsed
+        }
+    }
+
+    private mutating func readAuth(_ node: Node, _ path: String) -> AuthMethod? {
+        guard let fields = mapping(node, path, known: ["bearer_token_file", "bearer_token", "oauth2"]) else { return nil }
+        if let file = fields["bearer_token_file"]?.value, let name = string(file, "\(path).bearer_token_file") {
+            let resolved = resolvePath(name)
+            guard FileManager.default.isReadableFile(atPath: resolved) else {
+                problem(file, "\(path).bearer_token_file", "cannot read \(resolved)")
+                return nil
+            }
+            return .bearerTokenFile(path: resolved)
+        }
+        if let inline = fields["bearer_token"] {
+            return secret(inline: inline.value, file: nil, parent: path, inlineKey: "bearer_token", fileKey: "bearer_token_file")
+                .map { .bearerToken($0) }
+        }
+        guard let oauth = fields["oauth2"]?.value else {
+            problem(node, path, "needs bearer_token_file, bearer_token or oauth2")
+            return nil
+        }
+        let oauthPath = "\(path).oauth2"
+        guard let client = mapping(oauth, oauthPath, known: ["token_url", "client_id", "client_secret", "client_secret_file", "scopes"]) else {
+            return nil
+        }
+        let tokenURL = client["token_url"].flatMap { url($0.value, "\(oauthPath).token_url") }
+        let clientID = client["client_id"].flatMap { string($0.value, "\(oauthPath).client_id") }
+        if client["token_url"] == nil { problem(oauth, "\(oauthPath).token_url", "is missing") }
+        if client["client_id"] == nil { problem(oauth, "\(oauthPath).client_id", "is missing") }
+        if client["client_secret"] == nil && client["client_secret_file"] == nil {
+            problem(oauth, "\(oauthPath).client_secret_file", "is missing")
+        }
+        let clientSecret = secret(
+            inline: client["client_secret"]?.value, file: client["client_secret_file"]?.value, parent: oauthPath,
+            inlineKey: "client_secret", fileKey: "client_secret_file")
+        let scopes = client["scopes"].flatMap { strings($0.value, "\(oauthPath).scopes") } ?? []
+        guard let tokenURL, let clientID, let clientSecret else { return nil }
+        return .oauth2(OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: clientSecret, scopes: scopes))
+    }
+}

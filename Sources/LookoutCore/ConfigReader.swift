@@ -1,0 +1,233 @@
+import Foundation
+import Yams
+
+/// Walks the YAML node tree, noting each problem with its line, column and path. The typed
+/// readers return nil after noting a problem, so one pass finds everything wrong.
+struct ConfigReader {
+    let file: String
+    let directory: String
+    let environment: [String: String]
+    var problems: [ConfigProblem] = []
+
+    init(file: String, directory: String, environment: [String: String]) {
+        self.file = file
+        self.directory = directory
+        self.environment = environment
+    }
+
+    mutating func problem(_ node: Node?, _ path: String, _ message: String) {
+        let mark = node?.mark
+        problems.append(ConfigProblem(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message))
+    }
+
+    /// A mapping with string keys, checked against `known`; unknown keys are reported with a
+    /// suggestion when one is close.
+    mutating func mapping(_ node: Node, _ path: String, known: [String]) -> [String: (key: Node, value: Node)]? {
+        guard let mapping = node.mapping else {
+            problem(node, path.isEmpty ? "(top level)" : path, "must be a mapping of keys to values")
+            return nil
+        }
+        var entries: [String: (key: Node, value: Node)] = [:]
+        for (key, value) in mapping {
+            guard let name = key.scalar?.string else {
+                problem(key, path, "keys must be plain names")
+                continue
+            }
+            let keyPath = path.isEmpty ? name : "\(path).\(name)"
+            guard known.contains(name) else {
+                var message = "unknown key \"\(name)\""
+                if let suggestion = ConfigReader.suggestion(for: name, among: known) { message += "; did you mean \"\(suggestion)\"?" }
+                problem(key, keyPath, message)
+                continue
+            }
+            entries[name] = (key, value)
+        }
+        return entries
+    }
+
+    /// The closest known name within two edits, or one that starts the same way.
+    static func suggestion(for name: String, among known: [String]) -> String? {
+        let ranked = known.map { ($0, editDistance(name.lowercased(), $0.lowercased())) }.sorted { $0.1 < $1.1 }
+        if let best = ranked.first, best.1 <= max(2, name.count / 3) { return best.0 }
+        return known.first { $0.hasPrefix(name) || name.hasPrefix($0) }
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    mutating func sequence(_ node: Node, _ path: String) -> Node.Sequence? {
+        guard let sequence = node.sequence else {
+            problem(node, path, "must be a list")
+            return nil
+        }
+        return sequence
+    }
+
+    mutating func string(_ node: Node, _ path: String) -> String? {
+        guard let scalar = node.scalar else {
+            problem(node, path, "must be a single value, not a list or mapping")
+            return nil
+        }
+        return scalar.string
+    }
+
+    mutating func strings(_ node: Node, _ path: String) -> [String]? {
+        guard let list = sequence(node, path) else { return nil }
+        var values: [String] = []
+        for (index, item) in list.enumerated() {
+            if let value = string(item, "\(path)[\(index)]") { values.append(value) }
+        }
+        return values
+    }
+
+    mutating func stringMap(_ node: Node, _ path: String) -> [String: String]? {
+        guard let mapping = node.mapping else {
+            problem(node, path, "must be a mapping of names to values")
+            return nil
+        }
+        var values: [String: String] = [:]
+        for (key, value) in mapping {
+            guard let name = key.scalar?.string else {
+                problem(key, path, "keys must be plain names")
+                continue
+            }
+            if let text = string(value, "\(path).\(name)") { values[name] = text }
+        }
+        return values
+    }
+
+    mutating func duration(_ node: Node, _ path: String) -> Duration? {
+        guard let text = string(node, path) else { return nil }
+        guard let duration = ConfigValues.duration(text), duration > .zero else {
+            problem(node, path, "\"\(text)\" is not a duration (use 500ms, 30s, 5m, 1h)")
+            return nil
+        }
+        return duration
+    }
+
+    mutating func int(_ node: Node, _ path: String, range: ClosedRange<Int> = 0...Int.max) -> Int? {
+        guard let text = string(node, path) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            let bounds = range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
+            problem(node, path, "\"\(text)\" must be a whole number \(bounds)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func double(_ node: Node, _ path: String, range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) -> Double? {
+        guard let text = string(node, path) else { return nil }
+        guard let value = Double(text), range.contains(value) else {
+            problem(node, path, "\"\(text)\" must be a number from \(ConfigReader.trim(range.lowerBound)) to \(ConfigReader.trim(range.upperBound))")
+            return nil
+        }
+        return value
+    }
+
+    static func trim(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e12 ? String(Int64(value)) : "\(value)"
+    }
+
+    mutating func bool(_ node: Node, _ path: String) -> Bool? {
+        guard let text = string(node, path) else { return nil }
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default:
+            problem(node, path, "\"\(text)\" must be true or false")
+            return nil
+        }
+    }
+
+    mutating func size(_ node: Node, _ path: String) -> Int64? {
+        guard let text = string(node, path) else { return nil }
+        guard let value = ConfigValues.size(text), value > 0 else {
+            problem(node, path, "\"\(text)\" is not a size (use 512KiB, 100MiB, 8GiB)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func rate(_ node: Node, _ path: String) -> Double? {
+        guard let text = string(node, path) else { return nil }
+        guard let value = ConfigValues.rate(text) else {
+            problem(node, path, "\"\(text)\" is not a rate (use 5/s, 300/m, 10/h)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func url(_ node: Node, _ path: String) -> String? {
+        guard let text = string(node, path) else { return nil }
+        if let message = ProbeURL.problem(text) {
+            problem(node, path, message)
+            return nil
+        }
+        return text
+    }
+
+    /// `${NAME}` references replaced from the environment.
+    mutating func expandingEnvironment(_ text: String, _ node: Node, _ path: String) -> String? {
+        var result = ""
+        var rest = Substring(text)
+        while let start = rest.range(of: "${") {
+            result += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+                problem(node, path, "\"${\" is not closed by \"}\"")
+                return nil
+            }
+            let name = String(rest[start.upperBound..<end])
+            guard let value = environment[name] else {
+                problem(node, path, "the environment variable \(name) is not set")
+                return nil
+            }
+            result += value
+            rest = rest[rest.index(after: end)...]
+        }
+        return result + rest
+    }
+
+    /// A secret given inline (only as a `${ENV}` reference) or as a file to read; `parent` is
+    /// the path of the mapping that holds `inlineKey` or `fileKey`.
+    mutating func secret(inline: Node?, file: Node?, parent: String, inlineKey: String, fileKey: String) -> String? {
+        if let file {
+            let path = "\(parent).\(fileKey)"
+            guard let name = string(file, path) else { return nil }
+            let resolved = resolvePath(name)
+            guard let data = FileManager.default.contents(atPath: resolved) else {
+                problem(file, path, "cannot read \(resolved)")
+                return nil
+            }
+            let value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !value.isEmpty else {
+                problem(file, path, "\(resolved) is empty")
+                return nil
+            }
+            return value
+        }
+        let path = "\(parent).\(inlineKey)"
+        guard let inline, let text = string(inline, path) else { return nil }
+        guard text.contains("${") else {
+            problem(inline, path, "write secrets as a ${ENV} reference or in \(fileKey), not in the config")
+            return nil
+        }
+        return expandingEnvironment(text, inline, path)
+    }
+
+    /// A path relative to the config's directory, made absolute.
+    func resolvePath(_ name: String) -> String {
+        name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
+    }
+}
