@@ -84,9 +84,15 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
-        .testTarget(name: "LookoutCoreTests", dependencies: ["LookoutCore"]),
+        .testTarget(
+            name: "LookoutCoreTests",
+            dependencies: ["LookoutCore", "TestSupport", "MicroHTTPServer", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
-        .testTarget(name: "LookoutWebTests", dependencies: ["LookoutWeb"]),
+        .testTarget(
+            name: "LookoutWebTests",
+            dependencies: ["LookoutWeb", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["ResilientHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]

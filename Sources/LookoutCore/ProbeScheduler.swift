@@ -1,47 +1,130 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Probes every source on its interval, starting each at a stable offset in [0, interval) so a
 /// large config does not fire at once. A source's runs never overlap; a tick missed because the
-/// previous run was slow is skipped, not queued.
+/// previous run was slow is skipped, not queued; at most `maxConcurrent` probes run at once.
+/// Sources can be replaced while it runs: untouched ones keep their schedule.
 public final class ProbeScheduler: Sendable {
-    let sources: [SourceConfig]
-    let prober: SourceProber
-    let sinks: [any ProbeResultSink]
-    let logger: Logger
-
-    public init(sources: [SourceConfig], prober: SourceProber, sinks: [any ProbeResultSink], logger: Logger) {
-        self.sources = sources
-        self.prober = prober
-        self.sinks = sinks
-        self.logger = logger
+    /// Counters of the scheduler's own health.
+    public struct Stats: Sendable, Equatable {
+        public var started: UInt64 = 0
+        /// Probes that started more than a second after their tick.
+        public var lateStarts: UInt64 = 0
+        public var skippedTicks: UInt64 = 0
     }
 
-    /// Runs until the task is cancelled.
-    public func run() async {
-        await withDiscardingTaskGroup { group in
-            for source in sources {
-                group.addTask { await self.loop(source) }
+    private struct Running {
+        var source: SourceConfig
+        var task: Task<Void, Never>
+    }
+
+    let prober: SourceProber
+    let sinks: [any ProbeResultSink]
+    let connectivity: ConnectivityMonitor
+    let fallback: @Sendable (SourceConfig) -> String?
+    let logger: Logger
+    let limit: AsyncSemaphore
+    private let running = Mutex<[String: Running]>([:])
+    private let stats = Mutex(Stats())
+
+    public init(
+        prober: SourceProber, sinks: [any ProbeResultSink], connectivity: ConnectivityMonitor = ConnectivityMonitor(),
+        fallback: @escaping @Sendable (SourceConfig) -> String? = { _ in nil }, maxConcurrent: Int = 512, logger: Logger
+    ) {
+        self.prober = prober
+        self.sinks = sinks
+        self.connectivity = connectivity
+        self.fallback = fallback
+        self.logger = logger
+        self.limit = AsyncSemaphore(maxConcurrent)
+    }
+
+    public var statistics: Stats { stats.withLock { $0 } }
+
+    /// Starts, restarts or stops per-source loops so exactly `sources` are probed.
+    public func apply(_ sources: [SourceConfig]) {
+        for source in sources { prober.configure(source) }
+        connectivity.setSources(sources)
+        let wanted = Dictionary(uniqueKeysWithValues: sources.map { ($0.name, $0) })
+        let stopped = running.withLock { running -> [Task<Void, Never>] in
+            var stopped: [Task<Void, Never>] = []
+            for (name, entry) in running where wanted[name] != entry.source {
+                stopped.append(entry.task)
+                running.removeValue(forKey: name)
             }
+            for source in sources where running[source.name] == nil {
+                running[source.name] = Running(source: source, task: Task { await self.loop(source) })
+            }
+            return stopped
         }
+        for task in stopped { task.cancel() }
+    }
+
+    /// Runs until cancelled, then stops every loop and waits for them.
+    public func run() async {
+        await withTaskCancellationHandler {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        } onCancel: {
+            self.stopAll()
+        }
+        stopAll()
+    }
+
+    private func stopAll() {
+        let tasks = running.withLock { running -> [Task<Void, Never>] in
+            defer { running.removeAll() }
+            return running.values.map(\.task)
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    /// Probes one source now, outside its schedule (admin "probe now").
+    public func probeNow(_ name: String) async -> ProbeResult? {
+        guard let source = running.withLock({ $0[name]?.source }) else { return nil }
+        return await runProbe(source)
     }
 
     private func loop(_ source: SourceConfig) async {
         let clock = ContinuousClock()
         let interval = source.interval
-        var next = clock.now + ProbeScheduler.offset(for: source.name, interval: interval)
+        var tick = clock.now + ProbeScheduler.offset(for: source.name, interval: interval)
         while !Task.isCancelled {
-            do { try await clock.sleep(until: next) } catch { return }
-            let result = await prober.probe(source)
-            if Task.isCancelled { return }
-            for sink in sinks { sink.record(result) }
-            if let failure = result.failure {
-                logger.info("probe failed", metadata: [
-                    "source": "\(source.name)", "category": "\(failure.category.rawValue)", "reason": "\(failure.reason)",
-                ])
+            do { try await clock.sleep(until: tick) } catch { return }
+            await limit.wait()
+            let late = clock.now - tick > .seconds(1)
+            stats.withLock {
+                $0.started += 1
+                if late { $0.lateStarts += 1 }
             }
-            next = ProbeScheduler.nextTick(after: next, interval: interval, now: clock.now)
+            _ = await runProbe(source, holdingPermit: true)
+            let next = ProbeScheduler.nextTick(after: tick, interval: interval, now: clock.now)
+            let skipped = UInt64(max(0, Int((next - tick) / interval) - 1))
+            if skipped > 0 { stats.withLock { $0.skippedTicks += skipped } }
+            tick = next
         }
+    }
+
+    private func runProbe(_ source: SourceConfig, holdingPermit: Bool = false) async -> ProbeResult? {
+        if !holdingPermit { await limit.wait() }
+        let offline = connectivity.isOffline
+        var result = await prober.probe(source, breakerCountsFailures: !offline)
+        limit.signal()
+        if Task.isCancelled { return nil }
+        result.duringOffline = offline
+        if !result.ok { result.fallbackInUse = fallback(source) }
+        connectivity.record(result, host: source.host)
+        for sink in sinks { sink.record(result) }
+        if let failure = result.failure, !offline {
+            logger.info("probe failed", metadata: [
+                "source": "\(source.name)", "category": "\(failure.category.rawValue)", "reason": "\(failure.reason)",
+                "attempts": "\(result.attempts)",
+            ])
+        }
+        return result
     }
 
     /// The first tick after `now` on the grid `previous + k × interval`: late ticks are skipped.

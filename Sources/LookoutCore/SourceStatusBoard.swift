@@ -10,19 +10,39 @@ public final class SourceStatusBoard: ProbeResultSink {
         public var successes: UInt64 = 0
         public var failures: UInt64 = 0
         public var duration = Histogram()
+        public var download: DownloadProgress?
+        public var downloadBytesTotal: UInt64 = 0
+        public var verifyFailures: UInt64 = 0
     }
 
-    private let entries: Mutex<[String: Entry]>
-    private let order: [String]
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var order: [String] = []
+    }
 
-    public init(sources: [SourceConfig]) {
-        order = sources.map(\.name)
-        entries = Mutex(Dictionary(uniqueKeysWithValues: sources.map { ($0.name, Entry(source: $0)) }))
+    private let state = Mutex(State())
+
+    public init(sources: [SourceConfig] = []) {
+        apply(sources)
+    }
+
+    /// Follows a new config: sources that stay keep their history, new ones start empty.
+    public func apply(_ sources: [SourceConfig]) {
+        state.withLock { state in
+            var entries: [String: Entry] = [:]
+            for source in sources {
+                var entry = state.entries[source.name] ?? Entry(source: source)
+                entry.source = source
+                entries[source.name] = entry
+            }
+            state.entries = entries
+            state.order = sources.map(\.name)
+        }
     }
 
     public func record(_ result: ProbeResult) {
-        entries.withLock { entries in
-            guard var entry = entries[result.source] else { return }
+        state.withLock { state in
+            guard var entry = state.entries[result.source] else { return }
             entry.last = result
             if result.ok {
                 entry.successes += 1
@@ -31,18 +51,33 @@ public final class SourceStatusBoard: ProbeResultSink {
                 entry.failures += 1
             }
             entry.duration.observe(result.durationSeconds)
-            entries[result.source] = entry
+            if let download = result.download {
+                entry.download = download
+                entry.downloadBytesTotal += UInt64(max(0, download.bytes))
+                if download.verified == false { entry.verifyFailures += 1 }
+            }
+            state.entries[result.source] = entry
         }
+    }
+
+    /// A download's progress while it runs.
+    public func updateDownload(_ source: String, _ progress: DownloadProgress) {
+        state.withLock { $0.entries[source]?.download = progress }
+    }
+
+    /// The fallback to show for `source` while it is down: its configured fallback, if that is up.
+    public func healthyFallback(for source: SourceConfig) -> String? {
+        guard let name = source.fallback else { return nil }
+        return state.withLock { $0.entries[name]?.last?.ok == true ? name : nil }
     }
 
     /// Every source in config order.
     public func snapshot() -> [Entry] {
-        let entries = entries.withLock { $0 }
-        return order.compactMap { entries[$0] }
+        state.withLock { state in state.order.compactMap { state.entries[$0] } }
     }
 
     /// True once every source has been probed at least once.
     public var everySourceProbed: Bool {
-        entries.withLock { $0.values.allSatisfy { $0.last != nil } }
+        state.withLock { $0.entries.values.allSatisfy { $0.last != nil } }
     }
 }

@@ -3,8 +3,9 @@ import MicroHTTPServer
 
 /// Every route Lookout serves.
 public enum LookoutRoutes {
-    public static func router(board: SourceStatusBoard) -> Router {
-        let metrics = MetricsPage(board: board)
+    public static func router(monitor: Monitor) -> Router {
+        let board = monitor.board
+        let metrics = MetricsPage(monitor: monitor)
         let status = StatusPage(board: board)
         var router = Router()
         router.get("/") { _ in .html(status.render()) }
@@ -16,6 +17,14 @@ public enum LookoutRoutes {
         router.get("/-/healthy") { _ in .text("Lookout is healthy.\n") }
         router.get("/-/ready") { _ in
             board.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
+        }
+        router.post("/-/reload") { request in
+            if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
+            let problems = monitor.reloadConfig()
+            guard problems.isEmpty else {
+                return .json(JSONText.object(["status": .string("error"), "problems": .array(problems.map { .string($0) })]), status: 400)
+            }
+            return .json(#"{"status":"reloaded"}"#)
         }
         return router
     }

@@ -20,12 +20,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "SQLite database path (overrides the config's database).")
     var db: String?
 
+    @Option(help: "Probe only this shard of the sources, I/N (overrides the config's shard).")
+    var shard: String?
+
     @Option(help: "Log line format: logfmt or json.")
     var logFormat: String = "logfmt"
 
     func run() async throws {
         guard let format = LogfmtLogHandler.Format(rawValue: logFormat) else {
             throw ValidationError("--log-format must be logfmt or json")
+        }
+        var shardOverride: Shard?
+        if let shard {
+            guard let parsed = Shard.parse(shard) else { throw ValidationError("--shard must be I/N with 0 ≤ I < N, e.g. 0/2") }
+            shardOverride = parsed
         }
         LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, format: format) }
         let logger = Logger(label: "lookout")
@@ -50,12 +58,13 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(1)
         }
 
-        let board = SourceStatusBoard(sources: loaded.sources)
         let writer = ProbeResultWriter(database: database, logger: logger)
-        let scheduler = ProbeScheduler(
-            sources: loaded.sources, prober: SourceProber(client: ResilientClient()), sinks: [board, writer], logger: logger)
+        let monitor = Monitor(
+            config: loaded, configPath: config, shardOverride: shardOverride, client: ResilientClient(), sinks: [writer],
+            logger: logger)
+        monitor.start()
         let server = HTTPServer(
-            configuration: .init(host: host, port: port), router: LookoutRoutes.router(board: board))
+            configuration: .init(host: host, port: port), router: LookoutRoutes.router(monitor: monitor))
         do {
             try server.start()
         } catch {
@@ -63,16 +72,20 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(1)
         }
         logger.info("listening", metadata: [
-            "address": "\(host):\(server.port)", "sources": "\(loaded.sources.count)", "database": "\(database.path)",
+            "address": "\(host):\(server.port)", "sources": "\(monitor.ownSources.count)", "database": "\(database.path)",
+            "shard": "\(monitor.shard.index)/\(monitor.shard.count)",
         ])
 
         let work = Task {
             await withDiscardingTaskGroup { group in
-                group.addTask { await scheduler.run() }
+                group.addTask { await monitor.run() }
                 group.addTask { await writer.run() }
             }
         }
-        await ProcessSignals.waitForTermination()
+        for await signal in ProcessSignals.stream([SIGINT, SIGTERM, SIGHUP]) {
+            guard signal == SIGHUP else { break }
+            monitor.reloadConfig()
+        }
         logger.info("stopping")
         work.cancel()
         await work.value

@@ -1,3 +1,4 @@
+import Logging
 import LookoutCore
 import LookoutWeb
 import ResilientHTTP
@@ -37,7 +38,15 @@ struct PageTests {
     }
 
     @Test func metricsShowProbedSourcesWithHistograms() {
-        let text = MetricsPage(board: board(), version: "9.9.9").render()
+        let sources = [
+            SourceConfig(name: "up", url: "http://127.0.0.1/ok"), SourceConfig(name: "down", url: "http://127.0.0.1/<script>"),
+            SourceConfig(name: "never", url: "http://127.0.0.1/never"),
+        ]
+        let monitor = Monitor(
+            config: LookoutConfig(sources: sources), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
+        monitor.board.apply(sources)
+        for entry in board().snapshot() { if let last = entry.last { monitor.board.record(last) } }
+        let text = MetricsPage(monitor: monitor, version: "9.9.9").render()
         #expect(text.contains("lookout_probe_success{source=\"up\"} 1\n"))
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
         #expect(!text.contains("lookout_probe_success{source=\"never\"}"))
@@ -45,6 +54,9 @@ struct PageTests {
         #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.0025\"} 1\n"))
         #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.001\"} 0\n"))
         #expect(text.contains("lookout_build_info{version=\"9.9.9\"} 1\n"))
+        #expect(text.contains("lookout_network_online 1\n"))
+        #expect(text.contains("lookout_config_last_reload_successful 1\n"))
+        #expect(text.contains("lookout_shard_info{index=\"0\",count=\"1\"} 1\n"))
     }
 
     @Test func statusPageEscapesWhatUpstreamsSend() {

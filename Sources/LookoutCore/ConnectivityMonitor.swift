@@ -1,0 +1,96 @@
+import Foundation
+import ResilientHTTP
+import Synchronization
+
+/// Decides whether Lookout itself is offline (SPEC section 6): when its canaries fail, or when at
+/// least 80% of sources, over at least 3 distinct hosts, last failed with `network_unreachable`.
+/// One dead upstream host is an outage of its sources, not of Lookout's network.
+public final class ConnectivityMonitor: Sendable {
+    private struct State {
+        var unreachable: [String: String] = [:]  // source → host, for sources whose last probe was network_unreachable
+        var sourceCount = 0
+        var canariesDown = false
+        var offline = false
+        var offlineSinceMs: Int64?
+    }
+
+    public static let share = 0.8
+    public static let minimumHosts = 3
+
+    private let state = Mutex(State())
+    private let onChange: @Sendable (Bool) -> Void
+
+    /// - Parameter onChange: called once when Lookout goes offline (true) and once when it is back.
+    public init(onChange: @escaping @Sendable (Bool) -> Void = { _ in }) {
+        self.onChange = onChange
+    }
+
+    public var isOffline: Bool { state.withLock { $0.offline } }
+    public var offlineSinceMs: Int64? { state.withLock { $0.offlineSinceMs } }
+
+    /// The sources now configured (sources that left are forgotten).
+    public func setSources(_ sources: [SourceConfig]) {
+        let names = Set(sources.map(\.name))
+        update { state in
+            state.sourceCount = sources.count
+            state.unreachable = state.unreachable.filter { names.contains($0.key) }
+        }
+    }
+
+    public func record(_ result: ProbeResult, host: String) {
+        update { state in
+            if result.failure?.category == .networkUnreachable {
+                state.unreachable[result.source] = host
+            } else if !result.duringOffline || result.ok {
+                state.unreachable.removeValue(forKey: result.source)
+            }
+        }
+    }
+
+    /// The canaries' verdict: true when every canary failed to connect.
+    public func recordCanaries(allDown: Bool) {
+        update { $0.canariesDown = allDown }
+    }
+
+    private func update(_ body: (inout State) -> Void) {
+        let changed = state.withLock { state -> Bool? in
+            body(&state)
+            let hosts = Set(state.unreachable.values).count
+            let widespread = state.sourceCount > 0
+                && Double(state.unreachable.count) >= ConnectivityMonitor.share * Double(state.sourceCount)
+                && hosts >= ConnectivityMonitor.minimumHosts
+            let offline = state.canariesDown || widespread
+            guard offline != state.offline else { return nil }
+            state.offline = offline
+            state.offlineSinceMs = offline ? Int64(Date().timeIntervalSince1970 * 1000) : nil
+            return offline
+        }
+        if let changed { onChange(changed) }
+    }
+}
+
+/// Probes the connectivity canaries: Lookout is offline when none of them can be reached.
+public struct CanaryProber: Sendable {
+    public let urls: [String]
+    public let transport: CurlTransport
+
+    public init(urls: [String], transport: CurlTransport) {
+        self.urls = urls
+        self.transport = transport
+    }
+
+    /// true when every canary failed without an HTTP answer.
+    public func allDown() async -> Bool {
+        guard !urls.isEmpty else { return false }
+        let answered = await withTaskGroup(of: Bool.self) { group in
+            for url in urls {
+                group.addTask {
+                    let result = await transport.perform(TransferRequest(url: url, timeout: .seconds(5), connectTimeout: .seconds(3)))
+                    return result.httpStatus != nil
+                }
+            }
+            return await group.reduce(false) { $0 || $1 }
+        }
+        return !answered
+    }
+}

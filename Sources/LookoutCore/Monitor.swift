@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import ResilientHTTP
+import Synchronization
+
+/// The monitoring loop as one service: the config in force, the scheduler, the status board, the
+/// connectivity verdict, and reloads that keep the history, breaker state and schedule of the
+/// sources that stay.
+public final class Monitor: Sendable {
+    /// The outcome of the last reload, for `/metrics` and `/-/reload`.
+    public struct ReloadStatus: Sendable, Equatable {
+        public var successful = true
+        public var lastSuccessMs: Int64
+        public var problems: [String] = []
+    }
+
+    public let board: SourceStatusBoard
+    public let scheduler: ProbeScheduler
+    public let connectivity: ConnectivityMonitor
+    public let client: ResilientClient
+    let configPath: String?
+    let shardOverride: Shard?
+    let logger: Logger
+    private let current: Mutex<LookoutConfig>
+    private let reload = Mutex(ReloadStatus(lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000)))
+
+    /// - Parameters:
+    ///   - configPath: where `reload()` reads the config again; nil for a fixed config.
+    ///   - shardOverride: `--shard I/N`, which wins over the config's `shard`.
+    ///   - sinks: more receivers of every probe result (the store).
+    public init(
+        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, client: ResilientClient,
+        sinks: [any ProbeResultSink] = [], maxConcurrent: Int = 512, logger: Logger
+    ) {
+        self.configPath = configPath
+        self.shardOverride = shardOverride
+        self.logger = logger
+        self.client = client
+        self.current = Mutex(config)
+        let board = SourceStatusBoard()
+        self.board = board
+        let connectivity = ConnectivityMonitor { offline in
+            if offline {
+                logger.warning("network offline: Lookout cannot reach its canaries or most sources; per-source failures are held back")
+            } else {
+                logger.info("network online again")
+            }
+        }
+        self.connectivity = connectivity
+        let prober = SourceProber(client: client) { name, progress in board.updateDownload(name, progress) }
+        self.scheduler = ProbeScheduler(
+            prober: prober, sinks: [board] + sinks, connectivity: connectivity,
+            fallback: { board.healthyFallback(for: $0) }, maxConcurrent: maxConcurrent, logger: logger)
+    }
+
+    public var config: LookoutConfig { current.withLock { $0 } }
+    public var reloadStatus: ReloadStatus { reload.withLock { $0 } }
+    public var shard: Shard { shardOverride ?? config.shard }
+
+    /// The sources this instance probes: those of its shard.
+    public var ownSources: [SourceConfig] {
+        let shard = self.shard
+        return config.sources.filter { shard.owns($0.name) }
+    }
+
+    /// Starts probing the config's sources.
+    public func start() {
+        apply(config)
+    }
+
+    private func apply(_ config: LookoutConfig) {
+        let previous = Set(self.config.sources.map(\.name))
+        current.withLock { $0 = config }
+        let sources = ownSources
+        board.apply(sources)
+        scheduler.apply(sources)
+        for gone in previous.subtracting(sources.map(\.name)) { client.remove(upstream: gone) }
+    }
+
+    /// Reads the config file again. On problems the running config stays and the problems are
+    /// returned (and shown by `lookout_config_last_reload_successful 0`).
+    @discardableResult
+    public func reloadConfig() -> [String] {
+        guard let configPath else { return [] }
+        do {
+            let config = try ConfigLoader.load(path: configPath)
+            apply(config)
+            reload.withLock {
+                $0 = ReloadStatus(successful: true, lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000), problems: [])
+            }
+            logger.info("config reloaded", metadata: ["sources": "\(ownSources.count)"])
+            return []
+        } catch {
+            let problems = (error as? ConfigError)?.problems.map(\.description) ?? ["\(error)"]
+            reload.withLock {
+                $0.successful = false
+                $0.problems = problems
+            }
+            logger.error("config reload failed; keeping the running config", metadata: ["problems": "\(problems.joined(separator: "; "))"])
+            return problems
+        }
+    }
+
+    /// Runs the scheduler and the canary checks until cancelled.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.scheduler.run() }
+            group.addTask { await self.watchCanaries() }
+        }
+    }
+
+    private func watchCanaries() async {
+        while !Task.isCancelled {
+            let urls = config.canaries
+            if !urls.isEmpty {
+                let down = await CanaryProber(urls: urls, transport: client.transport).allDown()
+                connectivity.recordCanaries(allDown: down)
+            } else {
+                connectivity.recordCanaries(allDown: false)
+            }
+            try? await Task.sleep(for: .seconds(10))
+        }
+    }
+}
