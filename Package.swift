@@ -95,7 +95,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["ResilientHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "ResilientHTTP", "LookoutCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

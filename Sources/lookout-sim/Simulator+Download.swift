@@ -36,7 +36,7 @@ extension Simulator {
             var offset = start
             while offset < end {
                 let chunkEnd = min(end, offset + 64 * 1024)
-                if let truncateAt, truncateAt >= offset, truncateAt < chunkEnd {
+                if let truncateAt, truncateAt > start, truncateAt >= offset, truncateAt < chunkEnd {
                     try await writer.write(Simulator.bytes(seed: seed, from: offset, to: truncateAt, corruptAt: corrupt ? total / 2 : nil))
                     writer.abort()
                     return

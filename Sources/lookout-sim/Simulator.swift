@@ -49,7 +49,11 @@ final class Simulator: Sendable {
         for (method, path, handler) in routes {
             router.add(method, path) { [self] request in
                 if request.path != "/counters" {
-                    state.withLock { $0.counters[request.path, default: 0] += 1 }
+                    state.withLock { state in
+                        state.counters[request.path, default: 0] += 1
+                        // Range requests are also counted on their own, so tests can see a resume.
+                        if request.headers["Range"] != nil { state.counters[request.path + " range", default: 0] += 1 }
+                    }
                 }
                 return await handler(request)
             }
