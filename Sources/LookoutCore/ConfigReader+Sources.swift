@@ -25,6 +25,7 @@ extension ConfigReader {
             return []
         }
         guard let list = sequence(node, "sources") else { return [] }
+        if list.isEmpty { problem(node, "sources", "must list at least one source") }
         var sources: [SourceConfig] = []
         var seen: [String: Int] = [:]
         var fallbacks: [(index: Int, name: String, node: Node)] = []

@@ -1,0 +1,132 @@
+import Foundation
+import LookoutCore
+import ResilientHTTP
+import Testing
+
+/// Broken config files, each with the exact problem line expected.
+@Suite("config problems")
+struct ConfigTableTests {
+    static let cases: [(String, String)] = [
+        ("sources:\n  - name: a\n    url: http://x/\n    intervall: 30s\n",
+         #"t.yml:4:5: sources[0].intervall: unknown key "intervall"; did you mean "interval"?"#),
+        ("listn: 127.0.0.1:1\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         #"t.yml:1:1: listn: unknown key "listn"; did you mean "listen"?"#),
+        ("sources:\n  - name: a\n    url: http://x/\n    interval: 5x\n",
+         #"t.yml:4:15: sources[0].interval: "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#),
+        ("sources:\n  - name: a\n    url: http://x/\n    rate_limit: {rate: fast}\n",
+         #"t.yml:4:24: sources[0].rate_limit.rate: "fast" is not a rate (use 5/s, 300/m, 10/h)"#),
+        ("sources:\n  - name: a\n    kind: download\n    url: http://x/\n    max_bytes: lots\n",
+         #"t.yml:5:16: sources[0].max_bytes: "lots" is not a size (use 512KiB, 100MiB, 8GiB)"#),
+        ("sources:\n  - name: a\n    url: \"htp:/nope\"\n",
+         #"t.yml:3:10: sources[0].url: "htp:/nope" is not a URL (use http://host/path or https://host/path)"#),
+        ("sources:\n  - name: a\n    url: http://x/\n  - name: a\n    url: http://y/\n",
+         #"t.yml:4:11: sources[1].name: "a" is already the name of sources[0]"#),
+        ("sources:\n  - name: a\n    url: http://x/\n    fallback: b\n",
+         #"t.yml:4:15: sources[0].fallback: "b" is not the name of a source"#),
+        ("sources:\n  - name: a\n    url: http://x/\n    expect: {json_path: {path: x, min: 1}}\n",
+         "t.yml:4:5: sources[0].expect.json_path: only applies to kind: json"),
+        ("sources:\n  - name: a\n    kind: download\n    url: http://x/\n    sha256: abc\n",
+         "t.yml:5:13: sources[0].sha256: must be 64 hex digits"),
+        ("sources:\n  - name: a\n    url: http://x/\n    auth: {oauth2: {token_url: \"http://t/\", client_id: c, client_secret: hunter2}}\n",
+         "t.yml:4:74: sources[0].auth.oauth2.client_secret: write secrets as a ${ENV} reference or in client_secret_file, not in the config"),
+        ("sources:\n  - name: a\n    url: http://x/\n    headers: {X-Key: \"${LOOKOUT_TEST_UNSET}\"}\n",
+         "t.yml:4:14: sources[0].headers.X-Key: the environment variable LOOKOUT_TEST_UNSET is not set"),
+        ("shard: {index: 2, count: 2}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         "t.yml:1:16: shard.index: must be below shard.count (2)"),
+        ("probe_modules:\n  m: {kind: http, allow: [\"(\"]}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         #"t.yml:2:27: probe_modules.m.allow[0]: "(" is not a regular expression"#),
+        ("alerts:\n  hooks:\n    - {name: h, type: slack, url: \"http://x/\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         #"t.yml:3:23: alerts.hooks[0].type: "slack" is not a hook type (use webhook or alertmanager)"#),
+        ("defaults:\n  retry:\n    server_error: {backoff: random}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         #"t.yml:3:29: defaults.retry.server_error.backoff: "random" is not a backoff (use exponential, linear or constant)"#),
+        ("defaults:\n  circuit_breaker: {jitter: 2}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         #"t.yml:2:29: defaults.circuit_breaker.jitter: "2" must be a number from 0 to 1"#),
+        ("sources:\n  - name: a\n    url: http://x/\n    require_https: maybe\n",
+         #"t.yml:4:20: sources[0].require_https: "maybe" must be true or false"#),
+        ("sources: []\n", "t.yml:1:10: sources: must list at least one source"),
+    ]
+
+    @Test(arguments: cases)
+    func reportsTheExactProblem(text: String, expected: String) {
+        do {
+            _ = try ConfigLoader.parse(text, file: "t.yml", environment: [:])
+            Issue.record("no problem reported; expected \(expected)")
+        } catch let error as ConfigError {
+            #expect(error.problems.map(\.description).contains(expected), "got: \(error.description)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func nestedDefaultsAreOverriddenKeyByKey() throws {
+        let config = try ConfigLoader.parse(
+            """
+            defaults:
+              interval: 45s
+              retry:
+                server_error: {max_attempts: 5, base: 3s}
+              circuit_breaker: {failure_threshold: 7, open_timeout: 2m}
+              rate_limit: {rate: 300/m, burst: 4}
+            sources:
+              - name: a
+                url: http://127.0.0.1/a
+                retry:
+                  server_error: {max_attempts: 2}
+                circuit_breaker: {open_timeout: 30s}
+              - name: b
+                url: http://127.0.0.1/b
+                interval: 10s
+            """, file: "t.yml", environment: [:])
+        let a = config.sources[0].policy
+        #expect(a.retry.rules[.serverError]?.maxAttempts == 2)
+        #expect(a.retry.rules[.serverError]?.base == .seconds(3))
+        #expect(a.retry.rules[.serverError]?.max == .seconds(30))
+        #expect(a.retry.rules[.transient] == RetryPolicy.standard.rules[.transient])
+        #expect(a.breaker.failureThreshold == 7)
+        #expect(a.breaker.openTimeout == .seconds(30))
+        #expect(a.rateLimit == RateLimitSettings(perSecond: 5, burst: 4))
+        #expect(config.sources[0].interval == .seconds(45))
+        #expect(config.sources[1].interval == .seconds(10))
+        #expect(config.sources[1].policy.breaker.openTimeout == .seconds(120))
+        #expect(config.sources[1].policy.retry.rules[.serverError]?.maxAttempts == 5)
+    }
+
+    @Test func readsSecretsFromFilesAndTheEnvironment() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "s3cret\n".write(to: directory.appendingPathComponent("secret.txt"), atomically: true, encoding: .utf8)
+        try "admin-token\n".write(to: directory.appendingPathComponent("admin.token"), atomically: true, encoding: .utf8)
+        try "bearer\n".write(to: directory.appendingPathComponent("token.txt"), atomically: true, encoding: .utf8)
+        let config = try ConfigLoader.parse(
+            """
+            admin_token_file: admin.token
+            sources:
+              - name: a
+                url: http://127.0.0.1/a
+                headers: {X-Api-Key: "key-${API_KEY}"}
+                auth:
+                  oauth2: {token_url: "http://127.0.0.1/token", client_id: lookout, client_secret_file: secret.txt, scopes: [read]}
+              - name: b
+                url: http://127.0.0.1/b
+                auth: {bearer_token_file: token.txt}
+            """, file: "t.yml", directory: directory.path, environment: ["API_KEY": "abc"])
+        #expect(config.adminToken == "admin-token")
+        #expect(config.sources[0].headers == [HeaderField("X-Api-Key", "key-abc")])
+        #expect(config.sources[0].policy.auth == .oauth2(OAuth2ClientCredentials(
+            tokenURL: "http://127.0.0.1/token", clientID: "lookout", clientSecret: "s3cret", scopes: ["read"])))
+        #expect(config.sources[1].policy.auth == .bearerTokenFile(path: directory.appendingPathComponent("token.txt").path))
+    }
+
+    @Test func shardsSplitSourcesWithoutOverlap() {
+        let names = (0..<1000).map { "source-\($0)" }
+        let shards = (0..<3).map { Shard(index: $0, count: 3) }
+        for name in names {
+            #expect(shards.filter { $0.owns(name) }.count == 1)
+        }
+        let sizes = shards.map { shard in names.filter { shard.owns($0) }.count }
+        #expect(sizes.allSatisfy { $0 > 250 })
+        #expect(Shard.parse("1/2") == Shard(index: 1, count: 2))
+        #expect(Shard.parse("2/2") == nil)
+    }
+}
