@@ -18,6 +18,8 @@ public final class Monitor: Sendable {
     public let scheduler: ProbeScheduler
     public let connectivity: ConnectivityMonitor
     public let client: ResilientClient
+    /// Counters of the client's events; pass it to the client's `events` when creating it.
+    public let clientMetrics: ClientMetrics
     let configPath: String?
     let shardOverride: Shard?
     let logger: Logger
@@ -29,9 +31,10 @@ public final class Monitor: Sendable {
     ///   - shardOverride: `--shard I/N`, which wins over the config's `shard`.
     ///   - sinks: more receivers of every probe result (the store).
     public init(
-        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, client: ResilientClient,
-        sinks: [any ProbeResultSink] = [], maxConcurrent: Int = 512, logger: Logger
+        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, clientMetrics: ClientMetrics = ClientMetrics(),
+        client: ResilientClient, sinks: [any ProbeResultSink] = [], maxConcurrent: Int = 512, logger: Logger
     ) {
+        self.clientMetrics = clientMetrics
         self.configPath = configPath
         self.shardOverride = shardOverride
         self.logger = logger
@@ -63,9 +66,9 @@ public final class Monitor: Sendable {
         return config.sources.filter { shard.owns($0.name) }
     }
 
-    /// Starts probing the config's sources.
+    /// Lists the config's sources on the board; probing starts with `run()`.
     public func start() {
-        apply(config)
+        board.apply(ownSources)
     }
 
     private func apply(_ config: LookoutConfig) {
@@ -75,6 +78,7 @@ public final class Monitor: Sendable {
         board.apply(sources)
         scheduler.apply(sources)
         for gone in previous.subtracting(sources.map(\.name)) { client.remove(upstream: gone) }
+        clientMetrics.retain(Set(sources.map(\.name)))
     }
 
     /// Reads the config file again. On problems the running config stays and the problems are
@@ -103,6 +107,10 @@ public final class Monitor: Sendable {
 
     /// Runs the scheduler and the canary checks until cancelled.
     public func run() async {
+        // Learn whether the network is up before the first probes, so an offline start does
+        // not count against every source.
+        await checkCanaries()
+        apply(config)
         await withDiscardingTaskGroup { group in
             group.addTask { await self.scheduler.run() }
             group.addTask { await self.watchCanaries() }
@@ -111,14 +119,14 @@ public final class Monitor: Sendable {
 
     private func watchCanaries() async {
         while !Task.isCancelled {
-            let urls = config.canaries
-            if !urls.isEmpty {
-                let down = await CanaryProber(urls: urls, transport: client.transport).allDown()
-                connectivity.recordCanaries(allDown: down)
-            } else {
-                connectivity.recordCanaries(allDown: false)
-            }
             try? await Task.sleep(for: .seconds(10))
+            await checkCanaries()
         }
+    }
+
+    private func checkCanaries() async {
+        let urls = config.canaries
+        let down = urls.isEmpty ? false : await CanaryProber(urls: urls, transport: client.transport).allDown()
+        connectivity.recordCanaries(allDown: down)
     }
 }

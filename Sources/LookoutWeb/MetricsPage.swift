@@ -1,3 +1,4 @@
+import Foundation
 import LookoutCore
 import ResilientHTTP
 
@@ -35,6 +36,7 @@ public struct MetricsPage: Sendable {
             writer.sample("lookout_probes_total", labels: [("source", entry.source.name), ("result", "success")], value: Double(entry.successes))
             writer.sample("lookout_probes_total", labels: [("source", entry.source.name), ("result", "failure")], value: Double(entry.failures))
         }
+        renderClient(entries, &writer)
         renderDownloads(entries, &writer)
 
         let reload = monitor.reloadStatus
@@ -57,6 +59,68 @@ public struct MetricsPage: Sendable {
         writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
         writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
         return writer.text
+    }
+
+    private func renderClient(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let names = entries.map(\.source.name)
+        let counters = names.map { monitor.clientMetrics.snapshot($0) }
+        let snapshots = names.map { monitor.client.snapshot(upstream: $0) }
+
+        writer.family("lookout_errors_total", type: .counter, help: "Failed attempts, by category and reason.")
+        for (name, counter) in zip(names, counters) {
+            for (key, value) in counter.errors.sorted(by: { $0.key < $1.key }) {
+                let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+                writer.sample("lookout_errors_total", labels: [("source", name), ("category", parts[0]), ("reason", parts[1])], value: Double(value))
+            }
+        }
+        writer.family("lookout_retries_total", type: .counter, help: "Retries made, by the category of the failure retried.")
+        for (name, counter) in zip(names, counters) {
+            for (category, value) in counter.retries.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                writer.sample("lookout_retries_total", labels: [("source", name), ("category", category.rawValue)], value: Double(value))
+            }
+        }
+        writer.family("lookout_calls_total", type: .counter, help: "Finished calls, by whether they succeeded and were retried.")
+        for (name, counter) in zip(names, counters) {
+            for kind in CallKind.allCases {
+                writer.sample("lookout_calls_total", labels: [("source", name), ("kind", kind.rawValue)], value: Double(counter.calls[kind] ?? 0))
+            }
+        }
+        writer.family("lookout_retry_budget_exhausted_total", type: .counter, help: "Retries refused because the source's retry budget was spent.")
+        for (name, counter) in zip(names, counters) {
+            writer.sample("lookout_retry_budget_exhausted_total", labels: [("source", name)], value: Double(counter.retryBudgetExhausted))
+        }
+        writer.family("lookout_circuit_breaker_state", type: .gauge, help: "The circuit breaker's state; 1 for the current one.")
+        for (name, snapshot) in zip(names, snapshots) {
+            let state = snapshot?.breaker.state ?? .closed
+            for candidate in BreakerState.allCases {
+                writer.sample("lookout_circuit_breaker_state", labels: [("source", name), ("state", candidate.rawValue)], value: candidate == state ? 1 : 0)
+            }
+        }
+        writer.family("lookout_circuit_breaker_opens_total", type: .counter, help: "Times the circuit breaker opened.")
+        for (name, snapshot) in zip(names, snapshots) {
+            writer.sample("lookout_circuit_breaker_opens_total", labels: [("source", name)], value: Double(snapshot?.breaker.openCount ?? 0))
+        }
+        writer.family("lookout_circuit_breaker_not_permitted_calls_total", type: .counter, help: "Calls refused while the breaker was open.")
+        for (name, snapshot) in zip(names, snapshots) {
+            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", labels: [("source", name)], value: Double(snapshot?.breaker.notPermittedCalls ?? 0))
+        }
+        writer.family("lookout_circuit_breaker_open_seconds", type: .gauge, help: "How long the breaker has been open so far; 0 when closed.")
+        for (name, snapshot) in zip(names, snapshots) {
+            writer.sample("lookout_circuit_breaker_open_seconds", labels: [("source", name)], value: Double(snapshot?.breaker.openDurationMs(nowMs: now) ?? 0) / 1000)
+        }
+        writer.family("lookout_rate_limiter_available_tokens", type: .gauge, help: "Tokens left in the source's rate limiter.")
+        for (name, snapshot) in zip(names, snapshots) {
+            if let tokens = snapshot?.availableTokens {
+                writer.sample("lookout_rate_limiter_available_tokens", labels: [("source", name)], value: tokens)
+            }
+        }
+        writer.family("lookout_tls_cert_expiry_timestamp_seconds", type: .gauge, help: "When the first of the source's TLS certificates expires.")
+        for entry in entries {
+            if let expiry = entry.last?.certificateExpiry {
+                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", labels: [("source", entry.source.name)], value: expiry.timeIntervalSince1970.rounded())
+            }
+        }
     }
 
     private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {

@@ -59,9 +59,10 @@ struct Serve: AsyncParsableCommand {
         }
 
         let writer = ProbeResultWriter(database: database, logger: logger)
+        let clientMetrics = ClientMetrics()
         let monitor = Monitor(
-            config: loaded, configPath: config, shardOverride: shardOverride, client: ResilientClient(), sinks: [writer],
-            logger: logger)
+            config: loaded, configPath: config, shardOverride: shardOverride, clientMetrics: clientMetrics,
+            client: ResilientClient(events: [clientMetrics]), sinks: [writer], logger: logger)
         monitor.start()
         let server = HTTPServer(
             configuration: .init(host: host, port: port), router: LookoutRoutes.router(monitor: monitor))

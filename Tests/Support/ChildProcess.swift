@@ -50,6 +50,13 @@ public final class ChildProcess: Sendable {
         throw TestFailure("\(process.executableURL!.lastPathComponent) never printed /\(pattern)/; output:\n\(text)")
     }
 
+    /// Sends a signal (SIGHUP to reload, say).
+    public func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
     /// Sends SIGTERM and waits (polling, with a deadline) for the exit; returns the exit status.
     public func terminate(deadline: Duration = .seconds(10)) async throws -> Int32 {
         process.terminate()

@@ -1,0 +1,121 @@
+import Foundation
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// Reload and offline detection, with `lookout serve` as a real process.
+@Suite("monitor end to end")
+struct MonitorEndToEndTests {
+    let http = CurlTransport()
+
+    func scrape(_ base: String) async -> String {
+        await http.perform(TransferRequest(url: "\(base)/metrics", timeout: .seconds(10))).bodyText
+    }
+
+    func value(_ scrape: String, _ series: String) -> Double? {
+        scrape.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func reloadAddsChangesAndRemovesSourcesButKeepsBreakers() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
+        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let config = directory.appendingPathComponent("lookout.yml")
+        func write(_ sources: String) throws {
+            try """
+                listen: 127.0.0.1:0
+                database: \(directory.path)/lookout.sqlite
+                defaults:
+                  interval: 1s
+                  timeout: 2s
+                  retry: {server_error: {max_attempts: 1}}
+                  circuit_breaker: {failure_threshold: 1, open_timeout: 10m}
+                sources:
+                \(sources)
+                """.write(to: config, atomically: true, encoding: .utf8)
+        }
+        let breaker = "  - {name: breaker, url: \"\(simBase)/status/503\"}"
+        try write("""
+            \(breaker)
+              - {name: gone, url: "\(simBase)/ok"}
+              - {name: slowpoke, url: "\(simBase)/ok", interval: 1h}
+            """)
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        _ = try await eventually("the breaker to open and gone to be probed") { () -> Bool? in
+            let text = await scrape(base)
+            let open = value(text, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1
+            return open && value(text, #"lookout_probe_success{source="gone"}"#) == 1 ? true : nil
+        }
+
+        try write("""
+            \(breaker)
+              - {name: slowpoke, url: "\(simBase)/ok", interval: 1s}
+            """)
+        lookout.send(SIGHUP)
+        let after = try await eventually("the reload to take effect") { () -> String? in
+            let text = await scrape(base)
+            let probed = value(text, #"lookout_probes_total{source="slowpoke",result="success"}"#) ?? 0
+            return !text.contains(#"source="gone""#) && probed >= 2 ? text : nil
+        }
+        #expect(value(after, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1)
+        #expect(value(after, #"lookout_circuit_breaker_opens_total{source="breaker"}"#) == 1)
+        #expect(value(after, "lookout_config_last_reload_successful") == 1)
+
+        try "sources: [\n".write(to: config, atomically: true, encoding: .utf8)
+        lookout.send(SIGHUP)
+        let failed = try await eventually("the failed reload to show") { () -> String? in
+            let text = await scrape(base)
+            return value(text, "lookout_config_last_reload_successful") == 0 ? text : nil
+        }
+        #expect(failed.contains(#"lookout_probe_success{source="slowpoke"}"#))
+        #expect(lookout.text.contains("config reload failed; keeping the running config"))
+
+        let unauthorised = await http.perform(TransferRequest(url: "\(base)/-/reload", method: "POST", body: []))
+        #expect(unauthorised.httpStatus == 403)
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+
+    @Test func anUnreachableCanaryMeansOneOfflineSignalAndNoBlame() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("lookout.yml")
+        let sources = (0..<3).map { "  - {name: s\($0), url: \"http://127.0.0.1:\(closedPort())/\"}" }.joined(separator: "\n")
+        try """
+            listen: 127.0.0.1:0
+            database: ":memory:"
+            defaults:
+              interval: 1s
+              timeout: 1s
+              retry: {transient: {max_attempts: 1}}
+              circuit_breaker: {failure_threshold: 1}
+            connectivity:
+              canaries: ["http://127.0.0.1:\(closedPort())/"]
+            sources:
+            \(sources)
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let text = try await eventually("every source probed twice while offline") { () -> String? in
+            let text = await scrape(base)
+            let probed = (0..<3).allSatisfy { (value(text, #"lookout_probes_total{source="s\#($0)",result="failure"}"#) ?? 0) >= 2 }
+            return probed ? text : nil
+        }
+        #expect(value(text, "lookout_network_online") == 0)
+        for index in 0..<3 {
+            #expect(value(text, #"lookout_circuit_breaker_opens_total{source="s\#(index)"}"#) == 0)
+        }
+        let log = lookout.text
+        #expect(log.components(separatedBy: "network offline").count == 2)
+        #expect(!log.contains("probe failed"))
+        #expect(try await lookout.terminate() == 0)
+    }
+}
