@@ -28,12 +28,23 @@ struct Probe: AsyncParsableCommand {
             throw ValidationError("--timeout \"\(timeout)\" is not a duration (use 500ms, 30s, 5m, 1h)")
         }
         if let message = ProbeURL.problem(url) { throw ValidationError(message) }
+        if let sha256, sha256.range(of: "^[0-9a-fA-F]{64}$", options: .regularExpression) == nil {
+            throw ValidationError("--sha256 must be 64 hex digits")
+        }
+        if sha256 != nil && kind != "download" { throw ValidationError("--sha256 applies to --kind download") }
     }
 
     func run() async throws {
-        let source = SourceConfig(
-            name: URLComponents(string: url)?.host ?? url, kind: SourceKind(rawValue: kind)!, url: url, timeout: ConfigValues.duration(timeout)!)
-        let result = await SourceProber(client: ResilientClient()).probe(source)
+        var source = SourceConfig(
+            name: URLComponents(string: url)?.host ?? url, kind: SourceKind(rawValue: kind)!, url: url,
+            interval: .seconds(3600), timeout: ConfigValues.duration(timeout)!)
+        source.sha256 = sha256?.lowercased()
+        source.policy.rateLimit = nil
+        let bar = ProgressBar(enabled: source.kind == .download && !json && isatty(STDOUT_FILENO) == 1)
+        let prober = SourceProber(client: ResilientClient()) { _, progress in bar.show(progress) }
+        prober.configure(source)
+        let result = await prober.probe(source)
+        bar.finish()
         if json {
             print(ProbeReport(url: url, kind: kind, result: result).json())
         } else {
@@ -62,7 +73,7 @@ struct ProbeReport {
             ("phases", "{\"dns\":\(number(phases.dns)),\"connect\":\(number(phases.connect)),\"tls\":\(number(phases.tls)),\"ttfb\":\(number(phases.ttfb)),\"transfer\":\(number(phases.transfer))}"),
             ("bytes", "\(result.bytes)"), ("message", string(result.message)),
             ("recovery", string(failure?.category.recoverySuggestion)), ("server_message", string(failure?.serverMessage)),
-            ("sha256", "null"),
+            ("sha256", string(result.download?.sha256)),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -70,12 +81,48 @@ struct ProbeReport {
     func summary() -> String {
         let status = result.httpStatus.map { "HTTP \($0)" } ?? "no response"
         let timing = String(format: "%.0f ms", result.durationSeconds * 1000)
+        var verified = ""
+        if let download = result.download, let digest = download.sha256 {
+            verified = download.verified == true ? "  sha256 verified" : "  sha256 \(digest)"
+            if download.resumes > 0 { verified += "  resumed \(download.resumes)×" }
+        }
         guard let failure = result.failure else {
-            return "OK  \(url)  \(status)  \(timing)  \(result.bytes) bytes"
+            return "OK  \(url)  \(status)  \(timing)  \(result.bytes) bytes\(verified)"
         }
         var lines = ["FAIL  \(url)  \(status)  \(timing)", "  \(failure.category.title) (\(failure.category.rawValue)/\(failure.reason))"]
         if let message = result.message { lines.append("  \(message)") }
         lines.append("  \(failure.category.recoverySuggestion)")
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A one-line progress bar for downloads, redrawn in place on a terminal.
+final class ProgressBar: Sendable {
+    let enabled: Bool
+
+    init(enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    func show(_ progress: DownloadProgress) {
+        guard enabled, progress.state == .inProgress || progress.state == .paused else { return }
+        let width = 30
+        let megabytes = Double(progress.bytes) / 1_048_576
+        let speed = progress.throughputBytesPerSecond / 1_048_576
+        var line: String
+        if let ratio = progress.ratio {
+            let filled = Int(ratio * Double(width))
+            line = "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
+            line += String(format: " %3.0f%%", ratio * 100)
+        } else {
+            line = "[" + String(repeating: "?", count: width) + "]"
+        }
+        line += String(format: "  %.1f MiB  %.1f MiB/s", megabytes, speed)
+        if progress.state == .paused { line += "  resuming…" }
+        FileHandle.standardOutput.write(Data(("\r" + line).utf8))
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8)) }
     }
 }

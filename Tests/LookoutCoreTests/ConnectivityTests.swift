@@ -1,0 +1,93 @@
+import LookoutCore
+import ResilientHTTP
+import Synchronization
+import Testing
+
+@Suite("ConnectivityMonitor")
+struct ConnectivityTests {
+    func result(_ source: String, unreachable: Bool) -> ProbeResult {
+        ProbeResult(
+            source: source, timestampMs: 0, ok: !unreachable,
+            failure: unreachable ? Failure(category: .networkUnreachable, reason: "network_unreachable") : nil)
+    }
+
+    func sources(_ count: Int) -> [SourceConfig] {
+        (0..<count).map { SourceConfig(name: "s\($0)", url: "http://host\($0 % 4).example/") }
+    }
+
+    @Test func eightyPercentOverThreeHostsIsOffline() {
+        let changes = Mutex<[Bool]>([])
+        let monitor = ConnectivityMonitor { changed in changes.withLock { $0.append(changed) } }
+        monitor.setSources(sources(10))
+        for index in 0..<7 { monitor.record(result("s\(index)", unreachable: true), host: "host\(index % 4)") }
+        #expect(!monitor.isOffline)
+        monitor.record(result("s7", unreachable: true), host: "host3")
+        #expect(monitor.isOffline)
+        monitor.record(result("s8", unreachable: true), host: "host0")
+        #expect(changes.withLock { $0 } == [true])
+        for index in 0..<9 { monitor.record(result("s\(index)", unreachable: false), host: "host\(index % 4)") }
+        #expect(!monitor.isOffline)
+        #expect(changes.withLock { $0 } == [true, false])
+    }
+
+    @Test func oneDeadHostIsAnOutageNotOffline() {
+        let monitor = ConnectivityMonitor()
+        monitor.setSources(sources(10))
+        for index in 0..<10 { monitor.record(result("s\(index)", unreachable: true), host: index < 9 ? "dead" : "other") }
+        #expect(!monitor.isOffline)
+    }
+
+    @Test func failingCanariesAreOffline() {
+        let monitor = ConnectivityMonitor()
+        monitor.setSources(sources(3))
+        monitor.recordCanaries(allDown: true)
+        #expect(monitor.isOffline)
+        monitor.recordCanaries(allDown: false)
+        #expect(!monitor.isOffline)
+    }
+}
+
+@Suite("SourceStatusBoard")
+struct BoardTests {
+    @Test func showsAHealthyFallbackWhileASourceIsDown() {
+        var primary = SourceConfig(name: "primary", url: "http://127.0.0.1/a")
+        primary.fallback = "backup"
+        let backup = SourceConfig(name: "backup", url: "http://127.0.0.1/b")
+        let board = SourceStatusBoard(sources: [primary, backup])
+        #expect(board.healthyFallback(for: primary) == nil)
+        board.record(ProbeResult(source: "backup", timestampMs: 1, ok: true))
+        #expect(board.healthyFallback(for: primary) == "backup")
+        board.record(ProbeResult(source: "backup", timestampMs: 2, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+        #expect(board.healthyFallback(for: primary) == nil)
+    }
+
+    @Test func keepsHistoryOfSourcesThatStayAcrossAReload() {
+        let a = SourceConfig(name: "a", url: "http://127.0.0.1/a")
+        let b = SourceConfig(name: "b", url: "http://127.0.0.1/b")
+        let board = SourceStatusBoard(sources: [a, b])
+        board.record(ProbeResult(source: "a", timestampMs: 1, ok: true))
+        var changed = a
+        changed.interval = .seconds(5)
+        board.apply([changed, SourceConfig(name: "c", url: "http://127.0.0.1/c")])
+        let names = board.snapshot().map(\.source.name)
+        #expect(names == ["a", "c"])
+        #expect(board.snapshot()[0].successes == 1)
+        #expect(board.snapshot()[0].source.interval == .seconds(5))
+    }
+
+    func moved(_ progress: inout DownloadProgress, _ state: DownloadState) -> Bool {
+        progress.move(to: state)
+    }
+
+    @Test func downloadStatesMoveOnlyAlongTheMachine() {
+        var progress = DownloadProgress()
+        #expect(!moved(&progress, .completed))
+        #expect(moved(&progress, .inProgress))
+        #expect(moved(&progress, .paused))
+        #expect(!moved(&progress, .verifying))
+        #expect(moved(&progress, .inProgress))
+        #expect(moved(&progress, .verifying))
+        #expect(moved(&progress, .completed))
+        #expect(progress.state == .completed)
+    }
+}
