@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product lookout-bench >/dev/null
+swift build -c release --product lookout >/dev/null
 bin="$(swift build -c release --show-bin-path)"
 work="$(mktemp -d)"
 pids=()
@@ -62,6 +63,38 @@ lk_rate=$(awk -F'|' '/fresh-connection probes per second/ {gsub(/[^0-9.]/, "", $
 lk_cpu=$(awk -F'|' '/CPU per fresh-connection probe/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
 echo "| blackbox_exporter probes per second (64 /probe requests in flight) | \`wrk -t2 -c64 -d5s .../probe?target=nginx\` | ${bb%.*} /s | Lookout ${lk_rate} /s | Lookout ÷ blackbox $(python3 -c "print(round($lk_rate / $bb, 2))") |" >> "$rows"
 echo "| blackbox_exporter CPU per probe (its /probe serving included) | same | ${bb_cpu} µs | Lookout ${lk_cpu} µs | Lookout ÷ blackbox $(python3 -c "print(round($lk_cpu / $bb_cpu, 2))") |" >> "$rows"
+
+# The scheduler: `lookout serve` with 2,000 sources every second against the same nginx; probes
+# started and late starts come from its /metrics, CPU from /proc.
+sources=2000
+lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+{
+  echo "listen: 127.0.0.1:$lport"
+  echo "database: $work/bench.sqlite"
+  echo "defaults: {interval: 1s, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
+  echo "sources:"
+  for i in $(seq 1 $sources); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\"}"; done
+} > "$work/bench.yml"
+"$bin/lookout" serve --config "$work/bench.yml" 2>"$work/serve.log" &
+spid=$!
+pids+=($spid)
+metric() { curl -s "http://127.0.0.1:$lport/metrics" | awk -v name="$1" '$1 == name {print $2}'; }
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$lport/-/healthy" >/dev/null && break; sleep 0.1; done
+sleep 5  # every source has started its schedule
+started0=$(metric lookout_scheduler_probes_started_total); late0=$(metric lookout_scheduler_late_starts_total)
+cpu0=$(cpu_ticks "$spid"); t0=$(date +%s.%N)
+sleep 20
+started1=$(metric lookout_scheduler_probes_started_total); late1=$(metric lookout_scheduler_late_starts_total)
+cpu1=$(cpu_ticks "$spid"); t1=$(date +%s.%N)
+read -r rate late_pct cpu_per_k <<<"$(python3 -c "
+started = $started1 - $started0
+elapsed = $t1 - $t0
+cpu = ($cpu1 - $cpu0) / $(getconf CLK_TCK)
+print(round(started / elapsed), round(100 * ($late1 - $late0) / max(1, started), 2), round(cpu / started * 1000, 3))")"
+bb_cpu_k=$(python3 -c "print(round($bb_cpu / 1000, 3))")
+echo "| lookout serve: scheduled fresh-connection probes per second ($sources sources every 1 s) | \`lookout serve\` on a generated config, 20 s | $rate /s | target ≥ 2000 /s | $(python3 -c "print(round($rate / 2000, 2))") |" >> "$rows"
+echo "| lookout serve: probes started more than 1 s late | same | $late_pct % | target < 1 % | |" >> "$rows"
+echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics included) | same | $cpu_per_k s | blackbox_exporter $bb_cpu_k s | Lookout ÷ blackbox $(python3 -c "print(round($cpu_per_k / $bb_cpu_k, 2))") |" >> "$rows"
 
 {
   echo "# Benchmarks"
