@@ -26,6 +26,7 @@ public final class ProbeScheduler: Sendable {
     let fallback: @Sendable (SourceConfig) -> String?
     let logger: Logger
     let limit: AsyncSemaphore
+    let ticker = Ticker()
     private let running = Mutex<[String: Running]>([:])
     private let stats = Mutex(Stats())
 
@@ -65,9 +66,7 @@ public final class ProbeScheduler: Sendable {
     /// Runs until cancelled, then stops every loop and waits for them.
     public func run() async {
         await withTaskCancellationHandler {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(3600))
-            }
+            await ticker.run()
         } onCancel: {
             self.stopAll()
         }
@@ -85,22 +84,24 @@ public final class ProbeScheduler: Sendable {
     /// Probes one source now, outside its schedule (admin "probe now").
     public func probeNow(_ name: String) async -> ProbeResult? {
         guard let source = running.withLock({ $0[name]?.source }) else { return nil }
-        return await runProbe(source)
+        return await runProbe(source, host: source.host)
     }
 
     private func loop(_ source: SourceConfig) async {
         let clock = ContinuousClock()
         let interval = source.interval
+        let host = source.host
         var tick = clock.now + ProbeScheduler.offset(for: source.name, interval: interval)
         while !Task.isCancelled {
-            do { try await clock.sleep(until: tick) } catch { return }
+            await ticker.wait(until: tick)
+            if Task.isCancelled { return }
             await limit.wait()
             let late = clock.now - tick > .seconds(1)
             stats.withLock {
                 $0.started += 1
                 if late { $0.lateStarts += 1 }
             }
-            _ = await runProbe(source, holdingPermit: true)
+            _ = await runProbe(source, host: host, holdingPermit: true)
             let next = ProbeScheduler.nextTick(after: tick, interval: interval, now: clock.now)
             let skipped = UInt64(max(0, Int((next - tick) / interval) - 1))
             if skipped > 0 { stats.withLock { $0.skippedTicks += skipped } }
@@ -108,7 +109,7 @@ public final class ProbeScheduler: Sendable {
         }
     }
 
-    private func runProbe(_ source: SourceConfig, holdingPermit: Bool = false) async -> ProbeResult? {
+    private func runProbe(_ source: SourceConfig, host: String, holdingPermit: Bool = false) async -> ProbeResult? {
         if !holdingPermit { await limit.wait() }
         let offline = connectivity.isOffline
         var result = await prober.probe(source, breakerCountsFailures: !offline)
@@ -116,7 +117,7 @@ public final class ProbeScheduler: Sendable {
         if Task.isCancelled { return nil }
         result.duringOffline = offline
         if !result.ok { result.fallbackInUse = fallback(source) }
-        connectivity.record(result, host: source.host)
+        connectivity.record(result, host: host)
         for sink in sinks { sink.record(result) }
         if let failure = result.failure, !offline {
             logger.info("probe failed", metadata: [

@@ -48,11 +48,12 @@ public final class ProbeResultWriter: ProbeResultSink {
     }
 
     static func insert(_ result: ProbeResult, _ db: Database) throws {
-        try db.execute(
+        let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO probe_results (ts_ms, source, ok, category, reason, http_status, attempts, duration_ms, bytes, message)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """)
+        try statement.execute(
             arguments: [
                 result.timestampMs, result.source, result.ok, result.failure?.category.rawValue, result.failure?.reason,
                 result.httpStatus, result.attempts, result.durationSeconds * 1000, result.bytes, result.message,

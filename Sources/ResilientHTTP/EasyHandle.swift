@@ -120,18 +120,28 @@ final class EasyHandle: @unchecked Sendable {
     }
 
     private func received(headerLine data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        let line = data.withMemoryRebound(to: UInt8.self, capacity: count) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
-        }
-        if line.hasPrefix("HTTP/") {
-            headers.removeAll()  // a new response: after a redirect or a 100 Continue
+        let line = UnsafeRawBufferPointer(start: data, count: count)
+        if count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+            line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/")
+        {
+            headers.removeAll(keepingCapacity: true)  // a new response: after a redirect or a 100 Continue
             sinkDecided = false
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-            headers.append((name, value))
+        } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            let name = EasyHandle.trimmed(line, 0, colon)
+            let value = EasyHandle.trimmed(line, colon + 1, count)
+            headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
         return count
+    }
+
+    /// Bytes [start, end) without surrounding spaces, tabs, CR and LF.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UnsafeRawBufferPointer.SubSequence {
+        func blank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 || byte == 10 }
+        var lower = start
+        var upper = end
+        while lower < upper, blank(bytes[lower]) { lower += 1 }
+        while upper > lower, blank(bytes[upper - 1]) { upper -= 1 }
+        return bytes[lower..<upper]
     }
 
     /// Collects libcurl's figures and resumes the waiting task (loop thread).

@@ -25,7 +25,8 @@ public final class ResilientClient: Sendable {
     let random: @Sendable () -> Double
     let sleep: @Sendable (Duration) async throws -> Void
     let upstreams = Mutex<[String: Upstream]>([:])
-    let inFlight = Mutex<[String: Task<CallOutcome, Never>]>([:])
+    /// Calls in flight that others may share: the key of each, with the callers waiting for it.
+    let inFlight = Mutex<[String: [CheckedContinuation<CallOutcome, Never>]]>([:])
 
     /// - Parameters:
     ///   - nowMs: wall-clock milliseconds since 1970 (breaker times are persisted).
@@ -135,11 +136,11 @@ public final class ResilientClient: Sendable {
         for sink in events { sink.handle(event) }
     }
 
+    /// Runs `body` on the upstream's state in place (no copy of its buffers).
     func withUpstream<T>(_ name: String, _ body: (inout Upstream) -> T) -> T? {
         upstreams.withLock { upstreams in
-            guard var upstream = upstreams[name] else { return nil }
-            defer { upstreams[name] = upstream }
-            return body(&upstream)
+            guard upstreams[name] != nil else { return nil }
+            return body(&upstreams[name]!)
         }
     }
 
@@ -155,18 +156,28 @@ public final class ResilientClient: Sendable {
             return await perform(upstream: name, request, breakerCountsFailures: breakerCountsFailures)
         }
         let key = ([name, request.transfer.url] + request.transfer.headers.map { "\($0.name):\($0.value)" }).joined(separator: "\n")
-        let (task, leader) = inFlight.withLock { inFlight -> (Task<CallOutcome, Never>, Bool) in
-            if let running = inFlight[key] { return (running, false) }
-            let task = Task { await self.perform(upstream: name, request, breakerCountsFailures: breakerCountsFailures) }
-            inFlight[key] = task
-            return (task, true)
+        let leader = inFlight.withLock { inFlight -> Bool in
+            if inFlight[key] != nil { return false }
+            inFlight[key] = []
+            return true
         }
-        let outcome = await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            if leader { task.cancel() }
+        guard leader else {
+            // Follow the call already in flight; registering under the lock cannot miss its end,
+            // because the leader removes the key under the same lock before resuming anyone.
+            return await withCheckedContinuation { continuation in
+                let joined = inFlight.withLock { inFlight -> Bool in
+                    guard inFlight[key] != nil else { return false }
+                    inFlight[key]!.append(continuation)
+                    return true
+                }
+                if !joined {
+                    Task { continuation.resume(returning: await self.call(upstream: name, request, breakerCountsFailures: breakerCountsFailures)) }
+                }
+            }
         }
-        if leader { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
+        let outcome = await perform(upstream: name, request, breakerCountsFailures: breakerCountsFailures)
+        let followers = inFlight.withLock { $0.removeValue(forKey: key) } ?? []
+        for follower in followers { follower.resume(returning: outcome) }
         return outcome
     }
 }
