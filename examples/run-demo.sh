@@ -13,7 +13,7 @@ stop() {
 trap stop INT TERM EXIT
 "$bin/lookout-sim" --listen 127.0.0.1:9480 &
 pids+=($!)
-"$bin/lookout" serve --config examples/demo.yml --db run/demo.sqlite &
+"$bin/lookout" serve --config examples/demo.yml &
 pids+=($!)
 echo
 echo "  Lookout demo: status page at http://127.0.0.1:9464/  (metrics at /metrics)"
