@@ -88,7 +88,10 @@ let package = Package(
             name: "LookoutCoreTests",
             dependencies: ["LookoutCore", "TestSupport", "MicroHTTPServer", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
+        .testTarget(
+            name: "LookoutStoreTests",
+            dependencies: ["LookoutStore", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "LookoutWebTests",
             dependencies: ["LookoutWeb", .product(name: "Logging", package: "swift-log")]

@@ -97,6 +97,13 @@ extension ConfigReader {
             guard let fields = mapping(item, path, known: ["name", "severity", "expr", "for", "labels", "annotations"]) else { continue }
             let name = fields["name"].flatMap { string($0.value, "\(path).name") }
             let expr = fields["expr"].flatMap { string($0.value, "\(path).expr") }
+            if let expr, let node = fields["expr"]?.value {
+                do throws(AlertExpressionError) {
+                    _ = try AlertExpressionParser.parse(expr)
+                } catch {
+                    problem(node, "\(path).expr", "\(error.message) (at character \(error.offset + 1) of \"\(expr)\")")
+                }
+            }
             if fields["name"] == nil { problem(item, "\(path).name", "is missing") }
             if fields["expr"] == nil { problem(item, "\(path).expr", "is missing") }
             let severity = fields["severity"].flatMap { string($0.value, "\(path).severity") } ?? "warning"

@@ -24,6 +24,8 @@ public final class Monitor: Sendable {
     let shardOverride: Shard?
     let logger: Logger
     private let current: Mutex<LookoutConfig>
+    /// Breakers saved before a restart, put back when their source is first configured.
+    private let savedBreakers = Mutex<[String: PersistedBreaker]>([:])
     private let reload = Mutex(ReloadStatus(lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000)))
 
     /// - Parameters:
@@ -66,6 +68,11 @@ public final class Monitor: Sendable {
         return config.sources.filter { shard.owns($0.name) }
     }
 
+    /// Breakers saved before a restart: an open one stays open until its next attempt time.
+    public func restore(breakers: [String: PersistedBreaker]) {
+        savedBreakers.withLock { $0 = breakers }
+    }
+
     /// Lists the config's sources on the board; probing starts with `run()`.
     public func start() {
         board.apply(ownSources)
@@ -76,6 +83,14 @@ public final class Monitor: Sendable {
         current.withLock { $0 = config }
         let sources = ownSources
         board.apply(sources)
+        let saved = savedBreakers.withLock { saved -> [String: PersistedBreaker] in
+            defer { saved.removeAll() }
+            return saved
+        }
+        for source in sources {
+            client.configure(upstream: source.name, policy: source.policy)
+            if let breaker = saved[source.name] { client.restoreBreaker(upstream: source.name, breaker) }
+        }
         scheduler.apply(sources)
         for gone in previous.subtracting(sources.map(\.name)) { client.remove(upstream: gone) }
         clientMetrics.retain(Set(sources.map(\.name)))

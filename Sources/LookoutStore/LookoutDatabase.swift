@@ -52,7 +52,106 @@ public final class LookoutDatabase: Sendable {
             try db.create(index: "probe_results_source_ts", on: "probe_results", columns: ["source", "ts_ms"])
             try db.create(index: "probe_results_ts", on: "probe_results", columns: ["ts_ms"])
         }
+        migrator.registerMigration("v2: records, rollups, breakers, alerts, outbox") { db in
+            try db.alter(table: "probe_results") { table in
+                table.add(column: "fallback", .text)
+            }
+            try db.create(table: "probe_rollups") { table in
+                table.column("minute_ms", .integer).notNull()
+                table.column("source", .text).notNull()
+                table.column("probes", .integer).notNull()
+                table.column("failures", .integer).notNull()
+                table.column("retried", .integer).notNull()
+                table.column("retry_succeeded", .integer).notNull()
+                table.column("duration_ms_sum", .double).notNull()
+                table.column("duration_ms_max", .double).notNull()
+                table.column("latency_buckets", .text).notNull()
+                table.primaryKey(["source", "minute_ms"])
+            }
+            try db.create(index: "probe_rollups_minute", on: "probe_rollups", columns: ["minute_ms"])
+            try db.create(table: "error_records") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("ts_ms", .integer).notNull()
+                table.column("source", .text).notNull()
+                table.column("category", .text).notNull()
+                table.column("reason", .text).notNull()
+                table.column("http_status", .integer)
+                table.column("curl_code", .integer)
+                table.column("message", .text).notNull()
+                table.column("server_message", .text)
+                table.column("attempt", .integer).notNull()
+                table.column("was_retried", .boolean).notNull()
+                table.column("retry_succeeded", .boolean).notNull()
+            }
+            try db.create(index: "error_records_source_ts", on: "error_records", columns: ["source", "ts_ms"])
+            try db.create(index: "error_records_ts", on: "error_records", columns: ["ts_ms"])
+            try db.create(table: "breaker_transitions") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("ts_ms", .integer).notNull()
+                table.column("source", .text).notNull()
+                table.column("from_state", .text).notNull()
+                table.column("to_state", .text).notNull()
+                table.column("consecutive_failures", .integer).notNull()
+                table.column("open_timeout_ms", .integer).notNull()
+            }
+            try db.create(index: "breaker_transitions_source_ts", on: "breaker_transitions", columns: ["source", "ts_ms"])
+            try db.create(table: "breaker_state") { table in
+                table.primaryKey("source", .text)
+                table.column("state", .text).notNull()
+                table.column("consecutive_failures", .integer).notNull()
+                table.column("consecutive_successes", .integer).notNull()
+                table.column("opened_at_ms", .integer)
+                table.column("next_attempt_at_ms", .integer)
+                table.column("open_count", .integer).notNull()
+                table.column("open_timeout_ms", .integer).notNull()
+                table.column("updated_at_ms", .integer).notNull()
+            }
+            try db.create(table: "alerts") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("fingerprint", .text).notNull()
+                table.column("rule", .text).notNull()
+                table.column("source", .text)
+                table.column("severity", .text).notNull()
+                table.column("state", .text).notNull()
+                table.column("started_at_ms", .integer).notNull()
+                table.column("resolved_at_ms", .integer)
+                table.column("summary", .text).notNull()
+                table.column("labels", .text).notNull()
+                table.column("annotations", .text).notNull()
+            }
+            try db.create(index: "alerts_fingerprint", on: "alerts", columns: ["fingerprint", "state"])
+            try db.create(table: "alert_outbox") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("hook", .text).notNull()
+                table.column("alert_id", .integer).notNull().references("alerts", onDelete: .cascade)
+                table.column("payload", .text).notNull()
+                table.column("created_at_ms", .integer).notNull()
+                table.column("attempts", .integer).notNull().defaults(to: 0)
+                table.column("next_attempt_at_ms", .integer).notNull()
+                table.column("delivered_at_ms", .integer)
+                table.column("last_error", .text)
+            }
+            try db.create(index: "alert_outbox_pending", on: "alert_outbox", columns: ["hook", "delivered_at_ms", "id"])
+            try db.create(table: "silences") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("matchers", .text).notNull()
+                table.column("starts_at_ms", .integer).notNull()
+                table.column("ends_at_ms", .integer).notNull()
+                table.column("comment", .text).notNull()
+                table.column("created_by", .text)
+            }
+        }
         return migrator
+    }
+
+    /// The database file's size in bytes (main file and WAL), 0 in memory.
+    public var sizeBytes: Int64 {
+        guard path != ":memory:" else { return 0 }
+        let files = [path, path + "-wal"]
+        return files.reduce(0) { total, file in
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value ?? 0
+            return total + size
+        }
     }
 }
 

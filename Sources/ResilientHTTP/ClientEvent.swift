@@ -46,8 +46,27 @@ public struct CallOutcome: Sendable {
     public var gaveUp: GiveUpReason?
     /// The call was cancelled (shutdown) rather than finished.
     public var cancelled: Bool
+    /// The upstream's breaker after the call, to be saved across restarts.
+    public var breaker: PersistedBreaker?
 
     public var ok: Bool { failure == nil && !cancelled }
+
+    public init(
+        upstream: String, url: String, startedAtMs: Int64, final: TransferResult?, failure: Failure?, attempts: [AttemptRecord],
+        durationSeconds: Double, upgradedToHTTPS: Bool, gaveUp: GiveUpReason?, cancelled: Bool, breaker: PersistedBreaker?
+    ) {
+        self.upstream = upstream
+        self.url = url
+        self.startedAtMs = startedAtMs
+        self.final = final
+        self.failure = failure
+        self.attempts = attempts
+        self.durationSeconds = durationSeconds
+        self.upgradedToHTTPS = upgradedToHTTPS
+        self.gaveUp = gaveUp
+        self.cancelled = cancelled
+        self.breaker = breaker
+    }
 
     public var kind: CallKind {
         switch (ok, attempts.count > 1) {
@@ -63,7 +82,7 @@ public struct CallOutcome: Sendable {
 public enum ClientEvent: Sendable {
     case attemptFinished(upstream: String, AttemptRecord)
     case retryScheduled(upstream: String, afterAttempt: Int, category: ErrorCategory, wait: Duration)
-    case breakerTransition(upstream: String, BreakerTransition)
+    case breakerTransition(upstream: String, BreakerTransition, state: PersistedBreaker)
     case callNotPermitted(upstream: String)
     case retryBudgetExhausted(upstream: String)
     case tokenRefreshed(upstream: String, succeeded: Bool)

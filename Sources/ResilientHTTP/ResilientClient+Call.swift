@@ -7,7 +7,7 @@ extension ResilientClient {
         let started = clock.now
         var outcome = CallOutcome(
             upstream: name, url: request.transfer.url, startedAtMs: nowMs(), final: nil, failure: nil, attempts: [],
-            durationSeconds: 0, upgradedToHTTPS: false, gaveUp: nil, cancelled: false)
+            durationSeconds: 0, upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil)
         func finish() -> CallOutcome {
             outcome.durationSeconds = (clock.now - started).seconds
             emit(.callFinished(outcome))
@@ -29,13 +29,16 @@ extension ResilientClient {
         }
 
         let now = nowMs()
-        let (permission, opening) = withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition]) in
+        let (permission, opening, openingState) = withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition], PersistedBreaker?) in
             let answer = upstream.breaker.acquirePermission(nowMs: now)
             if answer.0 == .permitted { upstream.budget.recordCall(nowMs: now) }
-            return answer
-        } ?? (.permitted, [])
-        for transition in opening { emit(.breakerTransition(upstream: name, transition)) }
+            return (answer.0, answer.1, answer.1.isEmpty ? nil : upstream.breaker.persisted)
+        } ?? (.permitted, [], nil)
+        if let openingState {
+            for transition in opening { emit(.breakerTransition(upstream: name, transition, state: openingState)) }
+        }
         if case .rejected(let next) = permission {
+            outcome.breaker = withUpstream(name) { $0.breaker.persisted }
             let when = next.map { " until " + ResilientClient.timeOfDay($0) } ?? " by an operator"
             outcome.failure = Failure(category: .circuitOpen, reason: "circuit_open", detail: "calls to \(name) are paused\(when)")
             emit(.callNotPermitted(upstream: name))
@@ -127,10 +130,15 @@ extension ResilientClient {
 
         if !outcome.cancelled {
             let category = outcome.failure?.category
-            let transitions = withUpstream(name) {
-                $0.breaker.record(failure: category, nowMs: nowMs(), random: random(), countsAsFailure: breakerCountsFailures)
-            } ?? []
-            for transition in transitions { emit(.breakerTransition(upstream: name, transition)) }
+            let (transitions, saved) = withUpstream(name) { upstream -> ([BreakerTransition], PersistedBreaker) in
+                let transitions = upstream.breaker.record(
+                    failure: category, nowMs: nowMs(), random: random(), countsAsFailure: breakerCountsFailures)
+                return (transitions, upstream.breaker.persisted)
+            } ?? ([], nil)
+            if let saved {
+                outcome.breaker = saved
+                for transition in transitions { emit(.breakerTransition(upstream: name, transition, state: saved)) }
+            }
         }
         return finish()
     }

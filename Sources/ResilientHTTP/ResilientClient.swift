@@ -92,7 +92,7 @@ public final class ResilientClient: Sendable {
     @discardableResult
     public func breaker(upstream name: String, _ action: BreakerAction) -> Bool {
         let now = nowMs()
-        guard let transitions = upstreams.withLock({ upstreams -> [BreakerTransition]? in
+        guard let (transitions, saved) = upstreams.withLock({ upstreams -> ([BreakerTransition], PersistedBreaker)? in
             guard var upstream = upstreams[name] else { return nil }
             let transitions: [BreakerTransition]
             switch action {
@@ -101,9 +101,9 @@ public final class ResilientClient: Sendable {
             case .disable: transitions = upstream.breaker.disable(nowMs: now)
             }
             upstreams[name] = upstream
-            return transitions
+            return (transitions, upstream.breaker.persisted)
         }) else { return false }
-        for transition in transitions { emit(.breakerTransition(upstream: name, transition)) }
+        for transition in transitions { emit(.breakerTransition(upstream: name, transition, state: saved)) }
         return true
     }
 

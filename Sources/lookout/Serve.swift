@@ -58,11 +58,18 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(1)
         }
 
-        let writer = ProbeResultWriter(database: database, logger: logger)
+        let writer = RecordWriter(database: database, logger: logger)
         let clientMetrics = ClientMetrics()
         let monitor = Monitor(
             config: loaded, configPath: config, shardOverride: shardOverride, clientMetrics: clientMetrics,
-            client: ResilientClient(events: [clientMetrics]), sinks: [writer], logger: logger)
+            client: ResilientClient(events: [clientMetrics, writer]), sinks: [writer], logger: logger)
+        do {
+            try writer.loadRecentRollups()
+            monitor.restore(breakers: try BreakerStore.load(database))
+        } catch {
+            printError("lookout: cannot read \(database.path): \(error)")
+            throw ExitCode(1)
+        }
         monitor.start()
         let server = HTTPServer(
             configuration: .init(host: host, port: port), router: LookoutRoutes.router(monitor: monitor))

@@ -21,14 +21,16 @@ struct StoreTests {
              try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
         }
         #expect(mode == "wal")
-        #expect(tables.contains("probe_results"))
+        for table in ["probe_results", "probe_rollups", "error_records", "breaker_transitions", "breaker_state", "alerts", "alert_outbox"] {
+            #expect(tables.contains(table))
+        }
         // Opening again finds the schema current and changes nothing.
         _ = try LookoutDatabase(path: path)
     }
 
     @Test func writesQueuedResultsInOneFlush() throws {
         let database = try LookoutDatabase(path: ":memory:")
-        let writer = ProbeResultWriter(database: database, logger: Logger(label: "test"))
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
         writer.record(ProbeResult(source: "a", timestampMs: 1000, ok: true, httpStatus: 200, durationSeconds: 0.25, bytes: 11))
         writer.record(ProbeResult(
             source: "b", timestampMs: 2000, ok: false,
@@ -58,5 +60,71 @@ struct StoreTests {
         let text = error.map { "\($0)" } ?? ""
         #expect(text.contains(path))
         #expect(text.contains("not a valid SQLite database"))
+    }
+
+    @Test func recordsFailedAttemptsBreakerChangesAndRollups() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy")
+        let outcome = CallOutcome(
+            upstream: "acme", url: "http://127.0.0.1/", startedAtMs: 60_000, final: nil, failure: nil,
+            attempts: [
+                AttemptRecord(number: 1, startedAtMs: 60_000, failure: failure, httpStatus: 503, durationSeconds: 0.01, retried: true),
+                AttemptRecord(number: 2, startedAtMs: 62_000, failure: nil, httpStatus: 200, durationSeconds: 0.01),
+            ],
+            durationSeconds: 2.1, upgradedToHTTPS: false, gaveUp: nil, cancelled: false,
+            breaker: PersistedBreaker(state: .closed, consecutiveFailures: 0, consecutiveSuccesses: 0, openedAtMs: nil, nextAttemptAtMs: nil, openCount: 0, openTimeoutMs: 60_000))
+        writer.handle(.callFinished(outcome))
+        let opened = PersistedBreaker(state: .open, consecutiveFailures: 5, consecutiveSuccesses: 0, openedAtMs: 70_000, nextAttemptAtMs: 130_000, openCount: 1, openTimeoutMs: 60_000)
+        writer.handle(.breakerTransition(upstream: "acme", BreakerTransition(from: .closed, to: .open, atMs: 70_000, consecutiveFailures: 5, openTimeoutMs: 60_000), state: opened))
+        writer.record(ProbeResult(source: "acme", timestampMs: 60_000, ok: true, attempts: 2, durationSeconds: 2.1))
+        writer.record(ProbeResult(source: "acme", timestampMs: 61_000, ok: false, failure: failure, durationSeconds: 0.002))
+        writer.flush()
+
+        let errors = try database.writer.read { db in try Row.fetchAll(db, sql: "SELECT * FROM error_records") }
+        #expect(errors.count == 1)
+        #expect(errors[0]["reason"] as String? == "http_503")
+        #expect(errors[0]["was_retried"] as Bool? == true)
+        #expect(errors[0]["retry_succeeded"] as Bool? == true)
+        #expect(errors[0]["server_message"] as String? == "busy")
+        #expect((errors[0]["message"] as String?)?.hasPrefix("Error while probing acme") == true)
+        let transitions = try database.writer.read { db in try Row.fetchAll(db, sql: "SELECT * FROM breaker_transitions") }
+        #expect(transitions.count == 1 && transitions[0]["to_state"] as String? == "open")
+        #expect(try BreakerStore.load(database)["acme"] == opened)
+        let rollup = try #require(try database.writer.read { db in try Row.fetchOne(db, sql: "SELECT * FROM probe_rollups") })
+        #expect(rollup["minute_ms"] as Int64? == 60_000)
+        #expect(rollup["probes"] as Int? == 2)
+        #expect(rollup["failures"] as Int? == 1)
+        #expect(rollup["retried"] as Int? == 1)
+        #expect(rollup["retry_succeeded"] as Int? == 1)
+    }
+
+    @Test func aFullDiskKeepsRecordsQueuedUntilSpaceReturns() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try LookoutDatabase(path: path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        let pages = try database.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count")! }
+        // SQLite's max_page_count makes the file "full" at its current size.
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
+        let message = String(repeating: "x", count: 2000)
+        for index in 0..<200 {
+            writer.record(ProbeResult(
+                source: "s", timestampMs: Int64(index), ok: false,
+                failure: Failure(category: .serverError, reason: "http_500", detail: message)))
+        }
+        writer.flush()
+        #expect(writer.status.lastError?.contains("full") == true)
+        #expect(writer.status.failedFlushes == 1)
+        #expect(writer.pendingCount == 200)
+        writer.flush()
+        #expect(writer.status.failedFlushes == 2)
+
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+        writer.flush()
+        #expect(writer.status.lastError == nil)
+        #expect(writer.pendingCount == 0)
+        let count = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM probe_results")! }
+        #expect(count == 200)
     }
 }

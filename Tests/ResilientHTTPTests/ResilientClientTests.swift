@@ -23,7 +23,7 @@ final class Recorder: ClientEventSink {
     }
 
     var transitions: [BreakerState] {
-        recorded.compactMap { if case .breakerTransition(_, let transition) = $0 { return transition.to } else { return nil } }
+        recorded.compactMap { if case .breakerTransition(_, let transition, _) = $0 { return transition.to } else { return nil } }
     }
 }
 

@@ -1,0 +1,222 @@
+import Foundation
+
+/// The small language of alert rule conditions, over Lookout's own measurements:
+///
+/// ```
+/// error_rate[2m] > 0.5
+/// retry_success_ratio < 0.5 and retries[15m] >= 10
+/// burn_rate[1h] > 14.4 and burn_rate[5m] > 14.4
+/// not up or breaker_open == 1
+/// ```
+/// `and`, `or`, `not`, parentheses, comparisons (`> >= < <= == !=`), numbers, and metrics with an
+/// optional window in brackets. A metric without data makes its comparison false.
+public indirect enum AlertExpression: Sendable, Equatable {
+    case number(Double)
+    case metric(String, window: Duration?)
+    case compare(AlertExpression, Comparison, AlertExpression)
+    case and(AlertExpression, AlertExpression)
+    case or(AlertExpression, AlertExpression)
+    case not(AlertExpression)
+
+    public enum Comparison: String, Sendable, CaseIterable {
+        case greater = ">", greaterOrEqual = ">=", less = "<", lessOrEqual = "<=", equal = "==", notEqual = "!="
+    }
+
+    /// Metrics measured per source; a rule that names one fires per source.
+    public static let sourceMetrics: [String: String] = [
+        "error_rate": "failed probes ÷ probes over the window (default 5m)",
+        "probes": "probes over the window",
+        "failures": "failed probes over the window",
+        "retries": "calls retried over the window",
+        "retry_success_ratio": "retried calls that then succeeded ÷ retried calls over the window (default 15m)",
+        "availability": "1 − error rate over the window (default 24h)",
+        "burn_rate": "error-budget burn over the window: error rate ÷ (1 − 0.999)",
+        "up": "1 when the last probe succeeded",
+        "breaker_open": "1 while the circuit breaker is open, half-open or forced open",
+        "insecure_blocked": "1 when the last probe was refused as plain http",
+        "recovered_after_retries": "1 when the last probe succeeded only after retries",
+    ]
+
+    /// Metrics measured across all sources.
+    public static let serviceMetrics: [String: String] = [
+        "sources_failing_ratio": "share of sources whose last probe failed",
+        "circuits_open_ratio": "share of sources whose breaker is open",
+        "partial_failure_ratio": "share of the last 15 one-minute rounds in which some but not all sources failed",
+        "network_offline": "1 while Lookout itself is offline",
+    ]
+
+    /// Whether the expression names a per-source metric.
+    public var perSource: Bool {
+        switch self {
+        case .number: return false
+        case .metric(let name, _): return AlertExpression.sourceMetrics[name] != nil
+        case .compare(let a, _, let b), .and(let a, let b), .or(let a, let b): return a.perSource || b.perSource
+        case .not(let a): return a.perSource
+        }
+    }
+
+    /// Evaluates to a number (comparisons and logic give 1 or 0); nil when data is missing.
+    public func value(_ lookup: (String, Duration?) -> Double?) -> Double? {
+        switch self {
+        case .number(let value): return value
+        case .metric(let name, let window): return lookup(name, window)
+        case .compare(let a, let comparison, let b):
+            guard let left = a.value(lookup), let right = b.value(lookup) else { return 0 }
+            let holds: Bool
+            switch comparison {
+            case .greater: holds = left > right
+            case .greaterOrEqual: holds = left >= right
+            case .less: holds = left < right
+            case .lessOrEqual: holds = left <= right
+            case .equal: holds = abs(left - right) < 1e-9
+            case .notEqual: holds = abs(left - right) >= 1e-9
+            }
+            return holds ? 1 : 0
+        case .and(let a, let b): return (a.holds(lookup) && b.holds(lookup)) ? 1 : 0
+        case .or(let a, let b): return (a.holds(lookup) || b.holds(lookup)) ? 1 : 0
+        case .not(let a): return a.holds(lookup) ? 0 : 1
+        }
+    }
+
+    public func holds(_ lookup: (String, Duration?) -> Double?) -> Bool {
+        (value(lookup) ?? 0) != 0
+    }
+}
+
+/// A problem in an expression, at a character offset.
+public struct AlertExpressionError: Error, Equatable, CustomStringConvertible {
+    public var offset: Int
+    public var message: String
+    public var description: String { "at character \(offset + 1): \(message)" }
+}
+
+/// Parses `AlertExpression` text.
+public struct AlertExpressionParser {
+    private enum Token: Equatable {
+        case number(Double), identifier(String), window(Duration), comparison(AlertExpression.Comparison), open, close, end
+    }
+
+    private var tokens: [(token: Token, offset: Int)] = []
+    private var position = 0
+
+    public static func parse(_ text: String) throws(AlertExpressionError) -> AlertExpression {
+        var parser = AlertExpressionParser()
+        try parser.tokenize(Array(text))
+        let expression = try parser.parseOr()
+        guard parser.current.token == .end else {
+            throw AlertExpressionError(offset: parser.current.offset, message: "unexpected text after the expression")
+        }
+        return expression
+    }
+
+    private var current: (token: Token, offset: Int) { tokens[position] }
+
+    private mutating func tokenize(_ characters: [Character]) throws(AlertExpressionError) {
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if character.isWhitespace {
+                index += 1
+            } else if character == "(" {
+                tokens.append((.open, index)); index += 1
+            } else if character == ")" {
+                tokens.append((.close, index)); index += 1
+            } else if character == "[" {
+                guard let close = characters[index...].firstIndex(of: "]") else {
+                    throw AlertExpressionError(offset: index, message: "\"[\" is not closed")
+                }
+                let text = String(characters[(index + 1)..<close])
+                guard let duration = ConfigValues.duration(text), duration > .zero else {
+                    throw AlertExpressionError(offset: index + 1, message: "\"\(text)\" is not a duration (use 5m, 1h)")
+                }
+                tokens.append((.window(duration), index)); index = close + 1
+            } else if "<>=!".contains(character) {
+                let two = index + 1 < characters.count ? String(characters[index...(index + 1)]) : String(character)
+                if let comparison = AlertExpression.Comparison(rawValue: two) {
+                    tokens.append((.comparison(comparison), index)); index += 2
+                } else if let comparison = AlertExpression.Comparison(rawValue: String(character)) {
+                    tokens.append((.comparison(comparison), index)); index += 1
+                } else {
+                    throw AlertExpressionError(offset: index, message: "\"\(two)\" is not a comparison (use > >= < <= == !=)")
+                }
+            } else if character.isNumber || character == "." {
+                var end = index
+                while end < characters.count, characters[end].isNumber || characters[end] == "." { end += 1 }
+                guard let value = Double(String(characters[index..<end])) else {
+                    throw AlertExpressionError(offset: index, message: "\"\(String(characters[index..<end]))\" is not a number")
+                }
+                tokens.append((.number(value), index)); index = end
+            } else if character.isLetter || character == "_" {
+                var end = index
+                while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" { end += 1 }
+                tokens.append((.identifier(String(characters[index..<end])), index)); index = end
+            } else {
+                throw AlertExpressionError(offset: index, message: "unexpected \"\(character)\"")
+            }
+        }
+        tokens.append((.end, characters.count))
+    }
+
+    private mutating func parseOr() throws(AlertExpressionError) -> AlertExpression {
+        var left = try parseAnd()
+        while current.token == .identifier("or") {
+            position += 1
+            left = .or(left, try parseAnd())
+        }
+        return left
+    }
+
+    private mutating func parseAnd() throws(AlertExpressionError) -> AlertExpression {
+        var left = try parseUnary()
+        while current.token == .identifier("and") {
+            position += 1
+            left = .and(left, try parseUnary())
+        }
+        return left
+    }
+
+    private mutating func parseUnary() throws(AlertExpressionError) -> AlertExpression {
+        if current.token == .identifier("not") {
+            position += 1
+            return .not(try parseUnary())
+        }
+        let left = try parseOperand()
+        if case .comparison(let comparison) = current.token {
+            position += 1
+            return .compare(left, comparison, try parseOperand())
+        }
+        return left
+    }
+
+    private mutating func parseOperand() throws(AlertExpressionError) -> AlertExpression {
+        let (token, offset) = current
+        switch token {
+        case .number(let value):
+            position += 1
+            return .number(value)
+        case .open:
+            position += 1
+            let inner = try parseOr()
+            guard current.token == .close else { throw AlertExpressionError(offset: current.offset, message: "expected \")\"") }
+            position += 1
+            return inner
+        case .identifier(let name) where !["and", "or", "not"].contains(name):
+            let known = Array(AlertExpression.sourceMetrics.keys) + Array(AlertExpression.serviceMetrics.keys)
+            guard known.contains(name) else {
+                var message = "unknown metric \"\(name)\""
+                if let suggestion = ConfigReader.suggestion(for: name, among: known.sorted()) { message += "; did you mean \"\(suggestion)\"?" }
+                throw AlertExpressionError(offset: offset, message: message)
+            }
+            position += 1
+            if case .window(let window) = current.token {
+                position += 1
+                return .metric(name, window: window)
+            }
+            return .metric(name, window: nil)
+        case .end:
+            throw AlertExpressionError(offset: offset, message: "the expression ends too early")
+        default:
+            throw AlertExpressionError(offset: offset, message: "expected a number, a metric or \"(\"")
+        }
+    }
+}

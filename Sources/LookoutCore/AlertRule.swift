@@ -1,0 +1,83 @@
+/// A compiled alert rule: its condition, how long it must hold, and what the alert says.
+public struct AlertRule: Sendable, Equatable {
+    public var name: String
+    public var severity: String
+    public var expression: AlertExpression
+    public var forDuration: Duration
+    public var labels: [String: String]
+    /// `{source}` and `{value}` are replaced when the alert fires.
+    public var annotations: [String: String]
+
+    public init(name: String, severity: String, expression: AlertExpression, forDuration: Duration = .zero, labels: [String: String] = [:], annotations: [String: String] = [:]) {
+        self.name = name
+        self.severity = severity
+        self.expression = expression
+        self.forDuration = forDuration
+        self.labels = labels
+        self.annotations = annotations
+    }
+
+    /// SPEC section 6's default rules, each evaluated every 15 s.
+    public static let defaults: [AlertRule] = [
+        rule("AllSourcesFailing", "critical", "sources_failing_ratio >= 1", .seconds(300), "Every source is failing"),
+        rule("SourceErrorRateCritical", "critical", "error_rate[2m] > 0.5", .seconds(120), "{source}: more than half of the probes failed in the last 2 minutes"),
+        rule("AllCircuitsOpen", "critical", "circuits_open_ratio >= 1", .zero, "Every circuit breaker is open"),
+        rule("SourceErrorRateHigh", "warning", "error_rate[5m] > 0.2", .seconds(300), "{source}: more than 20% of the probes failed in the last 5 minutes"),
+        rule("RetrySuccessRateLow", "warning", "retry_success_ratio[15m] < 0.5 and retries[15m] >= 10", .zero, "{source}: most retries do not help"),
+        rule("PartialFailuresHigh", "warning", "partial_failure_ratio[15m] > 0.3", .zero, "Some sources fail while others work, in more than 30% of the last rounds"),
+        rule("SLOBurnRateFast", "critical", "burn_rate[1h] > 14.4 and burn_rate[5m] > 14.4", .zero, "{source}: the error budget burns more than 14.4 times too fast"),
+        rule("SLOBurnRateSlow", "warning", "burn_rate[6h] > 6 and burn_rate[30m] > 6", .zero, "{source}: the error budget burns more than 6 times too fast"),
+        rule("CircuitOpened", "info", "breaker_open == 1", .zero, "{source}: the circuit breaker opened; calls are paused"),
+        rule("InsecureSourceBlocked", "info", "insecure_blocked == 1", .zero, "{source}: a plain-http URL was refused"),
+        rule("RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries"),
+        rule("NetworkOffline", "critical", "network_offline == 1", .zero, "Lookout itself is offline; per-source alerts are held back"),
+    ]
+
+    private static func rule(_ name: String, _ severity: String, _ expression: String, _ forDuration: Duration, _ summary: String) -> AlertRule {
+        // The default expressions are fixed text, checked by the tests.
+        let parsed = (try? AlertExpressionParser.parse(expression)) ?? .number(0)
+        return AlertRule(name: name, severity: severity, expression: parsed, forDuration: forDuration, annotations: ["summary": summary])
+    }
+
+    /// The rules of a config: its own, or the defaults when it lists none.
+    public static func compile(_ configured: [AlertRuleConfig]) throws(AlertExpressionError) -> [AlertRule] {
+        guard !configured.isEmpty else { return defaults }
+        var rules: [AlertRule] = []
+        for rule in configured {
+            rules.append(AlertRule(
+                name: rule.name, severity: rule.severity, expression: try AlertExpressionParser.parse(rule.expr),
+                forDuration: rule.forDuration, labels: rule.labels, annotations: rule.annotations))
+        }
+        return rules
+    }
+}
+
+/// One alert episode: firing, then resolved.
+public struct Alert: Sendable, Equatable {
+    public var fingerprint: String
+    public var rule: String
+    public var source: String?
+    public var severity: String
+    /// alertname, severity, source (when per source) and the rule's labels.
+    public var labels: [String: String]
+    public var annotations: [String: String]
+    public var startedAtMs: Int64
+    public var resolvedAtMs: Int64?
+    /// The stored episode's row id, once written.
+    public var id: Int64?
+
+    public var firing: Bool { resolvedAtMs == nil }
+    public var summary: String { annotations["summary"] ?? rule }
+}
+
+/// A change the evaluator reports: an alert began firing or resolved.
+public enum AlertChange: Sendable, Equatable {
+    case firing(Alert)
+    case resolved(Alert)
+
+    public var alert: Alert {
+        switch self {
+        case .firing(let alert), .resolved(let alert): return alert
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Synchronization
+
+/// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
+public struct BucketRing: Sendable, Equatable {
+    public struct Counts: Sendable, Equatable {
+        public var probes: UInt32 = 0
+        public var failures: UInt32 = 0
+        public var retried: UInt32 = 0
+        public var retrySucceeded: UInt32 = 0
+
+        public static func + (a: Counts, b: Counts) -> Counts {
+            Counts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
+        }
+    }
+
+    public let widthMs: Int64
+    private var starts: [Int64]
+    private var counts: [Counts]
+
+    public init(widthMs: Int64, count: Int) {
+        self.widthMs = widthMs
+        starts = Array(repeating: Int64.min, count: count)
+        counts = Array(repeating: Counts(), count: count)
+    }
+
+    public mutating func add(_ delta: Counts, atMs: Int64) {
+        let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
+        let index = Int(((start / widthMs) % Int64(starts.count) + Int64(starts.count)) % Int64(starts.count))
+        if starts[index] != start {
+            guard start > starts[index] else { return }  // older than what the ring holds
+            starts[index] = start
+            counts[index] = Counts()
+        }
+        counts[index] = counts[index] + delta
+    }
+
+    /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
+    public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
+        let earliest = nowMs - windowMs
+        var total = Counts()
+        for index in starts.indices where starts[index] != Int64.min && starts[index] + widthMs > earliest && starts[index] <= nowMs {
+            total = total + counts[index]
+        }
+        return total
+    }
+}
+
+/// One source's health over time: error rates, retry success, availability, recovery.
+public struct SourceHealth: Sendable, Equatable {
+    var minutes = BucketRing(widthMs: 60_000, count: 61)
+    var fiveMinutes = BucketRing(widthMs: 300_000, count: 73)
+    var hours = BucketRing(widthMs: 3_600_000, count: 25)
+    var days = BucketRing(widthMs: 86_400_000, count: 31)
+    /// When the current outage began (the first failure after a success).
+    public var outageStartedMs: Int64?
+    /// How long the last finished outage lasted.
+    public var lastRecoveryMs: Int64?
+    public var lastOk: Bool?
+    /// The last probe was refused as plain http.
+    public var insecureBlocked = false
+    /// The last probe succeeded only after retries.
+    public var recoveredAfterRetries = false
+
+    public init() {}
+
+    public mutating func add(_ counts: BucketRing.Counts, atMs: Int64) {
+        minutes.add(counts, atMs: atMs)
+        fiveMinutes.add(counts, atMs: atMs)
+        hours.add(counts, atMs: atMs)
+        days.add(counts, atMs: atMs)
+    }
+
+    public mutating func record(_ result: ProbeResult) {
+        let retried = result.attempts > 1
+        add(BucketRing.Counts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
+        if result.ok {
+            if let started = outageStartedMs { lastRecoveryMs = result.timestampMs - started }
+            outageStartedMs = nil
+        } else if outageStartedMs == nil {
+            outageStartedMs = result.timestampMs
+        }
+        lastOk = result.ok
+        insecureBlocked = result.failure?.category == .insecureBlocked
+        recoveredAfterRetries = result.ok && retried
+    }
+
+    /// Failed probes ÷ probes over the window; nil without probes.
+    public func errorRate(windowMs: Int64, nowMs: Int64) -> Double? {
+        let counts = ring(for: windowMs).sum(windowMs: windowMs, nowMs: nowMs)
+        return counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
+    }
+
+    public func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
+        ring(for: windowMs).sum(windowMs: windowMs, nowMs: nowMs)
+    }
+
+    /// Calls that succeeded after a retry ÷ calls retried, over 15 minutes.
+    public func retrySuccessRatio(nowMs: Int64) -> Double? {
+        let counts = minutes.sum(windowMs: 15 * 60_000, nowMs: nowMs)
+        return counts.retried == 0 ? nil : Double(counts.retrySucceeded) / Double(counts.retried)
+    }
+
+    /// 1 − error rate over the window.
+    public func availability(windowMs: Int64, nowMs: Int64) -> Double? {
+        errorRate(windowMs: windowMs, nowMs: nowMs).map { 1 - $0 }
+    }
+
+    /// How fast the error budget of `target` (0.999) burns: error rate ÷ (1 − target).
+    public func burnRate(windowMs: Int64, nowMs: Int64, target: Double = 0.999) -> Double? {
+        errorRate(windowMs: windowMs, nowMs: nowMs).map { $0 / max(1e-9, 1 - target) }
+    }
+
+    /// The finest ring that covers the window.
+    private func ring(for windowMs: Int64) -> BucketRing {
+        if windowMs <= 60 * 60_000 { return minutes }
+        if windowMs <= 6 * 3_600_000 { return fiveMinutes }
+        if windowMs <= 24 * 3_600_000 { return hours }
+        return days
+    }
+}
+
+/// Every source's health plus the service-wide partial-failure rounds; a probe result sink.
+/// A round is one minute: it is partial when some but not all probed sources failed in it.
+public final class HealthAnalyzer: ProbeResultSink {
+    private struct Round: Sendable {
+        var minuteMs: Int64 = Int64.min
+        var probed: Set<String> = []
+        var failed: Set<String> = []
+    }
+
+    private struct State {
+        var sources: [String: SourceHealth] = [:]
+        var rounds = [Round](repeating: Round(), count: 16)
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func record(_ result: ProbeResult) {
+        state.withLock { state in
+            state.sources[result.source, default: SourceHealth()].record(result)
+            let minute = result.timestampMs - result.timestampMs % 60_000
+            let index = Int((minute / 60_000) % Int64(state.rounds.count))
+            if state.rounds[index].minuteMs != minute {
+                guard minute > state.rounds[index].minuteMs else { return }
+                state.rounds[index] = Round(minuteMs: minute)
+            }
+            state.rounds[index].probed.insert(result.source)
+            if !result.ok { state.rounds[index].failed.insert(result.source) }
+        }
+    }
+
+    /// Adds stored per-minute counts (from `probe_rollups`) after a restart.
+    public func restore(source: String, minuteMs: Int64, counts: BucketRing.Counts) {
+        state.withLock { $0.sources[source, default: SourceHealth()].add(counts, atMs: minuteMs) }
+    }
+
+    /// Keeps only the sources still configured.
+    public func retain(_ names: Set<String>) {
+        state.withLock { $0.sources = $0.sources.filter { names.contains($0.key) } }
+    }
+
+    public func health(_ source: String) -> SourceHealth? {
+        state.withLock { $0.sources[source] }
+    }
+
+    public func all() -> [String: SourceHealth] {
+        state.withLock { $0.sources }
+    }
+
+    /// Share of the finished rounds of the last 15 minutes in which some but not all sources failed.
+    public func partialFailureRatio(nowMs: Int64) -> Double {
+        state.withLock { state in
+            let current = nowMs - nowMs % 60_000
+            let rounds = state.rounds.filter { $0.minuteMs != Int64.min && $0.minuteMs > current - 15 * 60_000 && $0.minuteMs <= current }
+            guard !rounds.isEmpty else { return 0 }
+            let partial = rounds.filter { !$0.failed.isEmpty && $0.failed.count < $0.probed.count }.count
+            return Double(partial) / Double(rounds.count)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import GRDB
+import LookoutCore
+
+/// The statements behind each kind of record; cached, so a batch compiles each once.
+extension RecordWriter {
+    static func insert(_ record: StoreRecord, _ db: Database) throws {
+        switch record {
+        case .probe(let result):
+            try db.cachedStatement(sql: """
+                INSERT INTO probe_results (ts_ms, source, ok, category, reason, http_status, attempts, duration_ms, bytes, message, fallback)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [
+                result.timestampMs, result.source, result.ok, result.failure?.category.rawValue, result.failure?.reason,
+                result.httpStatus, result.attempts, result.durationSeconds * 1000, result.bytes, result.message, result.fallbackInUse,
+            ])
+        case .error(let error):
+            try db.cachedStatement(sql: """
+                INSERT INTO error_records (ts_ms, source, category, reason, http_status, curl_code, message, server_message, attempt, was_retried, retry_succeeded)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [
+                error.tsMs, error.source, error.category, error.reason, error.httpStatus, error.curlCode.map { Int($0) }, error.message,
+                error.serverMessage, error.attempt, error.wasRetried, error.retrySucceeded,
+            ])
+        case .transition(let source, let transition):
+            try db.cachedStatement(sql: """
+                INSERT INTO breaker_transitions (ts_ms, source, from_state, to_state, consecutive_failures, open_timeout_ms)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [
+                transition.atMs, source, transition.from.rawValue, transition.to.rawValue, transition.consecutiveFailures,
+                transition.openTimeoutMs,
+            ])
+        case .breakerState(let source, let state, let atMs):
+            try db.cachedStatement(sql: """
+                INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, opened_at_ms, next_attempt_at_ms, open_count, open_timeout_ms, updated_at_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(source) DO UPDATE SET state = excluded.state, consecutive_failures = excluded.consecutive_failures,
+                  consecutive_successes = excluded.consecutive_successes, opened_at_ms = excluded.opened_at_ms,
+                  next_attempt_at_ms = excluded.next_attempt_at_ms, open_count = excluded.open_count,
+                  open_timeout_ms = excluded.open_timeout_ms, updated_at_ms = excluded.updated_at_ms
+                WHERE excluded.updated_at_ms >= breaker_state.updated_at_ms
+                """).execute(arguments: [
+                source, state.state.rawValue, state.consecutiveFailures, state.consecutiveSuccesses, state.openedAtMs,
+                state.nextAttemptAtMs, state.openCount, state.openTimeoutMs, atMs,
+            ])
+        }
+    }
+
+    static func upsert(_ key: RollupKey, _ rollup: Rollup, _ db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO probe_rollups (minute_ms, source, probes, failures, retried, retry_succeeded, duration_ms_sum, duration_ms_max, latency_buckets)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+            key.minuteMs, key.source, rollup.probes, rollup.failures, rollup.retried, rollup.retrySucceeded,
+            rollup.durationMsSum, rollup.durationMsMax, rollup.latencyBuckets.map(String.init).joined(separator: ","),
+        ])
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import GRDB
+import Logging
+import LookoutCore
+import ResilientHTTP
+import Synchronization
+
+/// The one writer: records are queued by whoever produces them and committed in batches, one
+/// transaction at most a second behind. When the disk is full or the file read-only, records stay
+/// queued (up to a bound), the problem is logged once and shown, and writing resumes on its own.
+public final class RecordWriter: ProbeResultSink, ClientEventSink {
+    /// How the writer is doing, for `/metrics` and the status page.
+    public struct Health: Sendable, Equatable {
+        public var lastError: String?
+        public var failedFlushes: UInt64 = 0
+        public var droppedRecords: UInt64 = 0
+        public var writeDurations = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
+        public var committedRecords: UInt64 = 0
+    }
+
+    private struct Queue {
+        var records: [StoreRecord] = []
+        var rollups: [String: [Int64: Rollup]] = [:]
+        var dirtyRollups: Set<RollupKey> = []
+    }
+
+    struct RollupKey: Hashable {
+        var source: String
+        var minuteMs: Int64
+    }
+
+    public static let maxQueued = 200_000
+    static let batchTrigger = 5_000
+
+    private let database: LookoutDatabase
+    private let logger: Logger
+    private let queue = Mutex(Queue())
+    private let health = Mutex(Health())
+    private let flushing = Mutex(false)
+
+    public init(database: LookoutDatabase, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public var status: Health { health.withLock { $0 } }
+    public var pendingCount: Int { queue.withLock { $0.records.count } }
+
+    // MARK: - Producers
+
+    public func record(_ result: ProbeResult) {
+        enqueue(.probe(result)) { queue in
+            let minute = result.timestampMs - result.timestampMs % 60_000
+            queue.rollups[result.source, default: [:]][minute, default: Rollup()].add(result)
+            queue.dirtyRollups.insert(RollupKey(source: result.source, minuteMs: minute))
+        }
+    }
+
+    public func handle(_ event: ClientEvent) {
+        switch event {
+        case .callFinished(let outcome):
+            for record in ErrorRecord.from(outcome) { enqueue(.error(record)) }
+            if let breaker = outcome.breaker {
+                enqueue(.breakerState(source: outcome.upstream, breaker, atMs: outcome.startedAtMs))
+            }
+        case .breakerTransition(let upstream, let transition, let state):
+            enqueue(.transition(source: upstream, transition))
+            enqueue(.breakerState(source: upstream, state, atMs: transition.atMs))
+        default:
+            return
+        }
+    }
+
+    public func enqueue(_ record: StoreRecord) {
+        enqueue(record) { _ in }
+    }
+
+    private func enqueue(_ record: StoreRecord, _ alsoUnderLock: (inout Queue) -> Void) {
+        let dropped = queue.withLock { queue -> Bool in
+            alsoUnderLock(&queue)
+            queue.records.append(record)
+            guard queue.records.count > RecordWriter.maxQueued else { return false }
+            queue.records.removeFirst(queue.records.count - RecordWriter.maxQueued)
+            return true
+        }
+        if dropped { health.withLock { $0.droppedRecords += 1 } }
+    }
+
+    // MARK: - Writing
+
+    /// Flushes at least every second (sooner when many records wait) until cancelled, then once more.
+    public func run() async {
+        var last = ContinuousClock.now
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(100))
+            if ContinuousClock.now - last >= .seconds(1) || pendingCount >= RecordWriter.batchTrigger {
+                flush()
+                last = ContinuousClock.now
+            }
+        }
+        flush()
+    }
+
+    /// Writes everything queued in one transaction. On failure the records stay queued.
+    public func flush() {
+        // One flush at a time; a caller that finds one running leaves the work to it.
+        guard flushing.withLock({ running -> Bool in
+            if running { return false }
+            running = true
+            return true
+        }) else { return }
+        defer { flushing.withLock { $0 = false } }
+
+        let (batch, rollups) = queue.withLock { queue -> ([StoreRecord], [(RollupKey, Rollup)]) in
+            let rollups = queue.dirtyRollups.compactMap { key in queue.rollups[key.source]?[key.minuteMs].map { (key, $0) } }
+            defer {
+                queue.records.removeAll(keepingCapacity: true)
+                queue.dirtyRollups.removeAll(keepingCapacity: true)
+            }
+            return (queue.records, rollups)
+        }
+        guard !batch.isEmpty || !rollups.isEmpty else { return }
+        let started = ContinuousClock.now
+        do {
+            try database.writer.write { db in
+                for record in batch { try RecordWriter.insert(record, db) }
+                for (key, rollup) in rollups { try RecordWriter.upsert(key, rollup, db) }
+            }
+            let elapsed = (ContinuousClock.now - started).seconds
+            let recovered = health.withLock { health -> String? in
+                health.writeDurations.observe(elapsed)
+                health.committedRecords += UInt64(batch.count)
+                defer { health.lastError = nil }
+                return health.lastError
+            }
+            if recovered != nil { logger.info("database writes resumed", metadata: ["database": "\(database.path)"]) }
+            evictOldRollups()
+        } catch {
+            let message = RecordWriter.describe(error, path: database.path)
+            let first = health.withLock { health -> Bool in
+                health.failedFlushes += 1
+                defer { health.lastError = message }
+                return health.lastError == nil
+            }
+            if first {
+                logger.error("cannot write to the database; records are kept in memory and written when it works again", metadata: [
+                    "database": "\(database.path)", "error": "\(message)", "queued": "\(batch.count)",
+                ])
+            }
+            queue.withLock { queue in
+                queue.records.insert(contentsOf: batch, at: 0)
+                for (key, _) in rollups { queue.dirtyRollups.insert(key) }
+                if queue.records.count > RecordWriter.maxQueued {
+                    queue.records.removeFirst(queue.records.count - RecordWriter.maxQueued)
+                }
+            }
+        }
+    }
+
+    /// Keeps the in-memory minutes that can still change: the current one and the one before.
+    private func evictOldRollups() {
+        let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - 120_000
+        queue.withLock { queue in
+            for source in Array(queue.rollups.keys) {
+                queue.rollups[source] = queue.rollups[source]?.filter { minute, _ in
+                    minute >= cutoff || queue.dirtyRollups.contains(RollupKey(source: source, minuteMs: minute))
+                }
+                if queue.rollups[source]?.isEmpty == true { queue.rollups.removeValue(forKey: source) }
+            }
+        }
+    }
+
+    /// Loads the last two minutes of rollups, so a restart adds to them instead of replacing them.
+    public func loadRecentRollups() throws {
+        let since = Int64(Date().timeIntervalSince1970 * 1000) - 120_000
+        let rows = try database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM probe_rollups WHERE minute_ms >= ?", arguments: [since])
+        }
+        queue.withLock { queue in
+            for row in rows {
+                var rollup = Rollup()
+                rollup.probes = row["probes"]
+                rollup.failures = row["failures"]
+                rollup.retried = row["retried"]
+                rollup.retrySucceeded = row["retry_succeeded"]
+                rollup.durationMsSum = row["duration_ms_sum"]
+                rollup.durationMsMax = row["duration_ms_max"]
+                rollup.latencyBuckets = RecordWriter.buckets(row["latency_buckets"])
+                queue.rollups[row["source"], default: [:]][row["minute_ms"]] = rollup
+            }
+        }
+    }
+
+    static func buckets(_ text: String) -> [Int] {
+        let parsed = text.split(separator: ",").compactMap { Int($0) }
+        return parsed.count == Histogram.latencyBuckets.count + 1 ? parsed : [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
+    }
+
+    static func describe(_ error: any Error, path: String) -> String {
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_FULL: return "the disk holding \(path) is full"
+            case .SQLITE_READONLY: return "\(path) is read-only"
+            case .SQLITE_IOERR: return "I/O error on \(path): \(error.message ?? "")"
+            default: return error.message ?? "\(error)"
+            }
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,74 @@
+import LookoutCore
+import ResilientHTTP
+
+/// One failed attempt, as the `error_records` table keeps it.
+public struct ErrorRecord: Sendable, Equatable {
+    public var tsMs: Int64
+    public var source: String
+    public var category: String
+    public var reason: String
+    public var httpStatus: Int?
+    public var curlCode: Int32?
+    public var message: String
+    public var serverMessage: String?
+    public var attempt: Int
+    public var wasRetried: Bool
+    public var retrySucceeded: Bool
+
+    /// Every failed attempt of a finished call, with the call's outcome filled in.
+    public static func from(_ outcome: CallOutcome) -> [ErrorRecord] {
+        let succeeded = outcome.ok
+        var records = outcome.attempts.compactMap { attempt -> ErrorRecord? in
+            guard let failure = attempt.failure else { return nil }
+            return ErrorRecord(
+                tsMs: attempt.startedAtMs, source: outcome.upstream, category: failure.category.rawValue, reason: failure.reason,
+                httpStatus: failure.httpStatus, curlCode: failure.curlCode, message: failure.message(operation: "probing \(outcome.upstream)"),
+                serverMessage: failure.serverMessage, attempt: attempt.number, wasRetried: attempt.retried,
+                retrySucceeded: attempt.retried && succeeded)
+        }
+        // A call refused before any attempt (breaker open, plain http) is one record too.
+        if outcome.attempts.isEmpty, let failure = outcome.failure, !outcome.cancelled {
+            records.append(ErrorRecord(
+                tsMs: outcome.startedAtMs, source: outcome.upstream, category: failure.category.rawValue, reason: failure.reason,
+                httpStatus: nil, curlCode: nil, message: failure.message(operation: "probing \(outcome.upstream)"),
+                serverMessage: nil, attempt: 0, wasRetried: false, retrySucceeded: false))
+        }
+        return records
+    }
+}
+
+/// Everything the writer can be asked to store.
+public enum StoreRecord: Sendable {
+    case probe(ProbeResult)
+    case error(ErrorRecord)
+    case transition(source: String, BreakerTransition)
+    case breakerState(source: String, PersistedBreaker, atMs: Int64)
+}
+
+/// One source's probes in one minute (the `probe_rollups` table).
+public struct Rollup: Sendable, Equatable {
+    public var probes = 0
+    public var failures = 0
+    public var retried = 0
+    public var retrySucceeded = 0
+    public var durationMsSum = 0.0
+    public var durationMsMax = 0.0
+    /// Counts per `Histogram.latencyBuckets` bound, then +Inf (not cumulative).
+    public var latencyBuckets = [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
+
+    public init() {}
+
+    mutating func add(_ result: ProbeResult) {
+        probes += 1
+        if !result.ok { failures += 1 }
+        if result.attempts > 1 {
+            retried += 1
+            if result.ok { retrySucceeded += 1 }
+        }
+        let milliseconds = result.durationSeconds * 1000
+        durationMsSum += milliseconds
+        durationMsMax = max(durationMsMax, milliseconds)
+        let index = Histogram.latencyBuckets.firstIndex { result.durationSeconds <= $0 } ?? Histogram.latencyBuckets.count
+        latencyBuckets[index] += 1
+    }
+}

@@ -1,0 +1,150 @@
+import LookoutCore
+import Testing
+
+/// The default rules driven by a manual clock: each fires after its `for`, not before, resolves
+/// after two clean evaluations, and does not fire again after a restart.
+@Suite("alert rules")
+struct AlertRuleTests {
+    /// Metric values the test sets; everything else has no data.
+    final class Values {
+        var perSource: [String: Double] = [:]
+        var service: [String: Double] = [:]
+
+        func inputs(offline: Bool = false, sources: [String] = ["acme"]) -> AlertEvaluator.Inputs {
+            AlertEvaluator.Inputs(sources: sources, offline: offline) { [self] metric, window, source in
+                let key = window.map { "\(metric)[\(ConfigValues.format($0))]" } ?? metric
+                return source == nil ? service[key] : perSource[key]
+            } context: { source in ("Error while probing \(source): the server answered 503.", "Check the upstream.") }
+        }
+    }
+
+    static let triggers: [(rule: String, perSource: [String: Double], service: [String: Double])] = [
+        ("AllSourcesFailing", [:], ["sources_failing_ratio": 1]),
+        ("SourceErrorRateCritical", ["error_rate[2m]": 0.6], [:]),
+        ("AllCircuitsOpen", [:], ["circuits_open_ratio": 1]),
+        ("SourceErrorRateHigh", ["error_rate[5m]": 0.3], [:]),
+        ("RetrySuccessRateLow", ["retry_success_ratio[15m]": 0.2, "retries[15m]": 12], [:]),
+        ("PartialFailuresHigh", [:], ["partial_failure_ratio[15m]": 0.4]),
+        ("SLOBurnRateFast", ["burn_rate[1h]": 20, "burn_rate[5m]": 20], [:]),
+        ("SLOBurnRateSlow", ["burn_rate[6h]": 7, "burn_rate[30m]": 7], [:]),
+        ("CircuitOpened", ["breaker_open": 1], [:]),
+        ("InsecureSourceBlocked", ["insecure_blocked": 1], [:]),
+        ("RecoveredAfterRetries", ["recovered_after_retries": 1], [:]),
+        ("NetworkOffline", [:], ["network_offline": 1]),
+    ]
+
+    @Test(arguments: triggers)
+    func firesAfterItsForResolvesAndSurvivesARestart(rule: String, perSource: [String: Double], service: [String: Double]) throws {
+        let definition = try #require(AlertRule.defaults.first { $0.name == rule })
+        var evaluator = AlertEvaluator(rules: [definition])
+        let values = Values()
+        values.perSource = perSource
+        values.service = service
+        let step: Int64 = 15_000
+        let forMs = definition.forDuration.totalMilliseconds
+        var now: Int64 = 1_000_000
+
+        // Pending for `for`; firing at the first evaluation at or after it.
+        var changes = evaluator.evaluate(nowMs: now, values.inputs())
+        if forMs == 0 {
+            #expect(changes.count == 1)
+        } else {
+            #expect(changes.isEmpty)
+            while now + step < 1_000_000 + forMs {
+                now += step
+                #expect(evaluator.evaluate(nowMs: now, values.inputs()).isEmpty, "fired before its for")
+            }
+            now = 1_000_000 + forMs
+            changes = evaluator.evaluate(nowMs: now, values.inputs())
+            #expect(changes.count == 1)
+        }
+        guard case .firing(let alert) = changes.first else { Issue.record("no firing change"); return }
+        #expect(alert.rule == rule)
+        #expect(alert.labels["alertname"] == rule)
+        #expect(alert.labels["severity"] == definition.severity)
+        #expect((alert.source != nil) == definition.expression.perSource)
+        #expect(!alert.summary.isEmpty)
+
+        // Still true: nothing new.
+        now += step
+        #expect(evaluator.evaluate(nowMs: now, values.inputs()).isEmpty)
+
+        // A restart: the firing alert comes back without a new announcement.
+        var restarted = AlertEvaluator(rules: [definition])
+        restarted.restore(firing: evaluator.firing)
+        now += step
+        #expect(restarted.evaluate(nowMs: now, values.inputs()).isEmpty)
+
+        // False once: still firing; false twice: resolved.
+        values.perSource = [:]
+        values.service = [:]
+        now += step
+        #expect(restarted.evaluate(nowMs: now, values.inputs()).isEmpty)
+        now += step
+        let resolved = restarted.evaluate(nowMs: now, values.inputs())
+        guard case .resolved(let ended) = resolved.first else { Issue.record("not resolved: \(resolved)"); return }
+        #expect(ended.fingerprint == alert.fingerprint)
+        #expect(ended.resolvedAtMs == now)
+        #expect(restarted.firing.isEmpty)
+    }
+
+    @Test func aConditionThatClearsWhilePendingNeverFires() throws {
+        let rule = try #require(AlertRule.defaults.first { $0.name == "SourceErrorRateHigh" })
+        var evaluator = AlertEvaluator(rules: [rule])
+        let values = Values()
+        values.perSource = ["error_rate[5m]": 0.5]
+        #expect(evaluator.evaluate(nowMs: 0, values.inputs()).isEmpty)
+        values.perSource = [:]
+        #expect(evaluator.evaluate(nowMs: 15_000, values.inputs()).isEmpty)
+        values.perSource = ["error_rate[5m]": 0.5]
+        #expect(evaluator.evaluate(nowMs: 300_000, values.inputs()).isEmpty)  // pending started again at 300 s
+        #expect(evaluator.evaluate(nowMs: 600_000, values.inputs()).count == 1)
+    }
+
+    @Test func perSourceAlertsAreHeldBackWhileOffline() throws {
+        let rule = try #require(AlertRule.defaults.first { $0.name == "CircuitOpened" })
+        var evaluator = AlertEvaluator(rules: [rule])
+        let values = Values()
+        values.perSource = ["breaker_open": 1]
+        #expect(evaluator.evaluate(nowMs: 0, values.inputs(offline: true)).isEmpty)
+        #expect(evaluator.evaluate(nowMs: 15_000, values.inputs(offline: false)).count == 1)
+    }
+
+    @Test func oneAlertPerSource() throws {
+        let rule = try #require(AlertRule.defaults.first { $0.name == "CircuitOpened" })
+        var evaluator = AlertEvaluator(rules: [rule])
+        let values = Values()
+        values.perSource = ["breaker_open": 1]
+        let changes = evaluator.evaluate(nowMs: 0, values.inputs(sources: ["a", "b"]))
+        #expect(Set(changes.map { $0.alert.source }) == ["a", "b"])
+        #expect(Set(changes.map { $0.alert.fingerprint }).count == 2)
+        #expect(changes.first?.alert.annotations["description"]?.contains("503") == true)
+        // A source that leaves the config resolves its alert.
+        let gone = evaluator.evaluate(nowMs: 15_000, values.inputs(sources: ["a"]))
+        #expect(gone.map { $0.alert.source } == ["b"])
+    }
+
+    @Test func parsesTheExpressionLanguage() throws {
+        let expression = try AlertExpressionParser.parse("(error_rate[2m] > 0.5 or not up) and retries[15m] >= 10")
+        #expect(expression.perSource)
+        #expect(!(try AlertExpressionParser.parse("network_offline == 1")).perSource)
+        #expect(expression.holds { name, _ in ["error_rate": 0.1, "up": 0, "retries": 10][name] })
+        #expect(!expression.holds { name, _ in ["error_rate": 0.1, "up": 1, "retries": 10][name] })
+        #expect(!expression.holds { _, _ in nil })
+        for rule in AlertRule.defaults {
+            #expect(rule.expression != .number(0), "\(rule.name) did not parse")
+        }
+    }
+
+    @Test(arguments: [
+        ("eror_rate > 1", #"at character 1: unknown metric "eror_rate"; did you mean "error_rate"?"#),
+        ("error_rate[5x] > 1", #"at character 12: "5x" is not a duration (use 5m, 1h)"#),
+        ("error_rate >", "at character 13: the expression ends too early"),
+        ("(up == 1", #"at character 9: expected ")""#),
+        ("up = 1", #"at character 4: "= " is not a comparison (use > >= < <= == !=)"#),
+    ])
+    func reportsWhereAnExpressionIsWrong(text: String, message: String) {
+        #expect(throws: AlertExpressionError.self) { try AlertExpressionParser.parse(text) }
+        do { _ = try AlertExpressionParser.parse(text) } catch { #expect(error.description == message) }
+    }
+}
