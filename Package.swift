@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(
             name: "LookoutWeb",
-            dependencies: ["LookoutCore", "LookoutStore", "MicroHTTPServer"]
+            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer"]
         ),
         .executableTarget(
             name: "lookout",

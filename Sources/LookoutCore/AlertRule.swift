@@ -66,6 +66,21 @@ public struct Alert: Sendable, Equatable {
     /// The stored episode's row id, once written.
     public var id: Int64?
 
+    public init(
+        fingerprint: String, rule: String, source: String?, severity: String, labels: [String: String],
+        annotations: [String: String], startedAtMs: Int64, resolvedAtMs: Int64?, id: Int64? = nil
+    ) {
+        self.fingerprint = fingerprint
+        self.rule = rule
+        self.source = source
+        self.severity = severity
+        self.labels = labels
+        self.annotations = annotations
+        self.startedAtMs = startedAtMs
+        self.resolvedAtMs = resolvedAtMs
+        self.id = id
+    }
+
     public var firing: Bool { resolvedAtMs == nil }
     public var summary: String { annotations["summary"] ?? rule }
 }

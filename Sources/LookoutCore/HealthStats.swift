@@ -8,6 +8,13 @@ public struct BucketRing: Sendable, Equatable {
         public var retried: UInt32 = 0
         public var retrySucceeded: UInt32 = 0
 
+        public init(probes: UInt32 = 0, failures: UInt32 = 0, retried: UInt32 = 0, retrySucceeded: UInt32 = 0) {
+            self.probes = probes
+            self.failures = failures
+            self.retried = retried
+            self.retrySucceeded = retrySucceeded
+        }
+
         public static func + (a: Counts, b: Counts) -> Counts {
             Counts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
         }
@@ -63,9 +70,13 @@ public struct SourceHealth: Sendable, Equatable {
 
     public init() {}
 
-    public mutating func add(_ counts: BucketRing.Counts, atMs: Int64) {
-        minutes.add(counts, atMs: atMs)
-        fiveMinutes.add(counts, atMs: atMs)
+    /// Adds counts at a time; `coarseOnly` feeds only the hour and day buckets (for hourly sums
+    /// restored from the database).
+    public mutating func add(_ counts: BucketRing.Counts, atMs: Int64, coarseOnly: Bool = false) {
+        if !coarseOnly {
+            minutes.add(counts, atMs: atMs)
+            fiveMinutes.add(counts, atMs: atMs)
+        }
         hours.add(counts, atMs: atMs)
         days.add(counts, atMs: atMs)
     }
@@ -151,9 +162,9 @@ public final class HealthAnalyzer: ProbeResultSink {
         }
     }
 
-    /// Adds stored per-minute counts (from `probe_rollups`) after a restart.
-    public func restore(source: String, minuteMs: Int64, counts: BucketRing.Counts) {
-        state.withLock { $0.sources[source, default: SourceHealth()].add(counts, atMs: minuteMs) }
+    /// Adds stored counts (from `probe_rollups`) after a restart: minutes, or hourly sums.
+    public func restore(source: String, atMs: Int64, counts: BucketRing.Counts, hourly: Bool) {
+        state.withLock { $0.sources[source, default: SourceHealth()].add(counts, atMs: atMs, coarseOnly: hourly) }
     }
 
     /// Keeps only the sources still configured.

@@ -15,6 +15,8 @@ public final class Monitor: Sendable {
     }
 
     public let board: SourceStatusBoard
+    /// Error rates, retry success, availability and burn rates per source.
+    public let health = HealthAnalyzer()
     public let scheduler: ProbeScheduler
     public let connectivity: ConnectivityMonitor
     public let client: ResilientClient
@@ -24,6 +26,7 @@ public final class Monitor: Sendable {
     let shardOverride: Shard?
     let logger: Logger
     private let current: Mutex<LookoutConfig>
+    private let reloadListeners = Mutex<[@Sendable () -> Void]>([])
     /// Breakers saved before a restart, put back when their source is first configured.
     private let savedBreakers = Mutex<[String: PersistedBreaker]>([:])
     private let reload = Mutex(ReloadStatus(lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000)))
@@ -54,7 +57,7 @@ public final class Monitor: Sendable {
         self.connectivity = connectivity
         let prober = SourceProber(client: client) { name, progress in board.updateDownload(name, progress) }
         self.scheduler = ProbeScheduler(
-            prober: prober, sinks: [board] + sinks, connectivity: connectivity,
+            prober: prober, sinks: [board, health] + sinks, connectivity: connectivity,
             fallback: { board.healthyFallback(for: $0) }, maxConcurrent: maxConcurrent, logger: logger)
     }
 
@@ -71,6 +74,11 @@ public final class Monitor: Sendable {
     /// Breakers saved before a restart: an open one stays open until its next attempt time.
     public func restore(breakers: [String: PersistedBreaker]) {
         savedBreakers.withLock { $0 = breakers }
+    }
+
+    /// Calls `listener` after each successful reload.
+    public func onReload(_ listener: @escaping @Sendable () -> Void) {
+        reloadListeners.withLock { $0.append(listener) }
     }
 
     /// Lists the config's sources on the board; probing starts with `run()`.
@@ -94,6 +102,7 @@ public final class Monitor: Sendable {
         scheduler.apply(sources)
         for gone in previous.subtracting(sources.map(\.name)) { client.remove(upstream: gone) }
         clientMetrics.retain(Set(sources.map(\.name)))
+        health.retain(Set(sources.map(\.name)))
     }
 
     /// Reads the config file again. On problems the running config stays and the problems are
@@ -108,6 +117,7 @@ public final class Monitor: Sendable {
                 $0 = ReloadStatus(successful: true, lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000), problems: [])
             }
             logger.info("config reloaded", metadata: ["sources": "\(ownSources.count)"])
+            for listener in reloadListeners.withLock({ $0 }) { listener() }
             return []
         } catch {
             let problems = (error as? ConfigError)?.problems.map(\.description) ?? ["\(error)"]
@@ -117,6 +127,51 @@ public final class Monitor: Sendable {
             }
             logger.error("config reload failed; keeping the running config", metadata: ["problems": "\(problems.joined(separator: "; "))"])
             return problems
+        }
+    }
+
+    /// What alert rules read: the measurements of every own source and of the service.
+    public func alertInputs(nowMs: Int64) -> AlertEvaluator.Inputs {
+        let entries = Dictionary(uniqueKeysWithValues: board.snapshot().map { ($0.source.name, $0) })
+        let healths = health.all()
+        let names = ownSources.map(\.name)
+        let breakers = Dictionary(uniqueKeysWithValues: names.compactMap { name in client.snapshot(upstream: name).map { (name, $0.breaker.state) } })
+        let probed = entries.values.filter { $0.last != nil }
+        let failing = probed.filter { $0.last?.ok == false }.count
+        let open = breakers.values.filter { $0 == .open || $0 == .forcedOpen }.count
+        let partial = health.partialFailureRatio(nowMs: nowMs)
+        let offline = connectivity.isOffline
+        return AlertEvaluator.Inputs(sources: names, offline: offline) { metric, window, source in
+            guard let source else {
+                switch metric {
+                case "sources_failing_ratio": return probed.isEmpty ? nil : Double(failing) / Double(probed.count)
+                case "circuits_open_ratio": return breakers.isEmpty ? nil : Double(open) / Double(breakers.count)
+                case "partial_failure_ratio": return partial
+                case "network_offline": return offline ? 1 : 0
+                default: return nil
+                }
+            }
+            let stats = healths[source]
+            func windowMs(_ fallback: Int64) -> Int64 { window?.totalMilliseconds ?? fallback }
+            switch metric {
+            case "error_rate": return stats?.errorRate(windowMs: windowMs(300_000), nowMs: nowMs)
+            case "probes": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).probes) }
+            case "failures": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).failures) }
+            case "retries": return stats.map { Double($0.counts(windowMs: windowMs(900_000), nowMs: nowMs).retried) }
+            case "retry_success_ratio": return stats?.retrySuccessRatio(nowMs: nowMs)
+            case "availability": return stats?.availability(windowMs: windowMs(86_400_000), nowMs: nowMs)
+            case "burn_rate": return stats?.burnRate(windowMs: windowMs(3_600_000), nowMs: nowMs)
+            case "up": return entries[source]?.last.map { $0.ok ? 1 : 0 }
+            case "breaker_open":
+                guard let state = breakers[source] else { return nil }
+                return state == .open || state == .halfOpen || state == .forcedOpen ? 1 : 0
+            case "insecure_blocked": return stats.map { $0.insecureBlocked ? 1 : 0 }
+            case "recovered_after_retries": return stats.map { $0.recoveredAfterRetries ? 1 : 0 }
+            default: return nil
+            }
+        } context: { source in
+            guard let last = entries[source]?.last, let failure = last.failure, let message = last.message else { return nil }
+            return (message, failure.category.recoverySuggestion)
         }
     }
 

@@ -3,9 +3,10 @@ import MicroHTTPServer
 
 /// Every route Lookout serves.
 public enum LookoutRoutes {
-    public static func router(monitor: Monitor) -> Router {
+    public static func router(_ context: LookoutContext) -> Router {
+        let monitor = context.monitor
         let board = monitor.board
-        let metrics = MetricsPage(monitor: monitor)
+        let metrics = MetricsPage(context: context)
         let status = StatusPage(board: board)
         var router = Router()
         router.get("/") { _ in .html(status.render()) }

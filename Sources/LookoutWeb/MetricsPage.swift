@@ -4,11 +4,12 @@ import ResilientHTTP
 
 /// Renders `/metrics` from the monitor's board and state.
 public struct MetricsPage: Sendable {
-    public let monitor: Monitor
+    public let context: LookoutContext
     public let version: String
+    var monitor: Monitor { context.monitor }
 
-    public init(monitor: Monitor, version: String = ResilientHTTPVersion.string) {
-        self.monitor = monitor
+    public init(context: LookoutContext, version: String = ResilientHTTPVersion.string) {
+        self.context = context
         self.version = version
     }
 
@@ -37,7 +38,9 @@ public struct MetricsPage: Sendable {
             writer.sample("lookout_probes_total", labels: [("source", entry.source.name), ("result", "failure")], value: Double(entry.failures))
         }
         renderClient(entries, &writer)
+        renderHealth(entries, &writer)
         renderDownloads(entries, &writer)
+        renderAlertsAndStore(&writer)
 
         let reload = monitor.reloadStatus
         writer.family("lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.")
@@ -120,6 +123,73 @@ public struct MetricsPage: Sendable {
             if let expiry = entry.last?.certificateExpiry {
                 writer.sample("lookout_tls_cert_expiry_timestamp_seconds", labels: [("source", entry.source.name)], value: expiry.timeIntervalSince1970.rounded())
             }
+        }
+    }
+
+    private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let healths = monitor.health.all()
+        writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
+        for entry in entries {
+            guard let health = healths[entry.source.name] else { continue }
+            for (window, ms) in [("1m", Int64(60_000)), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)] {
+                if let rate = health.errorRate(windowMs: ms, nowMs: now) {
+                    writer.sample("lookout_error_rate", labels: [("source", entry.source.name), ("window", window)], value: rate)
+                }
+            }
+        }
+        writer.family("lookout_retry_success_ratio", type: .gauge, help: "Retried calls that then succeeded ÷ retried calls, over 15 minutes.")
+        for entry in entries {
+            if let ratio = healths[entry.source.name]?.retrySuccessRatio(nowMs: now) {
+                writer.sample("lookout_retry_success_ratio", labels: [("source", entry.source.name)], value: ratio)
+            }
+        }
+        writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
+        for entry in entries {
+            guard let health = healths[entry.source.name] else { continue }
+            for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 30 * 86_400_000)] {
+                if let availability = health.availability(windowMs: ms, nowMs: now) {
+                    writer.sample("lookout_availability_ratio", labels: [("source", entry.source.name), ("window", window)], value: availability)
+                }
+            }
+        }
+        writer.family("lookout_recovery_seconds", type: .gauge, help: "How long the source's last outage lasted.")
+        for entry in entries {
+            if let recovery = healths[entry.source.name]?.lastRecoveryMs {
+                writer.sample("lookout_recovery_seconds", labels: [("source", entry.source.name)], value: Double(recovery) / 1000)
+            }
+        }
+        writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
+        writer.sample("lookout_partial_failure_ratio", value: monitor.health.partialFailureRatio(nowMs: now))
+    }
+
+    private func renderAlertsAndStore(_ writer: inout ExpositionWriter) {
+        if let alerts = context.alerts {
+            var counts: [String: (String, Int)] = [:]
+            for rule in alerts.rules { counts[rule.name] = (rule.severity, 0) }
+            for alert in alerts.firing { counts[alert.rule, default: (alert.severity, 0)].1 += 1 }
+            writer.family("lookout_alerts_firing", type: .gauge, help: "Alerts firing now, by rule.")
+            for (name, (severity, count)) in counts.sorted(by: { $0.key < $1.key }) {
+                writer.sample("lookout_alerts_firing", labels: [("alertname", name), ("severity", severity)], value: Double(count))
+            }
+        }
+        if let recordWriter = context.writer {
+            let health = recordWriter.status
+            let durations = health.writeDurations
+            writer.family("lookout_db_write_duration_seconds", type: .histogram, help: "Duration of the writer's batched transactions.")
+            writer.histogram(
+                "lookout_db_write_duration_seconds", labels: [], bounds: durations.bounds, cumulativeCounts: durations.cumulativeCounts,
+                sum: durations.sum, count: durations.count)
+            writer.family("lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).")
+            writer.sample("lookout_db_write_errors_total", value: Double(health.failedFlushes))
+            writer.family("lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.")
+            writer.sample("lookout_db_records_dropped_total", value: Double(health.droppedRecords))
+            writer.family("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.")
+            writer.sample("lookout_db_pending_records", value: Double(recordWriter.pendingCount))
+        }
+        if let database = context.database {
+            writer.family("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.")
+            writer.sample("lookout_db_size_bytes", value: Double(database.sizeBytes))
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import LookoutAlerting
 import LookoutCore
 import LookoutStore
 import LookoutWeb
@@ -63,16 +64,19 @@ struct Serve: AsyncParsableCommand {
         let monitor = Monitor(
             config: loaded, configPath: config, shardOverride: shardOverride, clientMetrics: clientMetrics,
             client: ResilientClient(events: [clientMetrics, writer]), sinks: [writer], logger: logger)
+        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
         do {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
+            try HistoryStore.restore(into: monitor.health, from: database, nowMs: AlertService.now())
+            try alerts.restore()
         } catch {
             printError("lookout: cannot read \(database.path): \(error)")
             throw ExitCode(1)
         }
         monitor.start()
         let server = HTTPServer(
-            configuration: .init(host: host, port: port), router: LookoutRoutes.router(monitor: monitor))
+            configuration: .init(host: host, port: port), router: LookoutRoutes.router(LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts)))
         do {
             try server.start()
         } catch {
@@ -88,6 +92,8 @@ struct Serve: AsyncParsableCommand {
             await withDiscardingTaskGroup { group in
                 group.addTask { await monitor.run() }
                 group.addTask { await writer.run() }
+                group.addTask { await alerts.run() }
+                group.addTask { await Retention(retention: loaded.retention, rawRetention: loaded.rawRetention).run(database, logger: logger) }
             }
         }
         for await signal in ProcessSignals.stream([SIGINT, SIGTERM, SIGHUP]) {

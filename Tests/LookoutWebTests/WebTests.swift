@@ -46,7 +46,7 @@ struct PageTests {
             config: LookoutConfig(sources: sources), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
         monitor.board.apply(sources)
         for entry in board().snapshot() { if let last = entry.last { monitor.board.record(last) } }
-        let text = MetricsPage(monitor: monitor, version: "9.9.9").render()
+        let text = MetricsPage(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
         #expect(text.contains("lookout_probe_success{source=\"up\"} 1\n"))
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
         #expect(!text.contains("lookout_probe_success{source=\"never\"}"))

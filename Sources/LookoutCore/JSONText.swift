@@ -1,5 +1,3 @@
-import LookoutCore
-
 /// A small JSON value that renders itself, for API answers built by hand.
 public indirect enum JSONText: Sendable {
     case string(String)
@@ -25,7 +23,14 @@ public indirect enum JSONText: Sendable {
     public func write(to out: inout String) {
         switch self {
         case .string(let text): out += LogfmtLogHandler.jsonString(text)
-        case .number(let value): out += value.isFinite ? ExpositionWriter.format(value) : "null"
+        case .number(let value):
+            if !value.isFinite {
+                out += "null"
+            } else if value == value.rounded() && abs(value) < 1e15 {
+                out += String(Int64(value))
+            } else {
+                out += "\(value)"
+            }
         case .int(let value): out += String(value)
         case .bool(let value): out += value ? "true" : "false"
         case .null: out += "null"
@@ -50,5 +55,6 @@ public indirect enum JSONText: Sendable {
 }
 
 extension Optional where Wrapped == String {
-    var json: JSONText { map { .string($0) } ?? .null }
+    /// The string, or null.
+    public var json: JSONText { map { .string($0) } ?? .null }
 }

@@ -1,0 +1,74 @@
+import Foundation
+import LookoutCore
+
+/// The two notification formats: Alertmanager's webhook payload (version "4"), which every
+/// receiver written for Alertmanager understands, and Alertmanager's own `POST /api/v2/alerts`.
+public enum Payloads {
+    /// How long a firing alert pushed to Alertmanager stays valid without being sent again.
+    public static let alertmanagerValidity: Int64 = 5 * 60_000
+
+    public static func webhook(_ change: AlertChange, receiver: String, externalURL: String) -> String {
+        let alert = change.alert
+        let status = alert.firing ? "firing" : "resolved"
+        let groupLabels: [String: String] = ["alertname": alert.rule]
+        let entry: JSONText = .ordered([
+            ("status", .string(status)),
+            ("labels", object(alert.labels)),
+            ("annotations", object(annotations(alert, externalURL: externalURL))),
+            ("startsAt", .string(rfc3339(alert.startedAtMs))),
+            ("endsAt", .string(alert.resolvedAtMs.map(rfc3339) ?? "0001-01-01T00:00:00Z")),
+            ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
+            ("fingerprint", .string(alert.fingerprint)),
+        ])
+        let groupKey = "{}:{" + groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\($0.value)\"" }.joined(separator: ",") + "}"
+        return JSONText.ordered([
+            ("version", .string("4")),
+            ("groupKey", .string(groupKey)),
+            ("truncatedAlerts", .int(0)),
+            ("status", .string(status)),
+            ("receiver", .string(receiver)),
+            ("groupLabels", object(groupLabels)),
+            ("commonLabels", object(alert.labels)),
+            ("commonAnnotations", object(annotations(alert, externalURL: externalURL))),
+            ("externalURL", .string(externalURL)),
+            ("alerts", .array([entry])),
+        ]).rendered
+    }
+
+    /// Postable alerts: firing ones carry an `endsAt` a few minutes ahead and are sent again
+    /// before it lapses; resolved ones carry the time they resolved.
+    public static func alertmanager(_ changes: [AlertChange], externalURL: String, nowMs: Int64) -> String {
+        JSONText.array(changes.map { change in
+            let alert = change.alert
+            let ends = alert.resolvedAtMs ?? (nowMs + alertmanagerValidity)
+            return .ordered([
+                ("labels", object(alert.labels)),
+                ("annotations", object(annotations(alert, externalURL: externalURL))),
+                ("startsAt", .string(rfc3339(alert.startedAtMs))),
+                ("endsAt", .string(rfc3339(ends))),
+                ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
+            ])
+        }).rendered
+    }
+
+    /// The alert's annotations plus a link to its source on the status page.
+    static func annotations(_ alert: Alert, externalURL: String) -> [String: String] {
+        var annotations = alert.annotations
+        if let source = alert.source { annotations["status_page"] = "\(externalURL)/#source-\(source)" }
+        return annotations
+    }
+
+    static func generatorURL(_ alert: Alert, externalURL: String) -> String {
+        alert.source.map { "\(externalURL)/api/v1/sources/\($0)" } ?? "\(externalURL)/"
+    }
+
+    static func object(_ dictionary: [String: String]) -> JSONText {
+        .ordered(dictionary.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+    }
+
+    public static func rfc3339(_ ms: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+    }
+}

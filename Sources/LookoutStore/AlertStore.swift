@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import LookoutCore
+
+/// One notification to put in the outbox.
+public struct OutboxEntry: Sendable, Equatable {
+    public var hook: String
+    public var payload: String
+
+    public init(hook: String, payload: String) {
+        self.hook = hook
+        self.payload = payload
+    }
+}
+
+/// A silence: alerts whose labels match every matcher are not announced until `endsAtMs`.
+public struct Silence: Sendable, Equatable {
+    public var id: Int64?
+    public var matchers: [String: String]
+    public var startsAtMs: Int64
+    public var endsAtMs: Int64
+    public var comment: String
+    public var createdBy: String?
+
+    public init(id: Int64? = nil, matchers: [String: String], startsAtMs: Int64, endsAtMs: Int64, comment: String, createdBy: String? = nil) {
+        self.id = id
+        self.matchers = matchers
+        self.startsAtMs = startsAtMs
+        self.endsAtMs = endsAtMs
+        self.comment = comment
+        self.createdBy = createdBy
+    }
+
+    public func matches(_ alert: Alert, nowMs: Int64) -> Bool {
+        startsAtMs <= nowMs && nowMs < endsAtMs && matchers.allSatisfy { alert.labels[$0.key] == $0.value }
+    }
+}
+
+/// The `alerts`, `alert_outbox` and `silences` tables. An alert's change and its notifications
+/// are written in one transaction, so a crash loses neither one without the other.
+public struct AlertStore: Sendable {
+    let database: LookoutDatabase
+
+    public init(database: LookoutDatabase) {
+        self.database = database
+    }
+
+    /// Stores `changes` with the outbox rows `notifications` gives for each; returns the alerts
+    /// with their row ids.
+    @discardableResult
+    public func apply(_ changes: [AlertChange], nowMs: Int64, notifications: (AlertChange) -> [OutboxEntry]) throws -> [AlertChange] {
+        try database.writer.write { db in
+            var stored: [AlertChange] = []
+            for change in changes {
+                var alert = change.alert
+                switch change {
+                case .firing:
+                    try db.execute(
+                        sql: """
+                            INSERT INTO alerts (fingerprint, rule, source, severity, state, started_at_ms, resolved_at_ms, summary, labels, annotations)
+                            VALUES (?, ?, ?, ?, 'firing', ?, NULL, ?, ?, ?)
+                            """,
+                        arguments: [alert.fingerprint, alert.rule, alert.source, alert.severity, alert.startedAtMs, alert.summary,
+                                    AlertStore.json(alert.labels), AlertStore.json(alert.annotations)])
+                    alert.id = db.lastInsertedRowID
+                    stored.append(.firing(alert))
+                case .resolved:
+                    let id = try Int64.fetchOne(
+                        db, sql: "SELECT id FROM alerts WHERE fingerprint = ? AND state = 'firing' ORDER BY id DESC LIMIT 1",
+                        arguments: [alert.fingerprint])
+                    guard let id else { continue }
+                    try db.execute(
+                        sql: "UPDATE alerts SET state = 'resolved', resolved_at_ms = ? WHERE id = ?",
+                        arguments: [alert.resolvedAtMs ?? nowMs, id])
+                    alert.id = id
+                    stored.append(.resolved(alert))
+                }
+                let change = stored.last!
+                for entry in notifications(change) {
+                    try AlertStore.enqueue(entry, alertID: alert.id!, nowMs: nowMs, db)
+                }
+            }
+            return stored
+        }
+    }
+
+    /// Adds a notification for an alert that is already stored (a repeat).
+    public func enqueue(_ entries: [OutboxEntry], alertID: Int64, nowMs: Int64) throws {
+        try database.writer.write { db in
+            for entry in entries { try AlertStore.enqueue(entry, alertID: alertID, nowMs: nowMs, db) }
+        }
+    }
+
+    static func enqueue(_ entry: OutboxEntry, alertID: Int64, nowMs: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO alert_outbox (hook, alert_id, payload, created_at_ms, attempts, next_attempt_at_ms) VALUES (?, ?, ?, ?, 0, ?)",
+            arguments: [entry.hook, alertID, entry.payload, nowMs, nowMs])
+    }
+
+    /// Alerts stored as firing, to take back after a restart.
+    public func firing() throws -> [Alert] {
+        try database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE state = 'firing' ORDER BY id").map(AlertStore.alert)
+        }
+    }
+
+    /// Firing alerts and those resolved since `sinceMs`, newest first.
+    public func recent(sinceMs: Int64, limit: Int = 200) throws -> [Alert] {
+        try database.writer.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM alerts WHERE state = 'firing' OR resolved_at_ms >= ? ORDER BY id DESC LIMIT ?",
+                arguments: [sinceMs, limit]
+            ).map(AlertStore.alert)
+        }
+    }
+
+    @discardableResult
+    public func add(_ silence: Silence) throws -> Int64 {
+        try database.writer.write { db in
+            try db.execute(
+                sql: "INSERT INTO silences (matchers, starts_at_ms, ends_at_ms, comment, created_by) VALUES (?, ?, ?, ?, ?)",
+                arguments: [AlertStore.json(silence.matchers), silence.startsAtMs, silence.endsAtMs, silence.comment, silence.createdBy])
+            return db.lastInsertedRowID
+        }
+    }
+
+    public func activeSilences(nowMs: Int64) throws -> [Silence] {
+        try database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).map { row in
+                Silence(
+                    id: row["id"], matchers: AlertStore.dictionary(row["matchers"]), startsAtMs: row["starts_at_ms"],
+                    endsAtMs: row["ends_at_ms"], comment: row["comment"], createdBy: row["created_by"])
+            }
+        }
+    }
+
+    static func alert(_ row: Row) -> Alert {
+        Alert(
+            fingerprint: row["fingerprint"], rule: row["rule"], source: row["source"], severity: row["severity"],
+            labels: dictionary(row["labels"]), annotations: dictionary(row["annotations"]), startedAtMs: row["started_at_ms"],
+            resolvedAtMs: row["resolved_at_ms"], id: row["id"])
+    }
+
+    static func json(_ dictionary: [String: String]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func dictionary(_ text: String) -> [String: String] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]) ?? [:]
+    }
+}

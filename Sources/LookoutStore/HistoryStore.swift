@@ -1,0 +1,35 @@
+import GRDB
+import LookoutCore
+
+/// Reads the rollups back after a restart, so error rates and availability continue where they
+/// were: minute rows for the last 6 hours, hourly sums for the 31 days before.
+public enum HistoryStore {
+    public static func restore(into health: HealthAnalyzer, from database: LookoutDatabase, nowMs: Int64) throws {
+        let sixHoursAgo = nowMs - 6 * 3_600_000
+        let monthAgo = nowMs - 31 * 86_400_000
+        try database.writer.read { db in
+            let minutes = try Row.fetchCursor(
+                db, sql: "SELECT source, minute_ms, probes, failures, retried, retry_succeeded FROM probe_rollups WHERE minute_ms >= ?",
+                arguments: [sixHoursAgo])
+            while let row = try minutes.next() {
+                health.restore(source: row["source"], atMs: row["minute_ms"], counts: counts(row), hourly: false)
+            }
+            let hours = try Row.fetchCursor(
+                db, sql: """
+                    SELECT source, (minute_ms / 3600000) * 3600000 AS hour_ms, SUM(probes) AS probes, SUM(failures) AS failures,
+                           SUM(retried) AS retried, SUM(retry_succeeded) AS retry_succeeded
+                    FROM probe_rollups WHERE minute_ms >= ? AND minute_ms < ? GROUP BY source, hour_ms
+                    """,
+                arguments: [monthAgo, sixHoursAgo])
+            while let row = try hours.next() {
+                health.restore(source: row["source"], atMs: row["hour_ms"], counts: counts(row), hourly: true)
+            }
+        }
+    }
+
+    static func counts(_ row: Row) -> BucketRing.Counts {
+        BucketRing.Counts(
+            probes: UInt32(clamping: row["probes"] as Int), failures: UInt32(clamping: row["failures"] as Int),
+            retried: UInt32(clamping: row["retried"] as Int), retrySucceeded: UInt32(clamping: row["retry_succeeded"] as Int))
+    }
+}

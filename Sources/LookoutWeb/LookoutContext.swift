@@ -1,0 +1,18 @@
+import LookoutAlerting
+import LookoutCore
+import LookoutStore
+
+/// Everything the web side reads from or acts on.
+public struct LookoutContext: Sendable {
+    public var monitor: Monitor
+    public var writer: RecordWriter?
+    public var database: LookoutDatabase?
+    public var alerts: AlertService?
+
+    public init(monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil) {
+        self.monitor = monitor
+        self.writer = writer
+        self.database = database
+        self.alerts = alerts
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import LookoutCore
+import LookoutStore
+
+struct DatabaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db", abstract: "Maintains the SQLite database.", subcommands: [Prune.self])
+
+    struct Prune: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Deletes rows older than a duration, in small chunks (safe while serve runs).")
+
+        @Option(help: "The SQLite database.")
+        var db: String
+
+        @Option(help: "Delete rows older than this, e.g. 30d.")
+        var olderThan: String
+
+        @Option(help: "Raw probe_results older than this are deleted too (default: --older-than).")
+        var rawOlderThan: String?
+
+        func validate() throws {
+            guard ConfigValues.duration(olderThan) != nil else {
+                throw ValidationError("--older-than \"\(olderThan)\" is not a duration (use 24h, 7d, 30d)")
+            }
+            if let rawOlderThan, ConfigValues.duration(rawOlderThan) == nil {
+                throw ValidationError("--raw-older-than \"\(rawOlderThan)\" is not a duration")
+            }
+            guard FileManager.default.fileExists(atPath: db) else { throw ValidationError("\(db) does not exist") }
+        }
+
+        func run() async throws {
+            let database: LookoutDatabase
+            do {
+                database = try LookoutDatabase(path: db)
+            } catch {
+                printError("lookout: \(error)")
+                throw ExitCode(1)
+            }
+            let retention = ConfigValues.duration(olderThan)!
+            let raw = rawOlderThan.flatMap(ConfigValues.duration) ?? retention
+            let deleted = try Retention(retention: retention, rawRetention: raw)
+                .prune(database, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+            for (table, count) in deleted.sorted(by: { $0.key < $1.key }) where count > 0 {
+                print("\(table): \(count) rows deleted")
+            }
+            print("\(db): pruned \(deleted.values.reduce(0, +)) rows older than \(olderThan)")
+        }
+    }
+}
