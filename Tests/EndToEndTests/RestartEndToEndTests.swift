@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// `kill -9` in the middle of failures, then a restart: nothing committed is lost and an open
+/// breaker stays open.
+@Suite("restart end to end")
+struct RestartEndToEndTests {
+    let http = CurlTransport()
+
+    func counters(_ base: String) async throws -> [String: Int] {
+        let result = await http.perform(TransferRequest(url: "\(base)/counters"))
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Int])
+    }
+
+    @Test func aHardKillLosesNoCommittedRecordAndKeepsTheBreakerOpen() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
+        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let database = directory.appendingPathComponent("lookout.sqlite").path
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(database)
+            defaults:
+              interval: 200ms
+              timeout: 2s
+              retry: {server_error: {max_attempts: 2, base: 10ms, max: 10ms}}
+              circuit_breaker: {failure_threshold: 3, open_timeout: 10m}
+            sources:
+              - {name: down, url: "\(simBase)/status/503"}
+              - {name: sentinel, url: "\(simBase)/ok"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let reader = try DatabaseQueue(path: database)
+        func errorRows() throws -> Int {
+            try reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM error_records WHERE source = 'down' AND category != 'circuit_open'") ?? 0 }
+        }
+
+        var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        // Every failed attempt reaches the simulator once and becomes one error record (calls the
+        // open breaker refused are recorded as circuit_open and reach nothing); wait until
+        // the breaker has opened and every record is committed, then kill without warning.
+        let requests = try await eventually("the breaker to open and its records to be committed") { () -> Int? in
+            let state = try await reader.read { db in try String.fetchOne(db, sql: "SELECT state FROM breaker_state WHERE source = 'down'") }
+            let seen = try await counters(simBase)["/status/503"] ?? 0
+            let rows = try errorRows()
+            return state == "open" && seen > 0 && rows == seen ? seen : nil
+        }
+        lookout.send(SIGKILL)
+        let killed = lookout
+        _ = try await eventually("the process to die") { killed.isRunning ? nil : true }
+
+        #expect(try errorRows() == requests)
+        let probeRows = try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM probe_results WHERE source = 'down'") ?? 0 }
+        #expect(probeRows >= 2)
+
+        lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        let sentinelBefore = try await counters(simBase)["/ok"] ?? 0
+        _ = try await eventually("the sentinel to be probed five more times") { () -> Bool? in
+            let seen = try await counters(simBase)["/ok"] ?? 0
+            return seen >= sentinelBefore + 5 ? true : nil
+        }
+        #expect(try await counters(simBase)["/status/503"] == requests, "the open breaker let a request through after the restart")
+        let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+        #expect(metrics.contains(#"lookout_circuit_breaker_state{source="down",state="open"} 1"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="down",category="circuit_open",reason="circuit_open"}"#))
+        #expect(try errorRows() == requests)
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+}
