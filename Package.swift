@@ -80,7 +80,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "lookout-bench", dependencies: ["ResilientHTTP"], path: "Benchmarks/lookout-bench"),
+        .executableTarget(
+            name: "lookout-bench",
+            dependencies: [
+                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/lookout-bench"
+        ),
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),

@@ -34,6 +34,8 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; 
 
 rows="$work/rows.md"
 "$bin/lookout-bench" decisions >> "$rows"
+"$bin/lookout-bench" store >> "$rows"
+"$bin/lookout-bench" status >> "$rows"
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
 
 # The ceiling: wrk straight at nginx, one request per connection.

@@ -10,6 +10,13 @@ enum LookoutBench {
         switch arguments.first {
         case "decisions":
             decisions()
+        case "store":
+            do { try store() } catch {
+                FileHandle.standardError.write(Data("lookout-bench store: \(error)\n".utf8))
+                exit(1)
+            }
+        case "status":
+            status()
         case "probes":
             guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }
             await probes(url: arguments[1], count: count, concurrency: concurrency)
@@ -19,7 +26,7 @@ enum LookoutBench {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: lookout-bench decisions | probes URL COUNT CONCURRENCY\n".utf8))
+        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | probes URL COUNT CONCURRENCY\n".utf8))
         exit(2)
     }
 

@@ -7,7 +7,6 @@ import Synchronization
 /// Evaluates the alert rules every 15 seconds, stores each firing and resolved change together with
 /// its outbox rows (none while silenced), and keeps firing alerts across restarts.
 public final class AlertService: Sendable {
-    public static let interval: Duration = .seconds(15)
 
     let monitor: Monitor
     let store: AlertStore
@@ -86,10 +85,10 @@ public final class AlertService: Sendable {
         silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
     }
 
-    /// Evaluates every 15 s until cancelled.
+    /// Evaluates every `alerts.evaluation_interval` (15 s) until cancelled.
     public func run() async {
         while !Task.isCancelled {
-            do { try await Task.sleep(for: AlertService.interval) } catch { return }
+            do { try await Task.sleep(for: monitor.config.alertEvaluationInterval) } catch { return }
             evaluate()
         }
     }

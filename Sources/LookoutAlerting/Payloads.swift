@@ -67,8 +67,6 @@ public enum Payloads {
     }
 
     public static func rfc3339(_ ms: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        Timestamp.rfc3339(ms)
     }
 }

@@ -11,26 +11,45 @@ public struct AlertEvaluator: Sendable {
 
     /// What the evaluator reads: one lookup per metric, per source or service-wide.
     public struct Inputs {
+        public typealias Lookup = (String, Duration?) -> Double?
         public var sources: [String]
         public var offline: Bool
-        /// (metric, window, source) → value; nil: no data.
-        public var value: (String, Duration?, String?) -> Double?
+        /// The service-wide lookup: (metric, window) → value; nil: no data.
+        public var service: Lookup
+        /// The lookup for one source, fetched once per source and evaluation.
+        public var source: (String) -> Lookup
         /// A source's last user-facing message and recovery suggestion, for annotations.
         public var context: (String) -> (message: String, recovery: String)?
 
         public init(
-            sources: [String], offline: Bool, value: @escaping (String, Duration?, String?) -> Double?,
+            sources: [String], offline: Bool, service: @escaping Lookup, source: @escaping (String) -> Lookup,
             context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
         ) {
             self.sources = sources
             self.offline = offline
-            self.value = value
+            self.service = service
+            self.source = source
             self.context = context
+        }
+
+        /// One lookup for everything: (metric, window, source or nil) → value.
+        public init(
+            sources: [String], offline: Bool, value: @escaping (String, Duration?, String?) -> Double?,
+            context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
+        ) {
+            self.init(
+                sources: sources, offline: offline, service: { value($0, $1, nil) },
+                source: { source in { value($0, $1, source) } }, context: context)
         }
     }
 
+    struct Key: Hashable, Sendable {
+        var rule: String
+        var source: String?
+    }
+
     public private(set) var rules: [AlertRule]
-    private var active: [String: Active] = [:]
+    private var active: [Key: Active] = [:]
     /// Resolving needs the condition false this many evaluations in a row.
     public static let cleanEvaluationsToResolve = 2
 
@@ -44,7 +63,7 @@ public struct AlertEvaluator: Sendable {
     /// Takes back alerts that were firing before a restart, without announcing them again.
     public mutating func restore(firing alerts: [Alert]) {
         for alert in alerts where alert.firing {
-            active[alert.fingerprint] = Active(pendingSinceMs: alert.startedAtMs, alert: alert)
+            active[Key(rule: alert.rule, source: alert.source)] = Active(pendingSinceMs: alert.startedAtMs, alert: alert)
         }
     }
 
@@ -55,22 +74,29 @@ public struct AlertEvaluator: Sendable {
 
     public mutating func evaluate(nowMs: Int64, _ inputs: Inputs) -> [AlertChange] {
         var changes: [AlertChange] = []
-        var seen = Set<String>()
-        for rule in rules {
-            let scopes: [String?] = rule.expression.perSource ? inputs.sources.map { $0 } : [nil]
-            for source in scopes {
-                let fingerprint = AlertEvaluator.fingerprint(rule: rule, source: source)
-                seen.insert(fingerprint)
-                if source != nil && inputs.offline { continue }  // held back while offline
-                let holds = rule.expression.holds { metric, window in inputs.value(metric, window, source) }
-                if let change = step(fingerprint, rule: rule, source: source, holds: holds, nowMs: nowMs, inputs: inputs) {
-                    changes.append(change)
+        for rule in rules where !rule.expression.perSource {
+            let holds = rule.expression.holds(inputs.service)
+            if let change = step(Key(rule: rule.name, source: nil), rule: rule, holds: holds, nowMs: nowMs, inputs: inputs) {
+                changes.append(change)
+            }
+        }
+        let perSource = rules.filter { $0.expression.perSource }
+        if !inputs.offline && !perSource.isEmpty {  // per-source alerts are held back while offline
+            for source in inputs.sources {
+                let lookup = inputs.source(source)
+                for rule in perSource {
+                    let holds = rule.expression.holds(lookup)
+                    if let change = step(Key(rule: rule.name, source: source), rule: rule, holds: holds, nowMs: nowMs, inputs: inputs) {
+                        changes.append(change)
+                    }
                 }
             }
         }
         // Alerts whose rule or source is gone resolve now.
-        for (fingerprint, entry) in active where !seen.contains(fingerprint) {
-            active.removeValue(forKey: fingerprint)
+        let ruleNames = Set(rules.map(\.name))
+        let sources = Set(inputs.sources)
+        for (key, entry) in active where !ruleNames.contains(key.rule) || key.source.map({ !sources.contains($0) }) == true {
+            active.removeValue(forKey: key)
             if var alert = entry.alert {
                 alert.resolvedAtMs = nowMs
                 changes.append(.resolved(alert))
@@ -79,35 +105,34 @@ public struct AlertEvaluator: Sendable {
         return changes
     }
 
-    private mutating func step(
-        _ fingerprint: String, rule: AlertRule, source: String?, holds: Bool, nowMs: Int64, inputs: Inputs
-    ) -> AlertChange? {
-        guard var entry = active[fingerprint] else {
+    private mutating func step(_ key: Key, rule: AlertRule, holds: Bool, nowMs: Int64, inputs: Inputs) -> AlertChange? {
+        guard var entry = active[key] else {
             guard holds else { return nil }
-            active[fingerprint] = Active(pendingSinceMs: nowMs)
-            return promote(fingerprint, rule: rule, source: source, nowMs: nowMs, inputs: inputs)
+            active[key] = Active(pendingSinceMs: nowMs)
+            return promote(key, rule: rule, nowMs: nowMs, inputs: inputs)
         }
         if holds {
             entry.cleanEvaluations = 0
-            active[fingerprint] = entry
-            return entry.alert == nil ? promote(fingerprint, rule: rule, source: source, nowMs: nowMs, inputs: inputs) : nil
+            active[key] = entry
+            return entry.alert == nil ? promote(key, rule: rule, nowMs: nowMs, inputs: inputs) : nil
         }
         guard var alert = entry.alert else {
-            active.removeValue(forKey: fingerprint)  // pending that never fired
+            active.removeValue(forKey: key)  // pending that never fired
             return nil
         }
         entry.cleanEvaluations += 1
         guard entry.cleanEvaluations >= AlertEvaluator.cleanEvaluationsToResolve else {
-            active[fingerprint] = entry
+            active[key] = entry
             return nil
         }
-        active.removeValue(forKey: fingerprint)
+        active.removeValue(forKey: key)
         alert.resolvedAtMs = nowMs
         return .resolved(alert)
     }
 
-    private mutating func promote(_ fingerprint: String, rule: AlertRule, source: String?, nowMs: Int64, inputs: Inputs) -> AlertChange? {
-        guard var entry = active[fingerprint], nowMs - entry.pendingSinceMs >= rule.forDuration.totalMilliseconds else { return nil }
+    private mutating func promote(_ key: Key, rule: AlertRule, nowMs: Int64, inputs: Inputs) -> AlertChange? {
+        let source = key.source
+        guard var entry = active[key], nowMs - entry.pendingSinceMs >= rule.forDuration.totalMilliseconds else { return nil }
         var labels = rule.labels
         labels["alertname"] = rule.name
         labels["severity"] = rule.severity
@@ -121,10 +146,10 @@ public struct AlertEvaluator: Sendable {
             annotations["recovery"] = annotations["recovery"] ?? context.recovery
         }
         let alert = Alert(
-            fingerprint: fingerprint, rule: rule.name, source: source, severity: rule.severity, labels: labels,
+            fingerprint: AlertEvaluator.fingerprint(rule: rule, source: source), rule: rule.name, source: source, severity: rule.severity, labels: labels,
             annotations: annotations, startedAtMs: nowMs, resolvedAtMs: nil)
         entry.alert = alert
-        active[fingerprint] = entry
+        active[key] = entry
         return .firing(alert)
     }
 

@@ -47,7 +47,10 @@ extension ConfigReader {
             config.canaries = list.enumerated().compactMap { url($0.element, "connectivity.canaries[\($0.offset)]") }
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
-        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks"]) {
+        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval"]) {
+            if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
+                config.alertEvaluationInterval = value
+            }
             if let rules = alerts["rules"]?.value { config.alertRules = readRules(rules) }
             if let hooks = alerts["hooks"]?.value { config.hooks = readHooks(hooks) }
         }

@@ -44,9 +44,16 @@ public struct BucketRing: Sendable, Equatable {
     /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
     public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
         let earliest = nowMs - windowMs
+        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let slots = Int64(starts.count)
         var total = Counts()
-        for index in starts.indices where starts[index] != Int64.min && starts[index] + widthMs > earliest && starts[index] <= nowMs {
-            total = total + counts[index]
+        var start = newest
+        var visited: Int64 = 0
+        while start + widthMs > earliest && visited < slots {
+            let index = Int(((start / widthMs) % slots + slots) % slots)
+            if starts[index] == start { total = total + counts[index] }
+            start -= widthMs
+            visited += 1
         }
         return total
     }
@@ -97,12 +104,12 @@ public struct SourceHealth: Sendable, Equatable {
 
     /// Failed probes ÷ probes over the window; nil without probes.
     public func errorRate(windowMs: Int64, nowMs: Int64) -> Double? {
-        let counts = ring(for: windowMs).sum(windowMs: windowMs, nowMs: nowMs)
+        let counts = sum(windowMs, nowMs)
         return counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
     }
 
     public func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
-        ring(for: windowMs).sum(windowMs: windowMs, nowMs: nowMs)
+        sum(windowMs, nowMs)
     }
 
     /// Calls that succeeded after a retry ÷ calls retried, over 15 minutes.
@@ -121,12 +128,12 @@ public struct SourceHealth: Sendable, Equatable {
         errorRate(windowMs: windowMs, nowMs: nowMs).map { $0 / max(1e-9, 1 - target) }
     }
 
-    /// The finest ring that covers the window.
-    private func ring(for windowMs: Int64) -> BucketRing {
-        if windowMs <= 60 * 60_000 { return minutes }
-        if windowMs <= 6 * 3_600_000 { return fiveMinutes }
-        if windowMs <= 24 * 3_600_000 { return hours }
-        return days
+    /// Sums the finest ring that covers the window (without copying it).
+    private func sum(_ windowMs: Int64, _ nowMs: Int64) -> BucketRing.Counts {
+        if windowMs <= 60 * 60_000 { return minutes.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= 6 * 3_600_000 { return fiveMinutes.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= 24 * 3_600_000 { return hours.sum(windowMs: windowMs, nowMs: nowMs) }
+        return days.sum(windowMs: windowMs, nowMs: nowMs)
     }
 }
 

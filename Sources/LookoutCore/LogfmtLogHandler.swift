@@ -49,6 +49,7 @@ public struct LogfmtLogHandler: LogHandler {
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
     public static func jsonString(_ value: String) -> String {
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + value + "\"" }
         var out = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

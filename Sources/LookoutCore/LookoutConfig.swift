@@ -171,6 +171,8 @@ public struct LookoutConfig: Sendable, Equatable {
     public var canaries: [String] = []
     public var probeModules: [String: ProbeModule] = [:]
     public var alertRules: [AlertRuleConfig] = []
+    /// How often the alert rules are evaluated (15 s; shorter in tests).
+    public var alertEvaluationInterval: Duration = .seconds(15)
     public var hooks: [HookConfig] = []
 
     public init(listen: String = "127.0.0.1:9464", database: String = "lookout.sqlite", sources: [SourceConfig] = []) {

@@ -135,39 +135,43 @@ public final class Monitor: Sendable {
         let entries = Dictionary(uniqueKeysWithValues: board.snapshot().map { ($0.source.name, $0) })
         let healths = health.all()
         let names = ownSources.map(\.name)
-        let breakers = Dictionary(uniqueKeysWithValues: names.compactMap { name in client.snapshot(upstream: name).map { (name, $0.breaker.state) } })
+        let own = Set(names)
+        let breakers = client.breakerStates().filter { own.contains($0.key) }
         let probed = entries.values.filter { $0.last != nil }
         let failing = probed.filter { $0.last?.ok == false }.count
         let open = breakers.values.filter { $0 == .open || $0 == .forcedOpen }.count
         let partial = health.partialFailureRatio(nowMs: nowMs)
         let offline = connectivity.isOffline
-        return AlertEvaluator.Inputs(sources: names, offline: offline) { metric, window, source in
-            guard let source else {
+        return AlertEvaluator.Inputs(sources: names, offline: offline) { metric, _ in
+            switch metric {
+            case "sources_failing_ratio": return probed.isEmpty ? nil : Double(failing) / Double(probed.count)
+            case "circuits_open_ratio": return breakers.isEmpty ? nil : Double(open) / Double(breakers.count)
+            case "partial_failure_ratio": return partial
+            case "network_offline": return offline ? 1 : 0
+            default: return nil
+            }
+        } source: { source in
+            let stats = healths[source]
+            let last = entries[source]?.last
+            let breaker = breakers[source]
+            return { metric, window in
+                func windowMs(_ fallback: Int64) -> Int64 { window?.totalMilliseconds ?? fallback }
                 switch metric {
-                case "sources_failing_ratio": return probed.isEmpty ? nil : Double(failing) / Double(probed.count)
-                case "circuits_open_ratio": return breakers.isEmpty ? nil : Double(open) / Double(breakers.count)
-                case "partial_failure_ratio": return partial
-                case "network_offline": return offline ? 1 : 0
+                case "error_rate": return stats?.errorRate(windowMs: windowMs(300_000), nowMs: nowMs)
+                case "probes": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).probes) }
+                case "failures": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).failures) }
+                case "retries": return stats.map { Double($0.counts(windowMs: windowMs(900_000), nowMs: nowMs).retried) }
+                case "retry_success_ratio": return stats?.retrySuccessRatio(nowMs: nowMs)
+                case "availability": return stats?.availability(windowMs: windowMs(86_400_000), nowMs: nowMs)
+                case "burn_rate": return stats?.burnRate(windowMs: windowMs(3_600_000), nowMs: nowMs)
+                case "up": return last.map { $0.ok ? 1 : 0 }
+                case "breaker_open":
+                    guard let breaker else { return nil }
+                    return breaker == .open || breaker == .halfOpen || breaker == .forcedOpen ? 1 : 0
+                case "insecure_blocked": return stats.map { $0.insecureBlocked ? 1 : 0 }
+                case "recovered_after_retries": return stats.map { $0.recoveredAfterRetries ? 1 : 0 }
                 default: return nil
                 }
-            }
-            let stats = healths[source]
-            func windowMs(_ fallback: Int64) -> Int64 { window?.totalMilliseconds ?? fallback }
-            switch metric {
-            case "error_rate": return stats?.errorRate(windowMs: windowMs(300_000), nowMs: nowMs)
-            case "probes": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).probes) }
-            case "failures": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).failures) }
-            case "retries": return stats.map { Double($0.counts(windowMs: windowMs(900_000), nowMs: nowMs).retried) }
-            case "retry_success_ratio": return stats?.retrySuccessRatio(nowMs: nowMs)
-            case "availability": return stats?.availability(windowMs: windowMs(86_400_000), nowMs: nowMs)
-            case "burn_rate": return stats?.burnRate(windowMs: windowMs(3_600_000), nowMs: nowMs)
-            case "up": return entries[source]?.last.map { $0.ok ? 1 : 0 }
-            case "breaker_open":
-                guard let state = breakers[source] else { return nil }
-                return state == .open || state == .halfOpen || state == .forcedOpen ? 1 : 0
-            case "insecure_blocked": return stats.map { $0.insecureBlocked ? 1 : 0 }
-            case "recovered_after_retries": return stats.map { $0.recoveredAfterRetries ? 1 : 0 }
-            default: return nil
             }
         } context: { source in
             guard let last = entries[source]?.last, let failure = last.failure, let message = last.message else { return nil }

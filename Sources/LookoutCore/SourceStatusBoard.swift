@@ -5,6 +5,8 @@ public final class SourceStatusBoard: ProbeResultSink {
     /// What the board knows of one source.
     public struct Entry: Sendable, Equatable {
         public var source: SourceConfig
+        /// The URL with userinfo and secret-looking query values redacted, for display.
+        public var displayURL: String
         public var last: ProbeResult?
         public var lastSuccessMs: Int64?
         public var successes: UInt64 = 0
@@ -31,7 +33,8 @@ public final class SourceStatusBoard: ProbeResultSink {
         state.withLock { state in
             var entries: [String: Entry] = [:]
             for source in sources {
-                var entry = state.entries[source.name] ?? Entry(source: source)
+                var entry = state.entries[source.name] ?? Entry(source: source, displayURL: Redaction.url(source.url))
+                if entry.source.url != source.url { entry.displayURL = Redaction.url(source.url) }
                 entry.source = source
                 entries[source.name] = entry
             }

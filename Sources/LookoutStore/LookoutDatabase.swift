@@ -17,7 +17,11 @@ public final class LookoutDatabase: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
+            // NORMAL is durable in WAL mode up to the last checkpointed commit; a bigger page
+            // cache keeps index pages in memory for the writer's batches.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -32768")
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         do {
             if path == ":memory:" {

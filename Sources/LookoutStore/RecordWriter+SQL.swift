@@ -1,12 +1,28 @@
 import GRDB
 import LookoutCore
 
-/// The statements behind each kind of record; cached, so a batch compiles each once.
+/// The statements behind each kind of record, prepared once per batch.
+final class BatchStatements {
+    let db: Database
+    private var prepared: [Int: Statement] = [:]
+
+    init(_ db: Database) {
+        self.db = db
+    }
+
+    func statement(_ slot: Int, _ sql: @autoclosure () -> String) throws -> Statement {
+        if let statement = prepared[slot] { return statement }
+        let statement = try db.cachedStatement(sql: sql())
+        prepared[slot] = statement
+        return statement
+    }
+}
+
 extension RecordWriter {
-    static func insert(_ record: StoreRecord, _ db: Database) throws {
+    static func insert(_ record: StoreRecord, _ statements: BatchStatements) throws {
         switch record {
         case .probe(let result):
-            try db.cachedStatement(sql: """
+            try statements.statement(0, """
                 INSERT INTO probe_results (ts_ms, source, ok, category, reason, http_status, attempts, duration_ms, bytes, message, fallback)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [
@@ -14,7 +30,7 @@ extension RecordWriter {
                 result.httpStatus, result.attempts, result.durationSeconds * 1000, result.bytes, result.message, result.fallbackInUse,
             ])
         case .error(let error):
-            try db.cachedStatement(sql: """
+            try statements.statement(1, """
                 INSERT INTO error_records (ts_ms, source, category, reason, http_status, curl_code, message, server_message, attempt, was_retried, retry_succeeded)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [
@@ -22,7 +38,7 @@ extension RecordWriter {
                 error.serverMessage, error.attempt, error.wasRetried, error.retrySucceeded,
             ])
         case .transition(let source, let transition):
-            try db.cachedStatement(sql: """
+            try statements.statement(2, """
                 INSERT INTO breaker_transitions (ts_ms, source, from_state, to_state, consecutive_failures, open_timeout_ms)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [
@@ -30,7 +46,7 @@ extension RecordWriter {
                 transition.openTimeoutMs,
             ])
         case .breakerState(let source, let state, let atMs):
-            try db.cachedStatement(sql: """
+            try statements.statement(3, """
                 INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, opened_at_ms, next_attempt_at_ms, open_count, open_timeout_ms, updated_at_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(source) DO UPDATE SET state = excluded.state, consecutive_failures = excluded.consecutive_failures,
@@ -45,8 +61,8 @@ extension RecordWriter {
         }
     }
 
-    static func upsert(_ key: RollupKey, _ rollup: Rollup, _ db: Database) throws {
-        try db.cachedStatement(sql: """
+    static func upsert(_ key: RollupKey, _ rollup: Rollup, _ statements: BatchStatements) throws {
+        try statements.statement(4, """
             INSERT OR REPLACE INTO probe_rollups (minute_ms, source, probes, failures, retried, retry_succeeded, duration_ms_sum, duration_ms_max, latency_buckets)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [

@@ -123,8 +123,9 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
         let started = ContinuousClock.now
         do {
             try database.writer.write { db in
-                for record in batch { try RecordWriter.insert(record, db) }
-                for (key, rollup) in rollups { try RecordWriter.upsert(key, rollup, db) }
+                let statements = BatchStatements(db)
+                for record in batch { try RecordWriter.insert(record, statements) }
+                for (key, rollup) in rollups { try RecordWriter.upsert(key, rollup, statements) }
             }
             let elapsed = (ContinuousClock.now - started).seconds
             let recovered = health.withLock { health -> String? in

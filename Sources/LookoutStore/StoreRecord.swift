@@ -15,6 +15,23 @@ public struct ErrorRecord: Sendable, Equatable {
     public var wasRetried: Bool
     public var retrySucceeded: Bool
 
+    public init(
+        tsMs: Int64, source: String, category: String, reason: String, httpStatus: Int?, curlCode: Int32?, message: String,
+        serverMessage: String?, attempt: Int, wasRetried: Bool, retrySucceeded: Bool
+    ) {
+        self.tsMs = tsMs
+        self.source = source
+        self.category = category
+        self.reason = reason
+        self.httpStatus = httpStatus
+        self.curlCode = curlCode
+        self.message = message
+        self.serverMessage = serverMessage
+        self.attempt = attempt
+        self.wasRetried = wasRetried
+        self.retrySucceeded = retrySucceeded
+    }
+
     /// Every failed attempt of a finished call, with the call's outcome filled in.
     public static func from(_ outcome: CallOutcome) -> [ErrorRecord] {
         let succeeded = outcome.ok

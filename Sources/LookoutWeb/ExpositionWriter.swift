@@ -12,30 +12,48 @@ public struct ExpositionWriter: Sendable {
         case counter, gauge, histogram
     }
 
-    public private(set) var text = ""
+    /// The exposition so far, as bytes.
+    public private(set) var bytes: [UInt8] = []
 
-    public init() {}
+    public init() {
+        bytes.reserveCapacity(64 * 1024)
+    }
+
+    /// The exposition so far, as text.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 
     public mutating func family(_ name: String, type: MetricType, help: String) {
-        text += "# HELP \(name) \(ExpositionWriter.escapeHelp(help))\n# TYPE \(name) \(type.rawValue)\n"
+        bytes.append(contentsOf: "# HELP \(name) \(ExpositionWriter.escapeHelp(help))\n# TYPE \(name) \(type.rawValue)\n".utf8)
     }
 
     public mutating func sample(_ name: String, labels: [(String, String)] = [], value: Double) {
-        text += name
+        bytes.append(contentsOf: name.utf8)
         if !labels.isEmpty {
-            text += "{"
+            bytes.append(UInt8(ascii: "{"))
             for (index, (label, labelValue)) in labels.enumerated() {
-                if index > 0 { text += "," }
-                text += label
-                text += "=\""
-                text += ExpositionWriter.escapeLabel(labelValue)
-                text += "\""
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: label.utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "\"")])
+                ExpositionWriter.appendEscapedLabel(labelValue, to: &bytes)
+                bytes.append(UInt8(ascii: "\""))
             }
-            text += "}"
+            bytes.append(UInt8(ascii: "}"))
         }
-        text += " "
-        text += ExpositionWriter.format(value)
-        text += "\n"
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: ExpositionWriter.format(value).utf8)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    static func appendEscapedLabel(_ value: String, to out: inout [UInt8]) {
+        for byte in value.utf8 {
+            switch byte {
+            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+            case 0x22: out.append(contentsOf: [0x5C, 0x22])
+            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
+            case 0x0D: continue
+            default: out.append(byte)
+            }
+        }
     }
 
     /// Buckets, sum and count of a histogram under `name`.
@@ -59,7 +77,7 @@ public struct ExpositionWriter: Sendable {
 
     /// Label values escape backslash, double quote and newline.
     public static func escapeLabel(_ value: String) -> String {
-        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0.isNewline }) else { return value }
+        guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return value }
         var out = ""
         for character in value {
             switch character {

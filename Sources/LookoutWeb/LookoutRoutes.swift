@@ -13,7 +13,7 @@ public enum LookoutRoutes {
         router.get("/metrics") { _ in
             HTTPResponse(
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-                body: .bytes(Array(metrics.render().utf8)))
+                body: .bytes(metrics.renderBytes()))
         }
         router.get("/-/healthy") { _ in .text("Lookout is healthy.\n") }
         router.get("/-/ready") { _ in

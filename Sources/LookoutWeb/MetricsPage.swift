@@ -14,6 +14,11 @@ public struct MetricsPage: Sendable {
     }
 
     public func render() -> String {
+        String(decoding: renderBytes(), as: UTF8.self)
+    }
+
+    /// The exposition as bytes, ready to send.
+    public func renderBytes() -> [UInt8] {
         let entries = monitor.board.snapshot()
         let probed = entries.filter { $0.last != nil }
         var writer = ExpositionWriter()
@@ -61,7 +66,7 @@ public struct MetricsPage: Sendable {
         writer.sample("lookout_scheduler_skipped_ticks_total", value: Double(stats.skippedTicks))
         writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
         writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
-        return writer.text
+        return writer.bytes
     }
 
     private func renderClient(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {

@@ -107,16 +107,25 @@ public final class ResilientClient: Sendable {
         return true
     }
 
+    /// Every upstream's breaker state, in one lock.
+    public func breakerStates() -> [String: BreakerState] {
+        upstreams.withLock { upstreams in upstreams.mapValues(\.breaker.state) }
+    }
+
+    /// Every upstream's breaker, in one lock.
+    public func breakerSnapshots() -> [String: CircuitBreaker] {
+        upstreams.withLock { upstreams in upstreams.mapValues(\.breaker) }
+    }
+
     public func snapshot(upstream name: String) -> UpstreamSnapshot? {
         let now = nowMs()
         return upstreams.withLock { upstreams in
-            guard var upstream = upstreams[name] else { return nil }
-            let tokens = upstream.bucket?.available(nowMs: now)
-            let snapshot = UpstreamSnapshot(
+            guard upstreams[name] != nil else { return nil }
+            let tokens = upstreams[name]!.bucket?.available(nowMs: now)
+            let upstream = upstreams[name]!
+            return UpstreamSnapshot(
                 breaker: upstream.breaker, availableTokens: tokens,
                 retryBudgetRemaining: upstream.budget.remaining(nowMs: now), retryBudgetExhausted: upstream.budget.exhaustedCount)
-            upstreams[name] = upstream
-            return snapshot
         }
     }
 

@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import LookoutAlerting
+import LookoutCore
+import LookoutStore
+import ResilientHTTP
+
+/// The JSON API's documents: the overall status, one source's detail, its error records, alerts.
+public struct StatusAPI: Sendable {
+    public let context: LookoutContext
+
+    public init(context: LookoutContext) {
+        self.context = context
+    }
+
+    /// Operational, degraded, outage or offline, as the status page's banner says.
+    public static func overall(_ entries: [SourceStatusBoard.Entry], offline: Bool) -> String {
+        if offline { return "offline" }
+        let probed = entries.filter { $0.last != nil }
+        guard !probed.isEmpty else { return "pending" }
+        let failing = probed.filter { $0.last?.ok == false }.count
+        if failing == 0 { return "operational" }
+        return failing == probed.count ? "outage" : "degraded"
+    }
+
+    public func statusJSON(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> String {
+        String(decoding: statusBytes(nowMs: nowMs), as: UTF8.self)
+    }
+
+    /// `GET /api/v1/status`, written straight into bytes (10,000 sources render in a few ms).
+    public func statusBytes(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> [UInt8] {
+        let monitor = context.monitor
+        let entries = monitor.board.snapshot()
+        let healths = monitor.health.all()
+        let breakers = monitor.client.breakerSnapshots()
+        let offline = monitor.connectivity.isOffline
+        let firing = context.alerts?.firing.count ?? 0
+        var json = JSONWriter(capacity: 256 + entries.count * 600)
+        json.object { json in
+            json.field("status") { $0.string(StatusAPI.overall(entries, offline: offline)) }
+            json.field("network_online") { $0.bool(!offline) }
+            json.field("generated_at") { $0.string(Timestamp.rfc3339(nowMs)) }
+            json.field("shard") { json in
+                json.object { json in
+                    json.field("index") { $0.int(Int64(monitor.shard.index)) }
+                    json.field("count") { $0.int(Int64(monitor.shard.count)) }
+                }
+            }
+            json.field("alerts_firing") { $0.int(Int64(firing)) }
+            json.field("sources") { json in
+                json.array { json in
+                    for entry in entries {
+                        StatusAPI.writeSource(entry, health: healths[entry.source.name], breaker: breakers[entry.source.name], nowMs: nowMs, to: &json)
+                    }
+                }
+            }
+        }
+        return json.bytes
+    }
+
+    /// One source's object in the status document.
+    static func writeSource(_ entry: SourceStatusBoard.Entry, health: SourceHealth?, breaker: CircuitBreaker?, nowMs: Int64, to json: inout JSONWriter) {
+        json.object { json in
+            json.field("name") { $0.string(entry.source.name) }
+            json.field("kind") { $0.string(entry.source.kind.rawValue) }
+            json.field("url") { $0.string(entry.displayURL) }
+            json.field("state") { $0.string(entry.last.map { $0.ok ? "up" : "down" } ?? "pending") }
+            json.field("last_result") { json in
+                if let last = entry.last { json.value(result(last)) } else { json.string(nil) }
+            }
+            json.field("last_success_at") { $0.string(entry.lastSuccessMs.map(Timestamp.rfc3339)) }
+            if let breaker {
+                json.field("breaker") { json in
+                    json.object { json in
+                        json.field("state") { $0.string(breaker.state.rawValue) }
+                        json.field("consecutive_failures") { $0.int(Int64(breaker.consecutiveFailures)) }
+                        json.field("open_count") { $0.int(Int64(breaker.openCount)) }
+                        json.field("next_attempt_at") { $0.string(breaker.nextAttemptAtMs.map(Timestamp.rfc3339)) }
+                    }
+                }
+            }
+            json.field("error_rate") { json in
+                json.object { json in
+                    for (window, ms) in [("1m", Int64(60_000)), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)] {
+                        json.field(window) { $0.number(health?.errorRate(windowMs: ms, nowMs: nowMs)) }
+                    }
+                }
+            }
+            json.field("availability_24h") { $0.number(health?.availability(windowMs: 86_400_000, nowMs: nowMs)) }
+            json.field("fallback_in_use") { $0.string(entry.last?.fallbackInUse) }
+            if let download = entry.download {
+                json.field("download") { json in
+                    json.object { json in
+                        json.field("state") { $0.string(download.state.rawValue) }
+                        json.field("bytes") { $0.int(download.bytes) }
+                        json.field("total") { $0.int(download.total) }
+                        json.field("progress") { $0.number(download.ratio) }
+                        json.field("throughput_bytes_per_second") { $0.number(download.throughputBytesPerSecond) }
+                        json.field("resumes") { $0.int(Int64(download.resumes)) }
+                        json.field("sha256") { $0.string(download.sha256) }
+                        json.field("verified") { $0.bool(download.verified) }
+                    }
+                }
+            }
+        }
+    }
+
+    static func result(_ result: ProbeResult) -> JSONText {
+        let failure = result.failure
+        return .ordered([
+            ("at", .string(Timestamp.rfc3339(result.timestampMs))),
+            ("ok", .bool(result.ok)),
+            ("category", failure.map { .string($0.category.rawValue) } ?? .null),
+            ("reason", failure.map { .string($0.reason) } ?? .null),
+            ("http_status", result.httpStatus.map { .int(Int64($0)) } ?? .null),
+            ("attempts", .int(Int64(result.attempts))),
+            ("duration_seconds", .number(result.durationSeconds)),
+            ("title", failure.map { .string($0.category.title) } ?? .null),
+            ("message", result.message.json),
+            ("recovery", failure.map { .string($0.category.recoverySuggestion) } ?? .null),
+            ("server_message", failure?.serverMessage.json ?? .null),
+        ])
+    }
+}
