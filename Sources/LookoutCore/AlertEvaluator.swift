@@ -60,6 +60,14 @@ public struct AlertEvaluator: Sendable {
     /// The alerts now firing.
     public var firing: [Alert] { active.values.compactMap(\.alert).sorted { $0.startedAtMs < $1.startedAtMs } }
 
+    /// Notes the stored row ids of alerts (after they were written).
+    public mutating func noteStored(_ alerts: [Alert]) {
+        for alert in alerts where alert.firing {
+            let key = Key(rule: alert.rule, source: alert.source)
+            if active[key]?.alert?.fingerprint == alert.fingerprint { active[key]?.alert?.id = alert.id }
+        }
+    }
+
     /// Takes back alerts that were firing before a restart, without announcing them again.
     public mutating func restore(firing alerts: [Alert]) {
         for alert in alerts where alert.firing {

@@ -8,11 +8,16 @@ public struct LookoutContext: Sendable {
     public var writer: RecordWriter?
     public var database: LookoutDatabase?
     public var alerts: AlertService?
+    public var outbox: OutboxDeliverer?
 
-    public init(monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil) {
+    public init(
+        monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil,
+        outbox: OutboxDeliverer? = nil
+    ) {
         self.monitor = monitor
         self.writer = writer
         self.database = database
         self.alerts = alerts
+        self.outbox = outbox
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import LookoutStore
 import ResilientHTTP
 
 /// Renders `/metrics` from the monitor's board and state.
@@ -176,6 +177,21 @@ public struct MetricsPage: Sendable {
             writer.family("lookout_alerts_firing", type: .gauge, help: "Alerts firing now, by rule.")
             for (name, (severity, count)) in counts.sorted(by: { $0.key < $1.key }) {
                 writer.sample("lookout_alerts_firing", labels: [("alertname", name), ("severity", severity)], value: Double(count))
+            }
+        }
+        let hooks = monitor.config.hooks.map(\.name)
+        if let outbox = context.outbox, !hooks.isEmpty {
+            let stats = outbox.hookStats
+            writer.family("lookout_alert_notifications_total", type: .counter, help: "Notification attempts, by hook and result.")
+            for hook in hooks {
+                writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "delivered")], value: Double(stats[hook]?.delivered ?? 0))
+                writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "failed")], value: Double(stats[hook]?.failed ?? 0))
+            }
+            if let database = context.database, let pending = try? OutboxStore(database: database).pending() {
+                writer.family("lookout_alert_outbox_pending", type: .gauge, help: "Notifications waiting for delivery, by hook.")
+                for hook in hooks {
+                    writer.sample("lookout_alert_outbox_pending", labels: [("hook", hook)], value: Double(pending[hook] ?? 0))
+                }
             }
         }
         if let recordWriter = context.writer {

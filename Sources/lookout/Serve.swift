@@ -65,6 +65,8 @@ struct Serve: AsyncParsableCommand {
             config: loaded, configPath: config, shardOverride: shardOverride, clientMetrics: clientMetrics,
             client: ResilientClient(events: [clientMetrics, writer]), sinks: [writer], logger: logger)
         let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
+        let outbox = OutboxDeliverer(monitor: monitor, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
+        alerts.onStored { outbox.poke() }
         do {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
@@ -76,7 +78,7 @@ struct Serve: AsyncParsableCommand {
         }
         monitor.start()
         let server = HTTPServer(
-            configuration: .init(host: host, port: port), router: LookoutRoutes.router(LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts)))
+            configuration: .init(host: host, port: port), router: LookoutRoutes.router(LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox)))
         do {
             try server.start()
         } catch {
@@ -93,6 +95,7 @@ struct Serve: AsyncParsableCommand {
                 group.addTask { await monitor.run() }
                 group.addTask { await writer.run() }
                 group.addTask { await alerts.run() }
+                group.addTask { await outbox.run() }
                 group.addTask { await Retention(retention: loaded.retention, rawRetention: loaded.rawRetention).run(database, logger: logger) }
             }
         }

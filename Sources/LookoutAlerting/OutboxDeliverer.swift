@@ -1,0 +1,174 @@
+import Foundation
+import Logging
+import LookoutCore
+import LookoutStore
+import ResilientHTTP
+import Synchronization
+
+/// Delivers the outbox at least once: per hook, in order, the oldest row first; a row is marked
+/// delivered only after a 2xx. Each request carries `X-Lookout-Delivery: <row id>` so receivers
+/// can drop duplicates, and `X-Lookout-Signature: sha256=<HMAC>` when the hook has a secret.
+/// Failures back off exponentially up to five minutes; rows survive restarts in SQLite.
+public final class OutboxDeliverer: Sendable {
+    /// Per-hook counters for `/metrics` and the status page.
+    public struct HookStats: Sendable, Equatable {
+        public var delivered: UInt64 = 0
+        public var failed: UInt64 = 0
+        public var lastError: String?
+        public var lastDeliveredMs: Int64?
+    }
+
+    public static let backoffBase: Duration = .seconds(1)
+    public static let backoffMax: Duration = .seconds(300)
+
+    let monitor: Monitor
+    let store: OutboxStore
+    let client: ResilientClient
+    let logger: Logger
+    private let stats = Mutex<[String: HookStats]>([:])
+    private let wake = AsyncWakeUp()
+
+    public init(monitor: Monitor, store: OutboxStore, client: ResilientClient, logger: Logger) {
+        self.monitor = monitor
+        self.store = store
+        self.client = client
+        self.logger = logger
+    }
+
+    public var hookStats: [String: HookStats] { stats.withLock { $0 } }
+
+    /// Asks the deliverer to look at the outbox now (new rows were written).
+    public func poke() {
+        wake.signal()
+    }
+
+    /// Delivers until cancelled, looking again at least every second.
+    public func run() async {
+        while !Task.isCancelled {
+            let hooks = monitor.config.hooks
+            await withTaskGroup(of: Void.self) { group in
+                for hook in hooks {
+                    group.addTask { await self.drain(hook) }
+                }
+            }
+            await wake.wait(timeout: .seconds(1))
+        }
+    }
+
+    /// Sends the hook's due rows in order until one fails or none is left.
+    func drain(_ hook: HookConfig) async {
+        configure(hook)
+        while !Task.isCancelled {
+            let row: OutboxRow?
+            do { row = try store.head(hook: hook.name) } catch {
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                return
+            }
+            guard let row, row.nextAttemptAtMs <= Timestamp.nowMs() else { return }
+            guard await deliver(row, to: hook) else { return }
+        }
+    }
+
+    /// One try; true when the row was delivered.
+    func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
+        let body = Array(row.payload.utf8)
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"), ("X-Lookout-Delivery", String(row.id)),
+            ("User-Agent", "Lookout/\(ResilientHTTPVersion.string)"),
+        ]
+        if let secret = hook.hmacSecret {
+            headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
+        }
+        let url = hook.type == .alertmanager ? hook.url.trimmingSuffix("/") + "/api/v2/alerts" : hook.url
+        let outcome = await client.call(
+            upstream: OutboxDeliverer.upstream(hook),
+            CallRequest(
+                TransferRequest(url: url, method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false),
+                deadline: .seconds(30), singleFlight: false))
+        let now = Timestamp.nowMs()
+        if outcome.ok {
+            do { try store.markDelivered(row.id, nowMs: now) } catch {
+                logger.error("delivered, but cannot mark the outbox row", metadata: ["hook": "\(hook.name)", "error": "\(error)"])
+                return false
+            }
+            stats.withLock {
+                $0[hook.name, default: HookStats()].delivered += 1
+                $0[hook.name]!.lastError = nil
+                $0[hook.name]!.lastDeliveredMs = now
+            }
+            return true
+        }
+        let reason = outcome.failure.map { $0.message(operation: "notifying \(hook.name)") } ?? "cancelled"
+        let wait = OutboxDeliverer.backoff(afterAttempts: row.attempts + 1)
+        try? store.markFailed(row.id, error: reason, nextAttemptAtMs: now + wait.totalMilliseconds)
+        let first = stats.withLock { stats -> Bool in
+            let first = stats[hook.name]?.lastError == nil
+            stats[hook.name, default: HookStats()].failed += 1
+            stats[hook.name]!.lastError = reason
+            return first
+        }
+        if first {
+            logger.warning("cannot deliver a notification; retrying with backoff", metadata: [
+                "hook": "\(hook.name)", "error": "\(reason)", "delivery": "\(row.id)",
+            ])
+        }
+        return false
+    }
+
+    /// 1 s, 2 s, 4 s… up to 5 minutes.
+    public static func backoff(afterAttempts attempts: Int) -> Duration {
+        let seconds = backoffBase.seconds * pow(2, Double(max(0, attempts - 1)))
+        return .milliseconds(Int64(min(seconds, backoffMax.seconds) * 1000))
+    }
+
+    static func upstream(_ hook: HookConfig) -> String { "hook:\(hook.name)" }
+
+    /// Each hook is an upstream of its own: its own breaker; retries inside a try are few, the
+    /// outbox backoff does the rest.
+    private func configure(_ hook: HookConfig) {
+        var retry = RetryPolicy.standard
+        for (category, rule) in retry.rules { retry.rules[category]?.maxAttempts = min(2, rule.maxAttempts) }
+        client.configure(upstream: OutboxDeliverer.upstream(hook), policy: UpstreamPolicy(
+            retry: retry, breaker: CircuitBreakerSettings(failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(300)),
+            rateLimit: nil))
+    }
+}
+
+/// A one-slot signal a loop can wait on with a timeout.
+final class AsyncWakeUp: Sendable {
+    private let pending = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func signal() {
+        let waiter = pending.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.waiter = nil }
+            if state.waiter == nil { state.signalled = true }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait(timeout: Duration) async {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.signal()
+        }
+        await withCheckedContinuation { continuation in
+            let now = pending.withLock { state -> Bool in
+                if state.signalled {
+                    state.signalled = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

@@ -1,0 +1,75 @@
+import GRDB
+
+/// A notification waiting in the outbox.
+public struct OutboxRow: Sendable, Equatable {
+    public var id: Int64
+    public var hook: String
+    public var alertID: Int64
+    public var payload: String
+    public var attempts: Int
+    public var nextAttemptAtMs: Int64
+}
+
+/// Reads and updates `alert_outbox` for the deliverer.
+public struct OutboxStore: Sendable {
+    let database: LookoutDatabase
+
+    public init(database: LookoutDatabase) {
+        self.database = database
+    }
+
+    /// The oldest undelivered row of `hook`: rows go out in order, one at a time.
+    public func head(hook: String) throws -> OutboxRow? {
+        try database.writer.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM alert_outbox WHERE hook = ? AND delivered_at_ms IS NULL ORDER BY id LIMIT 1", arguments: [hook]
+            ).map(OutboxStore.row)
+        }
+    }
+
+    public func markDelivered(_ id: Int64, nowMs: Int64) throws {
+        try database.writer.write { db in
+            try db.execute(
+                sql: "UPDATE alert_outbox SET delivered_at_ms = ?, attempts = attempts + 1, last_error = NULL WHERE id = ?",
+                arguments: [nowMs, id])
+        }
+    }
+
+    public func markFailed(_ id: Int64, error: String, nextAttemptAtMs: Int64) throws {
+        try database.writer.write { db in
+            try db.execute(
+                sql: "UPDATE alert_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at_ms = ? WHERE id = ?",
+                arguments: [String(error.prefix(500)), nextAttemptAtMs, id])
+        }
+    }
+
+    /// Undelivered rows per hook.
+    public func pending() throws -> [String: Int] {
+        try database.writer.read { db in
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT hook, COUNT(*) AS n FROM alert_outbox WHERE delivered_at_ms IS NULL GROUP BY hook") {
+                counts[row["hook"]] = row["n"]
+            }
+            return counts
+        }
+    }
+
+    /// The last error of each hook's head row, for the status page.
+    public func lastErrors() throws -> [String: String] {
+        try database.writer.read { db in
+            var errors: [String: String] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT hook, last_error FROM alert_outbox WHERE delivered_at_ms IS NULL AND last_error IS NOT NULL ORDER BY id")
+            where errors[row["hook"]] == nil {
+                errors[row["hook"]] = row["last_error"]
+            }
+            return errors
+        }
+    }
+
+    static func row(_ row: Row) -> OutboxRow {
+        OutboxRow(
+            id: row["id"], hook: row["hook"], alertID: row["alert_id"], payload: row["payload"], attempts: row["attempts"],
+            nextAttemptAtMs: row["next_attempt_at_ms"])
+    }
+}
