@@ -28,11 +28,8 @@ extension Simulator {
             entry["delivery"] = delivery.delivery ?? NSNull()
             entry["signature"] = delivery.signature ?? NSNull()
             entry["content_type"] = delivery.contentType ?? NSNull()
-            if let payload = try? JSONSerialization.jsonObject(with: Data(delivery.body)) {
-                entry["payload"] = payload
-            } else {
-                entry["raw"] = String(decoding: delivery.body, as: UTF8.self)
-            }
+            if let payload = try? JSONSerialization.jsonObject(with: Data(delivery.body)) { entry["payload"] = payload }
+            entry["raw"] = String(decoding: delivery.body, as: UTF8.self)
             return entry
         }
         return .json(Simulator.jsonText(entries))

@@ -15,7 +15,7 @@ public final class ChildProcess: Sendable {
 
     public init(_ name: String, _ arguments: [String]) throws {
         process = Process()
-        process.executableURL = ChildProcess.binDirectory.appendingPathComponent(name)
+        process.executableURL = name.hasPrefix("/") ? URL(fileURLWithPath: name) : ChildProcess.binDirectory.appendingPathComponent(name)
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
