@@ -5,8 +5,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Build dependencies: the C libraries Lookout links, and pkg-config to find them.
 APT_BUILD := libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config
-# Test tools: promtool (from prometheus) checks /metrics; iproute2 and openssl for fault tests.
-APT_TEST := prometheus prometheus-alertmanager iproute2 openssl
+# Test tools: Prometheus (promtool), Alertmanager, blackbox_exporter and nginx for end-to-end tests;
+# iproute2 and openssl for fault and TLS tests.
+APT_TEST := prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light iproute2 openssl
 # Benchmark peers and load tools.
 APT_BENCH := nginx-light wrk prometheus-blackbox-exporter curl python3
 

@@ -15,6 +15,8 @@ public enum LookoutRoutes {
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: .bytes(metrics.renderBytes()))
         }
+        let probe = ProbeEndpoint(context: context)
+        router.get("/probe") { request in await probe.handle(request) }
         router.get("/-/healthy") { _ in .text("Lookout is healthy.\n") }
         router.get("/-/ready") { _ in
             board.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)

@@ -172,6 +172,11 @@ final class EasyHandle: @unchecked Sendable {
             ttfb: startTransfer > 0 ? max(0, startTransfer - preTransfer) : 0,
             transfer: startTransfer > 0 ? max(0, total - startTransfer) : 0)
         let expiry = lookout_curl_earliest_cert_expiry(handle)
+        var ipPointer: UnsafeMutablePointer<CChar>?
+        lookout_curl_getinfo_string(handle, CURLINFO_PRIMARY_IP, &ipPointer)
+        let ip = ipPointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        var length: curl_off_t = -1
+        lookout_curl_getinfo_int64(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
         let detail = String(cString: errorBuffer)
         let message = code == CURLE_OK ? "" : (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
         let result = TransferResult(
@@ -180,9 +185,12 @@ final class EasyHandle: @unchecked Sendable {
             totalSeconds: total, redirects: redirects, httpVersion: EasyHandle.versionText(version),
             bodyBytes: bodyBytes, exceededSizeLimit: exceededSizeLimit, cancelled: cancelled,
             osErrno: Int32(osErrno), certificateExpiry: expiry >= 0 ? Date(timeIntervalSince1970: Double(expiry)) : nil)
+        var finished = result
+        finished.primaryIP = ip
+        finished.contentLength = Int64(length)
         let waiting = continuation
         continuation = nil
-        waiting?.resume(returning: result)
+        waiting?.resume(returning: finished)
     }
 
     private static func versionText(_ value: Int) -> String? {

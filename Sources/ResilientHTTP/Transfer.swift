@@ -95,6 +95,10 @@ public struct TransferResult: Sendable {
     public var osErrno: Int32
     /// When the first of the peer's TLS certificates expires (https only).
     public var certificateExpiry: Date?
+    /// The address the final connection went to, e.g. `127.0.0.1`.
+    public var primaryIP: String?
+    /// The size the server announced in `Content-Length`, or -1.
+    public var contentLength: Int64 = -1
 
     public init(
         curlCode: Int32 = 0, curlMessage: String = "", httpStatus: Int? = nil,

@@ -1,0 +1,94 @@
+import Foundation
+import LookoutCore
+import MicroHTTPServer
+import ResilientHTTP
+
+/// `GET /probe?target=URL&module=NAME`: one probe now, answered with blackbox_exporter's http
+/// prober metric names, so a blackbox_exporter user can switch by changing the scrape address.
+/// Targets must match the module's `allow` patterns; the timeout follows Prometheus'
+/// `X-Prometheus-Scrape-Timeout-Seconds` (less half a second, as blackbox_exporter does).
+public struct ProbeEndpoint: Sendable {
+    public let context: LookoutContext
+
+    public init(context: LookoutContext) {
+        self.context = context
+    }
+
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let config = context.monitor.config
+        let moduleName = request.query["module"] ?? "http_2xx"
+        guard let module = config.probeModules[moduleName] else {
+            let known = config.probeModules.keys.sorted().joined(separator: ", ")
+            return .text("Unknown module \"\(moduleName)\"; configured: \(known.isEmpty ? "none (add probe_modules to the config)" : known)\n", status: 400)
+        }
+        guard var target = request.query["target"], !target.isEmpty else {
+            return .text("Target parameter is missing\n", status: 400)
+        }
+        if !target.contains("://") { target = "http://" + target }
+        if let problem = ProbeURL.problem(target) { return .text("Bad target: \(problem)\n", status: 400) }
+        guard module.allow.contains(where: { target.range(of: $0, options: .regularExpression) != nil }) else {
+            return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403)
+        }
+        var timeout = module.timeout
+        if let header = request.headers["X-Prometheus-Scrape-Timeout-Seconds"], let seconds = Double(header), seconds > 0 {
+            timeout = min(timeout, .milliseconds(Int64(max(0.5, seconds - 0.5) * 1000)))
+        }
+        // Each target is an upstream of its own, without a breaker: a scrape always probes.
+        var source = SourceConfig(name: "probe:\(target)", kind: module.kind, url: target, interval: timeout, timeout: timeout)
+        source.policy.rateLimit = nil
+        source.policy.breaker.failureThreshold = Int.max
+        context.monitor.client.configure(upstream: source.name, policy: source.policy)
+        let started = ContinuousClock.now
+        let transfer = TransferRequest(url: target, timeout: timeout, maxResponseBytes: 16 << 20)
+        let outcome = await context.monitor.client.call(
+            upstream: source.name,
+            CallRequest(transfer, deadline: timeout, validate: ResponseCheck.validator(for: source), singleFlight: false))
+        let duration = (ContinuousClock.now - started).seconds
+        return HTTPResponse(
+            headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+            body: .bytes(ProbeEndpoint.render(outcome, target: target, duration: duration).bytes))
+    }
+
+    /// The blackbox_exporter http prober's metrics, plus `probe_retries` and `probe_failure_info`.
+    static func render(_ outcome: CallOutcome, target: String, duration: Double) -> ExpositionWriter {
+        let result = outcome.final
+        let phases = result?.phases ?? PhaseTimings()
+        var writer = ExpositionWriter()
+        func gauge(_ name: String, _ help: String, _ value: Double) {
+            writer.family(name, type: .gauge, help: help)
+            writer.sample(name, value: value)
+        }
+        gauge("probe_dns_lookup_time_seconds", "Returns the time taken for probe dns lookup in seconds", phases.dns)
+        gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
+        gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", outcome.failure?.reason == "body_mismatch" ? 1 : 0)
+        gauge("probe_http_content_length", "Length of http content response", Double(result?.contentLength ?? -1))
+        writer.family("probe_http_duration_seconds", type: .gauge, help: "Duration of http request by phase, summed over all redirects")
+        for (phase, value) in [("connect", phases.connect), ("processing", phases.ttfb), ("resolve", phases.dns), ("tls", phases.tls), ("transfer", phases.transfer)] {
+            writer.sample("probe_http_duration_seconds", labels: [("phase", phase)], value: value)
+        }
+        gauge("probe_http_redirects", "The number of redirects", Double(result?.redirects ?? 0))
+        let ssl = outcome.url.lowercased().hasPrefix("https://") && result?.httpStatus != nil
+        gauge("probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl ? 1 : 0)
+        gauge("probe_http_status_code", "Response HTTP status code", Double(result?.httpStatus ?? 0))
+        gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(result?.bodyBytes ?? 0))
+        let version = result?.httpVersion.flatMap(Double.init) ?? 0
+        gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
+        if let ip = result?.primaryIP {
+            gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
+                  Double(UInt32(truncatingIfNeeded: ProbeScheduler.stableHash(ip))))
+            gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", ip.contains(":") ? 6 : 4)
+        } else {
+            gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", 0)
+        }
+        if let expiry = result?.certificateExpiry {
+            gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
+        }
+        gauge("probe_success", "Displays whether or not the probe was a success", outcome.ok ? 1 : 0)
+        gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", Double(max(0, outcome.attempts.count - 1)))
+        writer.family("probe_failure_info", type: .gauge, help: "Why the probe failed (Lookout's category and reason); absent on success")
+        if let failure = outcome.failure {
+            writer.sample("probe_failure_info", labels: [("category", failure.category.rawValue), ("reason", failure.reason)], value: 1)
+        }
+        return writer
+    }
+}

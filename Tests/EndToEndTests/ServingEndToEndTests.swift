@@ -1,0 +1,156 @@
+import Foundation
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// What Prometheus and blackbox_exporter users see: /probe beside blackbox_exporter's own
+/// output, and a real Prometheus scraping /metrics.
+@Suite("serving end to end", .serialized)
+struct ServingEndToEndTests {
+    let http = CurlTransport()
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serving-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// `# TYPE name type` lines of an exposition, for names starting with `prefix`.
+    func types(_ text: String, prefix: String) -> [String: String] {
+        var types: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("# TYPE \(prefix)") {
+            let parts = line.split(separator: " ")
+            if parts.count == 4 { types[String(parts[2])] = String(parts[3]) }
+        }
+        return types
+    }
+
+    func startNginx(_ directory: URL) throws -> (ChildProcess, Int) {
+        let port = Int(closedPort())
+        try """
+            worker_processes 1;
+            daemon off;
+            pid \(directory.path)/nginx.pid;
+            error_log \(directory.path)/nginx-error.log;
+            events { worker_connections 256; }
+            http { access_log off; server { listen 127.0.0.1:\(port); location / { return 200 "ok\\n"; } } }
+            """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        return (try ChildProcess("/usr/sbin/nginx", ["-c", "\(directory.path)/nginx.conf", "-p", directory.path]), port)
+    }
+
+    @Test func probeAnswersWithEveryMetricBlackboxExporterGives() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (nginx, nginxPort) = try startNginx(directory)
+        let target = "http://127.0.0.1:\(nginxPort)/"
+        _ = try await eventually("nginx") { await http.perform(TransferRequest(url: target)).httpStatus == 200 ? true : nil }
+
+        let blackboxPort = closedPort()
+        try "modules:\n  http_2xx:\n    prober: http\n    timeout: 5s\n".write(
+            to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
+        let blackbox = try ChildProcess("/usr/bin/prometheus-blackbox-exporter", [
+            "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
+        ])
+        let theirs = try await eventually("blackbox_exporter's probe") { () -> String? in
+            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?target=\(target)&module=http_2xx"))
+            return result.httpStatus == 200 ? result.bodyText : nil
+        }
+
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: ":memory:"
+            probe_modules:
+              http_2xx: {kind: http, timeout: 5s, allow: ["^http://127\\\\.0\\\\.0\\\\.1:[0-9]+/"]}
+            sources:
+              - {name: nginx, url: "\(target)", interval: 1h}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let ours = await http.perform(TransferRequest(
+            url: "\(base)/probe?target=\(target)&module=http_2xx", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "4")]))
+        #expect(ours.httpStatus == 200)
+        let expected = types(theirs, prefix: "probe_")
+        let got = types(ours.bodyText, prefix: "probe_")
+        #expect(expected.count >= 10)
+        for (name, type) in expected {
+            #expect(got[name] == type, "\(name): blackbox_exporter says \(type), Lookout says \(got[name] ?? "nothing")")
+        }
+        #expect(ours.bodyText.contains("probe_success 1\n"))
+        #expect(ours.bodyText.contains("probe_http_status_code 200\n"))
+        #expect(ours.bodyText.contains("probe_retries 0\n"))
+
+        let refused = await http.perform(TransferRequest(url: "\(base)/probe?target=http://example.org/&module=http_2xx"))
+        #expect(refused.httpStatus == 403)
+        let unknown = await http.perform(TransferRequest(url: "\(base)/probe?target=\(target)&module=nope"))
+        #expect(unknown.httpStatus == 400)
+        let down = await http.perform(TransferRequest(url: "\(base)/probe?target=http://127.0.0.1:\(closedPort())/&module=http_2xx"))
+        #expect(down.bodyText.contains("probe_success 0\n"))
+        #expect(down.bodyText.contains(#"probe_failure_info{category="transient",reason="connection_refused"} 1"#))
+
+        #expect(try await lookout.terminate() == 0)
+        _ = try await blackbox.terminate()
+        _ = try await nginx.terminate()
+    }
+
+    @Test func aRealPrometheusScrapesEverySource() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
+        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            defaults: {interval: 1s, timeout: 2s}
+            sources:
+              - {name: up, url: "\(simBase)/ok"}
+              - {name: "odd\\"name", url: "\(simBase)/status/500"}
+              - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let problems = try runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
+        // A quote is not allowed in a source name: the name rule keeps label values simple.
+        #expect(problems.status == 1)
+        try String(contentsOf: config, encoding: .utf8).replacingOccurrences(of: #""odd\"name""#, with: "odd.name")
+            .write(to: config, atomically: true, encoding: .utf8)
+
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        let scrape = try await eventually("every source in /metrics") { () -> String? in
+            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            return ["up", "odd.name", "feed"].allSatisfy { text.contains(#"lookout_probe_success{source="\#($0)"}"#) } ? text : nil
+        }
+        let promtool = try runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
+        #expect(promtool.status == 0, "\(promtool.output)")
+        #expect(promtool.output.isEmpty, "\(promtool.output)")
+
+        let prometheusPort = closedPort()
+        try """
+            global: {scrape_interval: 1s, evaluation_interval: 1s}
+            scrape_configs:
+              - job_name: lookout
+                static_configs: [{targets: ["127.0.0.1:\(port)"]}]
+            """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
+        let prometheus = try ChildProcess("/usr/bin/prometheus", [
+            "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
+            "--web.listen-address=127.0.0.1:\(prometheusPort)",
+        ])
+        let series = try await eventually("Prometheus to have lookout_probe_success for every source") { () -> [String: String]? in
+            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(prometheusPort)/api/v1/query?query=lookout_probe_success"))
+            guard let body = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any],
+                let data = body["data"] as? [String: Any], let results = data["result"] as? [[String: Any]]
+            else { return nil }
+            var values: [String: String] = [:]
+            for item in results {
+                if let metric = item["metric"] as? [String: String], let source = metric["source"], let value = item["value"] as? [Any] {
+                    values[source] = value.last as? String
+                }
+            }
+            return values.count == 3 ? values : nil
+        }
+        #expect(series == ["up": "1", "odd.name": "0", "feed": "1"])
+        _ = try await prometheus.terminate()
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+}
