@@ -112,6 +112,16 @@ public struct SourceHealth: Sendable, Equatable {
         sum(windowMs, nowMs)
     }
 
+    /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
+    public func minuteErrorRates(nowMs: Int64) -> [Double?] {
+        let current = nowMs - nowMs % 60_000
+        return (0..<60).reversed().map { back in
+            let start = current - Int64(back) * 60_000
+            let counts = minutes.sum(windowMs: 1, nowMs: start)
+            return counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
+        }
+    }
+
     /// Calls that succeeded after a retry ÷ calls retried, over 15 minutes.
     public func retrySuccessRatio(nowMs: Int64) -> Double? {
         let counts = minutes.sum(windowMs: 15 * 60_000, nowMs: nowMs)

@@ -13,6 +13,9 @@ public final class SourceStatusBoard: ProbeResultSink {
         public var failures: UInt64 = 0
         public var duration = Histogram()
         public var download: DownloadProgress?
+        /// The durations of the last 64 probes, in a ring (for p50/p95).
+        public var recentDurations: [Double] = []
+        var nextDuration = 0
         public var downloadBytesTotal: UInt64 = 0
         public var verifyFailures: UInt64 = 0
     }
@@ -54,6 +57,12 @@ public final class SourceStatusBoard: ProbeResultSink {
                 entry.failures += 1
             }
             entry.duration.observe(result.durationSeconds)
+            if entry.recentDurations.count < 64 {
+                entry.recentDurations.append(result.durationSeconds)
+            } else {
+                entry.recentDurations[entry.nextDuration] = result.durationSeconds
+            }
+            entry.nextDuration = (entry.nextDuration + 1) % 64
             if let download = result.download {
                 entry.download = download
                 entry.downloadBytesTotal += UInt64(max(0, download.bytes))
@@ -61,6 +70,13 @@ public final class SourceStatusBoard: ProbeResultSink {
             }
             state.entries[result.source] = entry
         }
+    }
+
+    /// The `q` quantile (0…1) of the recent durations, in seconds.
+    public static func quantile(_ values: [Double], _ q: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
     }
 
     /// A download's progress while it runs.

@@ -7,7 +7,7 @@ public enum LookoutRoutes {
         let monitor = context.monitor
         let board = monitor.board
         let metrics = MetricsPage(context: context)
-        let status = StatusPage(board: board)
+        let status = StatusPage(context: context)
         var router = Router()
         router.get("/") { _ in .html(status.render()) }
         router.get("/metrics") { _ in
@@ -15,11 +15,15 @@ public enum LookoutRoutes {
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: .bytes(metrics.renderBytes()))
         }
+        APIRoutes(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)
         router.get("/probe") { request in await probe.handle(request) }
         router.get("/-/healthy") { _ in .text("Lookout is healthy.\n") }
         router.get("/-/ready") { _ in
-            board.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
+            if let problem = context.writer?.status.lastError {
+                return .text("Lookout is not ready: the database cannot be written (\(problem)).\n", status: 503)
+            }
+            return board.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
         }
         router.post("/-/reload") { request in
             if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }

@@ -1,66 +1,251 @@
 import Foundation
 import LookoutCore
+import LookoutStore
+import ResilientHTTP
 
-/// The HTML status page: an overall banner and one row per source with its last result.
-/// No scripts and no external assets; it refreshes itself every 15 seconds.
+/// The HTML status page (SPEC section 8): an overall banner, the firing alerts, then one row per
+/// source. No external assets; readable without JavaScript; light and dark; phone width. A small
+/// script refreshes the content every 15 s in place (keeping the scroll position) and announces
+/// state changes to screen readers; without scripts a meta refresh does the same.
 public struct StatusPage: Sendable {
-    public let board: SourceStatusBoard
+    public let context: LookoutContext
 
-    public init(board: SourceStatusBoard) {
-        self.board = board
+    public init(context: LookoutContext) {
+        self.context = context
     }
 
-    public func render(now: Date = Date()) -> String {
-        let entries = board.snapshot()
-        let failing = entries.filter { $0.last?.ok == false }
-        let banner: (String, String)
-        if entries.isEmpty || entries.allSatisfy({ $0.last == nil }) {
-            banner = ("pending", "Waiting for the first probes")
-        } else if failing.isEmpty {
-            banner = ("ok", "Operational")
-        } else if failing.count == entries.count {
-            banner = ("down", "Outage: every source is failing")
-        } else {
-            banner = ("degraded", "Degraded: some sources are unavailable; results from the others are current")
+    public func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
+        let monitor = context.monitor
+        let entries = monitor.board.snapshot()
+        let healths = monitor.health.all()
+        let breakers = monitor.client.breakerSnapshots()
+        let offline = monitor.connectivity.isOffline
+        let overall = StatusAPI.overall(entries, offline: offline)
+        let banner: (String, String) = switch overall {
+        case "operational": ("ok", "Operational: every source answers as expected")
+        case "degraded": ("degraded", "Degraded: some sources are unavailable; results from the others are current")
+        case "outage": ("down", "Outage: every source is failing")
+        case "offline": ("offline", "Offline: Lookout cannot reach the network; per-source results are held back")
+        default: ("pending", "Waiting for the first probes")
         }
-        var html = """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta http-equiv="refresh" content="15">
-            <title>Lookout status</title>
-            <style>
-            :root { color-scheme: light dark; --ok: #1a7f37; --down: #cf222e; --degraded: #9a6700; --pending: #57606a; }
-            body { font: 15px/1.4 system-ui, sans-serif; margin: 1rem auto; max-width: 72rem; padding: 0 1rem; }
-            .banner { padding: .75rem 1rem; border-radius: .5rem; color: #fff; font-weight: 600; }
-            .banner.ok { background: var(--ok); } .banner.down { background: var(--down); }
-            .banner.degraded { background: var(--degraded); } .banner.pending { background: var(--pending); }
-            table { border-collapse: collapse; width: 100%; margin-top: 1rem; }
-            th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid #8884; vertical-align: top; }
-            .state { font-weight: 600; } .state.ok { color: var(--ok); } .state.down { color: var(--down); } .state.pending { color: var(--pending); }
-            </style></head><body>
-            <h1>Lookout</h1>
-            <p class="banner \(banner.0)" role="status" aria-live="polite">\(HTML.escape(banner.1))</p>
-            <table><thead><tr><th>Source</th><th>State</th><th>Last result</th><th>HTTP</th><th>Duration</th><th>Checked</th></tr></thead><tbody>
-
-            """
+        var html = StatusPage.head
+        html += "<main id=\"content\">\n<p class=\"banner \(banner.0)\" id=\"banner\">\(HTML.escape(banner.1))</p>\n"
+        html += problems()
+        html += firingAlerts()
+        let up = entries.filter { $0.last?.ok == true }.count
+        html += "<p class=\"summary\">\(up) of \(entries.count) sources up · updated \(HTML.escape(Timestamp.rfc3339(nowMs)))</p>\n"
+        html += "<table><thead><tr><th scope=\"col\">Source</th><th scope=\"col\">State</th><th scope=\"col\">Last result</th>"
+        html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Latency p50 / p95</th><th scope=\"col\">Breaker</th></tr></thead><tbody>\n"
         for entry in entries {
-            let name = HTML.escape(entry.source.name)
-            guard let last = entry.last else {
-                html += "<tr><td>\(name)<br><small>\(HTML.escape(entry.source.url))</small></td><td class=\"state pending\">Pending</td><td>not probed yet</td><td></td><td></td><td></td></tr>\n"
-                continue
-            }
-            let state = last.ok ? ("ok", "Up") : ("down", "Down")
-            let detail: String
-            if let failure = last.failure {
-                detail = "<strong>\(HTML.escape(failure.category.title))</strong><br>\(HTML.escape(last.message ?? ""))<br><small>\(HTML.escape(failure.category.recoverySuggestion))</small>"
-            } else {
-                detail = "OK"
-            }
-            let ago = max(0, Int(now.timeIntervalSince1970 - Double(last.timestampMs) / 1000))
-            html += "<tr><td>\(name)<br><small>\(HTML.escape(entry.source.url))</small></td><td class=\"state \(state.0)\">\(state.1)</td><td>\(detail)</td><td>\(last.httpStatus.map(String.init) ?? "–")</td><td>\(String(format: "%.0f ms", last.durationSeconds * 1000))</td><td>\(ago) s ago</td></tr>\n"
+            html += row(entry, health: healths[entry.source.name], breaker: breakers[entry.source.name], nowMs: nowMs)
         }
-        html += "</tbody></table>\n<p><small>Refreshes every 15 s · <a href=\"/metrics\">metrics</a></small></p>\n</body></html>\n"
+        html += "</tbody></table>\n</main>\n"
+        html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(ResilientHTTPVersion.string)</p>\n"
+        html += StatusPage.script
+        html += "</body></html>\n"
         return html
     }
+
+    /// Lookout's own troubles: a database it cannot write, hooks that cannot deliver.
+    func problems() -> String {
+        var items: [String] = []
+        if let problem = context.writer?.status.lastError {
+            items.append("Records cannot be written to the database (\(HTML.escape(problem))); they are kept in memory and written when it works again.")
+        }
+        for (hook, stats) in (context.outbox?.hookStats ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let error = stats.lastError {
+                items.append("Alert hook <strong>\(HTML.escape(hook))</strong> cannot deliver: \(HTML.escape(error)) Notifications wait in the outbox.")
+            }
+        }
+        guard !items.isEmpty else { return "" }
+        return "<section class=\"problems\" aria-label=\"Lookout problems\"><ul>" + items.map { "<li>\($0)</li>" }.joined() + "</ul></section>\n"
+    }
+
+    func firingAlerts() -> String {
+        guard let alerts = context.alerts?.firing, !alerts.isEmpty else { return "" }
+        var html = "<section class=\"alerts\" aria-label=\"Firing alerts\"><h2>Firing alerts (\(alerts.count))</h2><ul>"
+        for alert in alerts.prefix(50) {
+            let since = Timestamp.rfc3339(alert.startedAtMs)
+            html += "<li class=\"sev-\(HTML.escape(alert.severity))\"><strong>\(HTML.escape(alert.rule))</strong> "
+            html += "<span class=\"tag\">\(HTML.escape(alert.severity))</span> \(HTML.escape(alert.summary)) <small>since \(HTML.escape(since))</small></li>"
+        }
+        if alerts.count > 50 { html += "<li>… and \(alerts.count - 50) more</li>" }
+        return html + "</ul></section>\n"
+    }
+
+    func row(_ entry: SourceStatusBoard.Entry, health: SourceHealth?, breaker: CircuitBreaker?, nowMs: Int64) -> String {
+        let name = HTML.escape(entry.source.name)
+        let state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
+        var html = "<tr id=\"source-\(name)\" data-state=\"\(state.0)\"><th scope=\"row\"><span class=\"name\">\(name)</span>"
+        html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small></th>"
+        html += "<td><span class=\"state \(state.0)\">\(state.1)</span></td><td>"
+        if let last = entry.last {
+            if let failure = last.failure {
+                html += "<strong>\(HTML.escape(failure.category.title))</strong><br>\(HTML.escape(last.message ?? ""))"
+                html += "<br><small class=\"hint\">\(HTML.escape(failure.category.recoverySuggestion))</small>"
+                html += "<details><summary>Details</summary><code>\(HTML.escape(failure.category.rawValue))/\(HTML.escape(failure.reason))"
+                if let status = last.httpStatus { html += " · HTTP \(status)" }
+                if let code = failure.curlCode { html += " · curl \(code)" }
+                html += " · \(last.attempts) attempt\(last.attempts == 1 ? "" : "s")"
+                if !failure.detail.isEmpty { html += " · \(HTML.escape(failure.detail))" }
+                html += "</code></details>"
+            } else {
+                html += "OK\(last.httpStatus.map { " · HTTP \($0)" } ?? "")"
+                if last.attempts > 1 { html += " <small>after \(last.attempts) attempts</small>" }
+            }
+            if let fallback = last.fallbackInUse {
+                html += "<br><span class=\"fallback\">Using fallback: <a href=\"#source-\(HTML.escape(fallback))\">\(HTML.escape(fallback))</a></span>"
+            }
+            html += "<br><small>checked \(StatusPage.ago(nowMs - last.timestampMs)) ago"
+            if let success = entry.lastSuccessMs, !last.ok { html += " · last success \(StatusPage.ago(nowMs - success)) ago" }
+            if entry.lastSuccessMs == nil && !last.ok { html += " · no success yet" }
+            html += "</small>"
+        } else {
+            html += "not probed yet"
+        }
+        if let download = entry.download { html += StatusPage.download(download) }
+        html += "</td><td>"
+        if let health, let rate = health.errorRate(windowMs: 3_600_000, nowMs: nowMs) {
+            html += String(format: "%.1f%%", rate * 100) + " " + StatusPage.sparkline(health.minuteErrorRates(nowMs: nowMs))
+        } else {
+            html += "–"
+        }
+        html += "</td><td>"
+        if let p50 = SourceStatusBoard.quantile(entry.recentDurations, 0.5), let p95 = SourceStatusBoard.quantile(entry.recentDurations, 0.95) {
+            html += "\(StatusPage.milliseconds(p50)) / \(StatusPage.milliseconds(p95))"
+        } else {
+            html += "–"
+        }
+        html += "</td><td>" + StatusPage.breaker(breaker, nowMs: nowMs) + "</td></tr>\n"
+        return html
+    }
+
+    static func breaker(_ breaker: CircuitBreaker?, nowMs: Int64) -> String {
+        guard let breaker else { return "closed" }
+        switch breaker.state {
+        case .closed: return "closed"
+        case .open:
+            let wait = (breaker.nextAttemptAtMs ?? nowMs) - nowMs
+            return "<span class=\"state down\">open</span><br><small>next try in \(ago(max(0, wait)))</small>"
+        case .halfOpen: return "<span class=\"state degraded\">half-open</span><br><small>trying again</small>"
+        case .forcedOpen: return "<span class=\"state down\">forced open</span><br><small>by an operator</small>"
+        case .disabled: return "disabled<br><small>by an operator</small>"
+        }
+    }
+
+    static func download(_ progress: DownloadProgress) -> String {
+        var html = "<div class=\"download\">"
+        let percent = progress.ratio.map { Int(($0 * 100).rounded()) }
+        html += "<progress max=\"100\" value=\"\(percent ?? 0)\" aria-label=\"download progress\">\(percent ?? 0)%</progress> "
+        html += HTML.escape(progress.state.rawValue.replacingOccurrences(of: "_", with: " "))
+        html += String(format: " · %.1f MiB · %.1f MiB/s", Double(progress.bytes) / 1_048_576, progress.throughputBytesPerSecond / 1_048_576)
+        if progress.resumes > 0 { html += " · resumed \(progress.resumes)×" }
+        switch progress.verified {
+        case true?: html += " · SHA-256 verified"
+        case false?: html += " · <strong>SHA-256 mismatch</strong>"
+        case nil: if let digest = progress.sha256 { html += " · SHA-256 \(HTML.escape(String(digest.prefix(12))))…" }
+        }
+        return html + "</div>"
+    }
+
+    /// An inline SVG of the last hour's error rate per minute; gaps where nothing was probed.
+    static func sparkline(_ rates: [Double?]) -> String {
+        let width = 120.0, height = 24.0
+        let step = width / Double(max(1, rates.count - 1))
+        var path = ""
+        var drawing = false
+        for (index, rate) in rates.enumerated() {
+            guard let rate else {
+                drawing = false
+                continue
+            }
+            let x = Double(index) * step
+            let y = height - 1 - rate * (height - 2)
+            path += String(format: "%@%.1f %.1f ", drawing ? "L" : "M", x, y)
+            drawing = true
+        }
+        let worst = rates.compactMap { $0 }.max() ?? 0
+        return "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last hour, at most \(Int((worst * 100).rounded()))%\"><path d=\"\(path)\"/></svg>"
+    }
+
+    static func milliseconds(_ seconds: Double) -> String {
+        seconds < 1 ? String(format: "%.0f ms", seconds * 1000) : String(format: "%.2f s", seconds)
+    }
+
+    static func ago(_ ms: Int64) -> String {
+        let seconds = max(0, ms / 1000)
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min" }
+        if seconds < 86400 { return "\(seconds / 3600) h \(seconds % 3600 / 60) min" }
+        return "\(seconds / 86400) d"
+    }
+
+    static let head = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <noscript><meta http-equiv="refresh" content="15"></noscript>
+        <title>Lookout status</title>
+        <style>
+        :root { color-scheme: light dark; --bg: #fff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0;
+          --ok: #1a7f37; --down: #cf222e; --degraded: #9a6700; --pending: #59636e; --offline: #6639ba; }
+        @media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d;
+          --ok: #3fb950; --down: #f85149; --degraded: #d29922; --pending: #9198a1; --offline: #ab7df8; } }
+        body { font: 15px/1.45 system-ui, -apple-system, sans-serif; margin: 0 auto; max-width: 80rem; padding: 1rem; background: var(--bg); color: var(--fg); }
+        h1 { font-size: 1.4rem; margin: 0 0 .75rem; } h2 { font-size: 1.05rem; margin: 0 0 .4rem; }
+        a { color: inherit; }
+        .banner { padding: .75rem 1rem; border-radius: .5rem; font-weight: 600; border-left: .5rem solid; margin: 0 0 1rem; }
+        .banner.ok { border-color: var(--ok); } .banner.down { border-color: var(--down); } .banner.degraded { border-color: var(--degraded); }
+        .banner.pending { border-color: var(--pending); } .banner.offline { border-color: var(--offline); }
+        .problems, .alerts { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin-bottom: 1rem; }
+        .problems { border-color: var(--down); } .alerts ul, .problems ul { margin: 0; padding-left: 1.2rem; }
+        .tag { font-size: .75rem; border: 1px solid var(--line); border-radius: 1rem; padding: 0 .4rem; }
+        .sev-critical .tag { border-color: var(--down); color: var(--down); } .sev-warning .tag { border-color: var(--degraded); color: var(--degraded); }
+        .summary, .foot { color: var(--muted); }
+        table { border-collapse: collapse; width: 100%; }
+        th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+        th[scope=row] .name { display: block; font-weight: 600; } th small, td small { color: var(--muted); overflow-wrap: anywhere; }
+        .state { font-weight: 600; } .state::before { content: "● "; }
+        .state.ok { color: var(--ok); } .state.down { color: var(--down); } .state.pending { color: var(--pending); } .state.degraded { color: var(--degraded); }
+        .hint { display: block; } details code { font-size: .8rem; overflow-wrap: anywhere; }
+        .spark { vertical-align: middle; } .spark path { fill: none; stroke: var(--down); stroke-width: 1.5; }
+        .fallback { color: var(--degraded); } progress { width: 8rem; vertical-align: middle; }
+        @media (max-width: 720px) {
+          thead { display: none; } table, tbody, tr, th, td { display: block; width: auto; }
+          tr { border: 1px solid var(--line); border-radius: .5rem; margin-bottom: .75rem; padding: .25rem; }
+          th, td { border: 0; padding: .25rem .5rem; }
+        }
+        </style></head><body>
+        <h1>Lookout</h1>
+        <div id="announce" class="sr" aria-live="polite" role="status" style="position:absolute;left:-10000px"></div>
+
+        """
+
+    static let script = """
+        <script>
+        (function () {
+          function states(root) {
+            var map = {};
+            root.querySelectorAll('tr[data-state]').forEach(function (row) { map[row.id] = row.dataset.state; });
+            return map;
+          }
+          setInterval(function () {
+            fetch(location.pathname, {cache: 'no-store'}).then(function (r) { return r.text(); }).then(function (text) {
+              var next = new DOMParser().parseFromString(text, 'text/html').getElementById('content');
+              var current = document.getElementById('content');
+              if (!next || !current) return;
+              var before = states(current), after = states(next), changes = [];
+              Object.keys(after).forEach(function (id) {
+                if (before[id] && before[id] !== after[id]) changes.push(id.replace('source-', '') + ' is now ' + after[id]);
+              });
+              var y = window.scrollY;
+              current.replaceWith(next);
+              window.scrollTo(0, y);
+              if (changes.length) document.getElementById('announce').textContent = changes.join('. ');
+            }).catch(function () {});
+          }, 15000);
+        })();
+        </script>
+
+        """
 }

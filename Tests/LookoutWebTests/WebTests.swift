@@ -60,8 +60,16 @@ struct PageTests {
     }
 
     @Test func statusPageEscapesWhatUpstreamsSend() {
-        let html = StatusPage(board: board()).render()
-        #expect(!html.contains("<script>"))
+        let sources = board().snapshot().map(\.source)
+        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
+        monitor.board.apply(sources)
+        for entry in board().snapshot() { if let last = entry.last { monitor.board.record(last); monitor.health.record(last) } }
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
+        #expect(!html.contains("/<script>"))
+        #expect(html.contains("/&lt;script&gt;"))
+        #expect(html.contains("aria-live"))
+        #expect(html.contains("<svg class=\"spark\""))
+        #expect(html.contains("id=\"source-up\""))
         #expect(!html.contains("<b>boom</b>"))
         #expect(html.contains("&lt;b&gt;boom&lt;/b&gt;"))
         #expect(html.contains("Degraded"))

@@ -1,0 +1,221 @@
+import Foundation
+import LookoutAlerting
+import LookoutCore
+import LookoutStore
+import MicroHTTPServer
+import ResilientHTTP
+
+/// The JSON API (read) and the admin endpoints (write, behind the admin token).
+struct APIRoutes: Sendable {
+    let context: LookoutContext
+    var monitor: Monitor { context.monitor }
+
+    func install(into router: inout Router) {
+        router.get("/api/v1/status") { _ in .json(StatusAPI(context: context).statusBytes()) }
+        router.get("/api/v1/sources/:name") { request in sourceDetail(request) }
+        router.get("/api/v1/sources/:name/errors") { request in errors(request) }
+        router.get("/api/v1/alerts") { _ in alerts() }
+        router.post("/api/v1/sources/:name/probe") { request in await probeNow(request) }
+        router.post("/api/v1/sources/:name/breaker") { request in breaker(request) }
+        router.post("/api/v1/silences") { request in silence(request) }
+    }
+
+    static func error(_ message: String, status: Int) -> HTTPResponse {
+        .json(JSONText.ordered([("error", .string(message))]).rendered, status: status)
+    }
+
+    func entry(_ request: HTTPRequest) -> SourceStatusBoard.Entry? {
+        let name = request.pathParameters["name"] ?? ""
+        return monitor.board.snapshot().first { $0.source.name == name }
+    }
+
+    func sourceDetail(_ request: HTTPRequest) -> HTTPResponse {
+        guard let entry = entry(request) else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
+        let name = entry.source.name
+        let now = Timestamp.nowMs()
+        var json = JSONWriter()
+        json.object { json in
+            json.field("source") { json in
+                StatusAPI.writeSource(
+                    entry, health: monitor.health.health(name), breaker: monitor.client.breakerSnapshots()[name], nowMs: now, to: &json)
+            }
+            json.field("config") { json in
+                json.object { json in
+                    json.field("interval_seconds") { $0.number(entry.source.interval.seconds) }
+                    json.field("timeout_seconds") { $0.number(entry.source.timeout.seconds) }
+                    json.field("fallback") { $0.string(entry.source.fallback) }
+                    json.field("labels") { json in
+                        json.object { json in
+                            for (key, value) in entry.source.labels.sorted(by: { $0.key < $1.key }) { json.field(key) { $0.string(value) } }
+                        }
+                    }
+                }
+            }
+            let counters = monitor.clientMetrics.snapshot(name)
+            json.field("calls") { json in
+                json.object { json in
+                    for kind in CallKind.allCases { json.field(kind.rawValue) { $0.int(Int64(counters.calls[kind] ?? 0)) } }
+                }
+            }
+            json.field("retry_success_ratio_15m") { $0.number(monitor.health.health(name)?.retrySuccessRatio(nowMs: now)) }
+            json.field("errors") { $0.string("/api/v1/sources/\(name)/errors") }
+        }
+        return .json(json.bytes)
+    }
+
+    func errors(_ request: HTTPRequest) -> HTTPResponse {
+        guard let entry = entry(request) else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
+        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        var since: Int64 = 0
+        if let text = request.query["since"] {
+            guard let parsed = APIRoutes.time(text) else {
+                return APIRoutes.error("since must be RFC 3339 (2026-11-22T10:00:00Z) or milliseconds since 1970", status: 400)
+            }
+            since = parsed
+        }
+        let limit = min(1000, max(1, Int(request.query["limit"] ?? "") ?? 100))
+        let before = request.query["before"].flatMap { Int64($0) }
+        let rows: [(id: Int64, record: ErrorRecord)]
+        do {
+            rows = try ErrorRecordStore(database: database).page(source: entry.source.name, sinceMs: since, beforeID: before, limit: limit)
+        } catch {
+            return APIRoutes.error("cannot read the error records: \(error)", status: 500)
+        }
+        var json = JSONWriter()
+        json.object { json in
+            json.field("source") { $0.string(entry.source.name) }
+            json.field("errors") { json in
+                json.array { json in
+                    for (id, record) in rows {
+                        json.object { json in
+                            json.field("id") { $0.int(id) }
+                            json.field("at") { $0.string(Timestamp.rfc3339(record.tsMs)) }
+                            json.field("category") { $0.string(record.category) }
+                            json.field("reason") { $0.string(record.reason) }
+                            json.field("http_status") { $0.int(record.httpStatus.map(Int64.init)) }
+                            json.field("curl_code") { $0.int(record.curlCode.map(Int64.init)) }
+                            json.field("message") { $0.string(record.message) }
+                            json.field("server_message") { $0.string(record.serverMessage) }
+                            json.field("attempt") { $0.int(Int64(record.attempt)) }
+                            json.field("was_retried") { $0.bool(record.wasRetried) }
+                            json.field("retry_succeeded") { $0.bool(record.retrySucceeded) }
+                        }
+                    }
+                }
+            }
+            let next = rows.count == limit ? rows.last.map { "/api/v1/sources/\(entry.source.name)/errors?since=\(since)&limit=\(limit)&before=\($0.id)" } : nil
+            json.field("next") { $0.string(next) }
+        }
+        return .json(json.bytes)
+    }
+
+    func alerts() -> HTTPResponse {
+        let now = Timestamp.nowMs()
+        let recent: [Alert]
+        if let database = context.database {
+            recent = (try? AlertStore(database: database).recent(sinceMs: now - 86_400_000)) ?? []
+        } else {
+            recent = context.alerts?.firing ?? []
+        }
+        var json = JSONWriter()
+        json.object { json in
+            json.field("alerts") { json in
+                json.array { json in
+                    for alert in recent {
+                        json.object { json in
+                            json.field("id") { $0.int(alert.id) }
+                            json.field("fingerprint") { $0.string(alert.fingerprint) }
+                            json.field("state") { $0.string(alert.firing ? "firing" : "resolved") }
+                            json.field("rule") { $0.string(alert.rule) }
+                            json.field("severity") { $0.string(alert.severity) }
+                            json.field("source") { $0.string(alert.source) }
+                            json.field("started_at") { $0.string(Timestamp.rfc3339(alert.startedAtMs)) }
+                            json.field("resolved_at") { $0.string(alert.resolvedAtMs.map(Timestamp.rfc3339)) }
+                            json.field("labels") { json in
+                                json.object { json in for (k, v) in alert.labels.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
+                            }
+                            json.field("annotations") { json in
+                                json.object { json in for (k, v) in alert.annotations.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
+                            }
+                        }
+                    }
+                }
+            }
+            json.field("silences") { json in
+                json.array { json in
+                    for silence in context.alerts?.activeSilences(nowMs: now) ?? [] {
+                        json.object { json in
+                            json.field("id") { $0.int(silence.id) }
+                            json.field("matchers") { json in
+                                json.object { json in for (k, v) in silence.matchers.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
+                            }
+                            json.field("ends_at") { $0.string(Timestamp.rfc3339(silence.endsAtMs)) }
+                            json.field("comment") { $0.string(silence.comment) }
+                        }
+                    }
+                }
+            }
+        }
+        return .json(json.bytes)
+    }
+
+    // MARK: - Admin
+
+    func refusal(_ request: HTTPRequest) -> HTTPResponse? {
+        AdminAuth.refusal(request, token: monitor.config.adminToken)
+    }
+
+    func probeNow(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        let name = request.pathParameters["name"] ?? ""
+        guard let result = await monitor.scheduler.probeNow(name) else { return APIRoutes.error("no source named \(name)", status: 404) }
+        return .json(StatusAPI.result(result).rendered)
+    }
+
+    func breaker(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        let name = request.pathParameters["name"] ?? ""
+        guard entry(request) != nil else { return APIRoutes.error("no source named \(name)", status: 404) }
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+            let text = body["action"] as? String, let action = ResilientClient.BreakerAction(rawValue: text)
+        else {
+            return APIRoutes.error(#"the body must be {"action": "reset" | "force_open" | "disable"}"#, status: 400)
+        }
+        monitor.client.breaker(upstream: name, action)
+        let state = monitor.client.breakerSnapshots()[name]?.state.rawValue ?? "closed"
+        return .json(JSONText.ordered([("source", .string(name)), ("state", .string(state))]).rendered)
+    }
+
+    func silence(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        guard let alerts = context.alerts else { return APIRoutes.error("alerting is not running", status: 503) }
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            return APIRoutes.error("the body must be a JSON object", status: 400)
+        }
+        guard let matchers = body["matchers"] as? [String: String], !matchers.isEmpty else {
+            return APIRoutes.error(#"matchers must be a non-empty object of label names to values, e.g. {"source": "acme"}"#, status: 400)
+        }
+        guard let endsText = body["ends_at"] as? String, let ends = APIRoutes.time(endsText) else {
+            return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400)
+        }
+        let now = Timestamp.nowMs()
+        guard ends > now else { return APIRoutes.error("ends_at is in the past", status: 400) }
+        let comment = body["comment"] as? String ?? ""
+        do {
+            let id = try alerts.addSilence(Silence(matchers: matchers, startsAtMs: now, endsAtMs: ends, comment: comment, createdBy: request.remoteAddress))
+            return .json(JSONText.ordered([("id", .int(id)), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
+        } catch {
+            return APIRoutes.error("cannot store the silence: \(error)", status: 500)
+        }
+    }
+
+    /// RFC 3339 or milliseconds since 1970.
+    static func time(_ text: String) -> Int64? {
+        if let ms = Int64(text) { return ms }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text).map { Int64($0.timeIntervalSince1970 * 1000) }
+    }
+}
