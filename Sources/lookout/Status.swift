@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import ResilientHTTP
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Shows a running Lookout's status: every source, its state and last result.")
+
+    @Option(help: "The running Lookout.")
+    var url = "http://127.0.0.1:9464"
+
+    @Flag(help: "Print the status JSON as it is.")
+    var json = false
+
+    func run() async throws {
+        let base = url.hasSuffix("/") ? String(url.dropLast()) : url
+        let result = await CurlTransport().perform(TransferRequest(url: "\(base)/api/v1/status", timeout: .seconds(10), maxResponseBytes: 256 << 20))
+        guard result.httpStatus == 200 else {
+            let why = result.httpStatus.map { "it answered \($0)" } ?? result.curlMessage
+            printError("lookout: cannot read \(base)/api/v1/status: \(why)")
+            throw ExitCode(1)
+        }
+        if json {
+            print(result.bodyText)
+            return
+        }
+        guard let document = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any],
+            let sources = document["sources"] as? [[String: Any]]
+        else {
+            printError("lookout: \(base)/api/v1/status did not answer with Lookout's status JSON")
+            throw ExitCode(1)
+        }
+        print("Lookout at \(base): \(document["status"] as? String ?? "?") · \(document["alerts_firing"] as? Int ?? 0) alerts firing")
+        let width = max(6, sources.map { ($0["name"] as? String ?? "").count }.max() ?? 6)
+        for source in sources {
+            let name = (source["name"] as? String ?? "").padding(toLength: width, withPad: " ", startingAt: 0)
+            let state = (source["state"] as? String ?? "").padding(toLength: 8, withPad: " ", startingAt: 0)
+            let last = source["last_result"] as? [String: Any]
+            var detail = ""
+            if let last, last["ok"] as? Bool == false {
+                detail = "\(last["category"] as? String ?? "")/\(last["reason"] as? String ?? "")"
+                if let message = last["message"] as? String { detail += "  \(message)" }
+            } else if let last, let seconds = last["duration_seconds"] as? Double {
+                detail = String(format: "%.0f ms", seconds * 1000)
+            }
+            if let breaker = source["breaker"] as? [String: Any], let state = breaker["state"] as? String, state != "closed" {
+                detail += "  [breaker \(state)]"
+            }
+            print("\(name)  \(state)  \(detail)")
+        }
+        if document["status"] as? String != "operational" { throw ExitCode(1) }
+    }
+}

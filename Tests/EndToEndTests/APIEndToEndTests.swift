@@ -1,0 +1,102 @@
+import Foundation
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// The JSON API, the admin endpoints behind the token, and `lookout status`.
+@Suite("API end to end")
+struct APIEndToEndTests {
+    let http = CurlTransport()
+
+    func call(_ url: String, method: String = "GET", token: String? = nil, body: String? = nil) async -> TransferResult {
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return await http.perform(TransferRequest(url: url, method: method, headers: headers, body: body.map { Array($0.utf8) }))
+    }
+
+    func object(_ result: TransferResult) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any])
+    }
+
+    @Test func readsActsAndRefuses() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("api-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "s3cret-admin\n".write(to: directory.appendingPathComponent("admin.token"), atomically: true, encoding: .utf8)
+        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
+        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            admin_token_file: admin.token
+            defaults: {interval: 300ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+            sources:
+              - {name: good, url: "\(simBase)/ok"}
+              - {name: bad, url: "\(simBase)/status/502?detail=gateway%20sad"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+
+        let status = try await eventually("both sources in the status") { () -> [String: Any]? in
+            let document = try? object(await call("\(base)/api/v1/status"))
+            let sources = document?["sources"] as? [[String: Any]] ?? []
+            return sources.filter { $0["last_result"] is [String: Any] }.count == 2 ? document : nil
+        }
+        #expect(status["status"] as? String == "degraded")
+        let bad = try #require((status["sources"] as? [[String: Any]])?.first { $0["name"] as? String == "bad" })
+        let last = try #require(bad["last_result"] as? [String: Any])
+        #expect(last["reason"] as? String == "http_502")
+        #expect(last["server_message"] as? String == "gateway sad")
+        #expect((last["message"] as? String)?.hasPrefix("Error while probing bad") == true)
+
+        let detail = try object(await call("\(base)/api/v1/sources/bad"))
+        #expect((detail["source"] as? [String: Any])?["name"] as? String == "bad")
+        #expect(await call("\(base)/api/v1/sources/nope").httpStatus == 404)
+
+        let page = try await eventually("two stored error records") { () -> [String: Any]? in
+            let page = try? object(await call("\(base)/api/v1/sources/bad/errors?limit=1"))
+            return (page?["next"] as? String) != nil ? page : nil
+        }
+        #expect((page["errors"] as? [[String: Any]])?.count == 1)
+        let next = try #require(page["next"] as? String)
+        let second = try object(await call("\(base)\(next)"))
+        let firstID = (page["errors"] as? [[String: Any]])?.first?["id"] as? Int ?? 0
+        let secondID = (second["errors"] as? [[String: Any]])?.first?["id"] as? Int ?? 0
+        #expect(secondID < firstID && secondID > 0)
+        #expect(await call("\(base)/api/v1/sources/bad/errors?since=yesterday").httpStatus == 400)
+
+        // Admin endpoints: 401 without or with a wrong token, then they act.
+        #expect(await call("\(base)/api/v1/sources/good/breaker", method: "POST", body: #"{"action":"force_open"}"#).httpStatus == 401)
+        #expect(await call("\(base)/api/v1/sources/good/breaker", method: "POST", token: "wrong", body: #"{"action":"force_open"}"#).httpStatus == 401)
+        let forced = await call("\(base)/api/v1/sources/good/breaker", method: "POST", token: "s3cret-admin", body: #"{"action":"force_open"}"#)
+        #expect(try object(forced)["state"] as? String == "forced_open")
+        #expect(await call("\(base)/api/v1/sources/good/breaker", method: "POST", token: "s3cret-admin", body: #"{"action":"explode"}"#).httpStatus == 400)
+        let probed = try object(await call("\(base)/api/v1/sources/good/probe", method: "POST", token: "s3cret-admin"))
+        #expect(probed["reason"] as? String == "circuit_open")
+        _ = await call("\(base)/api/v1/sources/good/breaker", method: "POST", token: "s3cret-admin", body: #"{"action":"reset"}"#)
+        let again = try object(await call("\(base)/api/v1/sources/good/probe", method: "POST", token: "s3cret-admin"))
+        #expect(again["ok"] as? Bool == true)
+
+        let silence = await call(
+            "\(base)/api/v1/silences", method: "POST", token: "s3cret-admin",
+            body: #"{"matchers":{"source":"bad"},"ends_at":"2099-01-01T00:00:00Z","comment":"known"}"#)
+        #expect(silence.httpStatus == 201)
+        #expect(await call("\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{}}"#).httpStatus == 400)
+        let alerts = try object(await call("\(base)/api/v1/alerts"))
+        #expect((alerts["silences"] as? [[String: Any]])?.first?["comment"] as? String == "known")
+        #expect(await call("\(base)/api/v1/status", method: "DELETE").httpStatus == 405)
+
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let summary = try runTool(binary, ["status", "--url", base])
+        #expect(summary.status == 1)  // degraded
+        #expect(summary.output.contains("server_error/http_502"))
+        #expect(summary.output.contains("Lookout at \(base): degraded"))
+
+        let page2 = await call("\(base)/")
+        #expect(page2.bodyText.contains("Degraded"))
+        #expect(page2.bodyText.contains("gateway sad"))
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+}
