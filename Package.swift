@@ -107,7 +107,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "ResilientHTTP", "LookoutCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams"),
             ]
         ),
     ],
