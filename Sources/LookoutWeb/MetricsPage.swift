@@ -23,29 +23,36 @@ public struct MetricsPage: Sendable {
         let entries = monitor.board.snapshot()
         let probed = entries.filter { $0.last != nil }
         var writer = ExpositionWriter()
+        writer.reserve(entries.count * 3500)
+        let prefixes = Dictionary(uniqueKeysWithValues: entries.map { ($0.source.name, ExpositionWriter.LabelPrefix("source", $0.source.name)) })
+        func name(_ text: String) -> [UInt8] { Array(text.utf8) }
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
+        let success = name("lookout_probe_success")
         for entry in probed {
-            writer.sample("lookout_probe_success", labels: [("source", entry.source.name)], value: entry.last!.ok ? 1 : 0)
+            writer.sample(success, prefixes[entry.source.name]!, value: entry.last!.ok ? 1 : 0)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of probes, retries included.")
+        let bounds = Histogram.latencyBuckets.map(ExpositionWriter.format)
         for entry in probed {
             writer.histogram(
-                "lookout_probe_duration_seconds", labels: [("source", entry.source.name)], bounds: entry.duration.bounds,
+                "lookout_probe_duration_seconds", prefixes[entry.source.name]!, bounds: bounds,
                 cumulativeCounts: entry.duration.cumulativeCounts, sum: entry.duration.sum, count: entry.duration.count)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
+        let statusCode = name("lookout_probe_http_status_code")
         for entry in probed {
-            writer.sample("lookout_probe_http_status_code", labels: [("source", entry.source.name)], value: Double(entry.last!.httpStatus ?? 0))
+            writer.sample(statusCode, prefixes[entry.source.name]!, value: Double(entry.last!.httpStatus ?? 0))
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
+        let probes = name("lookout_probes_total")
         for entry in entries {
-            writer.sample("lookout_probes_total", labels: [("source", entry.source.name), ("result", "success")], value: Double(entry.successes))
-            writer.sample("lookout_probes_total", labels: [("source", entry.source.name), ("result", "failure")], value: Double(entry.failures))
+            writer.sample(probes, prefixes[entry.source.name]!, "result", "success", value: Double(entry.successes))
+            writer.sample(probes, prefixes[entry.source.name]!, "result", "failure", value: Double(entry.failures))
         }
-        renderClient(entries, &writer)
-        renderHealth(entries, &writer)
-        renderDownloads(entries, &writer)
+        renderClient(entries, prefixes, &writer)
+        renderHealth(entries, prefixes, &writer)
+        renderDownloads(entries, prefixes, &writer)
         renderAlertsAndStore(&writer)
 
         let reload = monitor.reloadStatus
@@ -70,7 +77,7 @@ public struct MetricsPage: Sendable {
         return writer.bytes
     }
 
-    private func renderClient(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {
+    private func renderClient(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let names = entries.map(\.source.name)
         let counters = names.map { monitor.clientMetrics.snapshot($0) }
@@ -86,53 +93,53 @@ public struct MetricsPage: Sendable {
         writer.family("lookout_retries_total", type: .counter, help: "Retries made, by the category of the failure retried.")
         for (name, counter) in zip(names, counters) {
             for (category, value) in counter.retries.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                writer.sample("lookout_retries_total", labels: [("source", name), ("category", category.rawValue)], value: Double(value))
+                writer.sample("lookout_retries_total", prefixes[name]!, "category", category.rawValue, value: Double(value))
             }
         }
         writer.family("lookout_calls_total", type: .counter, help: "Finished calls, by whether they succeeded and were retried.")
         for (name, counter) in zip(names, counters) {
             for kind in CallKind.allCases {
-                writer.sample("lookout_calls_total", labels: [("source", name), ("kind", kind.rawValue)], value: Double(counter.calls[kind] ?? 0))
+                writer.sample("lookout_calls_total", prefixes[name]!, "kind", kind.rawValue, value: Double(counter.calls[kind] ?? 0))
             }
         }
         writer.family("lookout_retry_budget_exhausted_total", type: .counter, help: "Retries refused because the source's retry budget was spent.")
         for (name, counter) in zip(names, counters) {
-            writer.sample("lookout_retry_budget_exhausted_total", labels: [("source", name)], value: Double(counter.retryBudgetExhausted))
+            writer.sample("lookout_retry_budget_exhausted_total", prefixes[name]!, value: Double(counter.retryBudgetExhausted))
         }
         writer.family("lookout_circuit_breaker_state", type: .gauge, help: "The circuit breaker's state; 1 for the current one.")
         for (name, snapshot) in zip(names, snapshots) {
             let state = snapshot?.breaker.state ?? .closed
             for candidate in BreakerState.allCases {
-                writer.sample("lookout_circuit_breaker_state", labels: [("source", name), ("state", candidate.rawValue)], value: candidate == state ? 1 : 0)
+                writer.sample("lookout_circuit_breaker_state", prefixes[name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_circuit_breaker_opens_total", type: .counter, help: "Times the circuit breaker opened.")
         for (name, snapshot) in zip(names, snapshots) {
-            writer.sample("lookout_circuit_breaker_opens_total", labels: [("source", name)], value: Double(snapshot?.breaker.openCount ?? 0))
+            writer.sample("lookout_circuit_breaker_opens_total", prefixes[name]!, value: Double(snapshot?.breaker.openCount ?? 0))
         }
         writer.family("lookout_circuit_breaker_not_permitted_calls_total", type: .counter, help: "Calls refused while the breaker was open.")
         for (name, snapshot) in zip(names, snapshots) {
-            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", labels: [("source", name)], value: Double(snapshot?.breaker.notPermittedCalls ?? 0))
+            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes[name]!, value: Double(snapshot?.breaker.notPermittedCalls ?? 0))
         }
         writer.family("lookout_circuit_breaker_open_seconds", type: .gauge, help: "How long the breaker has been open so far; 0 when closed.")
         for (name, snapshot) in zip(names, snapshots) {
-            writer.sample("lookout_circuit_breaker_open_seconds", labels: [("source", name)], value: Double(snapshot?.breaker.openDurationMs(nowMs: now) ?? 0) / 1000)
+            writer.sample("lookout_circuit_breaker_open_seconds", prefixes[name]!, value: Double(snapshot?.breaker.openDurationMs(nowMs: now) ?? 0) / 1000)
         }
         writer.family("lookout_rate_limiter_available_tokens", type: .gauge, help: "Tokens left in the source's rate limiter.")
         for (name, snapshot) in zip(names, snapshots) {
             if let tokens = snapshot?.availableTokens {
-                writer.sample("lookout_rate_limiter_available_tokens", labels: [("source", name)], value: tokens)
+                writer.sample("lookout_rate_limiter_available_tokens", prefixes[name]!, value: tokens)
             }
         }
         writer.family("lookout_tls_cert_expiry_timestamp_seconds", type: .gauge, help: "When the first of the source's TLS certificates expires.")
         for entry in entries {
             if let expiry = entry.last?.certificateExpiry {
-                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", labels: [("source", entry.source.name)], value: expiry.timeIntervalSince1970.rounded())
+                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes[entry.source.name]!, value: expiry.timeIntervalSince1970.rounded())
             }
         }
     }
 
-    private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {
+    private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let healths = monitor.health.all()
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
@@ -140,14 +147,14 @@ public struct MetricsPage: Sendable {
             guard let health = healths[entry.source.name] else { continue }
             for (window, ms) in [("1m", Int64(60_000)), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)] {
                 if let rate = health.errorRate(windowMs: ms, nowMs: now) {
-                    writer.sample("lookout_error_rate", labels: [("source", entry.source.name), ("window", window)], value: rate)
+                    writer.sample("lookout_error_rate", prefixes[entry.source.name]!, "window", window, value: rate)
                 }
             }
         }
         writer.family("lookout_retry_success_ratio", type: .gauge, help: "Retried calls that then succeeded ÷ retried calls, over 15 minutes.")
         for entry in entries {
             if let ratio = healths[entry.source.name]?.retrySuccessRatio(nowMs: now) {
-                writer.sample("lookout_retry_success_ratio", labels: [("source", entry.source.name)], value: ratio)
+                writer.sample("lookout_retry_success_ratio", prefixes[entry.source.name]!, value: ratio)
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
@@ -155,14 +162,14 @@ public struct MetricsPage: Sendable {
             guard let health = healths[entry.source.name] else { continue }
             for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 30 * 86_400_000)] {
                 if let availability = health.availability(windowMs: ms, nowMs: now) {
-                    writer.sample("lookout_availability_ratio", labels: [("source", entry.source.name), ("window", window)], value: availability)
+                    writer.sample("lookout_availability_ratio", prefixes[entry.source.name]!, "window", window, value: availability)
                 }
             }
         }
         writer.family("lookout_recovery_seconds", type: .gauge, help: "How long the source's last outage lasted.")
         for entry in entries {
             if let recovery = healths[entry.source.name]?.lastRecoveryMs {
-                writer.sample("lookout_recovery_seconds", labels: [("source", entry.source.name)], value: Double(recovery) / 1000)
+                writer.sample("lookout_recovery_seconds", prefixes[entry.source.name]!, value: Double(recovery) / 1000)
             }
         }
         writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
@@ -214,31 +221,31 @@ public struct MetricsPage: Sendable {
         }
     }
 
-    private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ writer: inout ExpositionWriter) {
+    private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         let downloads = entries.filter { $0.source.kind == .download }
         guard !downloads.isEmpty else { return }
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
         for entry in downloads {
-            writer.sample("lookout_download_bytes_total", labels: [("source", entry.source.name)], value: Double(entry.downloadBytesTotal))
+            writer.sample("lookout_download_bytes_total", prefixes[entry.source.name]!, value: Double(entry.downloadBytesTotal))
         }
         writer.family("lookout_download_throughput_bytes_per_second", type: .gauge, help: "Throughput of the current or last download.")
         for entry in downloads {
-            writer.sample("lookout_download_throughput_bytes_per_second", labels: [("source", entry.source.name)], value: entry.download?.throughputBytesPerSecond ?? 0)
+            writer.sample("lookout_download_throughput_bytes_per_second", prefixes[entry.source.name]!, value: entry.download?.throughputBytesPerSecond ?? 0)
         }
         writer.family("lookout_download_progress_ratio", type: .gauge, help: "Share of the current or last download received (0 when the size is unknown).")
         for entry in downloads {
-            writer.sample("lookout_download_progress_ratio", labels: [("source", entry.source.name)], value: entry.download?.ratio ?? 0)
+            writer.sample("lookout_download_progress_ratio", prefixes[entry.source.name]!, value: entry.download?.ratio ?? 0)
         }
         writer.family("lookout_download_state", type: .gauge, help: "The download's state; 1 for the current one.")
         for entry in downloads {
             let state = entry.download?.state ?? .notStarted
             for candidate in DownloadState.allCases {
-                writer.sample("lookout_download_state", labels: [("source", entry.source.name), ("state", candidate.rawValue)], value: candidate == state ? 1 : 0)
+                writer.sample("lookout_download_state", prefixes[entry.source.name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_download_verify_failures_total", type: .counter, help: "Downloads whose SHA-256 did not match.")
         for entry in downloads {
-            writer.sample("lookout_download_verify_failures_total", labels: [("source", entry.source.name)], value: Double(entry.verifyFailures))
+            writer.sample("lookout_download_verify_failures_total", prefixes[entry.source.name]!, value: Double(entry.verifyFailures))
         }
     }
 }

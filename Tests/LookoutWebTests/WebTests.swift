@@ -76,4 +76,21 @@ struct PageTests {
         #expect(html.contains("Pending"))
         #expect(html.contains("Upstream server error"))
     }
+
+    @Test func aSourceNamedLikeMarkupStaysText() {
+        let hostile = SourceConfig(name: "<script>alert(1)</script>", url: "http://127.0.0.1/")
+        let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
+        monitor.board.apply([hostile])
+        monitor.board.record(ProbeResult(
+            source: hostile.name, timestampMs: Timestamp.nowMs(), ok: false,
+            failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: #"<img src=x onerror=alert(1)> "q""#)))
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
+        #expect(!html.contains("<script>alert(1)</script>"))
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!html.contains("<img src=x"))
+        #expect(html.contains("&lt;img src=x onerror=alert(1)&gt; &quot;q&quot;"))
+        let metrics = MetricsPage(context: LookoutContext(monitor: monitor)).render()
+        #expect(metrics.contains(#"lookout_probe_success{source="<script>alert(1)</script>"} 0"#))
+    }
 }
+
