@@ -41,6 +41,35 @@ public struct BucketRing: Sendable, Equatable {
         counts[index] = counts[index] + delta
     }
 
+    /// Sums over several windows (ascending) in one walk from the newest bucket back.
+    public func sums(windowsMs: [Int64], nowMs: Int64) -> [Counts] {
+        var results = [Counts](repeating: Counts(), count: windowsMs.count)
+        guard let longest = windowsMs.last else { return results }
+        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let slots = starts.count
+        var index = Int(((newest / widthMs) % Int64(slots) + Int64(slots)) % Int64(slots))
+        var start = newest
+        var running = Counts()
+        var next = 0
+        var visited = 0
+        while visited < slots && start + widthMs > nowMs - longest {
+            if starts[index] == start { running = running + counts[index] }
+            start -= widthMs
+            index = index == 0 ? slots - 1 : index - 1
+            visited += 1
+            // Windows that the next (older) bucket no longer overlaps are complete.
+            while next < windowsMs.count && !(start + widthMs > nowMs - windowsMs[next]) {
+                results[next] = running
+                next += 1
+            }
+        }
+        while next < windowsMs.count {
+            results[next] = running
+            next += 1
+        }
+        return results
+    }
+
     /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
     public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
         let earliest = nowMs - windowMs
@@ -56,6 +85,27 @@ public struct BucketRing: Sendable, Equatable {
             visited += 1
         }
         return total
+    }
+}
+
+/// The figures of one source at one moment, computed in one pass over its buckets.
+public struct HealthSummary: Sendable, Equatable {
+    /// The windows `errorRates` holds, in milliseconds.
+    public static let windows: [Int64] = [60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 21_600_000, 86_400_000, 2_592_000_000]
+    public var counts: [BucketRing.Counts] = []
+    public var retrySuccessRatio: Double?
+    public var lastRecoveryMs: Int64?
+    public var insecureBlocked = false
+    public var recoveredAfterRetries = false
+
+    /// The counts for `windowMs` if it is one of `windows`.
+    public func counts(windowMs: Int64) -> BucketRing.Counts? {
+        HealthSummary.windows.firstIndex(of: windowMs).map { counts[$0] }
+    }
+
+    public func errorRate(windowMs: Int64) -> Double? {
+        guard let counts = counts(windowMs: windowMs), counts.probes > 0 else { return nil }
+        return Double(counts.failures) / Double(counts.probes)
     }
 }
 
@@ -110,6 +160,20 @@ public struct SourceHealth: Sendable, Equatable {
 
     public func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
         sum(windowMs, nowMs)
+    }
+
+    /// Every standard window at once.
+    public func summary(nowMs: Int64) -> HealthSummary {
+        var summary = HealthSummary()
+        let minuteWindows = Array(HealthSummary.windows.prefix(6))  // 1m … 1h, from the minute buckets
+        summary.counts = minutes.sums(windowsMs: minuteWindows, nowMs: nowMs)
+            + HealthSummary.windows.dropFirst(6).map { sum($0, nowMs) }
+        let fifteen = summary.counts[3]
+        summary.retrySuccessRatio = fifteen.retried == 0 ? nil : Double(fifteen.retrySucceeded) / Double(fifteen.retried)
+        summary.lastRecoveryMs = lastRecoveryMs
+        summary.insecureBlocked = insecureBlocked
+        summary.recoveredAfterRetries = recoveredAfterRetries
+        return summary
     }
 
     /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
@@ -187,6 +251,16 @@ public final class HealthAnalyzer: ProbeResultSink {
     /// Keeps only the sources still configured.
     public func retain(_ names: Set<String>) {
         state.withLock { $0.sources = $0.sources.filter { names.contains($0.key) } }
+    }
+
+    /// The last hour's per-minute error rates of `sources`, in their order.
+    public func minuteErrorRates(_ sources: [String], nowMs: Int64) -> [[Double?]] {
+        state.withLock { state in sources.map { state.sources[$0]?.minuteErrorRates(nowMs: nowMs) ?? [] } }
+    }
+
+    /// Summaries of `sources`, in their order, computed under one lock without copying buckets.
+    public func summaries(_ sources: [String], nowMs: Int64) -> [HealthSummary?] {
+        state.withLock { state in sources.map { state.sources[$0]?.summary(nowMs: nowMs) } }
     }
 
     public func health(_ source: String) -> SourceHealth? {

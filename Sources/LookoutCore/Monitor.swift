@@ -133,8 +133,8 @@ public final class Monitor: Sendable {
     /// What alert rules read: the measurements of every own source and of the service.
     public func alertInputs(nowMs: Int64) -> AlertEvaluator.Inputs {
         let entries = Dictionary(uniqueKeysWithValues: board.snapshot().map { ($0.source.name, $0) })
-        let healths = health.all()
         let names = ownSources.map(\.name)
+        let summaries = Dictionary(uniqueKeysWithValues: zip(names, health.summaries(names, nowMs: nowMs)))
         let own = Set(names)
         let breakers = client.breakerStates().filter { own.contains($0.key) }
         let probed = entries.values.filter { $0.last != nil }
@@ -150,26 +150,35 @@ public final class Monitor: Sendable {
             case "network_offline": return offline ? 1 : 0
             default: return nil
             }
-        } source: { source in
-            let stats = healths[source]
+        } source: { [health] source in
+            let summary = summaries[source] ?? nil
             let last = entries[source]?.last
             let breaker = breakers[source]
             return { metric, window in
-                func windowMs(_ fallback: Int64) -> Int64 { window?.totalMilliseconds ?? fallback }
+                // Standard windows come from the summary; any other window is summed on demand.
+                func counts(_ fallback: Int64) -> BucketRing.Counts? {
+                    let ms = window?.totalMilliseconds ?? fallback
+                    guard let summary else { return nil }
+                    return summary.counts(windowMs: ms) ?? health.health(source)?.counts(windowMs: ms, nowMs: nowMs)
+                }
+                func rate(_ fallback: Int64) -> Double? {
+                    guard let counts = counts(fallback), counts.probes > 0 else { return nil }
+                    return Double(counts.failures) / Double(counts.probes)
+                }
                 switch metric {
-                case "error_rate": return stats?.errorRate(windowMs: windowMs(300_000), nowMs: nowMs)
-                case "probes": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).probes) }
-                case "failures": return stats.map { Double($0.counts(windowMs: windowMs(300_000), nowMs: nowMs).failures) }
-                case "retries": return stats.map { Double($0.counts(windowMs: windowMs(900_000), nowMs: nowMs).retried) }
-                case "retry_success_ratio": return stats?.retrySuccessRatio(nowMs: nowMs)
-                case "availability": return stats?.availability(windowMs: windowMs(86_400_000), nowMs: nowMs)
-                case "burn_rate": return stats?.burnRate(windowMs: windowMs(3_600_000), nowMs: nowMs)
+                case "error_rate": return rate(300_000)
+                case "probes": return counts(300_000).map { Double($0.probes) }
+                case "failures": return counts(300_000).map { Double($0.failures) }
+                case "retries": return counts(900_000).map { Double($0.retried) }
+                case "retry_success_ratio": return summary?.retrySuccessRatio
+                case "availability": return rate(86_400_000).map { 1 - $0 }
+                case "burn_rate": return rate(3_600_000).map { $0 / 0.001 }
                 case "up": return last.map { $0.ok ? 1 : 0 }
                 case "breaker_open":
                     guard let breaker else { return nil }
                     return breaker == .open || breaker == .halfOpen || breaker == .forcedOpen ? 1 : 0
-                case "insecure_blocked": return stats.map { $0.insecureBlocked ? 1 : 0 }
-                case "recovered_after_retries": return stats.map { $0.recoveredAfterRetries ? 1 : 0 }
+                case "insecure_blocked": return summary.map { $0.insecureBlocked ? 1 : 0 }
+                case "recovered_after_retries": return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
                 default: return nil
                 }
             }

@@ -37,7 +37,8 @@ struct APIRoutes: Sendable {
         json.object { json in
             json.field("source") { json in
                 StatusAPI.writeSource(
-                    entry, health: monitor.health.health(name), breaker: monitor.client.breakerSnapshots()[name], nowMs: now, to: &json)
+                    entry, health: monitor.health.summaries([name], nowMs: now)[0], breaker: monitor.client.breakerSnapshots()[name],
+                    nowMs: now, to: &json)
             }
             json.field("config") { json in
                 json.object { json in

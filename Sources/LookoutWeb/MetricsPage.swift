@@ -141,34 +141,35 @@ public struct MetricsPage: Sendable {
 
     private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let healths = monitor.health.all()
+        let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: now)
+        let rates: [(String, Int64)] = [("1m", 60_000), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)]
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
-        for entry in entries {
-            guard let health = healths[entry.source.name] else { continue }
-            for (window, ms) in [("1m", Int64(60_000)), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)] {
-                if let rate = health.errorRate(windowMs: ms, nowMs: now) {
+        for (entry, summary) in zip(entries, summaries) {
+            guard let summary else { continue }
+            for (window, ms) in rates {
+                if let rate = summary.errorRate(windowMs: ms) {
                     writer.sample("lookout_error_rate", prefixes[entry.source.name]!, "window", window, value: rate)
                 }
             }
         }
         writer.family("lookout_retry_success_ratio", type: .gauge, help: "Retried calls that then succeeded ÷ retried calls, over 15 minutes.")
-        for entry in entries {
-            if let ratio = healths[entry.source.name]?.retrySuccessRatio(nowMs: now) {
+        for (entry, summary) in zip(entries, summaries) {
+            if let ratio = summary?.retrySuccessRatio {
                 writer.sample("lookout_retry_success_ratio", prefixes[entry.source.name]!, value: ratio)
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
-        for entry in entries {
-            guard let health = healths[entry.source.name] else { continue }
-            for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 30 * 86_400_000)] {
-                if let availability = health.availability(windowMs: ms, nowMs: now) {
-                    writer.sample("lookout_availability_ratio", prefixes[entry.source.name]!, "window", window, value: availability)
+        for (entry, summary) in zip(entries, summaries) {
+            guard let summary else { continue }
+            for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 2_592_000_000)] {
+                if let rate = summary.errorRate(windowMs: ms) {
+                    writer.sample("lookout_availability_ratio", prefixes[entry.source.name]!, "window", window, value: 1 - rate)
                 }
             }
         }
         writer.family("lookout_recovery_seconds", type: .gauge, help: "How long the source's last outage lasted.")
-        for entry in entries {
-            if let recovery = healths[entry.source.name]?.lastRecoveryMs {
+        for (entry, summary) in zip(entries, summaries) {
+            if let recovery = summary?.lastRecoveryMs {
                 writer.sample("lookout_recovery_seconds", prefixes[entry.source.name]!, value: Double(recovery) / 1000)
             }
         }

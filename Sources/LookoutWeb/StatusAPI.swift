@@ -31,7 +31,7 @@ public struct StatusAPI: Sendable {
     public func statusBytes(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> [UInt8] {
         let monitor = context.monitor
         let entries = monitor.board.snapshot()
-        let healths = monitor.health.all()
+        let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: nowMs)
         let breakers = monitor.client.breakerSnapshots()
         let offline = monitor.connectivity.isOffline
         let firing = context.alerts?.firing.count ?? 0
@@ -49,8 +49,8 @@ public struct StatusAPI: Sendable {
             json.field("alerts_firing") { $0.int(Int64(firing)) }
             json.field("sources") { json in
                 json.array { json in
-                    for entry in entries {
-                        StatusAPI.writeSource(entry, health: healths[entry.source.name], breaker: breakers[entry.source.name], nowMs: nowMs, to: &json)
+                    for (entry, summary) in zip(entries, summaries) {
+                        StatusAPI.writeSource(entry, health: summary, breaker: breakers[entry.source.name], nowMs: nowMs, to: &json)
                     }
                 }
             }
@@ -59,7 +59,7 @@ public struct StatusAPI: Sendable {
     }
 
     /// One source's object in the status document.
-    static func writeSource(_ entry: SourceStatusBoard.Entry, health: SourceHealth?, breaker: CircuitBreaker?, nowMs: Int64, to json: inout JSONWriter) {
+    static func writeSource(_ entry: SourceStatusBoard.Entry, health: HealthSummary?, breaker: CircuitBreaker?, nowMs: Int64, to json: inout JSONWriter) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
             json.field("kind") { $0.string(entry.source.kind.rawValue) }
@@ -82,11 +82,11 @@ public struct StatusAPI: Sendable {
             json.field("error_rate") { json in
                 json.object { json in
                     for (window, ms) in [("1m", Int64(60_000)), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)] {
-                        json.field(window) { $0.number(health?.errorRate(windowMs: ms, nowMs: nowMs)) }
+                        json.field(window) { $0.number(health?.errorRate(windowMs: ms)) }
                     }
                 }
             }
-            json.field("availability_24h") { $0.number(health?.availability(windowMs: 86_400_000, nowMs: nowMs)) }
+            json.field("availability_24h") { $0.number(health?.errorRate(windowMs: 86_400_000).map { 1 - $0 }) }
             json.field("fallback_in_use") { $0.string(entry.last?.fallbackInUse) }
             if let download = entry.download {
                 json.field("download") { json in

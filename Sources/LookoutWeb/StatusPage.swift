@@ -17,8 +17,10 @@ public struct StatusPage: Sendable {
     public func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
         let monitor = context.monitor
         let entries = monitor.board.snapshot()
-        let healths = monitor.health.all()
         let breakers = monitor.client.breakerSnapshots()
+        let names = entries.map(\.source.name)
+        let summaries = monitor.health.summaries(names, nowMs: nowMs)
+        let minutes = monitor.health.minuteErrorRates(names, nowMs: nowMs)
         let offline = monitor.connectivity.isOffline
         let overall = StatusAPI.overall(entries, offline: offline)
         let banner: (String, String) = switch overall {
@@ -36,8 +38,9 @@ public struct StatusPage: Sendable {
         html += "<p class=\"summary\">\(up) of \(entries.count) sources up · updated \(HTML.escape(Timestamp.rfc3339(nowMs)))</p>\n"
         html += "<table><thead><tr><th scope=\"col\">Source</th><th scope=\"col\">State</th><th scope=\"col\">Last result</th>"
         html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Latency p50 / p95</th><th scope=\"col\">Breaker</th></tr></thead><tbody>\n"
-        for entry in entries {
-            html += row(entry, health: healths[entry.source.name], breaker: breakers[entry.source.name], nowMs: nowMs)
+        html.reserveCapacity(html.utf8.count + entries.count * 1200)
+        for (index, entry) in entries.enumerated() {
+            html += row(entry, health: summaries[index], minutes: minutes[index], breaker: breakers[entry.source.name], nowMs: nowMs)
         }
         html += "</tbody></table>\n</main>\n"
         html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(ResilientHTTPVersion.string)</p>\n"
@@ -73,7 +76,7 @@ public struct StatusPage: Sendable {
         return html + "</ul></section>\n"
     }
 
-    func row(_ entry: SourceStatusBoard.Entry, health: SourceHealth?, breaker: CircuitBreaker?, nowMs: Int64) -> String {
+    func row(_ entry: SourceStatusBoard.Entry, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, nowMs: Int64) -> String {
         let name = HTML.escape(entry.source.name)
         let state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
         var html = "<tr id=\"source-\(name)\" data-state=\"\(state.0)\"><th scope=\"row\"><span class=\"name\">\(name)</span>"
@@ -105,8 +108,8 @@ public struct StatusPage: Sendable {
         }
         if let download = entry.download { html += StatusPage.download(download) }
         html += "</td><td>"
-        if let health, let rate = health.errorRate(windowMs: 3_600_000, nowMs: nowMs) {
-            html += String(format: "%.1f%%", rate * 100) + " " + StatusPage.sparkline(health.minuteErrorRates(nowMs: nowMs))
+        if let rate = health?.errorRate(windowMs: 3_600_000) {
+            html += StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(minutes)
         } else {
             html += "–"
         }
@@ -138,7 +141,7 @@ public struct StatusPage: Sendable {
         let percent = progress.ratio.map { Int(($0 * 100).rounded()) }
         html += "<progress max=\"100\" value=\"\(percent ?? 0)\" aria-label=\"download progress\">\(percent ?? 0)%</progress> "
         html += HTML.escape(progress.state.rawValue.replacingOccurrences(of: "_", with: " "))
-        html += String(format: " · %.1f MiB · %.1f MiB/s", Double(progress.bytes) / 1_048_576, progress.throughputBytesPerSecond / 1_048_576)
+        html += " · " + fixed(Double(progress.bytes) / 1_048_576, 1) + " MiB · " + fixed(progress.throughputBytesPerSecond / 1_048_576, 1) + " MiB/s"
         if progress.resumes > 0 { html += " · resumed \(progress.resumes)×" }
         switch progress.verified {
         case true?: html += " · SHA-256 verified"
@@ -161,7 +164,7 @@ public struct StatusPage: Sendable {
             }
             let x = Double(index) * step
             let y = height - 1 - rate * (height - 2)
-            path += String(format: "%@%.1f %.1f ", drawing ? "L" : "M", x, y)
+            path += (drawing ? "L" : "M") + StatusPage.fixed(x, 1) + " " + StatusPage.fixed(y, 1) + " "
             drawing = true
         }
         let worst = rates.compactMap { $0 }.max() ?? 0
@@ -169,7 +172,22 @@ public struct StatusPage: Sendable {
     }
 
     static func milliseconds(_ seconds: Double) -> String {
-        seconds < 1 ? String(format: "%.0f ms", seconds * 1000) : String(format: "%.2f s", seconds)
+        seconds < 1 ? fixed(seconds * 1000, 0) + " ms" : fixed(seconds, 2) + " s"
+    }
+
+    /// `value` with `places` decimals, without Foundation's slow `String(format:)`.
+    static func fixed(_ value: Double, _ places: Int) -> String {
+        guard value.isFinite else { return "–" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int64((abs(value) * scale).rounded())
+        let whole = scaled / Int64(scale)
+        var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
+        if places > 0 {
+            let fraction = String(scaled % Int64(scale))
+            text += "." + String(repeating: "0", count: places - fraction.count) + fraction
+        }
+        return text
     }
 
     static func ago(_ ms: Int64) -> String {

@@ -91,3 +91,37 @@ struct BoardTests {
         #expect(progress.state == .completed)
     }
 }
+
+@Suite("HealthStats")
+struct HealthStatsTests {
+    @Test func oneWalkGivesTheSameSumsAsSeparateOnes() {
+        var ring = BucketRing(widthMs: 60_000, count: 61)
+        for minute in 0..<90 {
+            ring.add(BucketRing.Counts(probes: UInt32(minute + 1), failures: UInt32(minute % 3)), atMs: Int64(minute) * 60_000 + 500)
+        }
+        let now: Int64 = 89 * 60_000 + 30_000
+        let windows: [Int64] = [60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000]
+        let together = ring.sums(windowsMs: windows, nowMs: now)
+        for (index, window) in windows.enumerated() {
+            #expect(together[index] == ring.sum(windowMs: window, nowMs: now), "window \(window)")
+        }
+        #expect(together[0].probes == 90 + 89)  // the bucket of minute 88 still overlaps the last 60 s
+        #expect(together[1].probes == 90 + 89 + 88)
+    }
+
+    @Test func errorRatesRecoveryAndBurn() {
+        var health = SourceHealth()
+        let start: Int64 = 10_000_000
+        for second in 0..<60 {
+            let failed = second >= 20 && second < 30
+            health.record(ProbeResult(source: "s", timestampMs: start + Int64(second) * 1000, ok: !failed,
+                                      failure: failed ? Failure(category: .timeout, reason: "response_timeout") : nil))
+        }
+        let now = start + 59_000
+        #expect(health.errorRate(windowMs: 300_000, nowMs: now) == 10.0 / 60.0)
+        #expect(health.lastRecoveryMs == 10_000)
+        #expect(health.burnRate(windowMs: 300_000, nowMs: now)! > 100)
+        let summary = health.summary(nowMs: now)
+        #expect(summary.errorRate(windowMs: 300_000) == health.errorRate(windowMs: 300_000, nowMs: now))
+    }
+}
