@@ -98,6 +98,85 @@ echo "| lookout serve: scheduled fresh-connection probes per second ($sources so
 echo "| lookout serve: probes started more than 1 s late | same | $late_pct % | target < 1 % | |" >> "$rows"
 echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics included) | same | $cpu_per_k s | blackbox_exporter $bb_cpu_k s | Lookout ÷ blackbox $(python3 -c "print(round($cpu_per_k / $bb_cpu_k, 2))") |" >> "$rows"
 
+# /probe under the same wrk load as blackbox_exporter's /probe above.
+pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/probe.yml" <<CONF
+listen: 127.0.0.1:$pport
+database: ":memory:"
+probe_modules:
+  http_2xx: {kind: http, timeout: 5s, allow: ["^http://127\\\\.0\\\\.0\\\\.1:"]}
+sources:
+  - {name: nginx, url: "http://127.0.0.1:$port/", interval: 1h}
+CONF
+"$bin/lookout" serve --config "$work/probe.yml" 2>"$work/probe.log" &
+ppid=$!
+pids+=($ppid)
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$pport/-/healthy" >/dev/null && break; sleep 0.1; done
+pcpu0=$(cpu_ticks "$ppid")
+lp=$(wrk -t2 -c64 -d5s "http://127.0.0.1:$pport/probe?target=http://127.0.0.1:$port/&module=http_2xx" | awk '/Requests\/sec/ {print $2}')
+pcpu1=$(cpu_ticks "$ppid")
+lp_cpu=$(python3 -c "print(round(($pcpu1 - $pcpu0) / $(getconf CLK_TCK) / ($lp * 5) * 1e6, 1))")
+echo "| \`GET /probe\` requests per second (wrk, 64 connections) | \`wrk -t2 -c64 -d5s .../probe?target=nginx&module=http_2xx\` | ${lp%.*} /s | blackbox_exporter ${bb%.*} /s | $(python3 -c "print(round($lp / $bb, 2))") |" >> "$rows"
+echo "| \`GET /probe\` CPU per request | same | ${lp_cpu} µs | blackbox_exporter ${bb_cpu} µs | $(python3 -c "print(round($lp_cpu / $bb_cpu, 2))") |" >> "$rows"
+kill "$ppid"; wait "$ppid" 2>/dev/null || true
+
+# Resident memory at 100, 1,000 and 10,000 sources: idle (hourly interval) and probing nginx.
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+bb_rss=$(rss_kib "$bpid")
+memory() {  # count interval label
+  local mport; mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  {
+    echo "listen: 127.0.0.1:$mport"
+    echo "database: $work/memory-$1-$3.sqlite"
+    echo "defaults: {interval: $2, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
+    echo "sources:"
+    for i in $(seq 1 "$1"); do echo "  - {name: m$i, url: \"http://127.0.0.1:$port/m/$i\"}"; done
+  } > "$work/memory.yml"
+  "$bin/lookout" serve --config "$work/memory.yml" 2>/dev/null &
+  local mpid=$!
+  for _ in $(seq 200); do curl -sf "http://127.0.0.1:$mport/-/healthy" >/dev/null && break; sleep 0.1; done
+  sleep 12
+  local kib; kib=$(rss_kib "$mpid")
+  kill "$mpid"; wait "$mpid" 2>/dev/null || true
+  echo "| resident memory, $1 sources, $3 | \`lookout serve\`, interval $2, after 12 s | $((kib / 1024)) MiB | blackbox_exporter idle $((bb_rss / 1024)) MiB | $(python3 -c "print(round($kib / $bb_rss, 2))") |" >> "$rows"
+}
+memory 100 1h idle
+memory 100 1s probing
+memory 1000 1h idle
+memory 1000 1s probing
+memory 10000 1h idle
+memory 10000 5s probing
+
+# Start-up time to the first scrape, 1,000 sources, beside blackbox_exporter's.
+{
+  echo "listen: 127.0.0.1:$lport"
+  echo "database: $work/startup.sqlite"
+  echo "sources:"
+  for i in $(seq 1 1000); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\", interval: 1h}"; done
+} > "$work/startup.yml"
+kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true
+first_scrape() {  # command... ; prints milliseconds until /metrics answers on the given port
+  local url=$1; shift
+  python3 - "$url" "$@" <<'PY'
+import subprocess, sys, time, urllib.request
+url, command = sys.argv[1], sys.argv[2:]
+start = time.monotonic()
+process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+while True:
+    try:
+        urllib.request.urlopen(url, timeout=1).read()
+        break
+    except Exception:
+        time.sleep(0.005)
+print(round((time.monotonic() - start) * 1000))
+process.terminate(); process.wait()
+PY
+}
+lk_start=$(first_scrape "http://127.0.0.1:$lport/metrics" "$bin/lookout" serve --config "$work/startup.yml")
+bport2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+bb_start=$(first_scrape "http://127.0.0.1:$bport2/metrics" prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-address="127.0.0.1:$bport2")
+echo "| start-up to the first scrape (1,000 sources) | \`lookout serve\` until \`/metrics\` answers | $lk_start ms | blackbox_exporter $bb_start ms | $(python3 -c "print(round($lk_start / max(1, $bb_start), 2))") |" >> "$rows"
+
 {
   echo "# Benchmarks"
   echo

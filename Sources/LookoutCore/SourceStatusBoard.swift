@@ -8,6 +8,8 @@ public final class SourceStatusBoard: ProbeResultSink {
         /// The URL with userinfo and secret-looking query values redacted, for display.
         public var displayURL: String
         public var last: ProbeResult?
+        /// The last failure the upstream itself caused (not a call the breaker held back).
+        public var lastUpstreamFailure: ProbeResult?
         public var lastSuccessMs: Int64?
         public var successes: UInt64 = 0
         public var failures: UInt64 = 0
@@ -50,6 +52,7 @@ public final class SourceStatusBoard: ProbeResultSink {
         state.withLock { state in
             guard var entry = state.entries[result.source] else { return }
             entry.last = result
+            if let category = result.failure?.category, category != .circuitOpen { entry.lastUpstreamFailure = result }
             if result.ok {
                 entry.successes += 1
                 entry.lastSuccessMs = result.timestampMs

@@ -74,6 +74,7 @@ public struct MetricsPage: Sendable {
         writer.sample("lookout_scheduler_skipped_ticks_total", value: Double(stats.skippedTicks))
         writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
         writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
+        ProcessMetrics.render(&writer)
         return writer.bytes
     }
 

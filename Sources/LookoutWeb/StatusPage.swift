@@ -85,6 +85,9 @@ public struct StatusPage: Sendable {
         if let last = entry.last {
             if let failure = last.failure {
                 html += "<strong>\(HTML.escape(failure.category.title))</strong><br>\(HTML.escape(last.message ?? ""))"
+                if failure.category == .circuitOpen, let cause = entry.lastUpstreamFailure, let message = cause.message {
+                    html += "<br>Last error: \(HTML.escape(message))"
+                }
                 html += "<br><small class=\"hint\">\(HTML.escape(failure.category.recoverySuggestion))</small>"
                 html += "<details><summary>Details</summary><code>\(HTML.escape(failure.category.rawValue))/\(HTML.escape(failure.reason))"
                 if let status = last.httpStatus { html += " · HTTP \(status)" }

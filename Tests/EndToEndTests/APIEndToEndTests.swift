@@ -19,24 +19,21 @@ struct APIEndToEndTests {
     }
 
     @Test func readsActsAndRefuses() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("api-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("api")
         defer { try? FileManager.default.removeItem(at: directory) }
         try "s3cret-admin\n".write(to: directory.appendingPathComponent("admin.token"), atomically: true, encoding: .utf8)
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
             listen: 127.0.0.1:0
             database: \(directory.path)/lookout.sqlite
             admin_token_file: admin.token
-            defaults: {interval: 300ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+            defaults: {interval: 300ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
             sources:
               - {name: good, url: "\(simBase)/ok"}
               - {name: bad, url: "\(simBase)/status/502?detail=gateway%20sad"}
             """.write(to: config, atomically: true, encoding: .utf8)
-        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
-        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let (lookout, base) = try await startLookout(config: config)
 
         let status = try await eventually("both sources in the status") { () -> [String: Any]? in
             let document = try? object(await call("\(base)/api/v1/status"))

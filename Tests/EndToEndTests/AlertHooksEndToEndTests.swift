@@ -47,16 +47,14 @@ struct AlertHooksEndToEndTests {
     }
 
     func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("hooks")
         return directory
     }
 
     @Test func webhookGetsFiringThenResolvedInAlertmanagersFormat() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let base = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, base) = try await startSimulator()
         let config = try writeConfig(directory, upstream: base, hooks: """
                 - {name: chat, type: webhook, url: "\(base)/webhook", severities: [critical], send_resolved: true, hmac_secret_file: hook.key}
                 - {name: quiet, type: webhook, url: "\(base)/webhook", severities: [info]}
@@ -110,8 +108,7 @@ struct AlertHooksEndToEndTests {
     @Test func everyNotificationArrivesInOrderThroughReceiverOutagesAndAHardKill() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let upstream = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let upstreamBase = try await upstream.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (upstream, upstreamBase) = try await startSimulator()
         let receiverPort = closedPort()
         let receiverBase = "http://127.0.0.1:\(receiverPort)"
         let config = try writeConfig(directory, upstream: upstreamBase, hooks: """
@@ -163,8 +160,7 @@ struct AlertHooksEndToEndTests {
         _ = try await eventually("Alertmanager to be ready") { () -> Bool? in
             await http.perform(TransferRequest(url: "\(amBase)/-/ready")).httpStatus == 200 ? true : nil
         }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let base = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, base) = try await startSimulator()
         let config = try writeConfig(directory, upstream: base, hooks: """
                 - {name: oncall, type: alertmanager, url: "\(amBase)"}
             """, failures: 25)

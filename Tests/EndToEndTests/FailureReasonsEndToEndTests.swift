@@ -66,8 +66,7 @@ struct FailureReasonsEndToEndTests {
     }
 
     @Test func tlsFailuresAgainstASelfSignedSimulator() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("tls")
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = directory.appendingPathComponent("key.pem").path
         let cert = directory.appendingPathComponent("cert.pem").path

@@ -17,16 +17,14 @@ struct MonitorEndToEndTests {
     }
 
     func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("lookout")
         return directory
     }
 
     @Test func reloadAddsChangesAndRemovesSourcesButKeepsBreakers() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         func write(_ sources: String) throws {
             try """
@@ -47,8 +45,7 @@ struct MonitorEndToEndTests {
               - {name: gone, url: "\(simBase)/ok"}
               - {name: slowpoke, url: "\(simBase)/ok", interval: 1h}
             """)
-        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
-        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("the breaker to open and gone to be probed") { () -> Bool? in
             let text = await scrape(base)
             let open = value(text, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1
@@ -102,8 +99,7 @@ struct MonitorEndToEndTests {
             sources:
             \(sources)
             """.write(to: config, atomically: true, encoding: .utf8)
-        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
-        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let (lookout, base) = try await startLookout(config: config)
         let text = try await eventually("every source probed twice while offline") { () -> String? in
             let text = await scrape(base)
             let probed = (0..<3).allSatisfy { (value(text, #"lookout_probes_total{source="s\#($0)",result="failure"}"#) ?? 0) >= 2 }

@@ -72,8 +72,7 @@ struct OperationsKitTests {
         // promtool parses each dashboard query when it is written as a recording rule.
         let queries = try Self.dashboardQueries()
         #expect(queries.count >= 16)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("dash")
         defer { try? FileManager.default.removeItem(at: directory) }
         var file = "groups:\n  - name: dashboard\n    rules:\n"
         for (index, query) in queries.enumerated() {
@@ -86,11 +85,9 @@ struct OperationsKitTests {
     }
 
     @Test func everyMetricNamedByTheKitIsExported() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("kit")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
             listen: 127.0.0.1:0
@@ -129,8 +126,7 @@ struct OperationsKitTests {
         for directive in ["User=lookout", "StateDirectory=lookout", "ProtectSystem=strict", "ExecReload=/bin/kill -HUP $MAINPID", "NoNewPrivileges=true"] {
             #expect(unit.contains(directive))
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("unit")
         defer { try? FileManager.default.removeItem(at: directory) }
         // Verified against the binary just built, since /usr/local/bin/lookout is not installed here.
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
@@ -142,11 +138,9 @@ struct OperationsKitTests {
     }
 
     @Test func twoShardsProbeEverySourceExactlyOnce() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shards-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("shards")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let names = (0..<12).map { "source-\($0)" }
         let config = directory.appendingPathComponent("lookout.yml")
         try """

@@ -27,8 +27,7 @@ struct ProbeKindsEndToEndTests {
     }
 
     @Test func feedsAreParsedAndCounted() async throws {
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let base = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, base) = try await startSimulator()
         let enough = await Self.probe(Self.source(.rss, "\(base)/rss/valid?items=5") { $0.expect.minItems = 5 })
         #expect(enough.ok)
         let atom = await Self.probe(Self.source(.rss, "\(base)/atom/valid?items=3") { $0.expect.minItems = 3 })
@@ -47,8 +46,7 @@ struct ProbeKindsEndToEndTests {
     }
 
     @Test func jsonAssertionsPassAndFail() async throws {
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let base = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, base) = try await startSimulator()
         let url = "\(base)/json/valid"
         let cases: [(JSONPathAssertion, String?)] = [
             (JSONPathAssertion(path: "meta.total", min: 1), nil),
@@ -81,8 +79,7 @@ struct ProbeKindsEndToEndTests {
     }
 
     @Test func downloadsResumeVerifyAndStop() async throws {
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let base = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, base) = try await startSimulator()
         let size = 3_000_000
         let plain = await CurlTransport().perform(TransferRequest(url: "\(base)/download/\(size)?seed=5", maxResponseBytes: 8 << 20))
         let digest = try #require(plain.header("X-Content-SHA256"))

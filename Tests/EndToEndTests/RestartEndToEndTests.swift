@@ -16,11 +16,9 @@ struct RestartEndToEndTests {
     }
 
     @Test func aHardKillLosesNoCommittedRecordAndKeepsTheBreakerOpen() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("restart")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let database = directory.appendingPathComponent("lookout.sqlite").path
         let config = directory.appendingPathComponent("lookout.yml")
         try """

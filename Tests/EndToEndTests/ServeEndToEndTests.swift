@@ -20,8 +20,7 @@ struct ServeEndToEndTests {
     }
 
     @Test func probesEverySourceRecordsResultsAndServesValidMetrics() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("lookout-e2e")
         defer { try? FileManager.default.removeItem(at: directory) }
 
         let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
@@ -84,8 +83,7 @@ struct ServeEndToEndTests {
     }
 
     @Test func checkConfigReportsEveryProblemWithItsPosition() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-cc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("lookout-cc")
         defer { try? FileManager.default.removeItem(at: directory) }
         let broken = directory.appendingPathComponent("syntax.yml")
         try "sources:\n  - name: a\n    url: [unclosed\n".write(to: broken, atomically: true, encoding: .utf8)

@@ -10,8 +10,7 @@ struct ServingEndToEndTests {
     let http = CurlTransport()
 
     func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serving-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("serving")
         return directory
     }
 
@@ -65,8 +64,7 @@ struct ServingEndToEndTests {
             sources:
               - {name: nginx, url: "\(target)", interval: 1h}
             """.write(to: config, atomically: true, encoding: .utf8)
-        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
-        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let (lookout, base) = try await startLookout(config: config)
         let ours = await http.perform(TransferRequest(
             url: "\(base)/probe?target=\(target)&module=http_2xx", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "4")]))
         #expect(ours.httpStatus == 200)
@@ -96,8 +94,7 @@ struct ServingEndToEndTests {
     @Test func aRealPrometheusScrapesEverySource() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
             listen: 127.0.0.1:0

@@ -11,11 +11,9 @@ struct StatusPageBrowserTests {
     let http = CurlTransport()
 
     @Test func rendersEscapedAtDesktopAndPhoneWidths() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("browser")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sim = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:0"])
-        let simBase = try await sim.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let (sim, simBase) = try await startSimulator()
         let hostile = #"<img src=x onerror="document.title='pwned'"> "quoted" & <script>alert(1)</script>"#
         let encoded = hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let config = directory.appendingPathComponent("lookout.yml")
@@ -35,8 +33,7 @@ struct StatusPageBrowserTests {
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         #expect(try runTool(binary, ["check-config", "--config", named.path]).status == 1)
 
-        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
-        let base = "http://127.0.0.1:\(try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#))"
+        let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("every source probed") { () -> Bool? in
             let page = await http.perform(TransferRequest(url: "\(base)/")).bodyText
             return page.contains("not probed yet") ? nil : true

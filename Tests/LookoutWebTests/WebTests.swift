@@ -55,6 +55,9 @@ struct PageTests {
         #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.001\"} 0\n"))
         #expect(text.contains("lookout_build_info{version=\"9.9.9\"} 1\n"))
         #expect(text.contains("lookout_network_online 1\n"))
+        #expect(text.contains("# TYPE process_cpu_seconds_total counter\n"))
+        #expect(text.contains("process_resident_memory_bytes "))
+        #expect(text.contains("process_open_fds "))
         #expect(text.contains("lookout_config_last_reload_successful 1\n"))
         #expect(text.contains("lookout_shard_info{index=\"0\",count=\"1\"} 1\n"))
     }

@@ -125,3 +125,23 @@ final class OutputBuffer: Sendable {
     func append(_ text: String) { storage.withLock { $0 += text } }
     var text: String { storage.withLock { $0 } }
 }
+
+/// A new empty directory under the system's temporary directory.
+public func makeTemporaryDirectory(_ prefix: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}
+
+/// Starts lookout-sim on a free port; returns it with its base URL (`http://127.0.0.1:PORT`).
+public func startSimulator(_ arguments: [String] = ["--listen", "127.0.0.1:0"]) async throws -> (ChildProcess, String) {
+    let sim = try ChildProcess("lookout-sim", arguments)
+    return (sim, try await sim.waitFor(#"listening on (https?://127\.0\.0\.1:\d+)/"#))
+}
+
+/// Starts `lookout serve` on `config` (which listens on port 0); returns it with its base URL.
+public func startLookout(config: URL, _ extra: [String] = []) async throws -> (ChildProcess, String) {
+    let lookout = try ChildProcess("lookout", ["serve", "--config", config.path] + extra)
+    let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+    return (lookout, "http://127.0.0.1:\(port)")
+}
