@@ -73,6 +73,11 @@ extension LookoutBench {
         let context = LookoutContext(monitor: large)
         var evaluator = AlertEvaluator(rules: AlertRule.defaults)
         _ = evaluator.evaluate(nowMs: now - 15_000, large.alertInputs(nowMs: now))  // starts every alert
+        let names = large.board.snapshot().map(\.source.name)
+        let analysis = milliseconds {
+            _ = large.health.summaries(names, nowMs: now)
+            _ = large.health.partialFailureRatio(nowMs: now)
+        }
         var round: Int64 = 0
         let evaluation = milliseconds {
             round += 1
@@ -85,6 +90,7 @@ extension LookoutBench {
         let small = LookoutContext(monitor: populatedMonitor(1_000))
         var pageBytes = 0
         let page = milliseconds { pageBytes = StatusPage(context: small).render().utf8.count }
+        row("health status of 10000 sources (error rates, retry success, availability, burn over every window)", "lookout-bench status", String(format: "%.1f ms", analysis), "target < 50 ms", String(format: "%.2f", analysis / 50))
         row("alert rules over 10000 sources (one evaluation)", "lookout-bench status", String(format: "%.1f ms", evaluation), "target < 50 ms", String(format: "%.2f", evaluation / 50))
         row("status of 10000 sources (GET /api/v1/status, \(statusBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", statusJSON), "target < 50 ms", String(format: "%.2f", statusJSON / 50))
         row("/metrics at 10000 sources (\(metricsBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", metrics), "target < 100 ms", String(format: "%.2f", metrics / 100))
