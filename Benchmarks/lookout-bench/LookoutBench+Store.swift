@@ -91,8 +91,8 @@ extension LookoutBench {
         var pageBytes = 0
         let page = milliseconds { pageBytes = StatusPage(context: small).render().utf8.count }
         row("health status of 10000 sources (error rates, retry success, availability, burn over every window)", "lookout-bench status", String(format: "%.1f ms", analysis), "target < 50 ms", String(format: "%.2f", analysis / 50))
-        row("alert rules over 10000 sources (one evaluation)", "lookout-bench status", String(format: "%.1f ms", evaluation), "target < 50 ms", String(format: "%.2f", evaluation / 50))
-        row("status of 10000 sources (GET /api/v1/status, \(statusBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", statusJSON), "target < 50 ms", String(format: "%.2f", statusJSON / 50))
+        row("alert rules over 10000 sources (one evaluation)", "lookout-bench status", String(format: "%.1f ms", evaluation), "no target", "")
+        row("status of 10000 sources (GET /api/v1/status, \(statusBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", statusJSON), "no target", "")
         row("/metrics at 10000 sources (\(metricsBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", metrics), "target < 100 ms", String(format: "%.2f", metrics / 100))
         row("status page at 1000 sources (\(pageBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", page), "target < 50 ms", String(format: "%.2f", page / 50))
     }
