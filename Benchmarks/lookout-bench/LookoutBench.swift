@@ -1,6 +1,7 @@
 // lookout-bench: the measurements behind `make bench`. Each subcommand prints Markdown table
 // rows: | benchmark | command | figure | reference | ratio |.
 import Foundation
+import LookoutWeb
 import ResilientHTTP
 
 @main
@@ -17,6 +18,10 @@ enum LookoutBench {
             }
         case "status":
             status()
+        case "metrics":
+            let context = LookoutContext(monitor: populatedMonitor(10_000))
+            let time = milliseconds(rounds: 20) { _ = MetricsPage(context: context).renderBytes() }
+            row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
         case "probes":
             guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }
             await probes(url: arguments[1], count: count, concurrency: concurrency)

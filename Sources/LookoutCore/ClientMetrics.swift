@@ -13,6 +13,8 @@ public final class ClientMetrics: ClientEventSink {
         public var retryBudgetExhausted: UInt64 = 0
         public var tokenRefreshes: UInt64 = 0
         public var tokenRefreshFailures: UInt64 = 0
+
+        public init() {}
     }
 
     private let counters = Mutex<[String: Counters]>([:])
@@ -45,6 +47,11 @@ public final class ClientMetrics: ClientEventSink {
         case .breakerTransition, .callNotPermitted:
             return
         }
+    }
+
+    /// Every source's counters, in one lock.
+    public func snapshotAll() -> [String: Counters] {
+        counters.withLock { $0 }
     }
 
     public func snapshot(_ source: String) -> Counters {

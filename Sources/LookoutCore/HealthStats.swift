@@ -72,19 +72,7 @@ public struct BucketRing: Sendable, Equatable {
 
     /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
     public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
-        let earliest = nowMs - windowMs
-        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
-        let slots = Int64(starts.count)
-        var total = Counts()
-        var start = newest
-        var visited: Int64 = 0
-        while start + widthMs > earliest && visited < slots {
-            let index = Int(((start / widthMs) % slots + slots) % slots)
-            if starts[index] == start { total = total + counts[index] }
-            start -= widthMs
-            visited += 1
-        }
-        return total
+        sums(windowsMs: [windowMs], nowMs: nowMs)[0]
     }
 }
 

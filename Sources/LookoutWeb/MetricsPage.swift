@@ -21,7 +21,6 @@ public struct MetricsPage: Sendable {
     /// The exposition as bytes, ready to send.
     public func renderBytes() -> [UInt8] {
         let entries = monitor.board.snapshot()
-        let probed = entries.filter { $0.last != nil }
         var writer = ExpositionWriter()
         writer.reserve(entries.count * 3500)
         let prefixes = Dictionary(uniqueKeysWithValues: entries.map { ($0.source.name, ExpositionWriter.LabelPrefix("source", $0.source.name)) })
@@ -29,26 +28,26 @@ public struct MetricsPage: Sendable {
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
         let success = name("lookout_probe_success")
-        for entry in probed {
-            writer.sample(success, prefixes[entry.source.name]!, value: entry.last!.ok ? 1 : 0)
+        for i in entries.indices where entries[i].last != nil {
+            writer.sample(success, prefixes[entries[i].source.name]!, value: entries[i].last!.ok ? 1 : 0)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of probes, retries included.")
         let bounds = Histogram.latencyBuckets.map(ExpositionWriter.format)
-        for entry in probed {
+        for i in entries.indices where entries[i].last != nil {
             writer.histogram(
-                "lookout_probe_duration_seconds", prefixes[entry.source.name]!, bounds: bounds,
-                cumulativeCounts: entry.duration.cumulativeCounts, sum: entry.duration.sum, count: entry.duration.count)
+                "lookout_probe_duration_seconds", prefixes[entries[i].source.name]!, bounds: bounds,
+                cumulativeCounts: entries[i].duration.cumulativeCounts, sum: entries[i].duration.sum, count: entries[i].duration.count)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
         let statusCode = name("lookout_probe_http_status_code")
-        for entry in probed {
-            writer.sample(statusCode, prefixes[entry.source.name]!, value: Double(entry.last!.httpStatus ?? 0))
+        for i in entries.indices where entries[i].last != nil {
+            writer.sample(statusCode, prefixes[entries[i].source.name]!, value: Double(entries[i].last!.httpStatus ?? 0))
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
         let probes = name("lookout_probes_total")
-        for entry in entries {
-            writer.sample(probes, prefixes[entry.source.name]!, "result", "success", value: Double(entry.successes))
-            writer.sample(probes, prefixes[entry.source.name]!, "result", "failure", value: Double(entry.failures))
+        for i in entries.indices {
+            writer.sample(probes, prefixes[entries[i].source.name]!, "result", "success", value: Double(entries[i].successes))
+            writer.sample(probes, prefixes[entries[i].source.name]!, "result", "failure", value: Double(entries[i].failures))
         }
         renderClient(entries, prefixes, &writer)
         renderHealth(entries, prefixes, &writer)
@@ -81,8 +80,11 @@ public struct MetricsPage: Sendable {
     private func renderClient(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let names = entries.map(\.source.name)
-        let counters = names.map { monitor.clientMetrics.snapshot($0) }
-        let snapshots = names.map { monitor.client.snapshot(upstream: $0) }
+        let allCounters = monitor.clientMetrics.snapshotAll()
+        let counters = names.map { allCounters[$0] ?? ClientMetrics.Counters() }
+        let breakers = monitor.client.breakerSnapshots()
+        let breakerList = names.map { breakers[$0] }
+        let tokens = monitor.client.availableTokens()
 
         writer.family("lookout_errors_total", type: .counter, help: "Failed attempts, by category and reason.")
         for (name, counter) in zip(names, counters) {
@@ -108,34 +110,34 @@ public struct MetricsPage: Sendable {
             writer.sample("lookout_retry_budget_exhausted_total", prefixes[name]!, value: Double(counter.retryBudgetExhausted))
         }
         writer.family("lookout_circuit_breaker_state", type: .gauge, help: "The circuit breaker's state; 1 for the current one.")
-        for (name, snapshot) in zip(names, snapshots) {
-            let state = snapshot?.breaker.state ?? .closed
+        for (name, breaker) in zip(names, breakerList) {
+            let state = breaker?.state ?? .closed
             for candidate in BreakerState.allCases {
                 writer.sample("lookout_circuit_breaker_state", prefixes[name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_circuit_breaker_opens_total", type: .counter, help: "Times the circuit breaker opened.")
-        for (name, snapshot) in zip(names, snapshots) {
-            writer.sample("lookout_circuit_breaker_opens_total", prefixes[name]!, value: Double(snapshot?.breaker.openCount ?? 0))
+        for (name, breaker) in zip(names, breakerList) {
+            writer.sample("lookout_circuit_breaker_opens_total", prefixes[name]!, value: Double(breaker?.openCount ?? 0))
         }
         writer.family("lookout_circuit_breaker_not_permitted_calls_total", type: .counter, help: "Calls refused while the breaker was open.")
-        for (name, snapshot) in zip(names, snapshots) {
-            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes[name]!, value: Double(snapshot?.breaker.notPermittedCalls ?? 0))
+        for (name, breaker) in zip(names, breakerList) {
+            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes[name]!, value: Double(breaker?.notPermittedCalls ?? 0))
         }
         writer.family("lookout_circuit_breaker_open_seconds", type: .gauge, help: "How long the breaker has been open so far; 0 when closed.")
-        for (name, snapshot) in zip(names, snapshots) {
-            writer.sample("lookout_circuit_breaker_open_seconds", prefixes[name]!, value: Double(snapshot?.breaker.openDurationMs(nowMs: now) ?? 0) / 1000)
+        for (name, breaker) in zip(names, breakerList) {
+            writer.sample("lookout_circuit_breaker_open_seconds", prefixes[name]!, value: Double(breaker?.openDurationMs(nowMs: now) ?? 0) / 1000)
         }
         writer.family("lookout_rate_limiter_available_tokens", type: .gauge, help: "Tokens left in the source's rate limiter.")
-        for (name, snapshot) in zip(names, snapshots) {
-            if let tokens = snapshot?.availableTokens {
-                writer.sample("lookout_rate_limiter_available_tokens", prefixes[name]!, value: tokens)
+        for name in names {
+            if let level = tokens[name] {
+                writer.sample("lookout_rate_limiter_available_tokens", prefixes[name]!, value: level)
             }
         }
         writer.family("lookout_tls_cert_expiry_timestamp_seconds", type: .gauge, help: "When the first of the source's TLS certificates expires.")
-        for entry in entries {
-            if let expiry = entry.last?.certificateExpiry {
-                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes[entry.source.name]!, value: expiry.timeIntervalSince1970.rounded())
+        for i in entries.indices {
+            if let expiry = entries[i].last?.certificateExpiry {
+                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes[entries[i].source.name]!, value: expiry.timeIntervalSince1970.rounded())
             }
         }
     }
@@ -145,33 +147,37 @@ public struct MetricsPage: Sendable {
         let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: now)
         let rates: [(String, Int64)] = [("1m", 60_000), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)]
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
-        for (entry, summary) in zip(entries, summaries) {
+        for i in entries.indices {
+            let summary = summaries[i]
             guard let summary else { continue }
             for (window, ms) in rates {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_error_rate", prefixes[entry.source.name]!, "window", window, value: rate)
+                    writer.sample("lookout_error_rate", prefixes[entries[i].source.name]!, "window", window, value: rate)
                 }
             }
         }
         writer.family("lookout_retry_success_ratio", type: .gauge, help: "Retried calls that then succeeded ÷ retried calls, over 15 minutes.")
-        for (entry, summary) in zip(entries, summaries) {
+        for i in entries.indices {
+            let summary = summaries[i]
             if let ratio = summary?.retrySuccessRatio {
-                writer.sample("lookout_retry_success_ratio", prefixes[entry.source.name]!, value: ratio)
+                writer.sample("lookout_retry_success_ratio", prefixes[entries[i].source.name]!, value: ratio)
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
-        for (entry, summary) in zip(entries, summaries) {
+        for i in entries.indices {
+            let summary = summaries[i]
             guard let summary else { continue }
             for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 2_592_000_000)] {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_availability_ratio", prefixes[entry.source.name]!, "window", window, value: 1 - rate)
+                    writer.sample("lookout_availability_ratio", prefixes[entries[i].source.name]!, "window", window, value: 1 - rate)
                 }
             }
         }
         writer.family("lookout_recovery_seconds", type: .gauge, help: "How long the source's last outage lasted.")
-        for (entry, summary) in zip(entries, summaries) {
+        for i in entries.indices {
+            let summary = summaries[i]
             if let recovery = summary?.lastRecoveryMs {
-                writer.sample("lookout_recovery_seconds", prefixes[entry.source.name]!, value: Double(recovery) / 1000)
+                writer.sample("lookout_recovery_seconds", prefixes[entries[i].source.name]!, value: Double(recovery) / 1000)
             }
         }
         writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
@@ -224,30 +230,29 @@ public struct MetricsPage: Sendable {
     }
 
     private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
-        let downloads = entries.filter { $0.source.kind == .download }
-        guard !downloads.isEmpty else { return }
+        guard entries.contains(where: { $0.source.kind == .download }) else { return }
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
-        for entry in downloads {
-            writer.sample("lookout_download_bytes_total", prefixes[entry.source.name]!, value: Double(entry.downloadBytesTotal))
+        for i in entries.indices where entries[i].source.kind == .download {
+            writer.sample("lookout_download_bytes_total", prefixes[entries[i].source.name]!, value: Double(entries[i].downloadBytesTotal))
         }
         writer.family("lookout_download_throughput_bytes_per_second", type: .gauge, help: "Throughput of the current or last download.")
-        for entry in downloads {
-            writer.sample("lookout_download_throughput_bytes_per_second", prefixes[entry.source.name]!, value: entry.download?.throughputBytesPerSecond ?? 0)
+        for i in entries.indices where entries[i].source.kind == .download {
+            writer.sample("lookout_download_throughput_bytes_per_second", prefixes[entries[i].source.name]!, value: entries[i].download?.throughputBytesPerSecond ?? 0)
         }
         writer.family("lookout_download_progress_ratio", type: .gauge, help: "Share of the current or last download received (0 when the size is unknown).")
-        for entry in downloads {
-            writer.sample("lookout_download_progress_ratio", prefixes[entry.source.name]!, value: entry.download?.ratio ?? 0)
+        for i in entries.indices where entries[i].source.kind == .download {
+            writer.sample("lookout_download_progress_ratio", prefixes[entries[i].source.name]!, value: entries[i].download?.ratio ?? 0)
         }
         writer.family("lookout_download_state", type: .gauge, help: "The download's state; 1 for the current one.")
-        for entry in downloads {
-            let state = entry.download?.state ?? .notStarted
+        for i in entries.indices where entries[i].source.kind == .download {
+            let state = entries[i].download?.state ?? .notStarted
             for candidate in DownloadState.allCases {
-                writer.sample("lookout_download_state", prefixes[entry.source.name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
+                writer.sample("lookout_download_state", prefixes[entries[i].source.name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_download_verify_failures_total", type: .counter, help: "Downloads whose SHA-256 did not match.")
-        for entry in downloads {
-            writer.sample("lookout_download_verify_failures_total", prefixes[entry.source.name]!, value: Double(entry.verifyFailures))
+        for i in entries.indices where entries[i].source.kind == .download {
+            writer.sample("lookout_download_verify_failures_total", prefixes[entries[i].source.name]!, value: Double(entries[i].verifyFailures))
         }
     }
 }

@@ -112,6 +112,18 @@ public final class ResilientClient: Sendable {
         upstreams.withLock { upstreams in upstreams.mapValues(\.breaker.state) }
     }
 
+    /// Tokens left in every upstream's rate limiter, in one lock.
+    public func availableTokens() -> [String: Double] {
+        let now = nowMs()
+        return upstreams.withLock { upstreams in
+            var levels: [String: Double] = [:]
+            for name in upstreams.keys {
+                if let tokens = upstreams[name]!.bucket?.available(nowMs: now) { levels[name] = tokens }
+            }
+            return levels
+        }
+    }
+
     /// Every upstream's breaker, in one lock.
     public func breakerSnapshots() -> [String: CircuitBreaker] {
         upstreams.withLock { upstreams in upstreams.mapValues(\.breaker) }
