@@ -23,35 +23,36 @@ public struct MetricsPage: Sendable {
         let entries = monitor.board.snapshot()
         var writer = ExpositionWriter()
         writer.reserve(entries.count * 3500)
-        let prefixes = Dictionary(uniqueKeysWithValues: entries.map { ($0.source.name, ExpositionWriter.LabelPrefix("source", $0.source.name)) })
+        let prefixList = entries.map { ExpositionWriter.LabelPrefix("source", $0.source.name) }
+        let prefixes = Dictionary(uniqueKeysWithValues: zip(entries.map(\.source.name), prefixList))
         func name(_ text: String) -> [UInt8] { Array(text.utf8) }
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
         let success = name("lookout_probe_success")
         for i in entries.indices where entries[i].last != nil {
-            writer.sample(success, prefixes[entries[i].source.name]!, value: entries[i].last!.ok ? 1 : 0)
+            writer.sample(success, prefixList[i], value: entries[i].last!.ok ? 1 : 0)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of probes, retries included.")
         let bounds = Histogram.latencyBuckets.map(ExpositionWriter.format)
         for i in entries.indices where entries[i].last != nil {
             writer.histogram(
-                "lookout_probe_duration_seconds", prefixes[entries[i].source.name]!, bounds: bounds,
+                "lookout_probe_duration_seconds", prefixList[i], bounds: bounds,
                 cumulativeCounts: entries[i].duration.cumulativeCounts, sum: entries[i].duration.sum, count: entries[i].duration.count)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
         let statusCode = name("lookout_probe_http_status_code")
         for i in entries.indices where entries[i].last != nil {
-            writer.sample(statusCode, prefixes[entries[i].source.name]!, value: Double(entries[i].last!.httpStatus ?? 0))
+            writer.sample(statusCode, prefixList[i], value: Double(entries[i].last!.httpStatus ?? 0))
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
         let probes = name("lookout_probes_total")
         for i in entries.indices {
-            writer.sample(probes, prefixes[entries[i].source.name]!, "result", "success", value: Double(entries[i].successes))
-            writer.sample(probes, prefixes[entries[i].source.name]!, "result", "failure", value: Double(entries[i].failures))
+            writer.sample(probes, prefixList[i], "result", "success", value: Double(entries[i].successes))
+            writer.sample(probes, prefixList[i], "result", "failure", value: Double(entries[i].failures))
         }
-        renderClient(entries, prefixes, &writer)
-        renderHealth(entries, prefixes, &writer)
-        renderDownloads(entries, prefixes, &writer)
+        renderClient(entries, prefixes, prefixList, &writer)
+        renderHealth(entries, prefixList, &writer)
+        renderDownloads(entries, prefixList, &writer)
         renderAlertsAndStore(&writer)
 
         let reload = monitor.reloadStatus
@@ -77,7 +78,10 @@ public struct MetricsPage: Sendable {
         return writer.bytes
     }
 
-    private func renderClient(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
+    private func renderClient(
+        _ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ prefixList: [ExpositionWriter.LabelPrefix],
+        _ writer: inout ExpositionWriter
+    ) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let names = entries.map(\.source.name)
         let allCounters = monitor.clientMetrics.snapshotAll()
@@ -137,12 +141,12 @@ public struct MetricsPage: Sendable {
         writer.family("lookout_tls_cert_expiry_timestamp_seconds", type: .gauge, help: "When the first of the source's TLS certificates expires.")
         for i in entries.indices {
             if let expiry = entries[i].last?.certificateExpiry {
-                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes[entries[i].source.name]!, value: expiry.timeIntervalSince1970.rounded())
+                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixList[i], value: expiry.timeIntervalSince1970.rounded())
             }
         }
     }
 
-    private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
+    private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ prefixList: [ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: now)
         let rates: [(String, Int64)] = [("1m", 60_000), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)]
@@ -152,7 +156,7 @@ public struct MetricsPage: Sendable {
             guard let summary else { continue }
             for (window, ms) in rates {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_error_rate", prefixes[entries[i].source.name]!, "window", window, value: rate)
+                    writer.sample("lookout_error_rate", prefixList[i], "window", window, value: rate)
                 }
             }
         }
@@ -160,7 +164,7 @@ public struct MetricsPage: Sendable {
         for i in entries.indices {
             let summary = summaries[i]
             if let ratio = summary?.retrySuccessRatio {
-                writer.sample("lookout_retry_success_ratio", prefixes[entries[i].source.name]!, value: ratio)
+                writer.sample("lookout_retry_success_ratio", prefixList[i], value: ratio)
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
@@ -169,7 +173,7 @@ public struct MetricsPage: Sendable {
             guard let summary else { continue }
             for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 2_592_000_000)] {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_availability_ratio", prefixes[entries[i].source.name]!, "window", window, value: 1 - rate)
+                    writer.sample("lookout_availability_ratio", prefixList[i], "window", window, value: 1 - rate)
                 }
             }
         }
@@ -177,7 +181,7 @@ public struct MetricsPage: Sendable {
         for i in entries.indices {
             let summary = summaries[i]
             if let recovery = summary?.lastRecoveryMs {
-                writer.sample("lookout_recovery_seconds", prefixes[entries[i].source.name]!, value: Double(recovery) / 1000)
+                writer.sample("lookout_recovery_seconds", prefixList[i], value: Double(recovery) / 1000)
             }
         }
         writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
@@ -229,30 +233,30 @@ public struct MetricsPage: Sendable {
         }
     }
 
-    private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
+    private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ prefixList: [ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
         guard entries.contains(where: { $0.source.kind == .download }) else { return }
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
         for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_bytes_total", prefixes[entries[i].source.name]!, value: Double(entries[i].downloadBytesTotal))
+            writer.sample("lookout_download_bytes_total", prefixList[i], value: Double(entries[i].downloadBytesTotal))
         }
         writer.family("lookout_download_throughput_bytes_per_second", type: .gauge, help: "Throughput of the current or last download.")
         for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_throughput_bytes_per_second", prefixes[entries[i].source.name]!, value: entries[i].download?.throughputBytesPerSecond ?? 0)
+            writer.sample("lookout_download_throughput_bytes_per_second", prefixList[i], value: entries[i].download?.throughputBytesPerSecond ?? 0)
         }
         writer.family("lookout_download_progress_ratio", type: .gauge, help: "Share of the current or last download received (0 when the size is unknown).")
         for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_progress_ratio", prefixes[entries[i].source.name]!, value: entries[i].download?.ratio ?? 0)
+            writer.sample("lookout_download_progress_ratio", prefixList[i], value: entries[i].download?.ratio ?? 0)
         }
         writer.family("lookout_download_state", type: .gauge, help: "The download's state; 1 for the current one.")
         for i in entries.indices where entries[i].source.kind == .download {
             let state = entries[i].download?.state ?? .notStarted
             for candidate in DownloadState.allCases {
-                writer.sample("lookout_download_state", prefixes[entries[i].source.name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
+                writer.sample("lookout_download_state", prefixList[i], "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_download_verify_failures_total", type: .counter, help: "Downloads whose SHA-256 did not match.")
         for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_verify_failures_total", prefixes[entries[i].source.name]!, value: Double(entries[i].verifyFailures))
+            writer.sample("lookout_download_verify_failures_total", prefixList[i], value: Double(entries[i].verifyFailures))
         }
     }
 }
