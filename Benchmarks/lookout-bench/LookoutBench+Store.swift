@@ -29,7 +29,7 @@ extension LookoutBench {
             if index % 10_000 == 9_999 { writer.flush() }
         }
         writer.flush()
-        let elapsed = (ContinuousClock.now - started).totalSeconds
+        let elapsed = (ContinuousClock.now - started).seconds
         let rate = Double(total) / elapsed
         row("error records written per second (batched, WAL, on disk)", "lookout-bench store", String(format: "%.0f /s", rate), "target ≥ 50000 /s", String(format: "%.2f", rate / 50_000))
     }
@@ -62,7 +62,7 @@ extension LookoutBench {
         let clock = ContinuousClock()
         let start = clock.now
         for _ in 0..<rounds { body() }
-        return (clock.now - start).totalSeconds * 1000 / Double(rounds)
+        return (clock.now - start).seconds * 1000 / Double(rounds)
     }
 
     /// Status and scrape costs: the alert rules and the status JSON over 10,000 sources, /metrics

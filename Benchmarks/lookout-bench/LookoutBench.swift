@@ -89,7 +89,7 @@ enum LookoutBench {
             }
             return await group.reduce(0, +)
         }
-        let elapsed = (clock.now - started).totalSeconds
+        let elapsed = (clock.now - started).seconds
         let cpu = cpuSeconds() - cpuBefore
         let done = (count / concurrency) * concurrency
         let command = "lookout-bench probes \(url) \(count) \(concurrency)"
@@ -103,7 +103,7 @@ enum LookoutBench {
         let clock = ContinuousClock()
         let started = clock.now
         for index in 0..<rounds { body(index) }
-        return (clock.now - started).totalSeconds * 1e9 / Double(rounds)
+        return (clock.now - started).seconds * 1e9 / Double(rounds)
     }
 
     static func cpuSeconds() -> Double {
@@ -118,9 +118,3 @@ enum LookoutBench {
     }
 }
 
-extension Duration {
-    var totalSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

@@ -29,7 +29,7 @@ public final class AlertService: Sendable {
     }
 
     /// Takes back the alerts firing before a restart, and the silences still in force.
-    public func restore(nowMs: Int64 = AlertService.now()) throws {
+    public func restore(nowMs: Int64 = Timestamp.nowMs()) throws {
         let firing = try store.firing()
         evaluator.withLock { $0.restore(firing: firing) }
         // Announced before the restart: the next repeat is a full interval away.
@@ -63,7 +63,7 @@ public final class AlertService: Sendable {
     /// One evaluation: stores the changes with their notifications, then the repeats that are
     /// due; returns the changes.
     @discardableResult
-    public func evaluate(nowMs: Int64 = AlertService.now()) -> [AlertChange] {
+    public func evaluate(nowMs: Int64 = Timestamp.nowMs()) -> [AlertChange] {
         let inputs = monitor.alertInputs(nowMs: nowMs)
         let changes = evaluator.withLock { $0.evaluate(nowMs: nowMs, inputs) }
         let config = monitor.config
@@ -143,7 +143,7 @@ public final class AlertService: Sendable {
         return id
     }
 
-    public func activeSilences(nowMs: Int64 = AlertService.now()) -> [Silence] {
+    public func activeSilences(nowMs: Int64 = Timestamp.nowMs()) -> [Silence] {
         silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
     }
 
@@ -153,9 +153,5 @@ public final class AlertService: Sendable {
             do { try await Task.sleep(for: monitor.config.alertEvaluationInterval) } catch { return }
             evaluate()
         }
-    }
-
-    public static func now() -> Int64 {
-        Int64(Date().timeIntervalSince1970 * 1000)
     }
 }

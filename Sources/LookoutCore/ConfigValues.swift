@@ -42,19 +42,6 @@ public enum ConfigValues {
     }
 }
 
-extension Duration {
-    /// The whole milliseconds in this duration.
-    public var totalMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-
-    /// The duration in seconds, as a Double.
-    public var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
 
 extension ConfigValues {
     /// Parses a size: `512`, `512KiB`, `8GiB`, `10MB`, `1.5GB`.

@@ -62,7 +62,7 @@ public final class ConnectivityMonitor: Sendable {
             let offline = state.canariesDown || widespread
             guard offline != state.offline else { return nil }
             state.offline = offline
-            state.offlineSinceMs = offline ? Int64(Date().timeIntervalSince1970 * 1000) : nil
+            state.offlineSinceMs = offline ? Timestamp.nowMs() : nil
             return offline
         }
         if let changed { onChange(changed) }

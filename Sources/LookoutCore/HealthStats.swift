@@ -255,10 +255,6 @@ public final class HealthAnalyzer: ProbeResultSink {
         state.withLock { $0.sources[source] }
     }
 
-    public func all() -> [String: SourceHealth] {
-        state.withLock { $0.sources }
-    }
-
     /// Share of the finished rounds of the last 15 minutes in which some but not all sources failed.
     public func partialFailureRatio(nowMs: Int64) -> Double {
         state.withLock { state in

@@ -49,19 +49,9 @@ public struct LogfmtLogHandler: LogHandler {
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
     public static func jsonString(_ value: String) -> String {
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + value + "\"" }
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out: [UInt8] = []
+        out.reserveCapacity(value.utf8.count + 2)
+        JSONText.writeString(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -29,7 +29,7 @@ public final class Monitor: Sendable {
     private let reloadListeners = Mutex<[@Sendable () -> Void]>([])
     /// Breakers saved before a restart, put back when their source is first configured.
     private let savedBreakers = Mutex<[String: PersistedBreaker]>([:])
-    private let reload = Mutex(ReloadStatus(lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000)))
+    private let reload = Mutex(ReloadStatus(lastSuccessMs: Timestamp.nowMs()))
 
     /// - Parameters:
     ///   - configPath: where `reload()` reads the config again; nil for a fixed config.
@@ -114,7 +114,7 @@ public final class Monitor: Sendable {
             let config = try ConfigLoader.load(path: configPath)
             apply(config)
             reload.withLock {
-                $0 = ReloadStatus(successful: true, lastSuccessMs: Int64(Date().timeIntervalSince1970 * 1000), problems: [])
+                $0 = ReloadStatus(successful: true, lastSuccessMs: Timestamp.nowMs(), problems: [])
             }
             logger.info("config reloaded", metadata: ["sources": "\(ownSources.count)"])
             for listener in reloadListeners.withLock({ $0 }) { listener() }

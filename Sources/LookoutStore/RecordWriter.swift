@@ -160,7 +160,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     /// Keeps the in-memory minutes that can still change: the current one and the one before.
     private func evictOldRollups() {
-        let cutoff = Int64(Date().timeIntervalSince1970 * 1000) - 120_000
+        let cutoff = Timestamp.nowMs() - 120_000
         queue.withLock { queue in
             for source in Array(queue.rollups.keys) {
                 queue.rollups[source] = queue.rollups[source]?.filter { minute, _ in
@@ -173,7 +173,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     /// Loads the last two minutes of rollups, so a restart adds to them instead of replacing them.
     public func loadRecentRollups() throws {
-        let since = Int64(Date().timeIntervalSince1970 * 1000) - 120_000
+        let since = Timestamp.nowMs() - 120_000
         let rows = try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM probe_rollups WHERE minute_ms >= ?", arguments: [since])
         }

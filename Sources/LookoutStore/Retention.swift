@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import LookoutCore
 
 /// Deletes old rows in small chunks, each its own short transaction, so the writer is never held
 /// for long: raw probe results after `raw_retention`, everything else after `retention`.
@@ -48,7 +49,7 @@ public struct Retention: Sendable {
     public func run(_ database: LookoutDatabase, logger: Logger) async {
         while !Task.isCancelled {
             do {
-                let deleted = try prune(database, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+                let deleted = try prune(database, nowMs: Timestamp.nowMs())
                 let total = deleted.values.reduce(0, +)
                 if total > 0 { logger.info("pruned old rows", metadata: ["rows": "\(total)"]) }
             } catch {

@@ -82,7 +82,7 @@ public struct MetricsPage: Sendable {
         _ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ prefixList: [ExpositionWriter.LabelPrefix],
         _ writer: inout ExpositionWriter
     ) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Timestamp.nowMs()
         let names = entries.map(\.source.name)
         let allCounters = monitor.clientMetrics.snapshotAll()
         let counters = names.map { allCounters[$0] ?? ClientMetrics.Counters() }
@@ -147,7 +147,7 @@ public struct MetricsPage: Sendable {
     }
 
     private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ prefixList: [ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Timestamp.nowMs()
         let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: now)
         let rates: [(String, Int64)] = [("1m", 60_000), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)]
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")

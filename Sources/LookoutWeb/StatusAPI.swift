@@ -23,12 +23,8 @@ public struct StatusAPI: Sendable {
         return failing == probed.count ? "outage" : "degraded"
     }
 
-    public func statusJSON(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> String {
-        String(decoding: statusBytes(nowMs: nowMs), as: UTF8.self)
-    }
-
     /// `GET /api/v1/status`, written straight into bytes (10,000 sources render in a few ms).
-    public func statusBytes(nowMs: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> [UInt8] {
+    public func statusBytes(nowMs: Int64 = Timestamp.nowMs()) -> [UInt8] {
         let monitor = context.monitor
         let entries = monitor.board.snapshot()
         let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: nowMs)

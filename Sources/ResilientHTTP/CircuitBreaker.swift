@@ -112,7 +112,7 @@ public struct CircuitBreaker: Sendable, Equatable {
 
     public init(settings: CircuitBreakerSettings = .init()) {
         self.settings = settings
-        self.openTimeoutMs = settings.openTimeout.totalMs
+        self.openTimeoutMs = settings.openTimeout.totalMilliseconds
     }
 
     /// Restores a persisted breaker. A breaker that was half-open is open again until its next try.
@@ -124,7 +124,7 @@ public struct CircuitBreaker: Sendable, Equatable {
         openedAtMs = saved.openedAtMs
         nextAttemptAtMs = saved.nextAttemptAtMs
         openCount = saved.openCount
-        openTimeoutMs = max(settings.openTimeout.totalMs, min(saved.openTimeoutMs, settings.openTimeoutMax.totalMs))
+        openTimeoutMs = max(settings.openTimeout.totalMilliseconds, min(saved.openTimeoutMs, settings.openTimeoutMax.totalMilliseconds))
         if state == .open && nextAttemptAtMs == nil { nextAttemptAtMs = openedAtMs ?? 0 }
     }
 
@@ -180,7 +180,7 @@ public struct CircuitBreaker: Sendable, Equatable {
             }
             consecutiveFailures += 1
             guard consecutiveFailures >= settings.failureThreshold else { return [] }
-            openTimeoutMs = settings.openTimeout.totalMs
+            openTimeoutMs = settings.openTimeout.totalMilliseconds
             return [open(nowMs: nowMs, random: random)]
         case .halfOpen:
             halfOpenInFlight = max(0, halfOpenInFlight - 1)
@@ -189,13 +189,13 @@ public struct CircuitBreaker: Sendable, Equatable {
                 consecutiveSuccesses += 1
                 guard consecutiveSuccesses >= settings.successThreshold else { return [] }
                 consecutiveFailures = 0
-                openTimeoutMs = settings.openTimeout.totalMs
+                openTimeoutMs = settings.openTimeout.totalMilliseconds
                 openedAtMs = nil
                 nextAttemptAtMs = nil
                 return [move(to: .closed, nowMs: nowMs)]
             }
             consecutiveFailures += 1
-            openTimeoutMs = min(openTimeoutMs * 2, settings.openTimeoutMax.totalMs)
+            openTimeoutMs = min(openTimeoutMs * 2, settings.openTimeoutMax.totalMilliseconds)
             return [open(nowMs: nowMs, random: random)]
         case .open, .forcedOpen, .disabled:
             return []  // a late result of a call permitted earlier
@@ -206,7 +206,7 @@ public struct CircuitBreaker: Sendable, Equatable {
     public mutating func reset(nowMs: Int64) -> [BreakerTransition] {
         consecutiveFailures = 0
         consecutiveSuccesses = 0
-        openTimeoutMs = settings.openTimeout.totalMs
+        openTimeoutMs = settings.openTimeout.totalMilliseconds
         openedAtMs = nil
         nextAttemptAtMs = nil
         halfOpenInFlight = 0
@@ -262,9 +262,3 @@ public struct CircuitBreaker: Sendable, Equatable {
     }
 }
 
-extension Duration {
-    var totalMs: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

@@ -45,9 +45,9 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, "Lookout/\(ResilientHTTPVersion.string)")
         lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
-        lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, request.timeout.milliseconds)
+        lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(request.timeout.totalMilliseconds))
         if let connect = request.connectTimeout {
-            lookout_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connect.milliseconds)
+            lookout_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(connect.totalMilliseconds))
         }
         lookout_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0)
         lookout_curl_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects)
@@ -213,12 +213,6 @@ enum CurlGlobal {
     static func ensureInitialized() { _ = initialized }
 }
 
-extension Duration {
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
-    }
-}
 
 /// The version Lookout reports in its User-Agent and build info.
 public enum ResilientHTTPVersion {

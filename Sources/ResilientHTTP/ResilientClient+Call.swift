@@ -148,7 +148,7 @@ extension ResilientClient {
         guard let field = result.header("RateLimit"), ServerWait.rateLimitRemaining(field) == 0 else { return }
         let reset = ServerWait.rateLimitReset(field) ?? .seconds(1)
         let now = nowMs()
-        _ = withUpstream(name) { $0.bucket?.drain(nowMs: now, untilMs: now + reset.totalMs) }
+        _ = withUpstream(name) { $0.bucket?.drain(nowMs: now, untilMs: now + reset.totalMilliseconds) }
     }
 
     static func timeOfDay(_ ms: Int64) -> String {

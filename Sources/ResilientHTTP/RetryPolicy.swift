@@ -108,9 +108,3 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

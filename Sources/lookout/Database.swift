@@ -41,7 +41,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             let retention = ConfigValues.duration(olderThan)!
             let raw = rawOlderThan.flatMap(ConfigValues.duration) ?? retention
             let deleted = try Retention(retention: retention, rawRetention: raw)
-                .prune(database, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+                .prune(database, nowMs: Timestamp.nowMs())
             for (table, count) in deleted.sorted(by: { $0.key < $1.key }) where count > 0 {
                 print("\(table): \(count) rows deleted")
             }

@@ -70,7 +70,7 @@ struct Serve: AsyncParsableCommand {
         do {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
-            try HistoryStore.restore(into: monitor.health, from: database, nowMs: AlertService.now())
+            try HistoryStore.restore(into: monitor.health, from: database, nowMs: Timestamp.nowMs())
             try alerts.restore()
         } catch {
             printError("lookout: cannot read \(database.path): \(error)")

@@ -185,17 +185,7 @@ final class FullListener {
     private var clients: [Int32] = []
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length)
-                return getsockname(listener, pointer, &length)
-            }
-        }
+        let (listener, address) = boundLoopbackSocket()
         fd = listener
         port = UInt16(bigEndian: address.sin_port)
         listen(fd, 0)

@@ -102,13 +102,11 @@ public func runTool(_ path: String, _ arguments: [String], input: String = "") t
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
-public func closedPort() -> UInt16 {
+/// A TCP socket bound to a free port on 127.0.0.1 (not listening yet); the caller closes it.
+public func boundLoopbackSocket() -> (fd: Int32, address: sockaddr_in) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
     inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) {
@@ -117,6 +115,13 @@ public func closedPort() -> UInt16 {
             return getsockname(fd, pointer, &length)
         }
     }
+    return (fd, address)
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
+public func closedPort() -> UInt16 {
+    let (fd, address) = boundLoopbackSocket()
+    close(fd)
     return UInt16(bigEndian: address.sin_port)
 }
 
