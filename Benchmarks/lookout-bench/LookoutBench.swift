@@ -20,7 +20,7 @@ enum LookoutBench {
             status()
         case "metrics":
             let context = LookoutContext(monitor: populatedMonitor(10_000))
-            let time = milliseconds(rounds: 20) { _ = MetricsPage(context: context).renderBytes() }
+            let time = milliseconds(rounds: 21) { _ = MetricsPage(context: context).renderBytes() }
             row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
         case "probes":
             guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }

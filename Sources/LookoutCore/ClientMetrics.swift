@@ -49,9 +49,9 @@ public final class ClientMetrics: ClientEventSink {
         }
     }
 
-    /// Every source's counters, in one lock.
-    public func snapshotAll() -> [String: Counters] {
-        counters.withLock { $0 }
+    /// The counters of `sources`, in their order, in one lock.
+    public func snapshot(_ sources: [String]) -> [Counters] {
+        counters.withLock { counters in sources.map { counters[$0] ?? Counters() } }
     }
 
     public func snapshot(_ source: String) -> Counters {

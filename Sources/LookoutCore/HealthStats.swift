@@ -41,10 +41,28 @@ public struct BucketRing: Sendable, Equatable {
         counts[index] = counts[index] + delta
     }
 
-    /// Sums over several windows (ascending) in one walk from the newest bucket back.
+    /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
+    /// each window's sum to `store` (no allocation: this runs for every source on every scrape).
+    public func sums(windowsMs: [Int64], nowMs: Int64, _ store: (Int, Counts) -> Void) {
+        guard let longest = windowsMs.last else { return }
+        walk(windows: windowsMs.count, longestMs: longest, nowMs: nowMs, window: { windowsMs[$0] }, store)
+    }
+
+    /// Sums over several windows (ascending).
     public func sums(windowsMs: [Int64], nowMs: Int64) -> [Counts] {
         var results = [Counts](repeating: Counts(), count: windowsMs.count)
-        guard let longest = windowsMs.last else { return results }
+        sums(windowsMs: windowsMs, nowMs: nowMs) { results[$0] = $1 }
+        return results
+    }
+
+    /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
+    public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
+        var result = Counts()
+        walk(windows: 1, longestMs: windowMs, nowMs: nowMs, window: { _ in windowMs }) { result = $1 }
+        return result
+    }
+
+    private func walk(windows: Int, longestMs: Int64, nowMs: Int64, window: (Int) -> Int64, _ store: (Int, Counts) -> Void) {
         let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
         let slots = starts.count
         var index = Int(((newest / widthMs) % Int64(slots) + Int64(slots)) % Int64(slots))
@@ -52,35 +70,32 @@ public struct BucketRing: Sendable, Equatable {
         var running = Counts()
         var next = 0
         var visited = 0
-        while visited < slots && start + widthMs > nowMs - longest {
+        while visited < slots && start + widthMs > nowMs - longestMs {
             if starts[index] == start { running = running + counts[index] }
             start -= widthMs
             index = index == 0 ? slots - 1 : index - 1
             visited += 1
             // Windows that the next (older) bucket no longer overlaps are complete.
-            while next < windowsMs.count && !(start + widthMs > nowMs - windowsMs[next]) {
-                results[next] = running
+            while next < windows && !(start + widthMs > nowMs - window(next)) {
+                store(next, running)
                 next += 1
             }
         }
-        while next < windowsMs.count {
-            results[next] = running
+        while next < windows {
+            store(next, running)
             next += 1
         }
-        return results
-    }
-
-    /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
-    public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
-        sums(windowsMs: [windowMs], nowMs: nowMs)[0]
     }
 }
 
 /// The figures of one source at one moment, computed in one pass over its buckets.
 public struct HealthSummary: Sendable, Equatable {
-    /// The windows `errorRates` holds, in milliseconds.
+    /// The windows `counts(windowMs:)` answers for, in milliseconds.
     public static let windows: [Int64] = [60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 21_600_000, 86_400_000, 2_592_000_000]
-    public var counts: [BucketRing.Counts] = []
+    /// The windows summed from the minute buckets (1m … 1h).
+    static let minuteWindows = Array(windows.prefix(6))
+    /// Counts per window of `windows`, stored inline so a summary copies without reference counting.
+    var windowCounts = InlineArray<9, BucketRing.Counts>(repeating: BucketRing.Counts())
     public var retrySuccessRatio: Double?
     public var lastRecoveryMs: Int64?
     public var insecureBlocked = false
@@ -88,12 +103,17 @@ public struct HealthSummary: Sendable, Equatable {
 
     /// The counts for `windowMs` if it is one of `windows`.
     public func counts(windowMs: Int64) -> BucketRing.Counts? {
-        HealthSummary.windows.firstIndex(of: windowMs).map { counts[$0] }
+        HealthSummary.windows.firstIndex(of: windowMs).map { windowCounts[$0] }
     }
 
     public func errorRate(windowMs: Int64) -> Double? {
         guard let counts = counts(windowMs: windowMs), counts.probes > 0 else { return nil }
         return Double(counts.failures) / Double(counts.probes)
+    }
+
+    public static func == (a: HealthSummary, b: HealthSummary) -> Bool {
+        a.retrySuccessRatio == b.retrySuccessRatio && a.lastRecoveryMs == b.lastRecoveryMs && a.insecureBlocked == b.insecureBlocked
+            && a.recoveredAfterRetries == b.recoveredAfterRetries && (0..<9).allSatisfy { a.windowCounts[$0] == b.windowCounts[$0] }
     }
 }
 
@@ -153,10 +173,11 @@ public struct SourceHealth: Sendable, Equatable {
     /// Every standard window at once.
     public func summary(nowMs: Int64) -> HealthSummary {
         var summary = HealthSummary()
-        let minuteWindows = Array(HealthSummary.windows.prefix(6))  // 1m … 1h, from the minute buckets
-        summary.counts = minutes.sums(windowsMs: minuteWindows, nowMs: nowMs)
-            + HealthSummary.windows.dropFirst(6).map { sum($0, nowMs) }
-        let fifteen = summary.counts[3]
+        minutes.sums(windowsMs: HealthSummary.minuteWindows, nowMs: nowMs) { summary.windowCounts[$0] = $1 }
+        for index in 6..<HealthSummary.windows.count {
+            summary.windowCounts[index] = sum(HealthSummary.windows[index], nowMs)
+        }
+        let fifteen = summary.windowCounts[3]
         summary.retrySuccessRatio = fifteen.retried == 0 ? nil : Double(fifteen.retrySucceeded) / Double(fifteen.retried)
         summary.lastRecoveryMs = lastRecoveryMs
         summary.insecureBlocked = insecureBlocked
@@ -209,8 +230,18 @@ public final class HealthAnalyzer: ProbeResultSink {
     }
 
     private struct State {
-        var sources: [String: SourceHealth] = [:]
+        /// Kept in an array (read in place) with positions by name: a dictionary's getter would
+        /// copy each source's rings on every read.
+        var sources: [SourceHealth] = []
+        var positions: [String: Int] = [:]
         var rounds = [Round](repeating: Round(), count: 16)
+
+        mutating func position(_ source: String) -> Int {
+            if let position = positions[source] { return position }
+            sources.append(SourceHealth())
+            positions[source] = sources.count - 1
+            return sources.count - 1
+        }
     }
 
     private let state = Mutex(State())
@@ -219,7 +250,8 @@ public final class HealthAnalyzer: ProbeResultSink {
 
     public func record(_ result: ProbeResult) {
         state.withLock { state in
-            state.sources[result.source, default: SourceHealth()].record(result)
+            let position = state.position(result.source)
+            state.sources[position].record(result)
             let minute = result.timestampMs - result.timestampMs % 60_000
             let index = Int((minute / 60_000) % Int64(state.rounds.count))
             if state.rounds[index].minuteMs != minute {
@@ -233,26 +265,47 @@ public final class HealthAnalyzer: ProbeResultSink {
 
     /// Adds stored counts (from `probe_rollups`) after a restart: minutes, or hourly sums.
     public func restore(source: String, atMs: Int64, counts: BucketRing.Counts, hourly: Bool) {
-        state.withLock { $0.sources[source, default: SourceHealth()].add(counts, atMs: atMs, coarseOnly: hourly) }
+        state.withLock { state in
+            let position = state.position(source)
+            state.sources[position].add(counts, atMs: atMs, coarseOnly: hourly)
+        }
     }
 
     /// Keeps only the sources still configured.
     public func retain(_ names: Set<String>) {
-        state.withLock { $0.sources = $0.sources.filter { names.contains($0.key) } }
+        state.withLock { state in
+            let kept = state.positions.filter { names.contains($0.key) }.sorted { $0.value < $1.value }
+            state.sources = kept.map { state.sources[$0.value] }
+            state.positions = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($0.element.key, $0.offset) })
+        }
     }
 
     /// The last hour's per-minute error rates of `sources`, in their order.
     public func minuteErrorRates(_ sources: [String], nowMs: Int64) -> [[Double?]] {
-        state.withLock { state in sources.map { state.sources[$0]?.minuteErrorRates(nowMs: nowMs) ?? [] } }
+        state.withLock { state in sources.map { state.positions[$0].map { state.sources[$0].minuteErrorRates(nowMs: nowMs) } ?? [] } }
     }
 
     /// Summaries of `sources`, in their order, computed under one lock without copying buckets.
     public func summaries(_ sources: [String], nowMs: Int64) -> [HealthSummary?] {
-        state.withLock { state in sources.map { state.sources[$0]?.summary(nowMs: nowMs) } }
+        state.withLock { state in
+            var summaries: [HealthSummary?] = []
+            summaries.reserveCapacity(sources.count)
+            let positions = state.positions
+            state.sources.withUnsafeBufferPointer { healths in
+                for source in sources {
+                    if let position = positions[source] {
+                        summaries.append(healths[position].summary(nowMs: nowMs))
+                    } else {
+                        summaries.append(nil)
+                    }
+                }
+            }
+            return summaries
+        }
     }
 
     public func health(_ source: String) -> SourceHealth? {
-        state.withLock { $0.sources[source] }
+        state.withLock { state in state.positions[source].map { state.sources[$0] } }
     }
 
     /// Share of the finished rounds of the last 15 minutes in which some but not all sources failed.

@@ -132,14 +132,15 @@ public final class Monitor: Sendable {
 
     /// What alert rules read: the measurements of every own source and of the service.
     public func alertInputs(nowMs: Int64) -> AlertEvaluator.Inputs {
-        let entries = Dictionary(uniqueKeysWithValues: board.snapshot().map { ($0.source.name, $0) })
+        let (boardNames, tallies) = board.tallies()
+        let lastOk = Dictionary(zip(boardNames, tallies.map { $0.probed ? $0.lastOk : nil })) { first, _ in first }
         let names = ownSources.map(\.name)
-        let summaries = Dictionary(uniqueKeysWithValues: zip(names, health.summaries(names, nowMs: nowMs)))
-        let own = Set(names)
-        let breakers = client.breakerStates().filter { own.contains($0.key) }
-        let probed = entries.values.filter { $0.last != nil }
-        let failing = probed.filter { $0.last?.ok == false }.count
+        let summaries = Dictionary(zip(names, health.summaries(names, nowMs: nowMs))) { first, _ in first }
+        let breakers = Dictionary(zip(names, client.breakers(names).map { $0?.state })) { first, _ in first }.compactMapValues { $0 }
+        let probed = lastOk.values.compactMap { $0 }
+        let failing = probed.filter { !$0 }.count
         let open = breakers.values.filter { $0 == .open || $0 == .forcedOpen }.count
+        let board = board
         let partial = health.partialFailureRatio(nowMs: nowMs)
         let offline = connectivity.isOffline
         return AlertEvaluator.Inputs(sources: names, offline: offline) { metric, _ in
@@ -152,7 +153,7 @@ public final class Monitor: Sendable {
             }
         } source: { [health] source in
             let summary = summaries[source] ?? nil
-            let last = entries[source]?.last
+            let up = lastOk[source] ?? nil
             let breaker = breakers[source]
             return { metric, window in
                 // Standard windows come from the summary; any other window is summed on demand.
@@ -173,7 +174,7 @@ public final class Monitor: Sendable {
                 case "retry_success_ratio": return summary?.retrySuccessRatio
                 case "availability": return rate(86_400_000).map { 1 - $0 }
                 case "burn_rate": return rate(3_600_000).map { $0 / 0.001 }
-                case "up": return last.map { $0.ok ? 1 : 0 }
+                case "up": return up.map { $0 ? 1 : 0 }
                 case "breaker_open":
                     guard let breaker else { return nil }
                     return breaker == .open || breaker == .halfOpen || breaker == .forcedOpen ? 1 : 0
@@ -183,7 +184,7 @@ public final class Monitor: Sendable {
                 }
             }
         } context: { source in
-            guard let last = entries[source]?.last, let failure = last.failure, let message = last.message else { return nil }
+            guard let last = board.entry(source)?.last, let failure = last.failure, let message = last.message else { return nil }
             return (message, failure.category.recoverySuggestion)
         }
     }

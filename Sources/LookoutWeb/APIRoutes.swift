@@ -26,7 +26,7 @@ struct APIRoutes: Sendable {
 
     func entry(_ request: HTTPRequest) -> SourceStatusBoard.Entry? {
         let name = request.pathParameters["name"] ?? ""
-        return monitor.board.snapshot().first { $0.source.name == name }
+        return monitor.board.entry(name)
     }
 
     func sourceDetail(_ request: HTTPRequest) -> HTTPResponse {
@@ -37,7 +37,7 @@ struct APIRoutes: Sendable {
         json.object { json in
             json.field("source") { json in
                 StatusAPI.writeSource(
-                    entry, health: monitor.health.summaries([name], nowMs: now)[0], breaker: monitor.client.breakerSnapshots()[name],
+                    entry, health: monitor.health.summaries([name], nowMs: now)[0], breaker: monitor.client.breakers([name])[0],
                     nowMs: now, to: &json)
             }
             json.field("config") { json in
@@ -183,7 +183,7 @@ struct APIRoutes: Sendable {
             return APIRoutes.error(#"the body must be {"action": "reset" | "force_open" | "disable"}"#, status: 400)
         }
         monitor.client.breaker(upstream: name, action)
-        let state = monitor.client.breakerSnapshots()[name]?.state.rawValue ?? "closed"
+        let state = monitor.client.breakers([name])[0]?.state.rawValue ?? "closed"
         return .json(JSONText.ordered([("source", .string(name)), ("state", .string(state))]).rendered)
     }
 

@@ -1,51 +1,65 @@
 // LookoutWeb: what Lookout serves — /metrics, the status page, health endpoints and routes.
 
+import LookoutCore
+
 /// Writes the Prometheus text format 0.0.4: HELP and TYPE once per family, escaped label values.
 ///
 /// ```swift
-/// var writer = ExpositionWriter()
+/// let writer = ExpositionWriter()
 /// writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe succeeded.")
 /// writer.sample("lookout_probe_success", labels: [("source", "acme")], value: 1)
 /// ```
-public struct ExpositionWriter: Sendable {
+///
+/// A scrape of 10,000 sources appends about two million short runs of bytes, so the writer owns
+/// a raw buffer and appends through pointers: appending to an Array checks uniqueness and
+/// exclusivity and retains each appended array, which together cost more than the copying. It
+/// is a class because it owns that buffer; one renderer uses it at a time.
+public final class ExpositionWriter {
     public enum MetricType: String, Sendable {
         case counter, gauge, histogram
     }
 
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+
+    public init(capacity: Int = 64 * 1024) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    /// Makes room for `capacity` bytes in all.
+    public func reserve(_ capacity: Int) {
+        if capacity > self.capacity { grow(to: capacity) }
+    }
+
     /// The exposition so far, as bytes.
-    public private(set) var bytes: [UInt8] = []
-
-    public init() {
-        bytes.reserveCapacity(64 * 1024)
-    }
-
-    public mutating func reserve(_ capacity: Int) {
-        bytes.reserveCapacity(capacity)
-    }
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     /// The exposition so far, as text.
-    public var text: String { String(decoding: bytes, as: UTF8.self) }
+    public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 
-    public mutating func family(_ name: String, type: MetricType, help: String) {
-        bytes.append(contentsOf: "# HELP \(name) \(ExpositionWriter.escapeHelp(help))\n# TYPE \(name) \(type.rawValue)\n".utf8)
+    public func family(_ name: String, type: MetricType, help: String) {
+        append("# HELP \(name) \(ExpositionWriter.escapeHelp(help))\n# TYPE \(name) \(type.rawValue)\n")
     }
 
-    public mutating func sample(_ name: String, labels: [(String, String)] = [], value: Double) {
-        bytes.append(contentsOf: name.utf8)
+    public func sample(_ name: String, labels: [(String, String)] = [], value: Double) {
+        append(name)
         if !labels.isEmpty {
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             for (index, (label, labelValue)) in labels.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes.append(contentsOf: label.utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "\"")])
-                ExpositionWriter.appendEscapedLabel(labelValue, to: &bytes)
-                bytes.append(UInt8(ascii: "\""))
+                if index > 0 { append(UInt8(ascii: ",")) }
+                appendLabel(label, labelValue)
             }
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
-        bytes.append(UInt8(ascii: " "))
-        bytes.append(contentsOf: ExpositionWriter.format(value).utf8)
-        bytes.append(UInt8(ascii: "\n"))
+        append(UInt8(ascii: " "))
+        appendNumber(value)
+        append(UInt8(ascii: "\n"))
     }
 
     /// `{source="NAME"` with the value escaped, written once per source and reused for each of
@@ -54,124 +68,185 @@ public struct ExpositionWriter: Sendable {
         let bytes: [UInt8]
 
         public init(_ name: String, _ value: String) {
-            var bytes = Array(name.utf8)
-            bytes.insert(UInt8(ascii: "{"), at: 0)
-            bytes.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "\"")])
-            ExpositionWriter.appendEscapedLabel(value, to: &bytes)
-            bytes.append(UInt8(ascii: "\""))
-            self.bytes = bytes
+            let writer = ExpositionWriter(capacity: name.utf8.count + value.utf8.count + 8)
+            writer.append(UInt8(ascii: "{"))
+            writer.appendLabel(name, value)
+            bytes = writer.bytes
         }
     }
 
     /// A sample with the prefix's labels and, optionally, one more label.
-    public mutating func sample(_ name: StaticString, _ prefix: LabelPrefix, _ extraName: String? = nil, _ extraValue: String = "", value: Double) {
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    public func sample(_ name: StaticString, _ prefix: LabelPrefix, _ extraName: StaticString? = nil, _ extraValue: String = "", value: Double) {
+        append(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         appendRest(prefix, extraName, extraValue, value)
     }
 
     /// A sample with the prefix's labels and, optionally, one more label.
-    public mutating func sample(_ name: [UInt8], _ prefix: LabelPrefix, _ extraName: String? = nil, _ extraValue: String = "", value: Double) {
-        bytes.append(contentsOf: name)
+    public func sample(_ name: [UInt8], _ prefix: LabelPrefix, _ extraName: StaticString? = nil, _ extraValue: String = "", value: Double) {
+        name.withUnsafeBytes { append($0) }
         appendRest(prefix, extraName, extraValue, value)
     }
 
-    private mutating func appendRest(_ prefix: LabelPrefix, _ extraName: String?, _ extraValue: String, _ value: Double) {
-        bytes.append(contentsOf: prefix.bytes)
+    private func appendRest(_ prefix: LabelPrefix, _ extraName: StaticString?, _ extraValue: String, _ value: Double) {
+        prefix.bytes.withUnsafeBytes { append($0) }
         if let extraName {
-            bytes.append(UInt8(ascii: ","))
-            bytes.append(contentsOf: extraName.utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "\"")])
-            ExpositionWriter.appendEscapedLabel(extraValue, to: &bytes)
-            bytes.append(UInt8(ascii: "\""))
+            append(UInt8(ascii: ","))
+            append(UnsafeRawBufferPointer(start: extraName.utf8Start, count: extraName.utf8CodeUnitCount))
+            append(UInt8(ascii: "="))
+            append(UInt8(ascii: "\""))
+            appendEscaped(extraValue)
+            append(UInt8(ascii: "\""))
         }
-        bytes.append(contentsOf: [UInt8(ascii: "}"), UInt8(ascii: " ")])
+        append(UInt8(ascii: "}"))
+        append(UInt8(ascii: " "))
         appendNumber(value)
-        bytes.append(UInt8(ascii: "\n"))
+        append(UInt8(ascii: "\n"))
+    }
+
+    /// A histogram family's sample names and `le` labels as bytes, made once per scrape.
+    public struct HistogramLayout: Sendable {
+        let bucket: [UInt8]
+        let sum: [UInt8]
+        let count: [UInt8]
+        /// `,le="0.005"} ` for each bound, then `,le="+Inf"} `.
+        let bounds: [[UInt8]]
+
+        public init(_ name: String, bounds: [Double]) {
+            bucket = Array((name + "_bucket").utf8)
+            sum = Array((name + "_sum").utf8)
+            count = Array((name + "_count").utf8)
+            self.bounds = (bounds.map(ExpositionWriter.format) + ["+Inf"]).map { Array(",le=\"\($0)\"} ".utf8) }
+        }
     }
 
     /// Buckets, sum and count of a histogram, with the prefix's labels.
-    public mutating func histogram(_ name: String, _ prefix: LabelPrefix, bounds: [String], cumulativeCounts: [UInt64], sum: Double, count: UInt64) {
-        let bucket = Array((name + "_bucket").utf8)
-        for (index, bound) in bounds.enumerated() {
-            sample(bucket, prefix, "le", bound, value: Double(cumulativeCounts[index]))
+    public func histogram(_ layout: HistogramLayout, _ prefix: LabelPrefix, _ histogram: Histogram) {
+        var running: UInt64 = 0
+        for index in layout.bounds.indices {
+            running += histogram[bucket: index]
+            layout.bucket.withUnsafeBytes { append($0) }
+            prefix.bytes.withUnsafeBytes { append($0) }
+            layout.bounds[index].withUnsafeBytes { append($0) }
+            appendNumber(Double(running))
+            append(UInt8(ascii: "\n"))
         }
-        sample(bucket, prefix, "le", "+Inf", value: Double(count))
-        sample(Array((name + "_sum").utf8), prefix, value: sum)
-        sample(Array((name + "_count").utf8), prefix, value: Double(count))
+        sample(layout.sum, prefix, value: histogram.sum)
+        sample(layout.count, prefix, value: Double(histogram.count))
     }
 
-    /// Writes a number without going through a String for whole numbers.
-    mutating func appendNumber(_ value: Double) {
+    /// Buckets, sum and count of a histogram under `name`, with `labels`.
+    public func histogram(_ name: String, labels: [(String, String)], _ histogram: Histogram) {
+        let cumulative = histogram.cumulativeCounts
+        for (index, bound) in histogram.bounds.enumerated() {
+            sample("\(name)_bucket", labels: labels + [("le", ExpositionWriter.format(bound))], value: Double(cumulative[index]))
+        }
+        sample("\(name)_bucket", labels: labels + [("le", "+Inf")], value: Double(histogram.count))
+        sample("\(name)_sum", labels: labels, value: histogram.sum)
+        sample("\(name)_count", labels: labels, value: Double(histogram.count))
+    }
+
+    // MARK: - Appending
+
+    private func grow(to needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    private func append(_ source: UnsafeRawBufferPointer) {
+        guard let start = source.baseAddress else { return }
+        if count + source.count > capacity { grow(to: count + source.count) }
+        UnsafeMutableRawPointer(base + count).copyMemory(from: start, byteCount: source.count)
+        count += source.count
+    }
+
+    private func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    private func append(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(text.utf8).withUnsafeBytes { append($0) }
+        }
+    }
+
+    /// `name="value"` with the value escaped.
+    private func appendLabel(_ name: String, _ value: String) {
+        append(name)
+        append(UInt8(ascii: "="))
+        append(UInt8(ascii: "\""))
+        appendEscaped(value)
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Label values escape backslash, double quote and newline (a carriage return is dropped).
+    private func appendEscaped(_ value: String) {
+        // Most values need no escaping: copy them whole.
+        let copied = value.utf8.withContiguousStorageIfAvailable { buffer in
+            guard !buffer.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return false }
+            append(UnsafeRawBufferPointer(buffer))
+            return true
+        }
+        if copied == true { return }
+        for byte in value.utf8 {
+            switch byte {
+            case 0x5C: append(0x5C); append(0x5C)
+            case 0x22: append(0x5C); append(0x22)
+            case 0x0A: append(0x5C); append(0x6E)
+            case 0x0D: continue
+            default: append(byte)
+            }
+        }
+    }
+
+    /// Writes a number, without going through a String for whole numbers.
+    func appendNumber(_ value: Double) {
         guard value.isFinite, value == value.rounded(), abs(value) < 1e15 else {
-            bytes.append(contentsOf: ExpositionWriter.format(value).utf8)
+            append(ExpositionWriter.format(value))
             return
         }
         var integer = Int64(value)
         if integer == 0 {
-            bytes.append(UInt8(ascii: "0"))
+            append(UInt8(ascii: "0"))
             return
         }
         if integer < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            append(UInt8(ascii: "-"))
             integer = -integer
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while integer > 0 {
-                buffer[count] = UInt8(48 + integer % 10)
-                integer /= 10
-                count += 1
-            }
-            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
+        var digits = InlineArray<16, UInt8>(repeating: 0)
+        var first = 16
+        while integer > 0 {
+            first -= 1
+            digits[first] = UInt8(48 + integer % 10)
+            integer /= 10
+        }
+        if count + 16 > capacity { grow(to: count + 16) }
+        for index in first..<16 {
+            base[count] = digits[index]
+            count += 1
         }
     }
 
-    static func appendEscapedLabel(_ value: String, to out: inout [UInt8]) {
-        for byte in value.utf8 {
-            switch byte {
-            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-            case 0x22: out.append(contentsOf: [0x5C, 0x22])
-            case 0x0A: out.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: continue
-            default: out.append(byte)
-            }
-        }
-    }
-
-    /// Buckets, sum and count of a histogram under `name`.
-    public mutating func histogram(
-        _ name: String, labels: [(String, String)], bounds: [Double], cumulativeCounts: [UInt64], sum: Double, count: UInt64
-    ) {
-        for (index, bound) in bounds.enumerated() {
-            sample("\(name)_bucket", labels: labels + [("le", ExpositionWriter.format(bound))], value: Double(cumulativeCounts[index]))
-        }
-        sample("\(name)_bucket", labels: labels + [("le", "+Inf")], value: Double(count))
-        sample("\(name)_sum", labels: labels, value: sum)
-        sample("\(name)_count", labels: labels, value: Double(count))
-    }
+    // MARK: - Text helpers
 
     public static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
+        return value.description
     }
 
     /// Label values escape backslash, double quote and newline.
     public static func escapeLabel(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else { return value }
-        var out = ""
-        for character in value {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n", "\r\n": out += "\\n"
-            default: out.append(character)
-            }
-        }
-        return out
+        let writer = ExpositionWriter(capacity: value.utf8.count * 2)
+        writer.appendEscaped(value)
+        return writer.text
     }
 
     /// HELP text escapes backslash and newline.

@@ -20,40 +20,33 @@ public struct MetricsPage: Sendable {
 
     /// The exposition as bytes, ready to send.
     public func renderBytes() -> [UInt8] {
-        let entries = monitor.board.snapshot()
-        var writer = ExpositionWriter()
-        writer.reserve(entries.count * 3500)
-        let prefixList = entries.map { ExpositionWriter.LabelPrefix("source", $0.source.name) }
-        let prefixes = Dictionary(uniqueKeysWithValues: zip(entries.map(\.source.name), prefixList))
-        func name(_ text: String) -> [UInt8] { Array(text.utf8) }
+        let (names, tallies) = monitor.board.tallies()
+        let writer = ExpositionWriter()
+        writer.reserve(names.count * 3200)
+        let prefixes = names.map { ExpositionWriter.LabelPrefix("source", $0) }
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
-        let success = name("lookout_probe_success")
-        for i in entries.indices where entries[i].last != nil {
-            writer.sample(success, prefixList[i], value: entries[i].last!.ok ? 1 : 0)
+        for i in tallies.indices where tallies[i].probed {
+            writer.sample("lookout_probe_success", prefixes[i], value: tallies[i].lastOk ? 1 : 0)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of probes, retries included.")
-        let bounds = Histogram.latencyBuckets.map(ExpositionWriter.format)
-        for i in entries.indices where entries[i].last != nil {
-            writer.histogram(
-                "lookout_probe_duration_seconds", prefixList[i], bounds: bounds,
-                cumulativeCounts: entries[i].duration.cumulativeCounts, sum: entries[i].duration.sum, count: entries[i].duration.count)
+        let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
+        for i in tallies.indices where tallies[i].probed {
+            writer.histogram(duration, prefixes[i], tallies[i].duration)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
-        let statusCode = name("lookout_probe_http_status_code")
-        for i in entries.indices where entries[i].last != nil {
-            writer.sample(statusCode, prefixList[i], value: Double(entries[i].last!.httpStatus ?? 0))
+        for i in tallies.indices where tallies[i].probed {
+            writer.sample("lookout_probe_http_status_code", prefixes[i], value: Double(tallies[i].lastHTTPStatus))
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
-        let probes = name("lookout_probes_total")
-        for i in entries.indices {
-            writer.sample(probes, prefixList[i], "result", "success", value: Double(entries[i].successes))
-            writer.sample(probes, prefixList[i], "result", "failure", value: Double(entries[i].failures))
+        for i in tallies.indices {
+            writer.sample("lookout_probes_total", prefixes[i], "result", "success", value: Double(tallies[i].successes))
+            writer.sample("lookout_probes_total", prefixes[i], "result", "failure", value: Double(tallies[i].failures))
         }
-        renderClient(entries, prefixes, prefixList, &writer)
-        renderHealth(entries, prefixList, &writer)
-        renderDownloads(entries, prefixList, &writer)
-        renderAlertsAndStore(&writer)
+        renderClient(names, tallies, prefixes, writer)
+        renderHealth(names, prefixes, writer)
+        renderDownloads(tallies, prefixes, writer)
+        renderAlertsAndStore(writer)
 
         let reload = monitor.reloadStatus
         writer.family("lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.")
@@ -74,121 +67,117 @@ public struct MetricsPage: Sendable {
         writer.sample("lookout_scheduler_skipped_ticks_total", value: Double(stats.skippedTicks))
         writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
         writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
-        ProcessMetrics.render(&writer)
+        ProcessMetrics.render(writer)
         return writer.bytes
     }
 
     private func renderClient(
-        _ entries: [SourceStatusBoard.Entry], _ prefixes: [String: ExpositionWriter.LabelPrefix], _ prefixList: [ExpositionWriter.LabelPrefix],
-        _ writer: inout ExpositionWriter
+        _ names: [String], _ tallies: [SourceStatusBoard.Tally], _ prefixes: [ExpositionWriter.LabelPrefix], _ writer: ExpositionWriter
     ) {
         let now = Timestamp.nowMs()
-        let names = entries.map(\.source.name)
-        let allCounters = monitor.clientMetrics.snapshotAll()
-        let counters = names.map { allCounters[$0] ?? ClientMetrics.Counters() }
-        let breakers = monitor.client.breakerSnapshots()
-        let breakerList = names.map { breakers[$0] }
-        let tokens = monitor.client.availableTokens()
+        let counters = monitor.clientMetrics.snapshot(names)
+        let breakers = monitor.client.breakers(names)
+        let tokens = monitor.client.availableTokens(names)
 
         writer.family("lookout_errors_total", type: .counter, help: "Failed attempts, by category and reason.")
-        for (name, counter) in zip(names, counters) {
-            for (key, value) in counter.errors.sorted(by: { $0.key < $1.key }) {
+        for i in names.indices where !counters[i].errors.isEmpty {
+            for (key, value) in counters[i].errors.sorted(by: { $0.key < $1.key }) {
                 let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-                writer.sample("lookout_errors_total", labels: [("source", name), ("category", parts[0]), ("reason", parts[1])], value: Double(value))
+                writer.sample("lookout_errors_total", labels: [("source", names[i]), ("category", parts[0]), ("reason", parts[1])], value: Double(value))
             }
         }
         writer.family("lookout_retries_total", type: .counter, help: "Retries made, by the category of the failure retried.")
-        for (name, counter) in zip(names, counters) {
-            for (category, value) in counter.retries.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                writer.sample("lookout_retries_total", prefixes[name]!, "category", category.rawValue, value: Double(value))
+        for i in names.indices where !counters[i].retries.isEmpty {
+            for (category, value) in counters[i].retries.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                writer.sample("lookout_retries_total", prefixes[i], "category", category.rawValue, value: Double(value))
             }
         }
         writer.family("lookout_calls_total", type: .counter, help: "Finished calls, by whether they succeeded and were retried.")
-        for (name, counter) in zip(names, counters) {
+        for i in names.indices {
             for kind in CallKind.allCases {
-                writer.sample("lookout_calls_total", prefixes[name]!, "kind", kind.rawValue, value: Double(counter.calls[kind] ?? 0))
+                writer.sample("lookout_calls_total", prefixes[i], "kind", kind.rawValue, value: Double(counters[i].calls[kind] ?? 0))
             }
         }
         writer.family("lookout_retry_budget_exhausted_total", type: .counter, help: "Retries refused because the source's retry budget was spent.")
-        for (name, counter) in zip(names, counters) {
-            writer.sample("lookout_retry_budget_exhausted_total", prefixes[name]!, value: Double(counter.retryBudgetExhausted))
+        for i in names.indices {
+            writer.sample("lookout_retry_budget_exhausted_total", prefixes[i], value: Double(counters[i].retryBudgetExhausted))
         }
         writer.family("lookout_circuit_breaker_state", type: .gauge, help: "The circuit breaker's state; 1 for the current one.")
-        for (name, breaker) in zip(names, breakerList) {
-            let state = breaker?.state ?? .closed
+        for i in names.indices {
+            let state = breakers[i]?.state ?? .closed
             for candidate in BreakerState.allCases {
-                writer.sample("lookout_circuit_breaker_state", prefixes[name]!, "state", candidate.rawValue, value: candidate == state ? 1 : 0)
+                writer.sample("lookout_circuit_breaker_state", prefixes[i], "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_circuit_breaker_opens_total", type: .counter, help: "Times the circuit breaker opened.")
-        for (name, breaker) in zip(names, breakerList) {
-            writer.sample("lookout_circuit_breaker_opens_total", prefixes[name]!, value: Double(breaker?.openCount ?? 0))
+        for i in names.indices {
+            writer.sample("lookout_circuit_breaker_opens_total", prefixes[i], value: Double(breakers[i]?.openCount ?? 0))
         }
         writer.family("lookout_circuit_breaker_not_permitted_calls_total", type: .counter, help: "Calls refused while the breaker was open.")
-        for (name, breaker) in zip(names, breakerList) {
-            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes[name]!, value: Double(breaker?.notPermittedCalls ?? 0))
+        for i in names.indices {
+            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes[i], value: Double(breakers[i]?.notPermittedCalls ?? 0))
         }
         writer.family("lookout_circuit_breaker_open_seconds", type: .gauge, help: "How long the breaker has been open so far; 0 when closed.")
-        for (name, breaker) in zip(names, breakerList) {
-            writer.sample("lookout_circuit_breaker_open_seconds", prefixes[name]!, value: Double(breaker?.openDurationMs(nowMs: now) ?? 0) / 1000)
+        for i in names.indices {
+            writer.sample("lookout_circuit_breaker_open_seconds", prefixes[i], value: Double(breakers[i]?.openDurationMs(nowMs: now) ?? 0) / 1000)
         }
         writer.family("lookout_rate_limiter_available_tokens", type: .gauge, help: "Tokens left in the source's rate limiter.")
-        for name in names {
-            if let level = tokens[name] {
-                writer.sample("lookout_rate_limiter_available_tokens", prefixes[name]!, value: level)
+        for i in names.indices {
+            if let level = tokens[i] {
+                writer.sample("lookout_rate_limiter_available_tokens", prefixes[i], value: level)
             }
         }
         writer.family("lookout_tls_cert_expiry_timestamp_seconds", type: .gauge, help: "When the first of the source's TLS certificates expires.")
-        for i in entries.indices {
-            if let expiry = entries[i].last?.certificateExpiry {
-                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixList[i], value: expiry.timeIntervalSince1970.rounded())
+        for i in tallies.indices {
+            if let expiry = tallies[i].certificateExpirySeconds {
+                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes[i], value: expiry)
             }
         }
     }
 
-    private func renderHealth(_ entries: [SourceStatusBoard.Entry], _ prefixList: [ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
+    private func renderHealth(_ names: [String], _ prefixes: [ExpositionWriter.LabelPrefix], _ writer: ExpositionWriter) {
         let now = Timestamp.nowMs()
-        let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: now)
+        let summaries = monitor.health.summaries(names, nowMs: now)
         let rates: [(String, Int64)] = [("1m", 60_000), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)]
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
-        for i in entries.indices {
+        for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
             for (window, ms) in rates {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_error_rate", prefixList[i], "window", window, value: rate)
+                    writer.sample("lookout_error_rate", prefixes[i], "window", window, value: rate)
                 }
             }
         }
         writer.family("lookout_retry_success_ratio", type: .gauge, help: "Retried calls that then succeeded ÷ retried calls, over 15 minutes.")
-        for i in entries.indices {
+        for i in summaries.indices {
             let summary = summaries[i]
             if let ratio = summary?.retrySuccessRatio {
-                writer.sample("lookout_retry_success_ratio", prefixList[i], value: ratio)
+                writer.sample("lookout_retry_success_ratio", prefixes[i], value: ratio)
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
-        for i in entries.indices {
+        for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
             for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 2_592_000_000)] {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_availability_ratio", prefixList[i], "window", window, value: 1 - rate)
+                    writer.sample("lookout_availability_ratio", prefixes[i], "window", window, value: 1 - rate)
                 }
             }
         }
         writer.family("lookout_recovery_seconds", type: .gauge, help: "How long the source's last outage lasted.")
-        for i in entries.indices {
+        for i in summaries.indices {
             let summary = summaries[i]
             if let recovery = summary?.lastRecoveryMs {
-                writer.sample("lookout_recovery_seconds", prefixList[i], value: Double(recovery) / 1000)
+                writer.sample("lookout_recovery_seconds", prefixes[i], value: Double(recovery) / 1000)
             }
         }
         writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
         writer.sample("lookout_partial_failure_ratio", value: monitor.health.partialFailureRatio(nowMs: now))
     }
 
-    private func renderAlertsAndStore(_ writer: inout ExpositionWriter) {
+    private func renderAlertsAndStore(_ writer: ExpositionWriter) {
         if let alerts = context.alerts {
             var counts: [String: (String, Int)] = [:]
             for rule in alerts.rules { counts[rule.name] = (rule.severity, 0) }
@@ -215,11 +204,8 @@ public struct MetricsPage: Sendable {
         }
         if let recordWriter = context.writer {
             let health = recordWriter.status
-            let durations = health.writeDurations
             writer.family("lookout_db_write_duration_seconds", type: .histogram, help: "Duration of the writer's batched transactions.")
-            writer.histogram(
-                "lookout_db_write_duration_seconds", labels: [], bounds: durations.bounds, cumulativeCounts: durations.cumulativeCounts,
-                sum: durations.sum, count: durations.count)
+            writer.histogram("lookout_db_write_duration_seconds", labels: [], health.writeDurations)
             writer.family("lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).")
             writer.sample("lookout_db_write_errors_total", value: Double(health.failedFlushes))
             writer.family("lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.")
@@ -233,30 +219,30 @@ public struct MetricsPage: Sendable {
         }
     }
 
-    private func renderDownloads(_ entries: [SourceStatusBoard.Entry], _ prefixList: [ExpositionWriter.LabelPrefix], _ writer: inout ExpositionWriter) {
-        guard entries.contains(where: { $0.source.kind == .download }) else { return }
+    private func renderDownloads(_ tallies: [SourceStatusBoard.Tally], _ prefixes: [ExpositionWriter.LabelPrefix], _ writer: ExpositionWriter) {
+        guard tallies.contains(where: \.isDownload) else { return }
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
-        for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_bytes_total", prefixList[i], value: Double(entries[i].downloadBytesTotal))
+        for i in tallies.indices where tallies[i].isDownload {
+            writer.sample("lookout_download_bytes_total", prefixes[i], value: Double(tallies[i].downloadBytesTotal))
         }
         writer.family("lookout_download_throughput_bytes_per_second", type: .gauge, help: "Throughput of the current or last download.")
-        for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_throughput_bytes_per_second", prefixList[i], value: entries[i].download?.throughputBytesPerSecond ?? 0)
+        for i in tallies.indices where tallies[i].isDownload {
+            writer.sample("lookout_download_throughput_bytes_per_second", prefixes[i], value: tallies[i].downloadThroughput)
         }
         writer.family("lookout_download_progress_ratio", type: .gauge, help: "Share of the current or last download received (0 when the size is unknown).")
-        for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_progress_ratio", prefixList[i], value: entries[i].download?.ratio ?? 0)
+        for i in tallies.indices where tallies[i].isDownload {
+            writer.sample("lookout_download_progress_ratio", prefixes[i], value: tallies[i].downloadRatio)
         }
         writer.family("lookout_download_state", type: .gauge, help: "The download's state; 1 for the current one.")
-        for i in entries.indices where entries[i].source.kind == .download {
-            let state = entries[i].download?.state ?? .notStarted
+        for i in tallies.indices where tallies[i].isDownload {
+            let state = tallies[i].downloadState
             for candidate in DownloadState.allCases {
-                writer.sample("lookout_download_state", prefixList[i], "state", candidate.rawValue, value: candidate == state ? 1 : 0)
+                writer.sample("lookout_download_state", prefixes[i], "state", candidate.rawValue, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_download_verify_failures_total", type: .counter, help: "Downloads whose SHA-256 did not match.")
-        for i in entries.indices where entries[i].source.kind == .download {
-            writer.sample("lookout_download_verify_failures_total", prefixList[i], value: Double(entries[i].verifyFailures))
+        for i in tallies.indices where tallies[i].isDownload {
+            writer.sample("lookout_download_verify_failures_total", prefixes[i], value: Double(tallies[i].verifyFailures))
         }
     }
 }

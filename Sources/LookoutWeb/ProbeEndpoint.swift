@@ -53,7 +53,7 @@ public struct ProbeEndpoint: Sendable {
     static func render(_ outcome: CallOutcome, target: String, duration: Double) -> ExpositionWriter {
         let result = outcome.final
         let phases = result?.phases ?? PhaseTimings()
-        var writer = ExpositionWriter()
+        let writer = ExpositionWriter()
         func gauge(_ name: String, _ help: String, _ value: Double) {
             writer.family(name, type: .gauge, help: help)
             writer.sample(name, value: value)

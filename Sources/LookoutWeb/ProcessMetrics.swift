@@ -2,7 +2,7 @@ import Foundation
 
 /// The standard `process_*` metrics, read from /proc as Prometheus' client libraries do.
 enum ProcessMetrics {
-    static func render(_ writer: inout ExpositionWriter) {
+    static func render(_ writer: ExpositionWriter) {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
         if let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),

@@ -27,8 +27,9 @@ public struct StatusAPI: Sendable {
     public func statusBytes(nowMs: Int64 = Timestamp.nowMs()) -> [UInt8] {
         let monitor = context.monitor
         let entries = monitor.board.snapshot()
-        let summaries = monitor.health.summaries(entries.map(\.source.name), nowMs: nowMs)
-        let breakers = monitor.client.breakerSnapshots()
+        let names = entries.map(\.source.name)
+        let summaries = monitor.health.summaries(names, nowMs: nowMs)
+        let breakers = monitor.client.breakers(names)
         let offline = monitor.connectivity.isOffline
         let firing = context.alerts?.firing.count ?? 0
         var json = JSONWriter(capacity: 256 + entries.count * 600)
@@ -45,8 +46,8 @@ public struct StatusAPI: Sendable {
             json.field("alerts_firing") { $0.int(Int64(firing)) }
             json.field("sources") { json in
                 json.array { json in
-                    for (entry, summary) in zip(entries, summaries) {
-                        StatusAPI.writeSource(entry, health: summary, breaker: breakers[entry.source.name], nowMs: nowMs, to: &json)
+                    for index in entries.indices {
+                        StatusAPI.writeSource(entries[index], health: summaries[index], breaker: breakers[index], nowMs: nowMs, to: &json)
                     }
                 }
             }

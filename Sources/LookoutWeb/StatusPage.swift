@@ -17,8 +17,8 @@ public struct StatusPage: Sendable {
     public func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
         let monitor = context.monitor
         let entries = monitor.board.snapshot()
-        let breakers = monitor.client.breakerSnapshots()
         let names = entries.map(\.source.name)
+        let breakers = monitor.client.breakers(names)
         let summaries = monitor.health.summaries(names, nowMs: nowMs)
         let minutes = monitor.health.minuteErrorRates(names, nowMs: nowMs)
         let offline = monitor.connectivity.isOffline
@@ -40,7 +40,7 @@ public struct StatusPage: Sendable {
         html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Latency p50 / p95</th><th scope=\"col\">Breaker</th></tr></thead><tbody>\n"
         html.reserveCapacity(html.utf8.count + entries.count * 1200)
         for (index, entry) in entries.enumerated() {
-            html += row(entry, health: summaries[index], minutes: minutes[index], breaker: breakers[entry.source.name], nowMs: nowMs)
+            html += row(entry, health: summaries[index], minutes: minutes[index], breaker: breakers[index], nowMs: nowMs)
         }
         html += "</tbody></table>\n</main>\n"
         html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(ResilientHTTPVersion.string)</p>\n"
@@ -117,7 +117,7 @@ public struct StatusPage: Sendable {
             html += "–"
         }
         html += "</td><td>"
-        if let p50 = SourceStatusBoard.quantile(entry.recentDurations, 0.5), let p95 = SourceStatusBoard.quantile(entry.recentDurations, 0.95) {
+        if let p50 = entry.recentDurations.quantile(0.5), let p95 = entry.recentDurations.quantile(0.95) {
             html += "\(StatusPage.milliseconds(p50)) / \(StatusPage.milliseconds(p95))"
         } else {
             html += "–"

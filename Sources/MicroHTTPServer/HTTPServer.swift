@@ -150,7 +150,10 @@ public final class HTTPServer: Sendable {
         for request in inFlight.withLock({ Array($0.values) }) {
             request.complete(with: .text("server is stopping\n", status: 503))
         }
-        while (suspensions.value > 0 || !inFlight.withLock({ $0.isEmpty })) && ContinuousClock.now < deadline + .seconds(1) {
+        // Give the 503s time to go out, even on a loaded machine; a client that reads nothing is
+        // cut off when the daemon stops.
+        let drained = ContinuousClock.now + .seconds(5)
+        while (suspensions.value > 0 || !inFlight.withLock({ $0.isEmpty })) && ContinuousClock.now < drained {
             try? await Task.sleep(for: .milliseconds(5))
         }
         guard let handle = daemon.withLock({ state -> DaemonHandle? in defer { state = nil }; return state }) else {

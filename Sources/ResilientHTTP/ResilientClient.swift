@@ -107,26 +107,15 @@ public final class ResilientClient: Sendable {
         return true
     }
 
-    /// Every upstream's breaker state, in one lock.
-    public func breakerStates() -> [String: BreakerState] {
-        upstreams.withLock { upstreams in upstreams.mapValues(\.breaker.state) }
+    /// The breakers of `names`, in their order (nil for unknown upstreams), in one lock.
+    public func breakers(_ names: [String]) -> [CircuitBreaker?] {
+        upstreams.withLock { upstreams in names.map { upstreams.index(forKey: $0).map { upstreams.values[$0].breaker } } }
     }
 
-    /// Tokens left in every upstream's rate limiter, in one lock.
-    public func availableTokens() -> [String: Double] {
+    /// Tokens left in the rate limiters of `names`, in their order (nil without a limit), in one lock.
+    public func availableTokens(_ names: [String]) -> [Double?] {
         let now = nowMs()
-        return upstreams.withLock { upstreams in
-            var levels: [String: Double] = [:]
-            for name in upstreams.keys {
-                if let tokens = upstreams[name]!.bucket?.available(nowMs: now) { levels[name] = tokens }
-            }
-            return levels
-        }
-    }
-
-    /// Every upstream's breaker, in one lock.
-    public func breakerSnapshots() -> [String: CircuitBreaker] {
-        upstreams.withLock { upstreams in upstreams.mapValues(\.breaker) }
+        return upstreams.withLock { upstreams in names.map { upstreams.index(forKey: $0).flatMap { upstreams.values[$0].bucket?.available(nowMs: now) } } }
     }
 
     public func snapshot(upstream name: String) -> UpstreamSnapshot? {

@@ -7,7 +7,7 @@ import Testing
 @Suite("ExpositionWriter")
 struct ExpositionWriterTests {
     @Test func escapesLabelValues() {
-        var writer = ExpositionWriter()
+        let writer = ExpositionWriter()
         writer.family("m", type: .gauge, help: "help with \\ and\nnewline")
         writer.sample("m", labels: [("source", "a\"b\\c\nd")], value: 1.5)
         #expect(writer.text == "# HELP m help with \\\\ and\\nnewline\n# TYPE m gauge\nm{source=\"a\\\"b\\\\c\\nd\"} 1.5\n")
