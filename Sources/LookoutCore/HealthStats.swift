@@ -291,13 +291,12 @@ public final class HealthAnalyzer: ProbeResultSink {
             var summaries: [HealthSummary?] = []
             summaries.reserveCapacity(sources.count)
             let positions = state.positions
-            state.sources.withUnsafeBufferPointer { healths in
-                for source in sources {
-                    if let position = positions[source] {
-                        summaries.append(healths[position].summary(nowMs: nowMs))
-                    } else {
-                        summaries.append(nil)
-                    }
+            let healths = state.sources
+            for source in sources {
+                if let position = positions[source] {
+                    summaries.append(healths[position].summary(nowMs: nowMs))
+                } else {
+                    summaries.append(nil)
                 }
             }
             return summaries
