@@ -20,25 +20,28 @@ public struct BucketRing: Sendable, Equatable {
         }
     }
 
+    /// One bucket: when it starts, and what it counted.
+    struct Slot: Sendable, Equatable {
+        var start = Int64.min
+        var counts = Counts()
+    }
+
     public let widthMs: Int64
-    private var starts: [Int64]
-    private var counts: [Counts]
+    private var slots: [Slot]
 
     public init(widthMs: Int64, count: Int) {
         self.widthMs = widthMs
-        starts = Array(repeating: Int64.min, count: count)
-        counts = Array(repeating: Counts(), count: count)
+        slots = Array(repeating: Slot(), count: count)
     }
 
     public mutating func add(_ delta: Counts, atMs: Int64) {
         let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
-        let index = Int(((start / widthMs) % Int64(starts.count) + Int64(starts.count)) % Int64(starts.count))
-        if starts[index] != start {
-            guard start > starts[index] else { return }  // older than what the ring holds
-            starts[index] = start
-            counts[index] = Counts()
+        let index = Int(((start / widthMs) % Int64(slots.count) + Int64(slots.count)) % Int64(slots.count))
+        if slots[index].start != start {
+            guard start > slots[index].start else { return }  // older than what the ring holds
+            slots[index] = Slot(start: start)
         }
-        counts[index] = counts[index] + delta
+        slots[index].counts = slots[index].counts + delta
     }
 
     /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
@@ -63,22 +66,29 @@ public struct BucketRing: Sendable, Equatable {
     }
 
     private func walk(windows: Int, longestMs: Int64, nowMs: Int64, window: (Int) -> Int64, _ store: (Int, Counts) -> Void) {
+        guard windows > 0 else { return }
         let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
-        let slots = starts.count
-        var index = Int(((newest / widthMs) % Int64(slots) + Int64(slots)) % Int64(slots))
+        let count = slots.count
+        var index = Int(((newest / widthMs) % Int64(count) + Int64(count)) % Int64(count))
         var start = newest
         var running = Counts()
         var next = 0
-        var visited = 0
-        while visited < slots && start + widthMs > nowMs - longestMs {
-            if starts[index] == start { running = running + counts[index] }
-            start -= widthMs
-            index = index == 0 ? slots - 1 : index - 1
-            visited += 1
-            // Windows that the next (older) bucket no longer overlaps are complete.
-            while next < windows && !(start + widthMs > nowMs - window(next)) {
-                store(next, running)
-                next += 1
+        // A bucket that ends at or before `boundary` lies outside window `next`.
+        var boundary = nowMs - window(0)
+        let oldest = nowMs - longestMs
+        slots.withUnsafeBufferPointer { slots in
+            var visited = 0
+            while visited < count && start + widthMs > oldest {
+                if slots[index].start == start { running = running + slots[index].counts }
+                start -= widthMs
+                index = index == 0 ? count - 1 : index - 1
+                visited += 1
+                // Windows that the next (older) bucket no longer overlaps are complete.
+                while next < windows && start + widthMs <= boundary {
+                    store(next, running)
+                    next += 1
+                    if next < windows { boundary = nowMs - window(next) }
+                }
             }
         }
         while next < windows {
@@ -183,6 +193,13 @@ public struct SourceHealth: Sendable, Equatable {
         summary.insecureBlocked = insecureBlocked
         summary.recoveredAfterRetries = recoveredAfterRetries
         return summary
+    }
+
+    /// `summary(nowMs:)` on the stored value in place: called on an array element, the
+    /// non-mutating method got a copy of the whole struct (eight ring arrays retained and
+    /// released) for every source on every scrape.
+    mutating func summaryInPlace(nowMs: Int64) -> HealthSummary {
+        summary(nowMs: nowMs)
     }
 
     /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
@@ -290,11 +307,9 @@ public final class HealthAnalyzer: ProbeResultSink {
         state.withLock { state in
             var summaries: [HealthSummary?] = []
             summaries.reserveCapacity(sources.count)
-            let positions = state.positions
-            let healths = state.sources
             for source in sources {
-                if let position = positions[source] {
-                    summaries.append(healths[position].summary(nowMs: nowMs))
+                if let position = state.positions[source] {
+                    summaries.append(state.sources[position].summaryInPlace(nowMs: nowMs))
                 } else {
                     summaries.append(nil)
                 }

@@ -58,6 +58,16 @@ public indirect enum JSONText: Sendable {
     /// A JSON string literal: quotes, backslashes and control characters escaped.
     public static func writeString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them whole.
+        let copied = text.utf8.withContiguousStorageIfAvailable { buffer in
+            guard !buffer.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            out.append(contentsOf: buffer)
+            return true
+        }
+        if copied == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])

@@ -62,76 +62,91 @@ public final class ExpositionWriter {
         append(UInt8(ascii: "\n"))
     }
 
-    /// `{source="NAME"` with the value escaped, written once per source and reused for each of
-    /// its series (the hot path of a 10,000-source scrape).
-    public struct LabelPrefix: Sendable {
-        let bytes: [UInt8]
+    /// Label fragments escaped once per scrape and reused for every sample: prefixes
+    /// (`{source="NAME"`, one per source) or suffixes (`,state="open"} `, the last label and the
+    /// end of the set). All fragments live in one byte array, because copying a fragment out of
+    /// an array of arrays retained it, on each of 450,000 lines of a 10,000-source scrape.
+    public struct Labels: Sendable {
+        let arena: [UInt8]
+        /// Where each fragment ends in `arena`; fragment `i` starts where `i - 1` ends.
+        let ends: [Int]
 
-        public init(_ name: String, _ value: String) {
-            let writer = ExpositionWriter(capacity: name.utf8.count + value.utf8.count + 8)
-            writer.append(UInt8(ascii: "{"))
-            writer.appendLabel(name, value)
-            bytes = writer.bytes
+        init(fragments: [String]) {
+            var arena: [UInt8] = []
+            var ends: [Int] = []
+            ends.reserveCapacity(fragments.count)
+            for fragment in fragments {
+                arena.append(contentsOf: fragment.utf8)
+                ends.append(arena.count)
+            }
+            self.arena = arena
+            self.ends = ends
+        }
+
+        /// `{LABEL="VALUE"` for each of `values`.
+        public static func prefixes(_ label: String, _ values: [String]) -> Labels {
+            Labels(fragments: values.map { "{\(label)=\"\(ExpositionWriter.escapeLabel($0))\"" })
+        }
+
+        /// `,LABEL="VALUE"} ` for each of `values`.
+        public static func suffixes(_ label: String, _ values: [String]) -> Labels {
+            Labels(fragments: values.map { ",\(label)=\"\(ExpositionWriter.escapeLabel($0))\"} " })
+        }
+
+        /// `,LABEL="CASE"} ` for each case of `values`, in order.
+        public static func suffixes<Value: RawRepresentable>(_ label: String, _ values: [Value]) -> Labels where Value.RawValue == String {
+            suffixes(label, values.map(\.rawValue))
+        }
+
+        /// Just `} `: a sample with no label after the prefix.
+        public static let end = Labels(fragments: ["} "])
+
+        public var count: Int { ends.count }
+
+        func withFragment<T>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+            let start = index == 0 ? 0 : ends[index - 1]
+            return arena.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<ends[index]])) }
         }
     }
 
-    /// A sample with the prefix's labels and, optionally, one more label.
-    public func sample(_ name: StaticString, _ prefix: LabelPrefix, _ extraName: StaticString? = nil, _ extraValue: String = "", value: Double) {
+    /// A sample: `name`, prefix `p` of `prefixes`, suffix `s` of `suffixes`, the value.
+    public func sample(_ name: StaticString, _ prefixes: Labels, _ p: Int, _ suffixes: Labels = .end, _ s: Int = 0, value: Double) {
         append(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        appendRest(prefix, extraName, extraValue, value)
+        appendRest(prefixes, p, suffixes, s, value)
     }
 
-    /// A sample with the prefix's labels and, optionally, one more label.
-    public func sample(_ name: [UInt8], _ prefix: LabelPrefix, _ extraName: StaticString? = nil, _ extraValue: String = "", value: Double) {
-        name.withUnsafeBytes { append($0) }
-        appendRest(prefix, extraName, extraValue, value)
-    }
-
-    private func appendRest(_ prefix: LabelPrefix, _ extraName: StaticString?, _ extraValue: String, _ value: Double) {
-        prefix.bytes.withUnsafeBytes { append($0) }
-        if let extraName {
-            append(UInt8(ascii: ","))
-            append(UnsafeRawBufferPointer(start: extraName.utf8Start, count: extraName.utf8CodeUnitCount))
-            append(UInt8(ascii: "="))
-            append(UInt8(ascii: "\""))
-            appendEscaped(extraValue)
-            append(UInt8(ascii: "\""))
-        }
-        append(UInt8(ascii: "}"))
-        append(UInt8(ascii: " "))
+    private func appendRest(_ prefixes: Labels, _ p: Int, _ suffixes: Labels, _ s: Int, _ value: Double) {
+        prefixes.withFragment(p) { append($0) }
+        suffixes.withFragment(s) { append($0) }
         appendNumber(value)
         append(UInt8(ascii: "\n"))
     }
 
-    /// A histogram family's sample names and `le` labels as bytes, made once per scrape.
+    /// A histogram family's sample names and `le` labels, made once per scrape.
     public struct HistogramLayout: Sendable {
-        let bucket: [UInt8]
-        let sum: [UInt8]
-        let count: [UInt8]
+        /// `NAME_bucket`, `NAME_sum`, `NAME_count`.
+        let names: Labels
         /// `,le="0.005"} ` for each bound, then `,le="+Inf"} `.
-        let bounds: [[UInt8]]
+        let bounds: Labels
 
         public init(_ name: String, bounds: [Double]) {
-            bucket = Array((name + "_bucket").utf8)
-            sum = Array((name + "_sum").utf8)
-            count = Array((name + "_count").utf8)
-            self.bounds = (bounds.map(ExpositionWriter.format) + ["+Inf"]).map { Array(",le=\"\($0)\"} ".utf8) }
+            names = Labels(fragments: [name + "_bucket", name + "_sum", name + "_count"])
+            self.bounds = .suffixes("le", bounds.map(ExpositionWriter.format) + ["+Inf"])
         }
     }
 
-    /// Buckets, sum and count of a histogram, with the prefix's labels.
-    public func histogram(_ layout: HistogramLayout, _ prefix: LabelPrefix, _ histogram: Histogram) {
+    /// Buckets, sum and count of a histogram, with prefix `p` of `prefixes`.
+    public func histogram(_ layout: HistogramLayout, _ prefixes: Labels, _ p: Int, _ histogram: Histogram) {
         var running: UInt64 = 0
-        for index in layout.bounds.indices {
+        for index in 0..<layout.bounds.count {
             running += histogram[bucket: index]
-            layout.bucket.withUnsafeBytes { append($0) }
-            prefix.bytes.withUnsafeBytes { append($0) }
-            layout.bounds[index].withUnsafeBytes { append($0) }
-            appendNumber(Double(running))
-            append(UInt8(ascii: "\n"))
+            layout.names.withFragment(0) { append($0) }
+            appendRest(prefixes, p, layout.bounds, index, Double(running))
         }
-        sample(layout.sum, prefix, value: histogram.sum)
-        sample(layout.count, prefix, value: Double(histogram.count))
+        layout.names.withFragment(1) { append($0) }
+        appendRest(prefixes, p, .end, 0, histogram.sum)
+        layout.names.withFragment(2) { append($0) }
+        appendRest(prefixes, p, .end, 0, Double(histogram.count))
     }
 
     /// Buckets, sum and count of a histogram under `name`, with `labels`.

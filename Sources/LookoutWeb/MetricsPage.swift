@@ -23,25 +23,26 @@ public struct MetricsPage: Sendable {
         let (names, tallies) = monitor.board.tallies()
         let writer = ExpositionWriter()
         writer.reserve(names.count * 3200)
-        let prefixes = names.map { ExpositionWriter.LabelPrefix("source", $0) }
+        let prefixes = ExpositionWriter.Labels.prefixes("source", names)
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
         for i in tallies.indices where tallies[i].probed {
-            writer.sample("lookout_probe_success", prefixes[i], value: tallies[i].lastOk ? 1 : 0)
+            writer.sample("lookout_probe_success", prefixes, i, value: tallies[i].lastOk ? 1 : 0)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of probes, retries included.")
         let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
         for i in tallies.indices where tallies[i].probed {
-            writer.histogram(duration, prefixes[i], tallies[i].duration)
+            writer.histogram(duration, prefixes, i, tallies[i].duration)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
         for i in tallies.indices where tallies[i].probed {
-            writer.sample("lookout_probe_http_status_code", prefixes[i], value: Double(tallies[i].lastHTTPStatus))
+            writer.sample("lookout_probe_http_status_code", prefixes, i, value: Double(tallies[i].lastHTTPStatus))
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
+        let results = ExpositionWriter.Labels.suffixes("result", ["success", "failure"])
         for i in tallies.indices {
-            writer.sample("lookout_probes_total", prefixes[i], "result", "success", value: Double(tallies[i].successes))
-            writer.sample("lookout_probes_total", prefixes[i], "result", "failure", value: Double(tallies[i].failures))
+            writer.sample("lookout_probes_total", prefixes, i, results, 0, value: Double(tallies[i].successes))
+            writer.sample("lookout_probes_total", prefixes, i, results, 1, value: Double(tallies[i].failures))
         }
         renderClient(names, tallies, prefixes, writer)
         renderHealth(names, prefixes, writer)
@@ -72,7 +73,7 @@ public struct MetricsPage: Sendable {
     }
 
     private func renderClient(
-        _ names: [String], _ tallies: [SourceStatusBoard.Tally], _ prefixes: [ExpositionWriter.LabelPrefix], _ writer: ExpositionWriter
+        _ names: [String], _ tallies: [SourceStatusBoard.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter
     ) {
         let now = Timestamp.nowMs()
         let counters = monitor.clientMetrics.snapshot(names)
@@ -87,65 +88,69 @@ public struct MetricsPage: Sendable {
             }
         }
         writer.family("lookout_retries_total", type: .counter, help: "Retries made, by the category of the failure retried.")
+        let categories = ExpositionWriter.Labels.suffixes("category", ErrorCategory.allCases)
         for i in names.indices where !counters[i].retries.isEmpty {
             for (category, value) in counters[i].retries.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                writer.sample("lookout_retries_total", prefixes[i], "category", category.rawValue, value: Double(value))
+                writer.sample("lookout_retries_total", prefixes, i, categories, ErrorCategory.allCases.firstIndex(of: category)!, value: Double(value))
             }
         }
         writer.family("lookout_calls_total", type: .counter, help: "Finished calls, by whether they succeeded and were retried.")
+        let kinds = ExpositionWriter.Labels.suffixes("kind", CallKind.allCases)
         for i in names.indices {
-            for kind in CallKind.allCases {
-                writer.sample("lookout_calls_total", prefixes[i], "kind", kind.rawValue, value: Double(counters[i].calls[kind] ?? 0))
+            for (index, kind) in CallKind.allCases.enumerated() {
+                writer.sample("lookout_calls_total", prefixes, i, kinds, index, value: Double(counters[i].calls[kind] ?? 0))
             }
         }
         writer.family("lookout_retry_budget_exhausted_total", type: .counter, help: "Retries refused because the source's retry budget was spent.")
         for i in names.indices {
-            writer.sample("lookout_retry_budget_exhausted_total", prefixes[i], value: Double(counters[i].retryBudgetExhausted))
+            writer.sample("lookout_retry_budget_exhausted_total", prefixes, i, value: Double(counters[i].retryBudgetExhausted))
         }
         writer.family("lookout_circuit_breaker_state", type: .gauge, help: "The circuit breaker's state; 1 for the current one.")
+        let breakerStates = ExpositionWriter.Labels.suffixes("state", BreakerState.allCases)
         for i in names.indices {
             let state = breakers[i]?.state ?? .closed
-            for candidate in BreakerState.allCases {
-                writer.sample("lookout_circuit_breaker_state", prefixes[i], "state", candidate.rawValue, value: candidate == state ? 1 : 0)
+            for (index, candidate) in BreakerState.allCases.enumerated() {
+                writer.sample("lookout_circuit_breaker_state", prefixes, i, breakerStates, index, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_circuit_breaker_opens_total", type: .counter, help: "Times the circuit breaker opened.")
         for i in names.indices {
-            writer.sample("lookout_circuit_breaker_opens_total", prefixes[i], value: Double(breakers[i]?.openCount ?? 0))
+            writer.sample("lookout_circuit_breaker_opens_total", prefixes, i, value: Double(breakers[i]?.openCount ?? 0))
         }
         writer.family("lookout_circuit_breaker_not_permitted_calls_total", type: .counter, help: "Calls refused while the breaker was open.")
         for i in names.indices {
-            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes[i], value: Double(breakers[i]?.notPermittedCalls ?? 0))
+            writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes, i, value: Double(breakers[i]?.notPermittedCalls ?? 0))
         }
         writer.family("lookout_circuit_breaker_open_seconds", type: .gauge, help: "How long the breaker has been open so far; 0 when closed.")
         for i in names.indices {
-            writer.sample("lookout_circuit_breaker_open_seconds", prefixes[i], value: Double(breakers[i]?.openDurationMs(nowMs: now) ?? 0) / 1000)
+            writer.sample("lookout_circuit_breaker_open_seconds", prefixes, i, value: Double(breakers[i]?.openDurationMs(nowMs: now) ?? 0) / 1000)
         }
         writer.family("lookout_rate_limiter_available_tokens", type: .gauge, help: "Tokens left in the source's rate limiter.")
         for i in names.indices {
             if let level = tokens[i] {
-                writer.sample("lookout_rate_limiter_available_tokens", prefixes[i], value: level)
+                writer.sample("lookout_rate_limiter_available_tokens", prefixes, i, value: level)
             }
         }
         writer.family("lookout_tls_cert_expiry_timestamp_seconds", type: .gauge, help: "When the first of the source's TLS certificates expires.")
         for i in tallies.indices {
             if let expiry = tallies[i].certificateExpirySeconds {
-                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes[i], value: expiry)
+                writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes, i, value: expiry)
             }
         }
     }
 
-    private func renderHealth(_ names: [String], _ prefixes: [ExpositionWriter.LabelPrefix], _ writer: ExpositionWriter) {
+    private func renderHealth(_ names: [String], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
         let now = Timestamp.nowMs()
         let summaries = monitor.health.summaries(names, nowMs: now)
-        let rates: [(String, Int64)] = [("1m", 60_000), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)]
+        let rateWindows: [Int64] = [60_000, 300_000, 900_000, 3_600_000]
+        let rateLabels = ExpositionWriter.Labels.suffixes("window", ["1m", "5m", "15m", "1h"])
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
         for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
-            for (window, ms) in rates {
+            for (index, ms) in rateWindows.enumerated() {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_error_rate", prefixes[i], "window", window, value: rate)
+                    writer.sample("lookout_error_rate", prefixes, i, rateLabels, index, value: rate)
                 }
             }
         }
@@ -153,16 +158,18 @@ public struct MetricsPage: Sendable {
         for i in summaries.indices {
             let summary = summaries[i]
             if let ratio = summary?.retrySuccessRatio {
-                writer.sample("lookout_retry_success_ratio", prefixes[i], value: ratio)
+                writer.sample("lookout_retry_success_ratio", prefixes, i, value: ratio)
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
+        let availabilityWindows: [Int64] = [86_400_000, 2_592_000_000]
+        let availabilityLabels = ExpositionWriter.Labels.suffixes("window", ["24h", "30d"])
         for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
-            for (window, ms) in [("24h", Int64(86_400_000)), ("30d", 2_592_000_000)] {
+            for (index, ms) in availabilityWindows.enumerated() {
                 if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_availability_ratio", prefixes[i], "window", window, value: 1 - rate)
+                    writer.sample("lookout_availability_ratio", prefixes, i, availabilityLabels, index, value: 1 - rate)
                 }
             }
         }
@@ -170,7 +177,7 @@ public struct MetricsPage: Sendable {
         for i in summaries.indices {
             let summary = summaries[i]
             if let recovery = summary?.lastRecoveryMs {
-                writer.sample("lookout_recovery_seconds", prefixes[i], value: Double(recovery) / 1000)
+                writer.sample("lookout_recovery_seconds", prefixes, i, value: Double(recovery) / 1000)
             }
         }
         writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
@@ -219,30 +226,31 @@ public struct MetricsPage: Sendable {
         }
     }
 
-    private func renderDownloads(_ tallies: [SourceStatusBoard.Tally], _ prefixes: [ExpositionWriter.LabelPrefix], _ writer: ExpositionWriter) {
+    private func renderDownloads(_ tallies: [SourceStatusBoard.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
         guard tallies.contains(where: \.isDownload) else { return }
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
         for i in tallies.indices where tallies[i].isDownload {
-            writer.sample("lookout_download_bytes_total", prefixes[i], value: Double(tallies[i].downloadBytesTotal))
+            writer.sample("lookout_download_bytes_total", prefixes, i, value: Double(tallies[i].downloadBytesTotal))
         }
         writer.family("lookout_download_throughput_bytes_per_second", type: .gauge, help: "Throughput of the current or last download.")
         for i in tallies.indices where tallies[i].isDownload {
-            writer.sample("lookout_download_throughput_bytes_per_second", prefixes[i], value: tallies[i].downloadThroughput)
+            writer.sample("lookout_download_throughput_bytes_per_second", prefixes, i, value: tallies[i].downloadThroughput)
         }
         writer.family("lookout_download_progress_ratio", type: .gauge, help: "Share of the current or last download received (0 when the size is unknown).")
         for i in tallies.indices where tallies[i].isDownload {
-            writer.sample("lookout_download_progress_ratio", prefixes[i], value: tallies[i].downloadRatio)
+            writer.sample("lookout_download_progress_ratio", prefixes, i, value: tallies[i].downloadRatio)
         }
         writer.family("lookout_download_state", type: .gauge, help: "The download's state; 1 for the current one.")
+        let downloadStates = ExpositionWriter.Labels.suffixes("state", DownloadState.allCases)
         for i in tallies.indices where tallies[i].isDownload {
             let state = tallies[i].downloadState
-            for candidate in DownloadState.allCases {
-                writer.sample("lookout_download_state", prefixes[i], "state", candidate.rawValue, value: candidate == state ? 1 : 0)
+            for (index, candidate) in DownloadState.allCases.enumerated() {
+                writer.sample("lookout_download_state", prefixes, i, downloadStates, index, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_download_verify_failures_total", type: .counter, help: "Downloads whose SHA-256 did not match.")
         for i in tallies.indices where tallies[i].isDownload {
-            writer.sample("lookout_download_verify_failures_total", prefixes[i], value: Double(tallies[i].verifyFailures))
+            writer.sample("lookout_download_verify_failures_total", prefixes, i, value: Double(tallies[i].verifyFailures))
         }
     }
 }
