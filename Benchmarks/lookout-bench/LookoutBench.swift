@@ -22,6 +22,10 @@ enum LookoutBench {
             let context = LookoutContext(monitor: populatedMonitor(10_000))
             let time = milliseconds(rounds: 21) { _ = MetricsPage(context: context).renderBytes() }
             row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
+        case "page":
+            let context = LookoutContext(monitor: populatedMonitor(1_000))
+            let time = milliseconds(rounds: 21) { _ = StatusPage(context: context).render() }
+            row("status page at 1000 sources", "lookout-bench page", String(format: "%.1f ms", time), "target < 50 ms", String(format: "%.2f", time / 50))
         case "probes":
             guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }
             await probes(url: arguments[1], count: count, concurrency: concurrency)
@@ -31,7 +35,7 @@ enum LookoutBench {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | probes URL COUNT CONCURRENCY\n".utf8))
+        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY\n".utf8))
         exit(2)
     }
 

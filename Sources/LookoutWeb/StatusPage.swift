@@ -158,7 +158,9 @@ public struct StatusPage: Sendable {
     static func sparkline(_ rates: [Double?]) -> String {
         let width = 120.0, height = 24.0
         let step = width / Double(max(1, rates.count - 1))
-        var path = ""
+        // Built as bytes: 120 numbers per row, and String appends cost more than the numbers.
+        var path: [UInt8] = []
+        path.reserveCapacity(rates.count * 12)
         var drawing = false
         for (index, rate) in rates.enumerated() {
             guard let rate else {
@@ -166,12 +168,32 @@ public struct StatusPage: Sendable {
                 continue
             }
             let x = Double(index) * step
-            let y = height - 1 - rate * (height - 2)
-            path += (drawing ? "L" : "M") + StatusPage.fixed(x, 1) + " " + StatusPage.fixed(y, 1) + " "
+            let y = height - 1 - min(1, max(0, rate)) * (height - 2)
+            path.append(drawing ? UInt8(ascii: "L") : UInt8(ascii: "M"))
+            appendTenths(x, to: &path)
+            path.append(UInt8(ascii: " "))
+            appendTenths(y, to: &path)
+            path.append(UInt8(ascii: " "))
             drawing = true
         }
         let worst = rates.compactMap { $0 }.max() ?? 0
-        return "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last hour, at most \(Int((worst * 100).rounded()))%\"><path d=\"\(path)\"/></svg>"
+        return "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last hour, at most \(Int((worst * 100).rounded()))%\"><path d=\"\(String(decoding: path, as: UTF8.self))\"/></svg>"
+    }
+
+    /// A non-negative coordinate with one decimal, as ASCII digits.
+    static func appendTenths(_ value: Double, to out: inout [UInt8]) {
+        let tenths = Int(max(0, value) * 10 + 0.5)
+        var whole = tenths / 10
+        var digits = InlineArray<20, UInt8>(repeating: 0)
+        var count = 0
+        repeat {
+            digits[count] = UInt8(48 + whole % 10)
+            whole /= 10
+            count += 1
+        } while whole > 0
+        for index in stride(from: count - 1, through: 0, by: -1) { out.append(digits[index]) }
+        out.append(UInt8(ascii: "."))
+        out.append(UInt8(48 + tenths % 10))
     }
 
     static func milliseconds(_ seconds: Double) -> String {
@@ -181,13 +203,12 @@ public struct StatusPage: Sendable {
     /// `value` with `places` decimals, without Foundation's slow `String(format:)`.
     static func fixed(_ value: Double, _ places: Int) -> String {
         guard value.isFinite else { return "–" }
-        var scale = 1.0
+        var scale: Int64 = 1
         for _ in 0..<places { scale *= 10 }
-        let scaled = Int64((abs(value) * scale).rounded())
-        let whole = scaled / Int64(scale)
-        var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
+        let scaled = Int64((abs(value) * Double(scale)).rounded())
+        var text = (value < 0 && scaled != 0 ? "-" : "") + String(scaled / scale)
         if places > 0 {
-            let fraction = String(scaled % Int64(scale))
+            let fraction = String(scaled % scale)
             text += "." + String(repeating: "0", count: places - fraction.count) + fraction
         }
         return text

@@ -1,0 +1,28 @@
+@testable import LookoutWeb
+import Testing
+
+@Suite("Status page pieces")
+struct StatusPagePieceTests {
+    @Test func sparklineDrawsMinutesWithGapsWhereNothingWasProbed() {
+        let svg = StatusPage.sparkline([nil, 0, 0.5, nil, 1])
+        // 5 points over 120 px: 30 px apart; y runs from 23 (0 %) to 1 (100 %).
+        #expect(svg.contains(#"<path d="M30.0 23.0 L60.0 12.0 M120.0 1.0 "/>"#))
+        #expect(svg.contains("at most 100%"))
+        #expect(StatusPage.sparkline([nil, nil]).contains(#"<path d=""/>"#))
+    }
+
+    @Test func writesFixedDecimalsWithoutFoundation() {
+        #expect(StatusPage.fixed(12.345, 1) == "12.3")
+        #expect(StatusPage.fixed(0.05, 2) == "0.05")
+        #expect(StatusPage.fixed(-1.5, 0) == "-2")
+        #expect(StatusPage.fixed(.nan, 1) == "–")
+        var bytes: [UInt8] = []
+        StatusPage.appendTenths(7.25, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "7.3")
+    }
+
+    @Test func escapesMarkupByteWise() {
+        #expect(HTML.escape(#"<a href="x">'&'</a> ü"#) == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; ü")
+        #expect(HTML.escape("plain ✓") == "plain ✓")
+    }
+}
