@@ -156,7 +156,7 @@ public struct JSONWriter {
         if value == value.rounded() && abs(value) < 1e15 {
             bytes.append(contentsOf: String(Int64(value)).utf8)
         } else {
-            bytes.append(contentsOf: "\(value)".utf8)
+            bytes.append(contentsOf: value.description.utf8)
         }
     }
 

@@ -170,7 +170,7 @@ struct APIRoutes: Sendable {
         if let refusal = refusal(request) { return refusal }
         let name = request.pathParameters["name"] ?? ""
         guard let result = await monitor.scheduler.probeNow(name) else { return APIRoutes.error("no source named \(name)", status: 404) }
-        return .json(StatusAPI.result(result).rendered)
+        return .json(StatusAPI.result(result))
     }
 
     func breaker(_ request: HTTPRequest) -> HTTPResponse {

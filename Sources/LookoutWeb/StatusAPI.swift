@@ -63,7 +63,7 @@ public struct StatusAPI: Sendable {
             json.field("url") { $0.string(entry.displayURL) }
             json.field("state") { $0.string(entry.last.map { $0.ok ? "up" : "down" } ?? "pending") }
             json.field("last_result") { json in
-                if let last = entry.last { json.value(result(last)) } else { json.string(nil) }
+                if let last = entry.last { writeResult(last, to: &json) } else { json.string(nil) }
             }
             json.field("last_success_at") { $0.string(entry.lastSuccessMs.map(Timestamp.rfc3339)) }
             if let breaker {
@@ -102,20 +102,27 @@ public struct StatusAPI: Sendable {
         }
     }
 
-    static func result(_ result: ProbeResult) -> JSONText {
+    /// A probe result as a JSON object.
+    static func result(_ result: ProbeResult) -> String {
+        var json = JSONWriter(capacity: 512)
+        writeResult(result, to: &json)
+        return json.text
+    }
+
+    static func writeResult(_ result: ProbeResult, to json: inout JSONWriter) {
         let failure = result.failure
-        return .ordered([
-            ("at", .string(Timestamp.rfc3339(result.timestampMs))),
-            ("ok", .bool(result.ok)),
-            ("category", failure.map { .string($0.category.rawValue) } ?? .null),
-            ("reason", failure.map { .string($0.reason) } ?? .null),
-            ("http_status", result.httpStatus.map { .int(Int64($0)) } ?? .null),
-            ("attempts", .int(Int64(result.attempts))),
-            ("duration_seconds", .number(result.durationSeconds)),
-            ("title", failure.map { .string($0.category.title) } ?? .null),
-            ("message", result.message.json),
-            ("recovery", failure.map { .string($0.category.recoverySuggestion) } ?? .null),
-            ("server_message", failure?.serverMessage.json ?? .null),
-        ])
+        json.object { json in
+            json.field("at") { $0.string(Timestamp.rfc3339(result.timestampMs)) }
+            json.field("ok") { $0.bool(result.ok) }
+            json.field("category") { $0.string(failure?.category.rawValue) }
+            json.field("reason") { $0.string(failure?.reason) }
+            json.field("http_status") { $0.int(result.httpStatus.map(Int64.init)) }
+            json.field("attempts") { $0.int(Int64(result.attempts)) }
+            json.field("duration_seconds") { $0.number(result.durationSeconds) }
+            json.field("title") { $0.string(failure?.category.title) }
+            json.field("message") { $0.string(result.message) }
+            json.field("recovery") { $0.string(failure?.category.recoverySuggestion) }
+            json.field("server_message") { $0.string(failure?.serverMessage) }
+        }
     }
 }
