@@ -11,7 +11,7 @@ public struct AlertEvaluator: Sendable {
 
     /// What the evaluator reads: one lookup per metric, per source or service-wide.
     public struct Inputs {
-        public typealias Lookup = (String, Duration?) -> Double?
+        public typealias Lookup = (AlertMetric, Duration?) -> Double?
         public var sources: [String]
         public var offline: Bool
         /// The service-wide lookup: (metric, window) → value; nil: no data.
@@ -34,7 +34,7 @@ public struct AlertEvaluator: Sendable {
 
         /// One lookup for everything: (metric, window, source or nil) → value.
         public init(
-            sources: [String], offline: Bool, value: @escaping (String, Duration?, String?) -> Double?,
+            sources: [String], offline: Bool, value: @escaping (AlertMetric, Duration?, String?) -> Double?,
             context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
         ) {
             self.init(
@@ -114,26 +114,24 @@ public struct AlertEvaluator: Sendable {
     }
 
     private mutating func step(_ key: Key, rule: AlertRule, holds: Bool, nowMs: Int64, inputs: Inputs) -> AlertChange? {
-        guard var entry = active[key] else {
+        // One lookup, then changes in place: this runs for every rule and source.
+        guard let index = active.index(forKey: key) else {
             guard holds else { return nil }
             active[key] = Active(pendingSinceMs: nowMs)
             return promote(key, rule: rule, nowMs: nowMs, inputs: inputs)
         }
+        let firing = active.values[index].alert != nil
         if holds {
-            entry.cleanEvaluations = 0
-            active[key] = entry
-            return entry.alert == nil ? promote(key, rule: rule, nowMs: nowMs, inputs: inputs) : nil
+            active.values[index].cleanEvaluations = 0
+            return firing ? nil : promote(key, rule: rule, nowMs: nowMs, inputs: inputs)
         }
-        guard var alert = entry.alert else {
-            active.removeValue(forKey: key)  // pending that never fired
+        guard firing else {
+            active.remove(at: index)  // pending that never fired
             return nil
         }
-        entry.cleanEvaluations += 1
-        guard entry.cleanEvaluations >= AlertEvaluator.cleanEvaluationsToResolve else {
-            active[key] = entry
-            return nil
-        }
-        active.removeValue(forKey: key)
+        active.values[index].cleanEvaluations += 1
+        guard active.values[index].cleanEvaluations >= AlertEvaluator.cleanEvaluationsToResolve else { return nil }
+        guard var alert = active.remove(at: index).value.alert else { return nil }
         alert.resolvedAtMs = nowMs
         return .resolved(alert)
     }

@@ -12,7 +12,7 @@ import Foundation
 /// optional window in brackets. A metric without data makes its comparison false.
 public indirect enum AlertExpression: Sendable, Equatable {
     case number(Double)
-    case metric(String, window: Duration?)
+    case metric(AlertMetric, window: Duration?)
     case compare(AlertExpression, Comparison, AlertExpression)
     case and(AlertExpression, AlertExpression)
     case or(AlertExpression, AlertExpression)
@@ -22,44 +22,21 @@ public indirect enum AlertExpression: Sendable, Equatable {
         case greater = ">", greaterOrEqual = ">=", less = "<", lessOrEqual = "<=", equal = "==", notEqual = "!="
     }
 
-    /// Metrics measured per source; a rule that names one fires per source.
-    public static let sourceMetrics: [String: String] = [
-        "error_rate": "failed probes ÷ probes over the window (default 5m)",
-        "probes": "probes over the window",
-        "failures": "failed probes over the window",
-        "retries": "calls retried over the window",
-        "retry_success_ratio": "retried calls that then succeeded ÷ retried calls over the window (default 15m)",
-        "availability": "1 − error rate over the window (default 24h)",
-        "burn_rate": "error-budget burn over the window: error rate ÷ (1 − 0.999)",
-        "up": "1 when the last probe succeeded",
-        "breaker_open": "1 while the circuit breaker is open, half-open or forced open",
-        "insecure_blocked": "1 when the last probe was refused as plain http",
-        "recovered_after_retries": "1 when the last probe succeeded only after retries",
-    ]
-
-    /// Metrics measured across all sources.
-    public static let serviceMetrics: [String: String] = [
-        "sources_failing_ratio": "share of sources whose last probe failed",
-        "circuits_open_ratio": "share of sources whose breaker is open",
-        "partial_failure_ratio": "share of the last 15 one-minute rounds in which some but not all sources failed",
-        "network_offline": "1 while Lookout itself is offline",
-    ]
-
     /// Whether the expression names a per-source metric.
     public var perSource: Bool {
         switch self {
         case .number: return false
-        case .metric(let name, _): return AlertExpression.sourceMetrics[name] != nil
+        case .metric(let metric, _): return metric.perSource
         case .compare(let a, _, let b), .and(let a, let b), .or(let a, let b): return a.perSource || b.perSource
         case .not(let a): return a.perSource
         }
     }
 
     /// Evaluates to a number (comparisons and logic give 1 or 0); nil when data is missing.
-    public func value(_ lookup: (String, Duration?) -> Double?) -> Double? {
+    public func value(_ lookup: (AlertMetric, Duration?) -> Double?) -> Double? {
         switch self {
         case .number(let value): return value
-        case .metric(let name, let window): return lookup(name, window)
+        case .metric(let metric, let window): return lookup(metric, window)
         case .compare(let a, let comparison, let b):
             guard let left = a.value(lookup), let right = b.value(lookup) else { return 0 }
             let holds: Bool
@@ -78,8 +55,53 @@ public indirect enum AlertExpression: Sendable, Equatable {
         }
     }
 
-    public func holds(_ lookup: (String, Duration?) -> Double?) -> Bool {
+    public func holds(_ lookup: (AlertMetric, Duration?) -> Double?) -> Bool {
         (value(lookup) ?? 0) != 0
+    }
+}
+
+/// What alert expressions can read, resolved when a rule is parsed (so evaluating 10,000
+/// sources switches on a case instead of comparing names).
+public enum AlertMetric: String, Sendable, CaseIterable {
+    // Per source: a rule that names one fires per source.
+    /// Failed probes ÷ probes over the window (default 5m).
+    case errorRate = "error_rate"
+    /// Probes over the window.
+    case probes
+    /// Failed probes over the window.
+    case failures
+    /// Calls retried over the window.
+    case retries
+    /// Retried calls that then succeeded ÷ retried calls over the window (default 15m).
+    case retrySuccessRatio = "retry_success_ratio"
+    /// 1 − error rate over the window (default 24h).
+    case availability
+    /// Error-budget burn over the window: error rate ÷ (1 − 0.999).
+    case burnRate = "burn_rate"
+    /// 1 when the last probe succeeded.
+    case up
+    /// 1 while the circuit breaker is open, half-open or forced open.
+    case breakerOpen = "breaker_open"
+    /// 1 when the last probe was refused as plain http.
+    case insecureBlocked = "insecure_blocked"
+    /// 1 when the last probe succeeded only after retries.
+    case recoveredAfterRetries = "recovered_after_retries"
+    // Across all sources.
+    /// Share of sources whose last probe failed.
+    case sourcesFailingRatio = "sources_failing_ratio"
+    /// Share of sources whose breaker is open.
+    case circuitsOpenRatio = "circuits_open_ratio"
+    /// Share of the last 15 one-minute rounds in which some but not all sources failed.
+    case partialFailureRatio = "partial_failure_ratio"
+    /// 1 while Lookout itself is offline.
+    case networkOffline = "network_offline"
+
+    /// Measured per source (otherwise across all sources).
+    public var perSource: Bool {
+        switch self {
+        case .sourcesFailingRatio, .circuitsOpenRatio, .partialFailureRatio, .networkOffline: false
+        default: true
+        }
     }
 }
 
@@ -201,18 +223,18 @@ public struct AlertExpressionParser {
             position += 1
             return inner
         case .identifier(let name) where !["and", "or", "not"].contains(name):
-            let known = Array(AlertExpression.sourceMetrics.keys) + Array(AlertExpression.serviceMetrics.keys)
-            guard known.contains(name) else {
+            guard let metric = AlertMetric(rawValue: name) else {
                 var message = "unknown metric \"\(name)\""
-                if let suggestion = ConfigReader.suggestion(for: name, among: known.sorted()) { message += "; did you mean \"\(suggestion)\"?" }
+                let known = AlertMetric.allCases.map(\.rawValue).sorted()
+                if let suggestion = ConfigReader.suggestion(for: name, among: known) { message += "; did you mean \"\(suggestion)\"?" }
                 throw AlertExpressionError(offset: offset, message: message)
             }
             position += 1
             if case .window(let window) = current.token {
                 position += 1
-                return .metric(name, window: window)
+                return .metric(metric, window: window)
             }
-            return .metric(name, window: nil)
+            return .metric(metric, window: nil)
         case .end:
             throw AlertExpressionError(offset: offset, message: "the expression ends too early")
         default:

@@ -145,10 +145,10 @@ public final class Monitor: Sendable {
         let offline = connectivity.isOffline
         return AlertEvaluator.Inputs(sources: names, offline: offline) { metric, _ in
             switch metric {
-            case "sources_failing_ratio": return probed.isEmpty ? nil : Double(failing) / Double(probed.count)
-            case "circuits_open_ratio": return breakers.isEmpty ? nil : Double(open) / Double(breakers.count)
-            case "partial_failure_ratio": return partial
-            case "network_offline": return offline ? 1 : 0
+            case .sourcesFailingRatio: return probed.isEmpty ? nil : Double(failing) / Double(probed.count)
+            case .circuitsOpenRatio: return breakers.isEmpty ? nil : Double(open) / Double(breakers.count)
+            case .partialFailureRatio: return partial
+            case .networkOffline: return offline ? 1 : 0
             default: return nil
             }
         } source: { [health] source in
@@ -167,19 +167,19 @@ public final class Monitor: Sendable {
                     return Double(counts.failures) / Double(counts.probes)
                 }
                 switch metric {
-                case "error_rate": return rate(300_000)
-                case "probes": return counts(300_000).map { Double($0.probes) }
-                case "failures": return counts(300_000).map { Double($0.failures) }
-                case "retries": return counts(900_000).map { Double($0.retried) }
-                case "retry_success_ratio": return summary?.retrySuccessRatio
-                case "availability": return rate(86_400_000).map { 1 - $0 }
-                case "burn_rate": return rate(3_600_000).map { $0 / 0.001 }
-                case "up": return up.map { $0 ? 1 : 0 }
-                case "breaker_open":
+                case .errorRate: return rate(300_000)
+                case .probes: return counts(300_000).map { Double($0.probes) }
+                case .failures: return counts(300_000).map { Double($0.failures) }
+                case .retries: return counts(900_000).map { Double($0.retried) }
+                case .retrySuccessRatio: return summary?.retrySuccessRatio
+                case .availability: return rate(86_400_000).map { 1 - $0 }
+                case .burnRate: return rate(3_600_000).map { $0 / 0.001 }
+                case .up: return up.map { $0 ? 1 : 0 }
+                case .breakerOpen:
                     guard let breaker else { return nil }
                     return breaker == .open || breaker == .halfOpen || breaker == .forcedOpen ? 1 : 0
-                case "insecure_blocked": return summary.map { $0.insecureBlocked ? 1 : 0 }
-                case "recovered_after_retries": return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
+                case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
+                case .recoveredAfterRetries: return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
                 default: return nil
                 }
             }

@@ -12,7 +12,7 @@ struct AlertRuleTests {
 
         func inputs(offline: Bool = false, sources: [String] = ["acme"]) -> AlertEvaluator.Inputs {
             AlertEvaluator.Inputs(sources: sources, offline: offline) { [self] metric, window, source in
-                let key = window.map { "\(metric)[\(ConfigValues.format($0))]" } ?? metric
+                let key = window.map { "\(metric.rawValue)[\(ConfigValues.format($0))]" } ?? metric.rawValue
                 return source == nil ? service[key] : perSource[key]
             } context: { source in ("Error while probing \(source): the server answered 503.", "Check the upstream.") }
         }
@@ -128,8 +128,9 @@ struct AlertRuleTests {
         let expression = try AlertExpressionParser.parse("(error_rate[2m] > 0.5 or not up) and retries[15m] >= 10")
         #expect(expression.perSource)
         #expect(!(try AlertExpressionParser.parse("network_offline == 1")).perSource)
-        #expect(expression.holds { name, _ in ["error_rate": 0.1, "up": 0, "retries": 10][name] })
-        #expect(!expression.holds { name, _ in ["error_rate": 0.1, "up": 1, "retries": 10][name] })
+        #expect(expression.holds { metric, _ in [.errorRate: 0.1, .up: 0, .retries: 10][metric] })
+        #expect(!expression.holds { metric, _ in [.errorRate: 0.1, .up: 1, .retries: 10][metric] })
+        #expect(try AlertExpressionParser.parse("burn_rate[1h] > 14.4") == .compare(.metric(.burnRate, window: .seconds(3600)), .greater, .number(14.4)))
         #expect(!expression.holds { _, _ in nil })
         for rule in AlertRule.defaults {
             #expect(rule.expression != .number(0), "\(rule.name) did not parse")
