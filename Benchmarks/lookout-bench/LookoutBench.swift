@@ -20,7 +20,7 @@ enum LookoutBench {
             status()
         case "metrics":
             let context = LookoutContext(monitor: populatedMonitor(10_000))
-            let time = milliseconds(rounds: 21) { _ = MetricsPage(context: context).renderBytes() }
+            let time = milliseconds(rounds: 21) { _ = MetricsPage(context: context).renderBody() }
             row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
         case "page":
             let context = LookoutContext(monitor: populatedMonitor(1_000))

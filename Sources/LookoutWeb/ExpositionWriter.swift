@@ -1,6 +1,7 @@
 // LookoutWeb: what Lookout serves — /metrics, the status page, health endpoints and routes.
 
 import LookoutCore
+import MicroHTTPServer
 
 /// Writes the Prometheus text format 0.0.4: HELP and TYPE once per family, escaped label values.
 ///
@@ -39,6 +40,15 @@ public final class ExpositionWriter {
 
     /// The exposition so far, as bytes.
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Hands the exposition to the caller without copying; the writer starts over empty.
+    public func take() -> OwnedBytes {
+        let owned = OwnedBytes(takingOwnershipOf: UnsafeMutableRawPointer(base), count: count)
+        capacity = 64
+        count = 0
+        base = .allocate(capacity: capacity)
+        return owned
+    }
 
     /// The exposition so far, as text.
     public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }

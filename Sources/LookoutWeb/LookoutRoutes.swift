@@ -13,7 +13,7 @@ public enum LookoutRoutes {
         router.get("/metrics") { _ in
             HTTPResponse(
                 headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-                body: .bytes(metrics.renderBytes()))
+                body: .owned(metrics.renderBody()))
         }
         APIRoutes(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)

@@ -1,6 +1,7 @@
 import Foundation
 import LookoutCore
 import LookoutStore
+import MicroHTTPServer
 import ResilientHTTP
 
 /// Renders `/metrics` from the monitor's board and state.
@@ -15,11 +16,15 @@ public struct MetricsPage: Sendable {
     }
 
     public func render() -> String {
-        String(decoding: renderBytes(), as: UTF8.self)
+        write().text
     }
 
-    /// The exposition as bytes, ready to send.
-    public func renderBytes() -> [UInt8] {
+    /// The exposition, ready to send without another copy.
+    public func renderBody() -> OwnedBytes {
+        write().take()
+    }
+
+    private func write() -> ExpositionWriter {
         let (names, tallies) = monitor.board.tallies()
         let writer = ExpositionWriter()
         writer.reserve(names.count * 3200)
@@ -69,7 +74,7 @@ public struct MetricsPage: Sendable {
         writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
         writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
         ProcessMetrics.render(writer)
-        return writer.bytes
+        return writer
     }
 
     private func renderClient(

@@ -42,6 +42,9 @@ public struct HTTPResponse: Sendable {
 public enum HTTPResponseBody: Sendable {
     /// The whole body, sent with a `Content-Length`.
     case bytes([UInt8])
+    /// The whole body in a buffer the server takes over and sends without copying (for large
+    /// bodies such as a 30 MB scrape).
+    case owned(OwnedBytes)
     /// A body written piece by piece by `producer`; with a `contentLength` it is sent with that
     /// length, otherwise chunked. The producer may wait between writes without holding a thread.
     case stream(contentLength: UInt64?, producer: @Sendable (BodyWriter) async throws -> Void)
@@ -66,3 +69,25 @@ public struct BodyWriter: Sendable {
 
 /// The client went away before the response was complete.
 public struct ClientDisconnected: Error {}
+
+/// Bytes in memory allocated with `UnsafeMutableRawPointer.allocate`, freed when the last
+/// reference goes: the response keeps them until the daemon has sent them.
+public final class OwnedBytes: @unchecked Sendable {
+    // Never written after init; the daemon thread only reads them.
+    public let pointer: UnsafeMutableRawPointer
+    public let count: Int
+
+    /// Takes over `pointer` (allocated with `allocate(byteCount:alignment:)` or
+    /// `UnsafeMutablePointer.allocate`); it is deallocated with the object.
+    public init(takingOwnershipOf pointer: UnsafeMutableRawPointer, count: Int) {
+        self.pointer = pointer
+        self.count = count
+    }
+
+    deinit {
+        pointer.deallocate()
+    }
+
+    /// A copy, as an array.
+    public var array: [UInt8] { Array(UnsafeRawBufferPointer(start: pointer, count: count)) }
+}

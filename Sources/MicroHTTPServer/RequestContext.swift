@@ -111,6 +111,11 @@ final class RequestContext: @unchecked Sendable {
                 MHD_create_response_from_buffer(
                     raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), lookout_mhd_copy_mode())
             }
+        case .owned(let bytes):
+            // The daemon sends straight from the buffer and releases it when the response is freed.
+            mhdResponse = MHD_create_response_from_buffer_with_free_callback_cls(
+                bytes.count, bytes.pointer, { cls in Unmanaged<OwnedBytes>.fromOpaque(cls!).release() },
+                Unmanaged.passRetained(bytes).toOpaque())
         case .stream(let contentLength, let producer):
             let stream = ResponseStream(connection: connection, suspensions: server.suspensions)
             mhdResponse = MHD_create_response_from_callback(

@@ -23,6 +23,13 @@ func makeServer(timeout: Int = 10, bodyLimit: Int = 1024, gate: Gate = Gate(), e
         })
     }
     router.get("/files/*") { request in .text("rest=\(request.pathParameters["*"]!)") }
+    router.get("/owned") { _ in
+        // 1 MB the server takes over: byte i is i % 251.
+        let count = 1_000_000
+        let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
+        for index in 0..<count { pointer[index] = UInt8(index % 251) }
+        return HTTPResponse(body: .owned(OwnedBytes(takingOwnershipOf: UnsafeMutableRawPointer(pointer), count: count)))
+    }
     let server = HTTPServer(
         configuration: .init(host: "127.0.0.1", port: 0, connectionTimeoutSeconds: timeout, maxRequestBodyBytes: bodyLimit),
         router: router)
@@ -39,6 +46,18 @@ struct HTTPServerTests {
         await client.perform(TransferRequest(
             url: "http://127.0.0.1:\(server.port)\(path)", method: method, headers: headers, body: body,
             timeout: .seconds(20)))
+    }
+
+    @Test func sendsAnOwnedBufferWithoutCopyingItFirst() async throws {
+        let server = try makeServer()
+        for _ in 0..<3 {  // each response frees its own buffer
+            let result = await get(server, "/owned")
+            #expect(result.httpStatus == 200)
+            #expect(result.header("Content-Length") == "1000000")
+            #expect(result.body.count == 1_000_000)
+            #expect(result.body.indices.allSatisfy { result.body[$0] == UInt8($0 % 251) })
+        }
+        await server.stop()
     }
 
     @Test func bindsAFreePortAndAnswers() async throws {
