@@ -26,10 +26,34 @@ public final class ChildProcess: Sendable {
             if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
         }
         try process.run()
+        ChildProcess.running.register(process.processIdentifier)
     }
 
     deinit {
         if process.isRunning { process.terminate() }
+        ChildProcess.running.unregister(process.processIdentifier)
+    }
+
+    /// Every child still running, killed when the test runner exits: a test that fails or is
+    /// cut short must not leave servers behind on the machine.
+    static let running = Survivors()
+
+    final class Survivors: Sendable {
+        private let pids = Mutex<Set<pid_t>>([])
+
+        init() {
+            atexit {
+                for pid in ChildProcess.running.pids.withLock({ $0 }) { kill(pid, SIGKILL) }
+            }
+        }
+
+        func register(_ pid: pid_t) {
+            pids.withLock { _ = $0.insert(pid) }
+        }
+
+        func unregister(_ pid: pid_t) {
+            pids.withLock { _ = $0.remove(pid) }
+        }
     }
 
     public var text: String { output.text }
@@ -65,6 +89,7 @@ public final class ChildProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         guard !process.isRunning else { throw TestFailure("still running after SIGTERM") }
+        ChildProcess.running.unregister(process.processIdentifier)
         return process.terminationStatus
     }
 }
