@@ -13,6 +13,29 @@ struct ExpositionWriterTests {
         #expect(writer.text == "# HELP m help with \\\\ and\\nnewline\n# TYPE m gauge\nm{source=\"a\\\"b\\\\c\\nd\"} 1.5\n")
     }
 
+    @Test func writesPerSourceSamplesFromPrebuiltFragments() {
+        let writer = ExpositionWriter()
+        let prefixes = ExpositionWriter.Labels.prefixes("source", ["a", #"b"\"#])
+        let states = ExpositionWriter.Labels.suffixes("state", ["open", "closed"])
+        writer.sample("m", prefixes, 1, states, 0, value: 1)
+        writer.sample("m", prefixes, 0, value: 0.5)
+        var histogram = Histogram(bounds: [0.1, 1])
+        histogram.observe(0.05)
+        histogram.observe(0.5)
+        histogram.observe(5)
+        writer.histogram(ExpositionWriter.HistogramLayout("d", bounds: histogram.bounds), prefixes, 0, histogram)
+        #expect(writer.text == """
+            m{source="b\\"\\\\",state="open"} 1
+            m{source="a"} 0.5
+            d_bucket{source="a",le="0.1"} 1
+            d_bucket{source="a",le="1"} 2
+            d_bucket{source="a",le="+Inf"} 3
+            d_sum{source="a"} 5.55
+            d_count{source="a"} 3
+
+            """)
+    }
+
     @Test func formatsSpecialValues() {
         #expect(ExpositionWriter.format(3) == "3")
         #expect(ExpositionWriter.format(.infinity) == "+Inf")
