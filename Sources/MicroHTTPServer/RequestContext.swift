@@ -113,19 +113,25 @@ final class RequestContext: @unchecked Sendable {
             }
         case .owned(let bytes):
             // The daemon sends straight from the buffer and releases it when the response is freed.
+            let retained = Unmanaged.passRetained(bytes)
             mhdResponse = MHD_create_response_from_buffer_with_free_callback_cls(
-                bytes.count, bytes.pointer, { cls in Unmanaged<OwnedBytes>.fromOpaque(cls!).release() },
-                Unmanaged.passRetained(bytes).toOpaque())
+                bytes.count, bytes.pointer, { cls in Unmanaged<OwnedBytes>.fromOpaque(cls!).release() }, retained.toOpaque())
+            if mhdResponse == nil { retained.release() }
         case .stream(let contentLength, let producer):
             let stream = ResponseStream(connection: connection, suspensions: server.suspensions)
+            let retained = Unmanaged.passRetained(stream)
             mhdResponse = MHD_create_response_from_callback(
                 contentLength ?? UInt64.max, 32 * 1024,
                 { cls, _, buffer, max in
                     let stream = Unmanaged<ResponseStream>.fromOpaque(cls!).takeUnretainedValue()
                     return stream.read(into: buffer!, max: max)
                 },
-                Unmanaged.passRetained(stream).toOpaque(),
+                retained.toOpaque(),
                 { cls in Unmanaged<ResponseStream>.fromOpaque(cls!).release() })
+            guard mhdResponse != nil else {
+                retained.release()
+                return lookout_mhd_result(0)
+            }
             let task = Task {
                 do {
                     try await producer(BodyWriter(stream: stream))
