@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "Lookout",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS("26.0")],  // InlineArray; Linux is the supported platform
     products: [
         .library(name: "ResilientHTTP", targets: ["ResilientHTTP"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),

@@ -123,7 +123,7 @@ public struct HealthSummary: Sendable, Equatable {
 
     public static func == (a: HealthSummary, b: HealthSummary) -> Bool {
         a.retrySuccessRatio == b.retrySuccessRatio && a.lastRecoveryMs == b.lastRecoveryMs && a.insecureBlocked == b.insecureBlocked
-            && a.recoveredAfterRetries == b.recoveredAfterRetries && (0..<9).allSatisfy { a.windowCounts[$0] == b.windowCounts[$0] }
+            && a.recoveredAfterRetries == b.recoveredAfterRetries && HealthSummary.windows.indices.allSatisfy { a.windowCounts[$0] == b.windowCounts[$0] }
     }
 }
 

@@ -18,7 +18,8 @@ public final class SourceStatusBoard: ProbeResultSink {
         }
     }
 
-    /// The counters of one source: plain values, so a scrape copies 10,000 of them in one go.
+    /// The counters of one source: plain values (the histogram's shared bounds aside), so a
+    /// scrape copies 10,000 of them in one go.
     public struct Tally: Sendable, Equatable {
         public var probed = false
         public var lastOk = false
@@ -83,7 +84,7 @@ public final class SourceStatusBoard: ProbeResultSink {
         public var lastSuccessMs: Int64? { tally.lastSuccessMs }
 
         public static func == (a: Entry, b: Entry) -> Bool {
-            a.fixed === b.fixed && a.last == b.last && a.lastUpstreamFailure == b.lastUpstreamFailure && a.download == b.download
+            (a.fixed === b.fixed || (a.source == b.source && a.displayURL == b.displayURL)) && a.last == b.last && a.lastUpstreamFailure == b.lastUpstreamFailure && a.download == b.download
                 && a.tally == b.tally && a.recentDurations == b.recentDurations
         }
 

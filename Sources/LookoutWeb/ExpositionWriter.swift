@@ -147,6 +147,7 @@ public final class ExpositionWriter {
 
     /// Buckets, sum and count of a histogram, with prefix `p` of `prefixes`.
     public func histogram(_ layout: HistogramLayout, _ prefixes: Labels, _ p: Int, _ histogram: Histogram) {
+        precondition(layout.bounds.count == histogram.bounds.count + 1, "the layout was made for other bounds")
         var running: UInt64 = 0
         for index in 0..<layout.bounds.count {
             running += histogram[bucket: index]
@@ -175,7 +176,7 @@ public final class ExpositionWriter {
     private func grow(to needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.update(from: base, count: count)
+        newBase.initialize(from: base, count: count)
         base.deallocate()
         base = newBase
         capacity = newCapacity

@@ -139,11 +139,12 @@ public final class HTTPServer: Sendable {
         boundPort.withLock { $0 = lookout_mhd_bound_port(pointer) }
     }
 
-    /// Stops accepting, cancels running handlers, answers what is still waiting with 503, and
-    /// stops the daemon. Waits at most about two seconds for handlers to notice cancellation.
+    /// Cancels running handlers, answers what is still waiting with 503, and stops the daemon.
+    /// Waits at most two seconds for handlers to notice cancellation and five in all.
     public func stop() async {
         for request in inFlight.withLock({ Array($0.values) }) { request.cancel() }
-        let deadline = ContinuousClock.now + .seconds(2)
+        let started = ContinuousClock.now
+        let deadline = started + .seconds(2)
         while !inFlight.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
@@ -152,7 +153,7 @@ public final class HTTPServer: Sendable {
         }
         // Give the 503s time to go out, even on a loaded machine; a client that reads nothing is
         // cut off when the daemon stops.
-        let drained = ContinuousClock.now + .seconds(5)
+        let drained = started + .seconds(5)
         while (suspensions.value > 0 || !inFlight.withLock({ $0.isEmpty })) && ContinuousClock.now < drained {
             try? await Task.sleep(for: .milliseconds(5))
         }

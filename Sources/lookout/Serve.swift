@@ -106,6 +106,7 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopping")
         work.cancel()
         await work.value
+        writer.flush()  // before the server's drain, so a slow client cannot delay the records
         await server.stop()
         writer.flush()
         logger.info("stopped")
