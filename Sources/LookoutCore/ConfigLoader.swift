@@ -23,7 +23,9 @@ public enum ConfigLoader {
     ) throws -> LookoutConfig {
         let root: Node
         do {
-            guard let node = try Yams.compose(yaml: text) else {
+            // Plain string scalars: the reader parses every value itself, and resolving implicit tags
+            // (bool, int, float, timestamp...) by regular expression took most of the parse.
+            guard let node = try Yams.compose(yaml: text, .basic) else {
                 throw ConfigError(problems: [ConfigProblem(file: file, line: 1, column: 1, path: "", message: "the file is empty")])
             }
             root = node

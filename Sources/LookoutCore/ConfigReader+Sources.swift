@@ -37,7 +37,7 @@ extension ConfigReader {
             if let name = map["name"] {
                 if let text = string(name.value, "\(path).name") {
                     source.name = text
-                    if text.range(of: "^[A-Za-z0-9._-]{1,64}$", options: .regularExpression) == nil {
+                    if !ConfigReader.isSourceName(text) {
                         problem(name.value, "\(path).name", "\"\(text)\" must be 1 to 64 letters, digits, '.', '_' or '-'")
                     } else if let first = seen[text] {
                         problem(name.value, "\(path).name", "\"\(text)\" is already the name of sources[\(first)]")
@@ -68,7 +68,7 @@ extension ConfigReader {
             }
             if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") { source.labels = values }
             if let sha = map["sha256"], let text = string(sha.value, "\(path).sha256") {
-                if text.range(of: "^[0-9a-fA-F]{64}$", options: .regularExpression) == nil {
+                if !(text.utf8.count == 64 && text.utf8.allSatisfy({ $0.isHexDigit })) {
                     problem(sha.value, "\(path).sha256", "must be 64 hex digits")
                 } else {
                     source.sha256 = text.lowercased()

@@ -180,6 +180,7 @@ struct ConfigReader {
 
     /// `${NAME}` references replaced from the environment.
     mutating func expandingEnvironment(_ text: String, _ node: Node, _ path: String) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "$")) else { return text }
         var result = ""
         var rest = Substring(text)
         while let start = rest.range(of: "${") {
@@ -229,5 +230,25 @@ struct ConfigReader {
     /// A path relative to the config's directory, made absolute.
     func resolvePath(_ name: String) -> String {
         name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
+    }
+}
+
+extension ConfigReader {
+    /// `[A-Za-z0-9._-]{1,64}`, checked byte by byte (a regular expression per source was a third
+    /// of the time to read a 1,000-source config).
+    static func isSourceName(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { $0.isLetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+}
+
+extension UInt8 {
+    /// An ASCII letter or digit.
+    var isLetterOrDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+
+    /// An ASCII hex digit.
+    var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }
