@@ -101,7 +101,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutWebTests",
-            dependencies: ["LookoutWeb", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LookoutWeb", "MicroHTTPServer", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -1,3 +1,4 @@
+import ResilientHTTP
 import Synchronization
 
 /// The latest known state of every source, kept in memory for `/metrics` and the status page.
@@ -25,6 +26,8 @@ public final class SourceStatusBoard: ProbeResultSink {
         public var lastOk = false
         /// The last probe's HTTP status; 0 when none arrived.
         public var lastHTTPStatus = 0
+        /// The last probe's phases (DNS, connect, TLS, time to first byte, transfer), in seconds.
+        public var lastPhases = PhaseTimings()
         /// When the first of the last probe's certificates expires, in seconds since 1970.
         public var certificateExpirySeconds: Double?
         public var lastSuccessMs: Int64?
@@ -94,6 +97,7 @@ public final class SourceStatusBoard: ProbeResultSink {
             tally.probed = true
             tally.lastOk = result.ok
             tally.lastHTTPStatus = result.httpStatus ?? 0
+            tally.lastPhases = result.phases
             tally.certificateExpirySeconds = result.certificateExpiry.map { $0.timeIntervalSince1970.rounded() }
             if result.ok {
                 tally.successes += 1

@@ -2,6 +2,7 @@
 
 import LookoutCore
 import MicroHTTPServer
+import Synchronization
 
 /// Writes the Prometheus text format 0.0.4: HELP and TYPE once per family, escaped label values.
 ///
@@ -33,17 +34,32 @@ public final class ExpositionWriter {
         base.deallocate()
     }
 
-    /// Makes room for `capacity` bytes in all.
+    /// Makes room for `capacity` bytes in all; a fresh writer takes the spare buffer if it is
+    /// large enough.
     public func reserve(_ capacity: Int) {
-        if capacity > self.capacity { grow(to: capacity) }
+        guard capacity > self.capacity else { return }
+        if count == 0, let spare = SpareBuffer.take(atLeast: capacity) {
+            base.deallocate()
+            base = spare.pointer
+            self.capacity = spare.capacity
+        } else {
+            grow(to: capacity)
+        }
     }
+
+    /// Bytes written so far.
+    public var size: Int { count }
 
     /// The exposition so far, as bytes.
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
-    /// Hands the exposition to the caller without copying; the writer starts over empty.
+    /// Hands the exposition to the caller without copying; the writer starts over empty. When the
+    /// caller is done, the buffer becomes the spare for the next large exposition.
     public func take() -> OwnedBytes {
-        let owned = OwnedBytes(takingOwnershipOf: UnsafeMutableRawPointer(base), count: count)
+        let size = capacity
+        let owned = OwnedBytes(takingOwnershipOf: UnsafeMutableRawPointer(base), count: count) { pointer in
+            SpareBuffer.give(pointer.assumingMemoryBound(to: UInt8.self), capacity: size)
+        }
         capacity = 64
         count = 0
         base = .allocate(capacity: capacity)
@@ -278,5 +294,48 @@ public final class ExpositionWriter {
     /// HELP text escapes backslash and newline.
     static func escapeHelp(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
+
+/// One spare exposition buffer: a sent scrape's buffer comes back here and the next scrape writes
+/// into it, so a 30 MB exposition does not map and fault in fresh memory every time (glibc maps
+/// anything over 32 MB afresh). Holding one buffer between scrapes is the price.
+enum SpareBuffer {
+    struct Buffer: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<UInt8>
+        let capacity: Int
+    }
+
+    private static let spare = Mutex<Buffer?>(nil)
+    /// Smaller buffers are not kept: malloc reuses them well enough.
+    static let minimumCapacity = 8 << 20
+
+    /// The spare, if it holds at least `capacity` bytes; it is the caller's then.
+    static func take(atLeast capacity: Int) -> Buffer? {
+        guard capacity >= minimumCapacity else { return nil }
+        return spare.withLock { spare in
+            guard let buffer = spare, buffer.capacity >= capacity else { return nil }
+            spare = nil
+            return buffer
+        }
+    }
+
+    /// Keeps `pointer` as the spare if it is larger than the one kept; frees the other.
+    static func give(_ pointer: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        guard capacity >= minimumCapacity else {
+            pointer.deallocate()
+            return
+        }
+        let unused = spare.withLock { spare -> Buffer? in
+            let offered = Buffer(pointer: pointer, capacity: capacity)
+            guard let kept = spare else {
+                spare = offered
+                return nil
+            }
+            if kept.capacity >= capacity { return offered }
+            spare = offered
+            return kept
+        }
+        unused?.pointer.deallocate()
     }
 }

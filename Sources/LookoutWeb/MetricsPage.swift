@@ -3,6 +3,7 @@ import LookoutCore
 import LookoutStore
 import MicroHTTPServer
 import ResilientHTTP
+import Synchronization
 
 /// Renders `/metrics` from the monitor's board and state.
 public struct MetricsPage: Sendable {
@@ -27,7 +28,9 @@ public struct MetricsPage: Sendable {
     private func write() -> ExpositionWriter {
         let (names, tallies) = monitor.board.tallies()
         let writer = ExpositionWriter()
-        writer.reserve(names.count * 3200)
+        // Room for the whole exposition up front, from the last one's size: growing a 30 MB
+        // buffer copies it and touches twice the memory.
+        writer.reserve(max(names.count * 3400, MetricsPage.lastSize.load(ordering: .relaxed) * 21 / 20))
         let prefixes = ExpositionWriter.Labels.prefixes("source", names)
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
@@ -38,6 +41,16 @@ public struct MetricsPage: Sendable {
         let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
         for i in tallies.indices where tallies[i].probed {
             writer.histogram(duration, prefixes, i, tallies[i].duration)
+        }
+        writer.family("lookout_probe_phase_seconds", type: .gauge, help: "Duration of each phase of the last probe's final attempt.")
+        let phases = ExpositionWriter.Labels.suffixes("phase", ["dns", "connect", "tls", "ttfb", "transfer"])
+        for i in tallies.indices where tallies[i].probed {
+            let last = tallies[i].lastPhases
+            writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 0, value: last.dns)
+            writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 1, value: last.connect)
+            writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 2, value: last.tls)
+            writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 3, value: last.ttfb)
+            writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 4, value: last.transfer)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
         for i in tallies.indices where tallies[i].probed {
@@ -74,8 +87,12 @@ public struct MetricsPage: Sendable {
         writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
         writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
         ProcessMetrics.render(writer)
+        MetricsPage.lastSize.store(writer.size, ordering: .relaxed)
         return writer
     }
+
+    /// The size of the last exposition, in bytes.
+    private static let lastSize = Atomic<Int>(0)
 
     private func renderClient(
         _ names: [String], _ tallies: [SourceStatusBoard.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter

@@ -76,16 +76,19 @@ public final class OwnedBytes: @unchecked Sendable {
     // Never written after init; the daemon thread only reads them.
     public let pointer: UnsafeMutableRawPointer
     public let count: Int
+    private let release: (@Sendable (UnsafeMutableRawPointer) -> Void)?
 
     /// Takes over `pointer` (allocated with `allocate(byteCount:alignment:)` or
-    /// `UnsafeMutablePointer.allocate`); it is deallocated with the object.
-    public init(takingOwnershipOf pointer: UnsafeMutableRawPointer, count: Int) {
+    /// `UnsafeMutablePointer.allocate`); when the object goes, `release` gets it back, or without
+    /// one it is deallocated.
+    public init(takingOwnershipOf pointer: UnsafeMutableRawPointer, count: Int, release: (@Sendable (UnsafeMutableRawPointer) -> Void)? = nil) {
         self.pointer = pointer
         self.count = count
+        self.release = release
     }
 
     deinit {
-        pointer.deallocate()
+        if let release { release(pointer) } else { pointer.deallocate() }
     }
 
     /// A copy, as an array.

@@ -32,6 +32,21 @@ struct OperationsKitTests {
         return queries
     }
 
+    /// Every metric SPEC section 7 lists.
+    static let specMetrics = [
+        "lookout_probe_success", "lookout_probe_duration_seconds", "lookout_probe_phase_seconds", "lookout_probe_http_status_code",
+        "lookout_probes_total", "lookout_errors_total", "lookout_retries_total", "lookout_calls_total",
+        "lookout_retry_budget_exhausted_total", "lookout_error_rate", "lookout_retry_success_ratio", "lookout_availability_ratio",
+        "lookout_circuit_breaker_state", "lookout_circuit_breaker_opens_total", "lookout_circuit_breaker_not_permitted_calls_total",
+        "lookout_circuit_breaker_open_seconds", "lookout_rate_limiter_available_tokens", "lookout_tls_cert_expiry_timestamp_seconds",
+        "lookout_download_bytes_total", "lookout_download_throughput_bytes_per_second", "lookout_download_progress_ratio",
+        "lookout_download_state", "lookout_download_verify_failures_total", "lookout_partial_failure_ratio", "lookout_network_online",
+        "lookout_alerts_firing", "lookout_alert_notifications_total", "lookout_alert_outbox_pending",
+        "lookout_config_last_reload_successful", "lookout_config_last_reload_success_timestamp_seconds",
+        "lookout_db_write_duration_seconds", "lookout_shard_info", "lookout_build_info",
+        "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds",
+    ]
+
     /// The `lookout_*` names a PromQL text uses.
     static func metricNames(_ text: String) -> Set<String> {
         let expression = try! NSRegularExpression(pattern: "lookout_[a-z0-9_]+")
@@ -110,6 +125,9 @@ struct OperationsKitTests {
             let parts = line.split(separator: " ")
             exported.insert(String(parts[2]))
             if parts[3] == "histogram" { for suffix in ["_bucket", "_sum", "_count"] { exported.insert(String(parts[2]) + suffix) } }
+        }
+        for name in Self.specMetrics {
+            #expect(exported.contains(name), "\(name) is in SPEC section 7 but Lookout does not export it")
         }
         let rules = try String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-rules.yml"), encoding: .utf8)
         let named = Self.metricNames(rules).union(Self.metricNames(try Self.dashboardQueries().joined(separator: "\n")))

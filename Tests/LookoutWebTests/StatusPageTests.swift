@@ -1,4 +1,5 @@
 @testable import LookoutWeb
+import MicroHTTPServer
 import Testing
 
 @Suite("Status page pieces")
@@ -24,5 +25,26 @@ struct StatusPagePieceTests {
     @Test func escapesMarkupByteWise() {
         #expect(HTML.escape(#"<a href="x">'&'</a> ü"#) == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; ü")
         #expect(HTML.escape("plain ✓") == "plain ✓")
+    }
+}
+
+@Suite("Exposition buffers")
+struct ExpositionBufferTests {
+    @Test func aSentScrapesBufferIsReusedByTheNext() {
+        let capacity = 16 << 20  // only buffers this large are kept, so other tests never take it
+        let first = ExpositionWriter()
+        first.reserve(capacity)
+        first.sample("m", value: 1)
+        var body: OwnedBytes? = first.take()
+        let address = body?.pointer
+        #expect(body?.array == Array("m 1\n".utf8))
+        body = nil  // the server is done with it
+
+        let second = ExpositionWriter()
+        second.reserve(capacity)
+        second.sample("m", value: 2)
+        let again = second.take()
+        #expect(again.pointer == address)
+        #expect(again.array == Array("m 2\n".utf8))
     }
 }
