@@ -45,16 +45,21 @@ struct FailureReasonsEndToEndTests {
         #expect(counters["/oauth/token"] == 1)
         #expect(counters["/protected"] == 20)
 
-        // A new simulator on the same port has forgotten the token: every call gets 401 once,
-        // and one refresh serves them all.
+        // A new simulator on the same port has forgotten the token: a call sent with the old
+        // token gets 401 once and is retried with the new one; one refresh serves them all.
+        // (Calls that start after the refresh already carry the new token, so how many see
+        // the 401 depends on timing; the counts must agree either way.)
         #expect(try await sim.terminate() == 0)
         (sim, base) = try await Self.startSim(port: port)
         let second = await twenty(base)
         #expect(second.allSatisfy { $0.ok })
-        #expect(second.allSatisfy { $0.attempts.count == 2 && $0.attempts[0].failure?.reason == "http_401" })
+        let retried = second.filter { $0.attempts.count == 2 }
+        #expect(!retried.isEmpty)
+        #expect(retried.allSatisfy { $0.attempts[0].failure?.reason == "http_401" })
+        #expect(second.allSatisfy { $0.attempts.count <= 2 })
         counters = try await Self.counters(base)
         #expect(counters["/oauth/token"] == 1)
-        #expect(counters["/protected"] == 40)
+        #expect(counters["/protected"] == 20 + retried.count)
 
         // A token endpoint that refuses the client: token_refresh_failed.
         client.configure(upstream: "bad", policy: UpstreamPolicy(auth: .oauth2(OAuth2ClientCredentials(
