@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "LookoutStore",
             dependencies: [
-                "LookoutCore",
+                "LookoutCore", "ResilientHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

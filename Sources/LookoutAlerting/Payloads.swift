@@ -15,8 +15,8 @@ public enum Payloads {
             ("status", .string(status)),
             ("labels", object(alert.labels)),
             ("annotations", object(annotations(alert, externalURL: externalURL))),
-            ("startsAt", .string(rfc3339(alert.startedAtMs))),
-            ("endsAt", .string(alert.resolvedAtMs.map(rfc3339) ?? "0001-01-01T00:00:00Z")),
+            ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
+            ("endsAt", .string(alert.resolvedAtMs.map(Timestamp.rfc3339) ?? "0001-01-01T00:00:00Z")),
             ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
             ("fingerprint", .string(alert.fingerprint)),
         ])
@@ -44,8 +44,8 @@ public enum Payloads {
             return .ordered([
                 ("labels", object(alert.labels)),
                 ("annotations", object(annotations(alert, externalURL: externalURL))),
-                ("startsAt", .string(rfc3339(alert.startedAtMs))),
-                ("endsAt", .string(rfc3339(ends))),
+                ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
+                ("endsAt", .string(Timestamp.rfc3339(ends))),
                 ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
             ])
         }).rendered
@@ -64,9 +64,5 @@ public enum Payloads {
 
     static func object(_ dictionary: [String: String]) -> JSONText {
         .ordered(dictionary.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
-    }
-
-    public static func rfc3339(_ ms: Int64) -> String {
-        Timestamp.rfc3339(ms)
     }
 }

@@ -54,19 +54,6 @@ public struct OutboxStore: Sendable {
         }
     }
 
-    /// The last error of each hook's head row, for the status page.
-    public func lastErrors() throws -> [String: String] {
-        try database.writer.read { db in
-            var errors: [String: String] = [:]
-            for row in try Row.fetchAll(
-                db, sql: "SELECT hook, last_error FROM alert_outbox WHERE delivered_at_ms IS NULL AND last_error IS NOT NULL ORDER BY id")
-            where errors[row["hook"]] == nil {
-                errors[row["hook"]] = row["last_error"]
-            }
-            return errors
-        }
-    }
-
     static func row(_ row: Row) -> OutboxRow {
         OutboxRow(
             id: row["id"], hook: row["hook"], alertID: row["alert_id"], payload: row["payload"], attempts: row["attempts"],

@@ -15,7 +15,6 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
         public var failedFlushes: UInt64 = 0
         public var droppedRecords: UInt64 = 0
         public var writeDurations = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
-        public var committedRecords: UInt64 = 0
     }
 
     private struct Queue {
@@ -130,7 +129,6 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
             let elapsed = (ContinuousClock.now - started).seconds
             let recovered = health.withLock { health -> String? in
                 health.writeDurations.observe(elapsed)
-                health.committedRecords += UInt64(batch.count)
                 defer { health.lastError = nil }
                 return health.lastError
             }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import LookoutCore
+import ResilientHTTP
 
 /// Deletes old rows in small chunks, each its own short transaction, so the writer is never held
 /// for long: raw probe results after `raw_retention`, everything else after `retention`.
@@ -12,8 +13,8 @@ public struct Retention: Sendable {
     public static let chunk = 2_000
 
     public init(retention: Duration, rawRetention: Duration) {
-        retentionMs = retention.components.seconds * 1000
-        rawRetentionMs = rawRetention.components.seconds * 1000
+        retentionMs = retention.totalMilliseconds
+        rawRetentionMs = rawRetention.totalMilliseconds
     }
 
     /// Deletes what is older than the limits; returns the rows deleted per table.
@@ -22,20 +23,19 @@ public struct Retention: Sendable {
         let old = nowMs - retentionMs
         let raw = nowMs - rawRetentionMs
         let plans: [(String, String, Int64)] = [
-            ("probe_results", "SELECT id FROM probe_results WHERE ts_ms < ? LIMIT \(Retention.chunk)", raw),
-            ("error_records", "SELECT id FROM error_records WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
-            ("breaker_transitions", "SELECT id FROM breaker_transitions WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
+            ("probe_results", "SELECT rowid FROM probe_results WHERE ts_ms < ? LIMIT \(Retention.chunk)", raw),
+            ("error_records", "SELECT rowid FROM error_records WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
+            ("breaker_transitions", "SELECT rowid FROM breaker_transitions WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
             ("probe_rollups", "SELECT rowid FROM probe_rollups WHERE minute_ms < ? LIMIT \(Retention.chunk)", old),
-            ("alerts", "SELECT id FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)", old),
-            ("alert_outbox", "SELECT id FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? LIMIT \(Retention.chunk)", old),
-            ("silences", "SELECT id FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
+            ("alerts", "SELECT rowid FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)", old),
+            ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? LIMIT \(Retention.chunk)", old),
+            ("silences", "SELECT rowid FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
         ]
         var deleted: [String: Int] = [:]
         for (table, select, cutoff) in plans {
-            let key = table == "probe_rollups" ? "rowid" : "id"
             while true {
                 let count = try database.writer.write { db -> Int in
-                    try db.execute(sql: "DELETE FROM \(table) WHERE \(key) IN (\(select))", arguments: [cutoff])
+                    try db.execute(sql: "DELETE FROM \(table) WHERE rowid IN (\(select))", arguments: [cutoff])
                     return db.changesCount
                 }
                 deleted[table, default: 0] += count

@@ -73,6 +73,12 @@ public final class ExpositionWriter {
         append("# HELP \(name) \(ExpositionWriter.escapeHelp(help))\n# TYPE \(name) \(type.rawValue)\n")
     }
 
+    /// A family with a single sample: HELP, TYPE and the sample.
+    public func single(_ name: String, type: MetricType, help: String, labels: [(String, String)] = [], value: Double) {
+        family(name, type: type, help: help)
+        sample(name, labels: labels, value: value)
+    }
+
     public func sample(_ name: String, labels: [(String, String)] = [], value: Double) {
         append(name)
         if !labels.isEmpty {

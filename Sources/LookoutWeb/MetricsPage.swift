@@ -68,24 +68,16 @@ public struct MetricsPage: Sendable {
         renderAlertsAndStore(writer)
 
         let reload = monitor.reloadStatus
-        writer.family("lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.")
-        writer.sample("lookout_config_last_reload_successful", value: reload.successful ? 1 : 0)
-        writer.family("lookout_config_last_reload_success_timestamp_seconds", type: .gauge, help: "When the config was last loaded successfully.")
-        writer.sample("lookout_config_last_reload_success_timestamp_seconds", value: Double(reload.lastSuccessMs) / 1000)
-        writer.family("lookout_network_online", type: .gauge, help: "Whether Lookout's own network is up (0 while offline).")
-        writer.sample("lookout_network_online", value: monitor.connectivity.isOffline ? 0 : 1)
+        writer.single("lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.", value: reload.successful ? 1 : 0)
+        writer.single("lookout_config_last_reload_success_timestamp_seconds", type: .gauge, help: "When the config was last loaded successfully.", value: Double(reload.lastSuccessMs) / 1000)
+        writer.single("lookout_network_online", type: .gauge, help: "Whether Lookout's own network is up (0 while offline).", value: monitor.connectivity.isOffline ? 0 : 1)
         let shard = monitor.shard
-        writer.family("lookout_shard_info", type: .gauge, help: "The shard this instance probes; always 1.")
-        writer.sample("lookout_shard_info", labels: [("index", "\(shard.index)"), ("count", "\(shard.count)")], value: 1)
+        writer.single("lookout_shard_info", type: .gauge, help: "The shard this instance probes; always 1.", labels: [("index", "\(shard.index)"), ("count", "\(shard.count)")], value: 1)
         let stats = monitor.scheduler.statistics
-        writer.family("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.")
-        writer.sample("lookout_scheduler_probes_started_total", value: Double(stats.started))
-        writer.family("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.")
-        writer.sample("lookout_scheduler_late_starts_total", value: Double(stats.lateStarts))
-        writer.family("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.")
-        writer.sample("lookout_scheduler_skipped_ticks_total", value: Double(stats.skippedTicks))
-        writer.family("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.")
-        writer.sample("lookout_build_info", labels: [("version", version)], value: 1)
+        writer.single("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.", value: Double(stats.started))
+        writer.single("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.", value: Double(stats.lateStarts))
+        writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
+        writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)], value: 1)
         ProcessMetrics.render(writer)
         MetricsPage.lastSize.store(writer.size, ordering: .relaxed)
         return writer
@@ -202,8 +194,7 @@ public struct MetricsPage: Sendable {
                 writer.sample("lookout_recovery_seconds", prefixes, i, value: Double(recovery) / 1000)
             }
         }
-        writer.family("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.")
-        writer.sample("lookout_partial_failure_ratio", value: monitor.health.partialFailureRatio(nowMs: now))
+        writer.single("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.", value: monitor.health.partialFailureRatio(nowMs: now))
     }
 
     private func renderAlertsAndStore(_ writer: ExpositionWriter) {
@@ -235,16 +226,12 @@ public struct MetricsPage: Sendable {
             let health = recordWriter.status
             writer.family("lookout_db_write_duration_seconds", type: .histogram, help: "Duration of the writer's batched transactions.")
             writer.histogram("lookout_db_write_duration_seconds", labels: [], health.writeDurations)
-            writer.family("lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).")
-            writer.sample("lookout_db_write_errors_total", value: Double(health.failedFlushes))
-            writer.family("lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.")
-            writer.sample("lookout_db_records_dropped_total", value: Double(health.droppedRecords))
-            writer.family("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.")
-            writer.sample("lookout_db_pending_records", value: Double(recordWriter.pendingCount))
+            writer.single("lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).", value: Double(health.failedFlushes))
+            writer.single("lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.", value: Double(health.droppedRecords))
+            writer.single("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.", value: Double(recordWriter.pendingCount))
         }
         if let database = context.database {
-            writer.family("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.")
-            writer.sample("lookout_db_size_bytes", value: Double(database.sizeBytes))
+            writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
         }
     }
 

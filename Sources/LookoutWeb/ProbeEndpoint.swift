@@ -55,8 +55,7 @@ public struct ProbeEndpoint: Sendable {
         let phases = result?.phases ?? PhaseTimings()
         let writer = ExpositionWriter()
         func gauge(_ name: String, _ help: String, _ value: Double) {
-            writer.family(name, type: .gauge, help: help)
-            writer.sample(name, value: value)
+            writer.single(name, type: .gauge, help: help, value: value)
         }
         gauge("probe_dns_lookup_time_seconds", "Returns the time taken for probe dns lookup in seconds", phases.dns)
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)

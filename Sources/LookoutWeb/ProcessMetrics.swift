@@ -12,29 +12,23 @@ enum ProcessMetrics {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             func field(_ number: Int) -> Double { Double(fields[number - 3]) ?? 0 }
             if fields.count > 22 {
-                writer.family("process_cpu_seconds_total", type: .counter, help: "Total user and system CPU time spent in seconds.")
-                writer.sample("process_cpu_seconds_total", value: (field(14) + field(15)) / ticks)
-                writer.family("process_virtual_memory_bytes", type: .gauge, help: "Virtual memory size in bytes.")
-                writer.sample("process_virtual_memory_bytes", value: field(23))
-                writer.family("process_resident_memory_bytes", type: .gauge, help: "Resident memory size in bytes.")
-                writer.sample("process_resident_memory_bytes", value: field(24) * pageSize)
+                writer.single("process_cpu_seconds_total", type: .counter, help: "Total user and system CPU time spent in seconds.", value: (field(14) + field(15)) / ticks)
+                writer.single("process_virtual_memory_bytes", type: .gauge, help: "Virtual memory size in bytes.", value: field(23))
+                writer.single("process_resident_memory_bytes", type: .gauge, help: "Resident memory size in bytes.", value: field(24) * pageSize)
                 if let uptime = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
                     let since = Double(uptime.split(separator: " ").first ?? "")
                 {
                     let boot = Date().timeIntervalSince1970 - since
-                    writer.family("process_start_time_seconds", type: .gauge, help: "Start time of the process since unix epoch in seconds.")
-                    writer.sample("process_start_time_seconds", value: (boot + field(22) / ticks).rounded())
+                    writer.single("process_start_time_seconds", type: .gauge, help: "Start time of the process since unix epoch in seconds.", value: (boot + field(22) / ticks).rounded())
                 }
             }
         }
         if let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
-            writer.family("process_open_fds", type: .gauge, help: "Number of open file descriptors.")
-            writer.sample("process_open_fds", value: Double(descriptors.count))
+            writer.single("process_open_fds", type: .gauge, help: "Number of open file descriptors.", value: Double(descriptors.count))
         }
         var limit = rlimit()
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
-            writer.family("process_max_fds", type: .gauge, help: "Maximum number of open file descriptors.")
-            writer.sample("process_max_fds", value: Double(limit.rlim_cur))
+            writer.single("process_max_fds", type: .gauge, help: "Maximum number of open file descriptors.", value: Double(limit.rlim_cur))
         }
     }
 }

@@ -46,13 +46,8 @@ struct AlertHooksEndToEndTests {
         return config
     }
 
-    func temporaryDirectory() throws -> URL {
-        let directory = try makeTemporaryDirectory("hooks")
-        return directory
-    }
-
     @Test func webhookGetsFiringThenResolvedInAlertmanagersFormat() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("hooks")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, base) = try await startSimulator()
         let config = try writeConfig(directory, upstream: base, hooks: """
@@ -106,7 +101,7 @@ struct AlertHooksEndToEndTests {
     }
 
     @Test func everyNotificationArrivesInOrderThroughReceiverOutagesAndAHardKill() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("hooks")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (upstream, upstreamBase) = try await startSimulator()
         let receiverPort = closedPort()
@@ -145,7 +140,7 @@ struct AlertHooksEndToEndTests {
     }
 
     @Test func aRealAlertmanagerGetsTheAlertAndItsResolution() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("hooks")
         defer { try? FileManager.default.removeItem(at: directory) }
         let amPort = closedPort()
         try """

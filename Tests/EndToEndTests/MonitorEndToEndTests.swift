@@ -16,13 +16,8 @@ struct MonitorEndToEndTests {
         scrape.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
     }
 
-    func temporaryDirectory() throws -> URL {
-        let directory = try makeTemporaryDirectory("lookout")
-        return directory
-    }
-
     @Test func reloadAddsChangesAndRemovesSourcesButKeepsBreakers() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("lookout")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
@@ -82,7 +77,7 @@ struct MonitorEndToEndTests {
     }
 
     @Test func anUnreachableCanaryMeansOneOfflineSignalAndNoBlame() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("lookout")
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("lookout.yml")
         let sources = (0..<3).map { "  - {name: s\($0), url: \"http://127.0.0.1:\(closedPort())/\"}" }.joined(separator: "\n")

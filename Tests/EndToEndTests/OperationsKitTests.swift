@@ -179,12 +179,12 @@ struct OperationsKitTests {
         #expect(shards[0].isDisjoint(with: shards[1]))
         #expect(shards[0].union(shards[1]) == Set(names))
         #expect(!shards[0].isEmpty && !shards[1].isEmpty)
-        let counters = try await eventually("every source probed") { () -> [String: Int]? in
+        // Between them the two shards reach every source (the wait fails if one is never probed).
+        _ = try await eventually("every source probed") { () -> [String: Int]? in
             let result = await http.perform(TransferRequest(url: "\(simBase)/counters"))
             let counters = (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Int]) ?? [:]
             return names.allSatisfy { (counters["/flaky/\($0)"] ?? 0) >= 1 } ? counters : nil
         }
-        #expect(names.allSatisfy { counters["/flaky/\($0)"] != nil })
         let info0 = await http.perform(TransferRequest(url: "http://127.0.0.1:\(ports[0])/metrics")).bodyText
         #expect(info0.contains(#"lookout_shard_info{index="0",count="2"} 1"#))
         #expect(try await first.terminate() == 0)

@@ -9,11 +9,6 @@ import TestSupport
 struct ServingEndToEndTests {
     let http = CurlTransport()
 
-    func temporaryDirectory() throws -> URL {
-        let directory = try makeTemporaryDirectory("serving")
-        return directory
-    }
-
     /// `# TYPE name type` lines of an exposition, for names starting with `prefix`.
     func types(_ text: String, prefix: String) -> [String: String] {
         var types: [String: String] = [:]
@@ -38,7 +33,7 @@ struct ServingEndToEndTests {
     }
 
     @Test func probeAnswersWithEveryMetricBlackboxExporterGives() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("serving")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (nginx, nginxPort) = try startNginx(directory)
         let target = "http://127.0.0.1:\(nginxPort)/"
@@ -92,7 +87,7 @@ struct ServingEndToEndTests {
     }
 
     @Test func aRealPrometheusScrapesEverySource() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryDirectory("serving")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")

@@ -48,7 +48,7 @@ struct HTTPServerTests {
             timeout: .seconds(20)))
     }
 
-    @Test func sendsAnOwnedBufferWithoutCopyingItFirst() async throws {
+    @Test func sendsAnOwnedBufferAsTheWholeBody() async throws {
         let server = try makeServer()
         for _ in 0..<3 {  // each response frees its own buffer
             let result = await get(server, "/owned")

@@ -30,11 +30,7 @@ public final class Gate: Sendable {
 
 /// Polls `condition` until it holds; throws after 30 s.
 public func eventuallyTrue(_ condition: () -> Bool) async throws {
-    let end = ContinuousClock.now + .seconds(30)
-    while !condition() {
-        guard ContinuousClock.now < end else { throw TestFailure("condition never held") }
-        try await Task.sleep(for: .milliseconds(10))
-    }
+    _ = try await eventually(deadline: .seconds(30), "condition") { condition() ? true : nil }
 }
 
 /// A value behind a lock.
