@@ -118,8 +118,15 @@ public struct AlertExpressionParser {
         case number(Double), identifier(String), window(Duration), comparison(AlertExpression.Comparison), open, close, end
     }
 
+    /// Brackets and `not`s nested deeper than this are refused: the parser recurses once per
+    /// level, and a hostile config must not be able to exhaust the stack.
+    public static let maxDepth = 64
+    /// Expressions longer than this many tokens are refused (see `tokenize`).
+    public static let maxTokens = 1000
+
     private var tokens: [(token: Token, offset: Int)] = []
     private var position = 0
+    private var depth = 0
 
     public static func parse(_ text: String) throws(AlertExpressionError) -> AlertExpression {
         var parser = AlertExpressionParser()
@@ -177,6 +184,11 @@ public struct AlertExpressionParser {
             }
         }
         tokens.append((.end, characters.count))
+        // Chains like `a and b and c …` nest to the left as they parse; bounding the tokens bounds
+        // the tree that evaluation and deallocation walk recursively.
+        guard tokens.count <= AlertExpressionParser.maxTokens else {
+            throw AlertExpressionError(offset: tokens[AlertExpressionParser.maxTokens].offset, message: "longer than \(AlertExpressionParser.maxTokens) terms")
+        }
     }
 
     private mutating func parseOr() throws(AlertExpressionError) -> AlertExpression {
@@ -197,10 +209,21 @@ public struct AlertExpressionParser {
         return left
     }
 
+    /// Counts one level of nesting for the duration of `body`.
+    private mutating func nested<T>(at offset: Int, _ body: (inout Self) throws(AlertExpressionError) -> T) throws(AlertExpressionError) -> T {
+        guard depth < AlertExpressionParser.maxDepth else {
+            throw AlertExpressionError(offset: offset, message: "nested more than \(AlertExpressionParser.maxDepth) levels deep")
+        }
+        depth += 1
+        defer { depth -= 1 }
+        return try body(&self)
+    }
+
     private mutating func parseUnary() throws(AlertExpressionError) -> AlertExpression {
         if current.token == .identifier("not") {
+            let offset = current.offset
             position += 1
-            return .not(try parseUnary())
+            return .not(try nested(at: offset) { parser throws(AlertExpressionError) in try parser.parseUnary() })
         }
         let left = try parseOperand()
         if case .comparison(let comparison) = current.token {
@@ -218,7 +241,7 @@ public struct AlertExpressionParser {
             return .number(value)
         case .open:
             position += 1
-            let inner = try parseOr()
+            let inner = try nested(at: offset) { parser throws(AlertExpressionError) in try parser.parseOr() }
             guard current.token == .close else { throw AlertExpressionError(offset: current.offset, message: "expected \")\"") }
             position += 1
             return inner

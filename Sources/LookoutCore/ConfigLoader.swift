@@ -33,8 +33,9 @@ public enum ConfigLoader {
             throw ConfigError(problems: [syntaxProblem(error, file: file)])
         }
         var reader = ConfigReader(file: file, directory: directory, environment: environment)
-        let config = reader.readConfig(root)
+        var config = reader.readConfig(root)
         if !reader.problems.isEmpty { throw ConfigError(problems: reader.problems) }
+        config.warnings = reader.warnings
         return config
     }
 

@@ -66,8 +66,8 @@ extension ConfigReader {
         for (key, value) in modules {
             guard let name = key.scalar?.string else { continue }
             let path = "probe_modules.\(name)"
-            guard let fields = mapping(value, path, known: ["kind", "timeout", "allow"]) else { continue }
-            var module = ProbeModule(kind: .http, timeout: .seconds(5), allow: [])
+            guard let fields = mapping(value, path, known: ["kind", "timeout", "allow", "follow_redirects", "max_redirects"]) else { continue }
+            var module = ProbeModule()
             if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
                 if let parsed = SourceKind(rawValue: text) { module.kind = parsed } else {
                     problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use http, json, rss or download)")
@@ -81,9 +81,14 @@ extension ConfigReader {
                         problem(item, "\(path).allow[\(index)]", "\"\(pattern)\" is not a regular expression")
                     } else {
                         module.allow.append(pattern)
+                        if ProbeModule.allowsAnyHost(pattern) {
+                            warning(item, "\(path).allow[\(index)]", "\"\(pattern)\" allows any host: anyone who can reach /probe can make Lookout request any URL (patterns match the whole target, e.g. \"https?://api\\\\.example\\\\.com/.*\")")
+                        }
                     }
                 }
             }
+            if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
+            if let node = fields["max_redirects"]?.value, let count = int(node, "\(path).max_redirects", range: 0...20) { module.maxRedirects = count }
             if module.allow.isEmpty, fields["allow"] == nil {
                 problem(value, "\(path).allow", "is missing: list the target patterns this module may probe")
             }
@@ -104,7 +109,8 @@ extension ConfigReader {
                 do throws(AlertExpressionError) {
                     _ = try AlertExpressionParser.parse(expr)
                 } catch {
-                    problem(node, "\(path).expr", "\(error.message) (at character \(error.offset + 1) of \"\(expr)\")")
+                    let shown = expr.count > 80 ? expr.prefix(80) + "…" : Substring(expr)
+                    problem(node, "\(path).expr", "\(error.message) (at character \(error.offset + 1) of \"\(shown)\")")
                 }
             }
             if fields["name"] == nil { problem(item, "\(path).name", "is missing") }

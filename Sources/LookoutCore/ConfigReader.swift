@@ -8,6 +8,7 @@ struct ConfigReader {
     let directory: String
     let environment: [String: String]
     var problems: [ConfigProblem] = []
+    var warnings: [ConfigProblem] = []
 
     init(file: String, directory: String, environment: [String: String]) {
         self.file = file
@@ -18,6 +19,11 @@ struct ConfigReader {
     mutating func problem(_ node: Node?, _ path: String, _ message: String) {
         let mark = node?.mark
         problems.append(ConfigProblem(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message))
+    }
+
+    mutating func warning(_ node: Node?, _ path: String, _ message: String) {
+        let mark = node?.mark
+        warnings.append(ConfigProblem(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message))
     }
 
     /// A mapping with string keys, checked against `known`; unknown keys are reported with a
@@ -110,11 +116,23 @@ struct ConfigReader {
 
     mutating func duration(_ node: Node, _ path: String) -> Duration? {
         guard let text = string(node, path) else { return nil }
-        guard let duration = ConfigValues.duration(text), duration > .zero else {
-            problem(node, path, "\"\(text)\" is not a duration (use 500ms, 30s, 5m, 1h)")
+        do throws(ConfigValues.Problem) {
+            let duration = try ConfigValues.parseDuration(text)
+            guard duration > .zero else { throw .notPositive }
+            return duration
+        } catch {
+            problem(node, path, ConfigReader.explain(error, text, kind: "a duration", examples: "500ms, 30s, 5m, 1h"))
             return nil
         }
-        return duration
+    }
+
+    /// `"5x" is not a duration (use …)`, `"0s" must be above zero`, `"…" is too large (at most …)`.
+    static func explain(_ problem: ConfigValues.Problem, _ text: String, kind: String, examples: String) -> String {
+        switch problem {
+        case .malformed: return "\"\(text)\" is not \(kind) (use \(examples))"
+        case .notPositive: return "\"\(text)\" must be above zero"
+        case .tooLarge(let limit): return "\"\(text)\" is too large (at most \(limit))"
+        }
     }
 
     mutating func int(_ node: Node, _ path: String, range: ClosedRange<Int> = 0...Int.max) -> Int? {
@@ -153,20 +171,24 @@ struct ConfigReader {
 
     mutating func size(_ node: Node, _ path: String) -> Int64? {
         guard let text = string(node, path) else { return nil }
-        guard let value = ConfigValues.size(text), value > 0 else {
-            problem(node, path, "\"\(text)\" is not a size (use 512KiB, 100MiB, 8GiB)")
+        do throws(ConfigValues.Problem) {
+            let value = try ConfigValues.parseSize(text)
+            guard value > 0 else { throw .notPositive }
+            return value
+        } catch {
+            problem(node, path, ConfigReader.explain(error, text, kind: "a size", examples: "512KiB, 100MiB, 8GiB"))
             return nil
         }
-        return value
     }
 
     mutating func rate(_ node: Node, _ path: String) -> Double? {
         guard let text = string(node, path) else { return nil }
-        guard let value = ConfigValues.rate(text) else {
-            problem(node, path, "\"\(text)\" is not a rate (use 5/s, 300/m, 10/h)")
+        do throws(ConfigValues.Problem) {
+            return try ConfigValues.parseRate(text)
+        } catch {
+            problem(node, path, ConfigReader.explain(error, text, kind: "a rate", examples: "5/s, 300/m, 10/h"))
             return nil
         }
-        return value
     }
 
     mutating func url(_ node: Node, _ path: String) -> String? {

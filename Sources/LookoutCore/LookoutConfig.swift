@@ -120,14 +120,6 @@ public struct Shard: Sendable, Equatable {
     }
 }
 
-/// A `/probe` module (blackbox_exporter style).
-public struct ProbeModule: Sendable, Equatable {
-    public var kind: SourceKind
-    public var timeout: Duration
-    /// Regular expressions; a target must match one.
-    public var allow: [String]
-}
-
 /// A user alert rule, as written in the config (evaluated by the alerting code).
 public struct AlertRuleConfig: Sendable, Equatable {
     public var name: String
@@ -174,6 +166,9 @@ public struct LookoutConfig: Sendable, Equatable {
     /// How often the alert rules are evaluated (15 s; shorter in tests).
     public var alertEvaluationInterval: Duration = .seconds(15)
     public var hooks: [HookConfig] = []
+    /// What is allowed but probably not meant (a `/probe` pattern that allows any host, ...):
+    /// `check-config` prints these, `serve` logs them; they never stop a start or a reload.
+    public var warnings: [ConfigProblem] = []
 
     public init(listen: String = "127.0.0.1:9464", database: String = "lookout.sqlite", sources: [SourceConfig] = []) {
         self.listen = listen

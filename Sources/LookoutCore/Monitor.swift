@@ -117,6 +117,7 @@ public final class Monitor: Sendable {
                 $0 = ReloadStatus(successful: true, lastSuccessMs: Timestamp.nowMs(), problems: [])
             }
             logger.info("config reloaded", metadata: ["sources": "\(ownSources.count)"])
+            for warning in config.warnings { logger.warning("config: \(warning)") }
             for listener in reloadListeners.withLock({ $0 }) { listener() }
             return []
         } catch {

@@ -26,27 +26,83 @@ public struct ProbeEndpoint: Sendable {
         }
         if !target.contains("://") { target = "http://" + target }
         if let problem = ProbeURL.problem(target) { return .text("Bad target: \(problem)\n", status: 400) }
-        guard module.allow.contains(where: { target.range(of: $0, options: .regularExpression) != nil }) else {
+        guard module.allows(target) else {
             return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403)
         }
         var timeout = module.timeout
-        if let header = request.headers["X-Prometheus-Scrape-Timeout-Seconds"], let seconds = Double(header), seconds > 0 {
-            timeout = min(timeout, .milliseconds(Int64(max(0.5, seconds - 0.5) * 1000)))
+        if let header = request.headers["X-Prometheus-Scrape-Timeout-Seconds"], let seconds = Double(header),
+            let scrapeTimeout = Duration.clamping(seconds: max(0.5, seconds - 0.5))
+        {
+            timeout = min(timeout, scrapeTimeout)
         }
-        // Each target is an upstream of its own, without a breaker: a scrape always probes.
-        var source = SourceConfig(name: "probe:\(target)", kind: module.kind, url: target, interval: timeout, timeout: timeout)
-        source.policy.rateLimit = nil
-        source.policy.breaker.failureThreshold = Int.max
-        context.monitor.client.configure(upstream: source.name, policy: source.policy)
         let started = ContinuousClock.now
-        let transfer = TransferRequest(url: target, timeout: timeout, maxResponseBytes: 16 << 20)
-        let outcome = await context.monitor.client.call(
-            upstream: source.name,
-            CallRequest(transfer, deadline: timeout, validate: ResponseCheck.validator(for: source), singleFlight: false))
+        let outcome = await ProbeEndpoint.probe(target, module: module, timeout: timeout, client: context.monitor.client)
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(
             headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: .bytes(ProbeEndpoint.render(outcome, target: target, duration: duration).bytes))
+    }
+
+    /// Probes `target` without keeping anything: a one-off call (no breaker, counters or rows for
+    /// arbitrary targets, so 20,000 distinct targets leave nothing behind). Redirects are followed
+    /// hop by hop, each hop checked against the module's `allow` patterns before it is requested.
+    static func probe(_ target: String, module: ProbeModule, timeout: Duration, client: ResilientClient) async -> CallOutcome {
+        // Each target is an upstream of its own, without a breaker or limiter: a scrape always probes.
+        let source = SourceConfig(name: "probe", kind: module.kind, url: target, interval: timeout, timeout: timeout)
+        let validate = ResponseCheck.validator(for: source)
+        let clock = ContinuousClock()
+        let started = clock.now
+        var url = target
+        var hops = 0
+        var phases = PhaseTimings()
+        var attempts: [AttemptRecord] = []
+        while true {
+            let left = timeout - (clock.now - started)
+            let transfer = TransferRequest(url: url, timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20)
+            var outcome = await client.callOnce(
+                CallRequest(
+                    transfer, acceptedStatuses: Set(200...399), deadline: max(.milliseconds(1), left),
+                    validate: { isRedirect($0) ? nil : validate?($0) }, singleFlight: false),
+                policy: source.policy, label: "/probe")
+            attempts += outcome.attempts
+            if let final = outcome.final {
+                phases = PhaseTimings(
+                    dns: phases.dns + final.phases.dns, connect: phases.connect + final.phases.connect,
+                    tls: phases.tls + final.phases.tls, ttfb: phases.ttfb + final.phases.ttfb,
+                    transfer: phases.transfer + final.phases.transfer)
+            }
+            func finish(_ failure: Failure?) -> CallOutcome {
+                if let failure { outcome.failure = failure }
+                outcome.url = target
+                outcome.attempts = attempts
+                outcome.final?.redirects = hops
+                outcome.final?.phases = phases
+                return outcome
+            }
+            guard outcome.ok, let final = outcome.final, isRedirect(final) else { return finish(nil) }
+            let status = final.httpStatus ?? 0
+            guard module.followRedirects, let next = final.redirectURL else {
+                return finish(Failure(
+                    category: .clientError, reason: "redirect_not_followed", httpStatus: status,
+                    detail: "the server answered \(status) and module does not follow redirects"))
+            }
+            guard hops < module.maxRedirects else {
+                return finish(Failure(
+                    category: .clientError, reason: "too_many_redirects", httpStatus: status,
+                    detail: "more than \(module.maxRedirects) redirects; the last one pointed to \(next)"))
+            }
+            guard ProbeURL.problem(next) == nil, module.allows(next) else {
+                return finish(Failure(
+                    category: .clientError, reason: "redirect_not_allowed", httpStatus: status,
+                    detail: "the server redirected to \(next), which the module's allow patterns do not allow"))
+            }
+            hops += 1
+            url = next
+        }
+    }
+
+    private static func isRedirect(_ result: TransferResult) -> Bool {
+        (300...399).contains(result.httpStatus ?? 0)
     }
 
     /// The blackbox_exporter http prober's metrics, plus `probe_retries` and `probe_failure_info`.

@@ -185,7 +185,10 @@ final class EasyHandle: @unchecked Sendable {
             totalSeconds: total, redirects: redirects, httpVersion: EasyHandle.versionText(version),
             bodyBytes: bodyBytes, exceededSizeLimit: exceededSizeLimit, cancelled: cancelled,
             osErrno: Int32(osErrno), certificateExpiry: expiry >= 0 ? Date(timeIntervalSince1970: Double(expiry)) : nil)
+        var redirectPointer: UnsafeMutablePointer<CChar>?
+        lookout_curl_getinfo_string(handle, CURLINFO_REDIRECT_URL, &redirectPointer)
         var finished = result
+        finished.redirectURL = redirectPointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         finished.primaryIP = ip
         finished.contentLength = Int64(length)
         let waiting = continuation

@@ -64,6 +64,11 @@ public enum FailureClassifier {
             return failure(.invalidResponse, "too_large")
         case CURLE_TOO_MANY_REDIRECTS:
             return failure(.clientError, "too_many_redirects")
+        case CURLE_UNSUPPORTED_PROTOCOL where result.curlMessage.contains("HTTP/0.9"):
+            // The server answered without a status line: a protocol violation, not our URL.
+            var failure = failure(.invalidResponse, "http09_response")
+            failure.detail = "the server answered without an HTTP status line (HTTP/0.9), which is not allowed"
+            return failure
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return failure(.clientError, "bad_url")
         case CURLE_PEER_FAILED_VERIFICATION:

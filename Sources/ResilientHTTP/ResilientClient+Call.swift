@@ -1,8 +1,54 @@
 import Foundation
+import Synchronization
+
+/// Where a call keeps its upstream's state: the client's registry (breaker, bucket and budget
+/// live on, events are reported), or a private copy that ends with the call and reports nothing.
+enum UpstreamSlot: Sendable {
+    case registered(String)
+    case oneOff(OneOffUpstream)
+}
+
+/// The state of a one-off call's upstream, alive for that call only.
+final class OneOffUpstream: Sendable {
+    let state: Mutex<ResilientClient.Upstream>
+
+    init(_ upstream: ResilientClient.Upstream) {
+        state = Mutex(upstream)
+    }
+}
 
 extension ResilientClient {
-    /// One call: policy checks, then attempts until success, a final failure or the deadline.
+    /// One call that keeps no state and reports no events: a fresh breaker, bucket and budget are
+    /// made for it and dropped with it. For calls to arbitrary targets (blackbox-style `/probe`),
+    /// where per-target state would grow without bound.
+    ///
+    /// ```swift
+    /// let outcome = await client.callOnce(CallRequest(TransferRequest(url: target)), policy: UpstreamPolicy())
+    /// ```
+    public func callOnce(_ request: CallRequest, policy: UpstreamPolicy, label: String = "one-off") async -> CallOutcome {
+        let upstream = Upstream(
+            policy: policy, breaker: CircuitBreaker(settings: policy.breaker),
+            bucket: nil,
+            budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
+            tokens: nil)
+        return await perform(slot: .oneOff(OneOffUpstream(upstream)), label: label, request, breakerCountsFailures: false)
+    }
+
     func perform(upstream name: String, _ request: CallRequest, breakerCountsFailures: Bool) async -> CallOutcome {
+        await perform(slot: .registered(name), label: name, request, breakerCountsFailures: breakerCountsFailures)
+    }
+
+    /// One call: policy checks, then attempts until success, a final failure or the deadline.
+    private func perform(slot: UpstreamSlot, label name: String, _ request: CallRequest, breakerCountsFailures: Bool) async -> CallOutcome {
+        func withUpstream<T>(_ ignored: String, _ body: (inout Upstream) -> T) -> T? {
+            switch slot {
+            case .registered(let name): return self.withUpstream(name, body)
+            case .oneOff(let upstream): return upstream.state.withLock { body(&$0) }
+            }
+        }
+        func emit(_ event: ClientEvent) {
+            if case .registered = slot { self.emit(event) }
+        }
         let clock = ContinuousClock()
         let started = clock.now
         var outcome = CallOutcome(
@@ -87,7 +133,9 @@ extension ResilientClient {
             }
             var failure = FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses)
             if failure == nil, let validate = request.validate { failure = validate(result) }
-            noteQuota(name, result)
+            if let drainUntil = ResilientClient.quotaReset(result, nowMs: nowMs()) {
+                _ = withUpstream(name) { $0.bucket?.drain(nowMs: drainUntil.now, untilMs: drainUntil.until) }
+            }
             outcome.final = result
             outcome.failure = failure
             let record = AttemptRecord(
@@ -144,11 +192,10 @@ extension ResilientClient {
     }
 
     /// A `RateLimit` field that says the quota is spent drains the bucket until its reset.
-    private func noteQuota(_ name: String, _ result: TransferResult) {
-        guard let field = result.header("RateLimit"), ServerWait.rateLimitRemaining(field) == 0 else { return }
-        let reset = ServerWait.rateLimitReset(field) ?? .seconds(1)
-        let now = nowMs()
-        _ = withUpstream(name) { $0.bucket?.drain(nowMs: now, untilMs: now + reset.totalMilliseconds) }
+    private static func quotaReset(_ result: TransferResult, nowMs now: Int64) -> (now: Int64, until: Int64)? {
+        guard let field = result.header("RateLimit"), ServerWait.rateLimitRemaining(field) == 0 else { return nil }
+        let reset = min(ServerWait.rateLimitReset(field) ?? .seconds(1), .longest)
+        return (now, now + reset.totalMilliseconds)
     }
 
     /// `HH:mm:ss UTC`, by arithmetic: this runs for every call an open breaker refuses, and a

@@ -16,8 +16,7 @@ public enum ServerWait {
     public static func retryAfter(_ value: String, now: Date) -> Duration? {
         if let seconds = deltaSeconds(value) { return seconds }
         guard let date = httpDate(value) else { return nil }
-        let seconds = date.timeIntervalSince(now)
-        return .milliseconds(Int64(Swift.max(0, seconds) * 1000))
+        return Duration.clamping(seconds: Swift.max(0, date.timeIntervalSince(now)))
     }
 
     /// The `t=` parameter of `RateLimit: "default";r=0;t=30`.
@@ -41,8 +40,11 @@ public enum ServerWait {
     }
 
     static func deltaSeconds(_ value: String) -> Duration? {
-        guard let seconds = Int64(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 else { return nil }
-        return .seconds(seconds)
+        // Digits only (RFC 9110 delay-seconds); a value past Int64 is as good as "forever".
+        let digits = value.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        guard let seconds = Int64(digits) else { return .longest }
+        return Swift.min(.seconds(seconds), .longest)
     }
 
     /// IMF-fixdate, the obsolete RFC 850 form, and asctime (RFC 9110 §5.6.7).

@@ -99,6 +99,9 @@ public struct TransferResult: Sendable {
     public var primaryIP: String?
     /// The size the server announced in `Content-Length`, or -1.
     public var contentLength: Int64 = -1
+    /// Where a redirect that was not followed (`followRedirects: false`) points, resolved against
+    /// the request's URL by libcurl; nil for other answers.
+    public var redirectURL: String?
 
     public init(
         curlCode: Int32 = 0, curlMessage: String = "", httpStatus: Int? = nil,

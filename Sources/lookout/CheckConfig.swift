@@ -12,6 +12,7 @@ struct CheckConfig: AsyncParsableCommand {
     func run() async throws {
         do {
             let loaded = try ConfigLoader.load(path: config)
+            for warning in loaded.warnings { printError("warning: \(warning)") }
             print("\(config): OK, \(loaded.sources.count) source\(loaded.sources.count == 1 ? "" : "s")")
         } catch let error as ConfigError {
             printError(error.description)

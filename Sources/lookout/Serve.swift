@@ -47,6 +47,7 @@ struct Serve: AsyncParsableCommand {
             printError("lookout: not starting: \(config) has \(error.problems.count) problem\(error.problems.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
+        for warning in loaded.warnings { logger.warning("config: \(warning)") }
         let address = listen ?? loaded.listen
         guard let (host, port) = HTTPServerConfiguration.parseAddress(address) else {
             throw ValidationError("listen address \(address) is not HOST:PORT")
