@@ -18,6 +18,7 @@ static inline struct MHD_Daemon *lookout_mhd_start(
         const struct sockaddr *addr,
         MHD_AccessHandlerCallback handler, void *handler_cls,
         MHD_RequestCompletedCallback completed, void *completed_cls,
+        MHD_NotifyConnectionCallback notify, void *notify_cls,
         unsigned int connection_limit,
         unsigned int connection_timeout_seconds,
         size_t connection_memory_limit,
@@ -28,6 +29,7 @@ static inline struct MHD_Daemon *lookout_mhd_start(
         return MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, handler_cls,
                                 MHD_OPTION_SOCK_ADDR, addr,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                                MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
@@ -38,6 +40,7 @@ static inline struct MHD_Daemon *lookout_mhd_start(
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, addr,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
@@ -51,6 +54,17 @@ static inline int lookout_mhd_supports_tls(void) { return MHD_is_feature_support
 static inline uint16_t lookout_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+/// Whether a connection notification says the connection started (1) or closed (0).
+static inline int lookout_mhd_notify_started(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+/// The connection's socket, or -1.
+static inline int lookout_mhd_connection_fd(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
 }
 
 static inline int lookout_mhd_yes(void) { return MHD_YES; }

@@ -12,20 +12,25 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionLimit: Int
     /// A connection idle for this long (for example a client that sends nothing) is closed.
     public var connectionTimeoutSeconds: Int
+    /// A connection must deliver a whole request (headers and body) this soon after it opens or
+    /// after its last response, however steadily it drips bytes; one second while half the
+    /// connection slots are taken (see `ConnectionReaper`).
+    public var requestDeadlineSeconds: Int
     /// Larger request bodies are answered 413.
     public var maxRequestBodyBytes: Int
     /// PEM text of a private key and certificate: serve HTTPS instead of HTTP.
     public var tls: (keyPEM: String, certificatePEM: String)?
 
     public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, connectionLimit: Int = 512,
-        connectionTimeoutSeconds: Int = 10, maxRequestBodyBytes: Int = 1 << 20,
+        host: String = "127.0.0.1", port: UInt16 = 0, connectionLimit: Int = 2048,
+        connectionTimeoutSeconds: Int = 10, requestDeadlineSeconds: Int = 10, maxRequestBodyBytes: Int = 1 << 20,
         tls: (keyPEM: String, certificatePEM: String)? = nil
     ) {
         self.host = host
         self.port = port
         self.connectionLimit = connectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.requestDeadlineSeconds = requestDeadlineSeconds
         self.maxRequestBodyBytes = maxRequestBodyBytes
         self.tls = tls
     }
@@ -70,6 +75,8 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     let router: Router
     let suspensions = SuspensionCounter()
+    let reaper: ConnectionReaper
+    private let reaping = Mutex<Task<Void, Never>?>(nil)
     private let daemon = Mutex<DaemonHandle?>(nil)
     private let inFlight = Mutex<[ObjectIdentifier: RequestContext]>([:])
     private let boundPort = Mutex<UInt16>(0)
@@ -77,7 +84,12 @@ public final class HTTPServer: Sendable {
     public init(configuration: HTTPServerConfiguration, router: Router) {
         self.configuration = configuration
         self.router = router
+        self.reaper = ConnectionReaper(
+            requestDeadline: .seconds(configuration.requestDeadlineSeconds), connectionLimit: configuration.connectionLimit)
     }
+
+    /// Connections closed because they were too slow to send a request (slowloris).
+    public var slowConnectionsClosed: Int { reaper.reapedCount }
 
     deinit {
         if let handle = daemon.withLock({ $0 }) { MHD_stop_daemon(handle.pointer) }
@@ -108,6 +120,7 @@ public final class HTTPServer: Sendable {
         if configuration.tls != nil && lookout_mhd_supports_tls() == 0 {
             throw HTTPServerError.cannotListen(address, reason: "this libmicrohttpd was built without TLS")
         }
+        HTTPServer.raiseFileLimit(to: configuration.connectionLimit + 256)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let pointer = withUnsafePointer(to: &storage) { raw in
             raw.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
@@ -127,6 +140,11 @@ public final class HTTPServer: Sendable {
                         slot.pointee = nil
                     },
                     context,
+                    { cls, connection, _, code in
+                        let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
+                        if lookout_mhd_notify_started(code) == 1 { server.reaper.opened(connection!) } else { server.reaper.closed(connection!) }
+                    },
+                    context,
                     UInt32(configuration.connectionLimit),
                     UInt32(configuration.connectionTimeoutSeconds),
                     64 * 1024, configuration.tls?.keyPEM, configuration.tls?.certificatePEM)
@@ -137,11 +155,30 @@ public final class HTTPServer: Sendable {
         }
         daemon.withLock { $0 = DaemonHandle(pointer: pointer) }
         boundPort.withLock { $0 = lookout_mhd_bound_port(pointer) }
+        let reaper = self.reaper
+        reaping.withLock {
+            $0 = Task.detached {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(250))
+                    reaper.reap()
+                }
+            }
+        }
+    }
+
+    /// Raises this process's open-file limit to `wanted` (within the hard limit): each connection
+    /// takes a descriptor, and the default soft limit of 1024 is below the connection limit.
+    static func raiseFileLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// Cancels running handlers, answers what is still waiting with 503, and stops the daemon.
     /// Waits at most two seconds for handlers to notice cancellation and five in all.
     public func stop() async {
+        reaping.withLock { $0?.cancel() }
         for request in inFlight.withLock({ Array($0.values) }) { request.cancel() }
         let started = ContinuousClock.now
         let deadline = started + .seconds(2)
@@ -193,13 +230,13 @@ public final class HTTPServer: Sendable {
             let count = uploadSize.pointee
             uploadSize.pointee = 0
             guard !request.answered else { return lookout_mhd_result(1) }
-            if request.discardedBytes > 0 || request.body.count + count > configuration.maxRequestBodyBytes {
-                // A chunked body past the limit: libmicrohttpd cannot answer mid-upload, so read
-                // and drop the rest, then answer 413; a body that goes on and on is cut off.
+            if request.bodyTooLarge || request.body.count + count > configuration.maxRequestBodyBytes {
+                // A chunked body past the limit: libmicrohttpd 0.9 cannot answer while a body is
+                // being read, so read and drop the rest, then answer 413. A body that goes on and
+                // on is cut off by the request deadline (`ConnectionReaper`), not by a byte count.
                 request.body = []
-                request.discardedBytes += count
-                let tooMuch = request.discardedBytes > 16 * configuration.maxRequestBodyBytes
-                return lookout_mhd_result(tooMuch ? 0 : 1)
+                request.bodyTooLarge = true
+                return lookout_mhd_result(1)
             }
             uploadData!.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
                 request.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
@@ -207,7 +244,7 @@ public final class HTTPServer: Sendable {
             return lookout_mhd_result(1)
         }
         if request.answered { return lookout_mhd_result(1) }
-        if request.discardedBytes > 0 {
+        if request.bodyTooLarge {
             return request.reject(status: 413, configuration.maxRequestBodyBytes)
         }
         if let response = request.takeResponse() {

@@ -4,7 +4,7 @@ import Synchronization
 /// One request on one connection, from its first byte to its completion. libmicrohttpd calls the
 /// access handler several times per request; this object carries the state between the calls.
 final class RequestContext: @unchecked Sendable {
-    // `body`, `discardedBytes`, `answered` and `dispatched` are touched only on the daemon thread; what handler
+    // `body`, `bodyTooLarge`, `answered` and `dispatched` are touched only on the daemon thread; what handler
     // tasks share with it lives in `shared`, behind a Mutex.
     private struct Shared {
         var response: HTTPResponse?
@@ -21,8 +21,8 @@ final class RequestContext: @unchecked Sendable {
     let query: [String: String]
     let remoteAddress: String?
     var body: [UInt8] = []
-    /// Bytes of an over-long body that were read and thrown away.
-    var discardedBytes = 0
+    /// The body went past the server's limit; the rest is read and dropped, then 413 answers.
+    var bodyTooLarge = false
     private(set) var answered = false
     private(set) var dispatched = false
     private let shared = Mutex(Shared())
@@ -46,6 +46,7 @@ final class RequestContext: @unchecked Sendable {
     /// Suspends the connection and runs `handler` in a task; `complete(with:)` resumes it.
     func dispatch(_ handler: @escaping Router.Handler, parameters: [String: String]) {
         dispatched = true
+        server.reaper.handling(connection.pointer)
         let request = HTTPRequest(
             method: method, path: path, query: query, headers: headers, body: body,
             pathParameters: parameters, remoteAddress: remoteAddress)
@@ -87,6 +88,7 @@ final class RequestContext: @unchecked Sendable {
     }
 
     func connectionClosed() {
+        server.reaper.completed(connection.pointer)
         let (task, stream) = shared.withLock { ($0.task, $0.stream) }
         task?.cancel()
         stream?.close()

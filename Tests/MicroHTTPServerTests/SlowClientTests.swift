@@ -1,0 +1,85 @@
+import Foundation
+@testable import MicroHTTPServer
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// Slow and oversized clients (issue "Hostile input…", rows 7 and 11): a client that drips its
+/// headers is closed at the request deadline however steadily it sends, sooner when connection
+/// slots run short; a handler at work is never cut off; a streamed body past the limit gets 413.
+@Suite("slow and oversized clients")
+struct SlowClientTests {
+    let client = CurlTransport()
+
+    func start(limit: Int = 64, bodyLimit: Int = 1024, gate: Gate = Gate(), entered: Gate = Gate()) throws -> HTTPServer {
+        var router = Router()
+        router.get("/ok") { _ in .text("ok\n") }
+        router.post("/echo") { request in .text("got \(request.body.count) bytes") }
+        router.get("/gated") { _ in
+            entered.open()
+            await gate.wait()
+            return .text("released\n")
+        }
+        let server = HTTPServer(
+            configuration: .init(port: 0, connectionLimit: limit, connectionTimeoutSeconds: 60, requestDeadlineSeconds: 10, maxRequestBodyBytes: bodyLimit),
+            router: router)
+        try server.start()
+        return server
+    }
+
+    @Test func aClientThatDripsItsHeadersIsClosedAtTheDeadline() async throws {
+        let server = try start()
+        let dripping = try RawSocket(port: server.port)
+        dripping.send("GET /ok HTTP/1.1\r\nHost: x\r\n")
+        try await eventuallyTrue { server.reaper.openCount == 1 }
+        dripping.send("X-Slow: 1\r\n")
+        #expect(server.reaper.reap(now: .now + .seconds(5)) == 0)
+        #expect(server.reaper.reap(now: .now + .seconds(11)) == 1)
+        let outcome = dripping.readUntilClosed(deadline: .now + .seconds(15))
+        #expect(outcome.closed)
+        #expect(outcome.text.isEmpty)
+        #expect(server.slowConnectionsClosed == 1)
+        #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
+        await server.stop()
+    }
+
+    @Test func aRequestWhoseHandlerRunsIsNeverCutOff() async throws {
+        let gate = Gate()
+        let entered = Gate()
+        let server = try start(gate: gate, entered: entered)
+        let waiting = Task { await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/gated", timeout: .seconds(30))) }
+        await entered.wait()
+        #expect(server.reaper.reap(now: .now + .seconds(60)) == 0)
+        gate.open()
+        #expect(await waiting.value.bodyText == "released\n")
+        await server.stop()
+    }
+
+    @Test func whenSlotsRunShortTheSlowestMakeRoom() async throws {
+        let server = try start(limit: 4)
+        let first = try RawSocket(port: server.port)
+        let second = try RawSocket(port: server.port)
+        first.send("GET /ok HTTP/1.1\r\n")
+        second.send("GET /ok HTTP/1.1\r\n")
+        try await eventuallyTrue { server.reaper.openCount == 2 }
+        // Two of four slots taken: the one-second deadline applies, not the ten-second one.
+        server.reaper.reap(now: .now + .seconds(2))
+        #expect(first.readUntilClosed(deadline: .now + .seconds(15)).closed)
+        #expect(second.readUntilClosed(deadline: .now + .seconds(15)).closed)
+        #expect(server.slowConnectionsClosed >= 2)
+        #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
+        await server.stop()
+    }
+
+    @Test func aStreamedBodyOfFiftyMegabytesGets413() async throws {
+        let server = try start(bodyLimit: 1 << 20)
+        let result = await client.perform(TransferRequest(
+            url: "http://127.0.0.1:\(server.port)/echo", method: "POST",
+            headers: [("Transfer-Encoding", "chunked"), ("Expect", "")],
+            body: [UInt8](repeating: 97, count: 50 << 20), timeout: .seconds(60), maxResponseBytes: 4096))
+        #expect(result.httpStatus == 413)
+        #expect(result.bodyText == "request body is larger than 1048576 bytes\n")
+        #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
+        await server.stop()
+    }
+}
