@@ -16,6 +16,12 @@ public final class AlertService: Sendable {
     /// When each (alert, hook) pair was last notified, for repeats and Alertmanager refreshes.
     private let lastSent = Mutex<[String: Int64]>([:])
     private let stored = Mutex<[@Sendable () -> Void]>([])
+    /// Changes the database refused (disk full, read-only file), oldest first, each with the time
+    /// it happened; written before any newer change once writes work again.
+    private let unstored = Mutex(UnstoredChanges())
+    /// At most this many changes wait in memory for the database; past it the oldest are dropped
+    /// (counted in `lookout_alert_changes_dropped_total` and logged).
+    public static let maxUnstoredChanges = 10_000
     /// Alertmanager forgets a firing alert at its `endsAt`; Lookout pushes it again this often.
     public static let alertmanagerRefresh: Int64 = 60_000
 
@@ -60,44 +66,72 @@ public final class AlertService: Sendable {
         }
     }
 
-    /// One evaluation: stores the changes with their notifications, then the repeats that are
-    /// due; returns the changes.
+    /// Alert changes waiting for the database, and how many were dropped past the bound.
+    public var unstoredChanges: (pending: Int, dropped: UInt64) { unstored.withLock { ($0.batches.reduce(0) { $0 + $1.changes.count }, $0.dropped) } }
+
+    /// One evaluation: stores the changes with their notifications (after any that are still
+    /// waiting for the database, in order), then the repeats that are due; returns the changes
+    /// stored now.
     @discardableResult
     public func evaluate(nowMs: Int64 = Timestamp.nowMs()) -> [AlertChange] {
         let inputs = monitor.alertInputs(nowMs: nowMs)
         let changes = evaluator.withLock { $0.evaluate(nowMs: nowMs, inputs) }
         let config = monitor.config
         let router = HookRouter(hooks: config.hooks, externalURL: config.externalURL ?? "http://\(config.listen)")
-        let active = silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
-        func silenced(_ alert: Alert) -> Bool { active.contains { $0.matches(alert, nowMs: nowMs) } }
-        var wrote = false
+        let dropped = unstored.withLock { $0.append(changes, atMs: nowMs, limit: AlertService.maxUnstoredChanges) }
+        if dropped > 0 {
+            logger.error("alert changes dropped: too many waiting for the database", metadata: ["dropped": "\(dropped)"])
+        }
         var storedChanges: [AlertChange] = []
-        if !changes.isEmpty {
+        while let batch = unstored.withLock({ $0.batches.first }) {
+            let active = silences.withLock { $0.filter { $0.endsAtMs > batch.atMs } }
+            func silenced(_ alert: Alert) -> Bool { active.contains { $0.matches(alert, nowMs: batch.atMs) } }
             do {
-                storedChanges = try store.apply(changes, nowMs: nowMs) { change in
-                    silenced(change.alert) ? [] : router.notifications(change, nowMs: nowMs)
+                let written = try store.apply(batch.changes, nowMs: batch.atMs) { change in
+                    silenced(change.alert) ? [] : router.notifications(change, nowMs: batch.atMs)
                 }
-                let ids = storedChanges.map(\.alert)
-                evaluator.withLock { $0.noteStored(ids) }
-                for change in storedChanges {
-                    let alert = change.alert
-                    wrote = true
-                    lastSent.withLock { sent in
-                        for hook in config.hooks {
-                            if alert.firing { sent[AlertService.key(alert, hook)] = nowMs } else { sent.removeValue(forKey: AlertService.key(alert, hook)) }
-                        }
-                    }
-                    logger.notice(alert.firing ? "alert firing" : "alert resolved", metadata: [
-                        "alertname": "\(alert.rule)", "severity": "\(alert.severity)", "source": "\(alert.source ?? "")",
+                let waiting = unstored.withLock { unstored -> Int in
+                    unstored.batches.removeFirst()
+                    return unstored.batches.count
+                }
+                if batch.atMs != nowMs && waiting == 0 { logger.notice("alert changes stored after the database came back") }
+                noteStored(written, atMs: batch.atMs, hooks: config.hooks)
+                storedChanges += written
+            } catch {
+                let (first, pending) = unstored.withLock { unstored -> (Bool, Int) in
+                    defer { unstored.failing = true }
+                    return (!unstored.failing, unstored.batches.reduce(0) { $0 + $1.changes.count })
+                }
+                if first {
+                    logger.error("cannot store alert changes; they are kept in memory and stored in order when the database works again", metadata: [
+                        "error": "\(error)", "pending": "\(pending)",
                     ])
                 }
-            } catch {
-                logger.error("cannot store alert changes", metadata: ["error": "\(error)", "changes": "\(changes.count)"])
+                break
             }
         }
+        if unstored.withLock({ $0.batches.isEmpty }) { unstored.withLock { $0.failing = false } }
+        var wrote = !storedChanges.isEmpty
+        let active = silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
+        func silenced(_ alert: Alert) -> Bool { active.contains { $0.matches(alert, nowMs: nowMs) } }
         if enqueueRepeats(nowMs: nowMs, router: router, silenced: silenced) { wrote = true }
         if wrote { for listener in stored.withLock({ $0 }) { listener() } }
         return storedChanges
+    }
+
+    private func noteStored(_ written: [AlertChange], atMs: Int64, hooks: [HookConfig]) {
+        evaluator.withLock { $0.noteStored(written.map(\.alert)) }
+        for change in written {
+            let alert = change.alert
+            lastSent.withLock { sent in
+                for hook in hooks {
+                    if alert.firing { sent[AlertService.key(alert, hook)] = atMs } else { sent.removeValue(forKey: AlertService.key(alert, hook)) }
+                }
+            }
+            logger.notice(alert.firing ? "alert firing" : "alert resolved", metadata: [
+                "alertname": "\(alert.rule)", "severity": "\(alert.severity)", "source": "\(alert.source ?? "")",
+            ])
+        }
     }
 
     /// Firing alerts are sent again: to Alertmanager before their `endsAt` lapses, to webhooks
@@ -128,6 +162,30 @@ public final class AlertService: Sendable {
             }
         }
         return wrote
+    }
+
+    /// Changes in the order they happened, grouped by evaluation.
+    struct UnstoredChanges {
+        var batches: [(atMs: Int64, changes: [AlertChange])] = []
+        var dropped: UInt64 = 0
+        var failing = false
+
+        /// Adds `changes`; drops the oldest past `limit` and returns how many.
+        mutating func append(_ changes: [AlertChange], atMs: Int64, limit: Int) -> Int {
+            guard !changes.isEmpty else { return 0 }
+            batches.append((atMs, changes))
+            var excess = batches.reduce(0) { $0 + $1.changes.count } - limit
+            var count = 0
+            while excess > 0, !batches.isEmpty {
+                let take = min(excess, batches[0].changes.count)
+                batches[0].changes.removeFirst(take)
+                if batches[0].changes.isEmpty { batches.removeFirst() }
+                excess -= take
+                count += take
+            }
+            dropped += UInt64(count)
+            return count
+        }
     }
 
     static func key(_ alert: Alert, _ hook: HookConfig) -> String {

@@ -58,7 +58,7 @@ public enum ResponseCheck {
                 category: .invalidResponse, reason: "xml_invalid",
                 detail: "the feed is not well-formed XML (line \(parser.lineNumber): \(detail))")
         }
-        guard let root = shape.root, ["rss", "feed", "rdf:RDF", "RDF"].contains(root) else {
+        guard let root = shape.root, ["rss", "feed", "RDF"].contains(root) else {
             return Failure(category: .invalidResponse, reason: "xml_invalid", detail: "the document is XML but not an RSS or Atom feed")
         }
         if let minItems, shape.items < minItems {
@@ -77,8 +77,12 @@ public enum ResponseCheck {
         var items = 0
 
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            if root == nil { root = name }
-            if name == "item" || name == "entry" { items += 1 }
+            // Local names: `<a:feed xmlns:a="http://www.w3.org/2005/Atom">` is as much a feed as
+            // `<feed>`. Prefixes are stripped rather than resolved, so a feed that uses a prefix it
+            // never declared (common in the wild) still counts.
+            let local = name.split(separator: ":").last.map(String.init) ?? name
+            if root == nil { root = local }
+            if local == "item" || local == "entry" { items += 1 }
             open.append(name)
         }
 

@@ -206,6 +206,9 @@ public struct MetricsPage: Sendable {
             for (name, (severity, count)) in counts.sorted(by: { $0.key < $1.key }) {
                 writer.sample("lookout_alerts_firing", labels: [("alertname", name), ("severity", severity)], value: Double(count))
             }
+            let unstored = alerts.unstoredChanges
+            writer.single("lookout_alert_changes_unstored", type: .gauge, help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.", value: Double(unstored.pending))
+            writer.single("lookout_alert_changes_dropped_total", type: .counter, help: "Alert changes dropped because too many waited for the database.", value: Double(unstored.dropped))
         }
         let hooks = monitor.config.hooks.map(\.name)
         if let outbox = context.outbox, !hooks.isEmpty {

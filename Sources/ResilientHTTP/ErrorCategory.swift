@@ -86,8 +86,9 @@ public struct Failure: Sendable, Equatable, Error {
         self.reason = reason
         self.httpStatus = httpStatus
         self.curlCode = curlCode
-        self.detail = detail
-        self.serverMessage = serverMessage
+        // Both may carry an upstream's bytes: made printable once, here, for every reader.
+        self.detail = PrintableText.escape(detail.count > 1000 ? detail.prefix(1000) + "…" : detail)
+        self.serverMessage = serverMessage.map(PrintableText.escape)
     }
 
     /// The user-facing message, e.g. "Error while probing acme: the server answered 503."

@@ -55,7 +55,7 @@ struct ServingEndToEndTests {
             listen: 127.0.0.1:0
             database: ":memory:"
             probe_modules:
-              http_2xx: {kind: http, timeout: 5s, allow: ["^http://127\\\\.0\\\\.0\\\\.1:[0-9]+/"]}
+              http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
             sources:
               - {name: nginx, url: "\(target)", interval: 1h}
             """.write(to: config, atomically: true, encoding: .utf8)

@@ -108,4 +108,38 @@ struct HostileInputTests {
         #expect(ServerWait.rateLimitReset(#""default";r=0;t=9223372036854775807"#) == .longest)
         #expect(ServerWait.retryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now: Date()) == .longest)
     }
+
+    // Row 9: control bytes from an upstream are spelled out wherever the failure is shown.
+    @Test func controlCharactersFromUpstreamsAreEscaped() {
+        var body = Array(#"{"detail":"bad\u0000 \u001b[31mred\u202e"}"#.utf8)
+        var failure = FailureClassifier.classify(TransferResult(httpStatus: 503, headers: [("Content-Type", "application/json")], body: body))
+        #expect(failure?.serverMessage == "bad\\u0000 ^[[31mred\\u202E")
+        body = [0x62, 0x61, 0x64, 0x00, 0x1B, 0x5B, 0x33, 0x31, 0x6D, 0xFF, 0xFE, 0x0A, 0x7F]
+        failure = FailureClassifier.classify(TransferResult(httpStatus: 500, headers: [("Content-Type", "text/plain")], body: body))
+        let message = failure?.serverMessage ?? ""
+        #expect(message == "bad\\u0000^[[31m\u{FFFD}\u{FFFD} \\u007F")
+        #expect(!message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+        let detail = Failure(category: .invalidResponse, reason: "x", detail: "a\u{1B}]0;title\u{07}b").detail
+        #expect(detail == "a^[]0;title\\u0007b")
+        #expect(Failure(category: .invalidResponse, reason: "x", detail: String(repeating: "x", count: 5000)).detail.count == 1001)
+    }
+
+    // Row 12: a prefixed Atom root is a feed; HTTP/0.9 is a protocol violation, not a bad URL.
+    @Test func prefixedAtomRootsAreFeeds() {
+        let atom = #"<?xml version="1.0"?><a:feed xmlns:a="http://www.w3.org/2005/Atom"><a:title>t</a:title><a:entry><a:id>1</a:id></a:entry><a:entry><a:id>2</a:id></a:entry></a:feed>"#
+        #expect(ResponseCheck.feed(Array(atom.utf8), minItems: 2) == nil)
+        #expect(ResponseCheck.feed(Array(atom.utf8), minItems: 3)?.reason == "too_few_items")
+        let undeclared = "<rss version=\"2.0\"><channel><item><content:encoded>x</content:encoded></item></channel></rss>"
+        #expect(ResponseCheck.feed(Array(undeclared.utf8), minItems: 1) == nil)
+        let rdf = #"<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><item/></rdf:RDF>"#
+        #expect(ResponseCheck.feed(Array(rdf.utf8), minItems: 1) == nil)
+        #expect(ResponseCheck.feed(Array("<html><body/></html>".utf8))?.detail == "the document is XML but not an RSS or Atom feed")
+    }
+
+    @Test func anHTTP09AnswerIsAnInvalidResponse() {
+        let failure = FailureClassifier.classify(TransferResult(curlCode: 1, curlMessage: "Received HTTP/0.9 when not allowed"))
+        #expect(failure?.category == .invalidResponse)
+        #expect(failure?.reason == "http09_response")
+        #expect(FailureClassifier.classify(TransferResult(curlCode: 1, curlMessage: "Protocol \"gopher\" not supported"))?.reason == "bad_url")
+    }
 }
