@@ -236,6 +236,9 @@ public struct MetricsPage: Sendable {
         if let database = context.database {
             writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
         }
+        if let server = context.server {
+            writer.single("lookout_http_slow_connections_closed_total", type: .counter, help: "Connections closed because they did not deliver a request in time (slowloris).", value: Double(server.slowConnectionsClosed))
+        }
     }
 
     private func renderDownloads(_ tallies: [SourceStatusBoard.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {

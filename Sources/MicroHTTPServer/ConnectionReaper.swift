@@ -28,16 +28,15 @@ final class ConnectionReaper: Sendable {
     let pressureDeadline: Duration
     let connectionLimit: Int
     private let entries = Mutex<[UInt: Entry]>([:])
-    private let reaped = Atomic<Int>(0)
+    private let statistics: HTTPServerStatistics
 
-    init(requestDeadline: Duration, pressureDeadline: Duration = .seconds(1), connectionLimit: Int) {
+    init(requestDeadline: Duration, pressureDeadline: Duration = .seconds(1), connectionLimit: Int, statistics: HTTPServerStatistics) {
         self.requestDeadline = requestDeadline
         self.pressureDeadline = pressureDeadline
         self.connectionLimit = connectionLimit
+        self.statistics = statistics
     }
 
-    /// Connections closed for being too slow, since the server started.
-    var reapedCount: Int { reaped.load(ordering: .relaxed) }
     var openCount: Int { entries.withLock { $0.count } }
 
     // Daemon thread: libmicrohttpd's notifications.
@@ -78,11 +77,22 @@ final class ConnectionReaper: Sendable {
             }
             return count
         }
-        if count > 0 { reaped.add(count, ordering: .relaxed) }
+        if count > 0 { statistics.slowConnections.add(count, ordering: .relaxed) }
         return count
     }
 
     private func key(_ connection: OpaquePointer) -> UInt {
         UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
     }
+}
+
+/// What an `HTTPServer` counts, readable while it runs (for a `/metrics` page served by that
+/// same server: make this first, hand it to the page and to the server).
+public final class HTTPServerStatistics: Sendable {
+    let slowConnections = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Connections closed because they did not deliver a request in time (slowloris).
+    public var slowConnectionsClosed: Int { slowConnections.load(ordering: .relaxed) }
 }

@@ -81,15 +81,16 @@ public final class HTTPServer: Sendable {
     private let inFlight = Mutex<[ObjectIdentifier: RequestContext]>([:])
     private let boundPort = Mutex<UInt16>(0)
 
-    public init(configuration: HTTPServerConfiguration, router: Router) {
+    public let statistics: HTTPServerStatistics
+
+    public init(configuration: HTTPServerConfiguration, router: Router, statistics: HTTPServerStatistics = HTTPServerStatistics()) {
         self.configuration = configuration
         self.router = router
+        self.statistics = statistics
         self.reaper = ConnectionReaper(
-            requestDeadline: .seconds(configuration.requestDeadlineSeconds), connectionLimit: configuration.connectionLimit)
+            requestDeadline: .seconds(configuration.requestDeadlineSeconds), connectionLimit: configuration.connectionLimit,
+            statistics: statistics)
     }
-
-    /// Connections closed because they were too slow to send a request (slowloris).
-    public var slowConnectionsClosed: Int { reaper.reapedCount }
 
     deinit {
         if let handle = daemon.withLock({ $0 }) { MHD_stop_daemon(handle.pointer) }

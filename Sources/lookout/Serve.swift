@@ -78,8 +78,9 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(1)
         }
         monitor.start()
-        let server = HTTPServer(
-            configuration: .init(host: host, port: port), router: LookoutRoutes.router(LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox)))
+        let statistics = HTTPServerStatistics()
+        let context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
+        let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
         do {
             try server.start()
         } catch {

@@ -38,7 +38,7 @@ struct SlowClientTests {
         let outcome = dripping.readUntilClosed(deadline: .now + .seconds(15))
         #expect(outcome.closed)
         #expect(outcome.text.isEmpty)
-        #expect(server.slowConnectionsClosed == 1)
+        #expect(server.statistics.slowConnectionsClosed == 1)
         #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
         await server.stop()
     }
@@ -66,7 +66,7 @@ struct SlowClientTests {
         server.reaper.reap(now: .now + .seconds(2))
         #expect(first.readUntilClosed(deadline: .now + .seconds(15)).closed)
         #expect(second.readUntilClosed(deadline: .now + .seconds(15)).closed)
-        #expect(server.slowConnectionsClosed >= 2)
+        #expect(server.statistics.slowConnectionsClosed >= 2)
         #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
         await server.stop()
     }

@@ -1,0 +1,186 @@
+import Foundation
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// Running out of disk and of connections (issue "Hostile input…", rows 3 and 7), against a real
+/// `lookout serve` on loopback.
+@Suite("resource exhaustion end to end", .serialized)
+struct ResourceExhaustionEndToEndTests {
+    let http = CurlTransport()
+
+    func get(_ url: String, timeout: Duration = .seconds(20)) async -> TransferResult {
+        await http.perform(TransferRequest(url: url, timeout: timeout))
+    }
+
+    /// A small tmpfs is filled while three sources go down and come back: the six alert changes
+    /// wait in memory, and once there is space again every firing and resolved notification
+    /// arrives, firing before resolved for each source.
+    @Test func alertChangesDuringAFullDiskAreAllNotifiedInOrder() async throws {
+        let directory = try makeTemporaryDirectory("disk-full")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let disk = directory.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
+        try #require(mounted.status == 0, "this test mounts a tmpfs and needs root: \(mounted.output)")
+        defer { _ = try? runTool("/bin/umount", ["-l", disk.path]) }
+
+        let (receiver, receiverBase) = try await startSimulator()
+        let upstreamPort = closedPort()
+        var upstream = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(upstreamPort)"])
+        _ = try await upstream.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(disk.path)/lookout.sqlite
+            defaults:
+              interval: 200ms
+              timeout: 1s
+              retry: {transient: {max_attempts: 1}}
+              circuit_breaker: {failure_threshold: 1000}
+            sources:
+              - {name: one, url: "http://127.0.0.1:\(upstreamPort)/ok?s=1"}
+              - {name: two, url: "http://127.0.0.1:\(upstreamPort)/ok?s=2"}
+              - {name: three, url: "http://127.0.0.1:\(upstreamPort)/ok?s=3"}
+            alerts:
+              evaluation_interval: 200ms
+              rules:
+                - {name: SourceDown, severity: critical, expr: up == 0}
+              hooks:
+                - {name: chat, type: webhook, url: "\(receiverBase)/webhook"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, base) = try await startLookout(config: config)
+        _ = try await eventually("the first round") { await get("\(base)/-/ready").httpStatus == 200 ? true : nil }
+
+        // Fill the disk: every later write to the database fails with "database or disk is full".
+        let filler = disk.appendingPathComponent("filler")
+        FileManager.default.createFile(atPath: filler.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: filler)
+        let block = Data(count: 256 * 1024)
+        while (try? handle.write(contentsOf: block)) != nil {}
+        try? handle.close()
+
+        _ = try await upstream.terminate()
+        _ = try await eventually("three alert changes waiting for the disk") { () -> Bool? in
+            await get("\(base)/metrics").bodyText.contains("lookout_alert_changes_unstored 3\n") ? true : nil
+        }
+        upstream = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(upstreamPort)"])
+        _ = try await upstream.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        _ = try await eventually("six alert changes waiting for the disk") { () -> Bool? in
+            await get("\(base)/metrics").bodyText.contains("lookout_alert_changes_unstored 6\n") ? true : nil
+        }
+        let webhooks = try JSONSerialization.jsonObject(with: Data(await get("\(receiverBase)/webhook/log").body)) as? [Any]
+        #expect(webhooks?.isEmpty == true)
+        #expect(await get("\(base)/-/healthy").httpStatus == 200)
+
+        try FileManager.default.removeItem(at: filler)
+        let log = try await eventually("six notifications") { () -> [[String: Any]]? in
+            let log = try JSONSerialization.jsonObject(with: Data(await get("\(receiverBase)/webhook/log").body)) as? [[String: Any]] ?? []
+            return log.count >= 6 ? log : nil
+        }
+        #expect(log.count == 6)
+        var seen: [String: [String]] = [:]
+        for entry in log {
+            let payload = try #require(entry["payload"] as? [String: Any])
+            let alert = try #require((payload["alerts"] as? [[String: Any]])?.first)
+            let source = try #require((alert["labels"] as? [String: String])?["source"])
+            seen[source, default: []].append(try #require(alert["status"] as? String))
+        }
+        #expect(seen == ["one": ["firing", "resolved"], "two": ["firing", "resolved"], "three": ["firing", "resolved"]])
+        #expect(await get("\(base)/metrics").bodyText.contains("lookout_alert_changes_unstored 0\n"))
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await upstream.terminate() == 0)
+        #expect(try await receiver.terminate() == 0)
+    }
+
+    /// 1,000 connections that send a header line every second and never finish their request,
+    /// reopened as the server closes them, for 15 s: `/metrics`, `/-/healthy` and `/-/ready`
+    /// answer within a second throughout.
+    @Test func theServerAnswersThroughASlowlorisOfAThousandConnections() async throws {
+        let directory = try makeTemporaryDirectory("slowloris")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: ":memory:"
+            sources:
+              - {name: a, url: "http://127.0.0.1:\(closedPort())/", interval: 1s}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, base) = try await startLookout(config: config)
+        let port = UInt16(base.split(separator: ":").last!)!
+        _ = try await eventually("the first round") { await get("\(base)/-/ready").httpStatus == 200 ? true : nil }
+
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = min(limit.rlim_max, 4096)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let attackers = (0..<1000).map { _ in DrippingClient(port: port) }
+        defer { for attacker in attackers { attacker.close() } }
+
+        var reopened = 0
+        var answered = 0
+        let end = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < end {
+            for attacker in attackers where !attacker.drip() {
+                attacker.reopen()
+                reopened += 1
+            }
+            for path in ["/metrics", "/-/healthy", "/-/ready"] {
+                let result = await get("\(base)\(path)", timeout: .seconds(1))
+                #expect(result.httpStatus == 200, "\(path) did not answer within 1 s: \(result.curlMessage)")
+                answered += 1
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(answered >= 30)
+        #expect(reopened >= 1000, "the server must close connections that never finish their request")
+        let metrics = await get("\(base)/metrics").bodyText
+        #expect(metrics.contains("lookout_http_slow_connections_closed_total "))
+        #expect(try await lookout.terminate() == 0)
+    }
+}
+
+/// One slowloris connection: sends a request line, then a header line per `drip()`, never the end.
+final class DrippingClient {
+    private var fd: Int32 = -1
+    let port: UInt16
+
+    init(port: UInt16) {
+        self.port = port
+        reopen()
+    }
+
+    func reopen() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        pending = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    }
+
+    private var pending = ""
+
+    /// Sends one more header line; false when the server has closed the connection.
+    func drip() -> Bool {
+        var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if poll(&probe, 1, 0) > 0 {
+            var byte: UInt8 = 0
+            if recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 { return false }
+        }
+        let line = pending.isEmpty ? "X-Slow: 1\r\n" : pending
+        let sent = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if sent > 0 { pending = "" }
+        return sent > 0 || errno == EAGAIN || errno == EINPROGRESS || errno == ENOTCONN
+    }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+}
