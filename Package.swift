@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutStoreTests",
-            dependencies: ["LookoutStore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LookoutStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "LookoutWebTests",

@@ -1,19 +1,91 @@
 // LookoutStore: the SQLite side of Lookout — schema and migrations, the batched writer, queries.
 import Foundation
 import GRDB
+import Synchronization
 
 /// The database file: opened in WAL mode and migrated to the current schema.
 ///
 /// ```swift
 /// let database = try LookoutDatabase(path: "lookout.sqlite")
 /// ```
+///
+/// A file that cannot be written at start (read-only, no permission, a read-only mount) does not
+/// stop Lookout: `openOrStandIn` serves from an empty, query-only stand-in — every write fails
+/// as on a full disk, so records wait in memory — and `reopenWhenWritable` switches to the file
+/// as soon as it can be opened for writing.
 public final class LookoutDatabase: Sendable {
     /// GRDB's pool (file) or queue (`:memory:`); both serialize writes and let reads run alongside.
-    public let writer: any DatabaseWriter
+    public var writer: any DatabaseWriter { current.withLock { $0 } }
     public let path: String
+    private let current: Mutex<any DatabaseWriter>
+    private let standInReason = Mutex<String?>(nil)
+    private let integrity = Mutex(Integrity.unchecked)
+
+    /// What `PRAGMA quick_check` found.
+    public enum Integrity: Sendable, Equatable {
+        case unchecked
+        case ok
+        case damaged(String)
+    }
 
     public init(path: String) throws {
         self.path = path
+        current = Mutex(try LookoutDatabase.open(path))
+    }
+
+    private init(path: String, standIn: any DatabaseWriter, reason: String) {
+        self.path = path
+        current = Mutex(standIn)
+        standInReason.withLock { $0 = reason }
+    }
+
+    /// Opens `path`; when it cannot be written, an in-memory stand-in that refuses writes, so that
+    /// probing and serving go on (the reason is in `unwritableReason`). A damaged file still throws.
+    public static func openOrStandIn(path: String) throws -> LookoutDatabase {
+        do {
+            return try LookoutDatabase(path: path)
+        } catch StoreError.cannotOpen(_, let detail) {
+            let standIn = try DatabaseQueue()
+            try migrator.migrate(standIn)
+            // Not `PRAGMA query_only`: GRDB turns that off again after each read.
+            standIn.add(transactionObserver: RefuseCommits(path: path), extent: .databaseLifetime)
+            return LookoutDatabase(path: path, standIn: standIn, reason: detail)
+        }
+    }
+
+    /// Why the file could not be opened for writing, while the stand-in serves; nil otherwise.
+    public var unwritableReason: String? { standInReason.withLock { $0 } }
+
+    /// Tries to open the file every `interval` while the stand-in serves; returns once it has
+    /// switched to the file (or when cancelled).
+    public func reopenWhenWritable(every interval: Duration = .seconds(5), opened: @Sendable () -> Void = {}) async {
+        while unwritableReason != nil {
+            do { try await Task.sleep(for: interval) } catch { return }
+            guard let file = try? LookoutDatabase.open(path) else { continue }
+            current.withLock { $0 = file }
+            standInReason.withLock { $0 = nil }
+            opened()
+        }
+    }
+
+    /// The result of the last integrity check.
+    public var integrityStatus: Integrity { integrity.withLock { $0 } }
+
+    /// Runs `PRAGMA quick_check` (a read: the writer goes on meanwhile) and keeps the result.
+    @discardableResult
+    public func checkIntegrity() async -> Integrity {
+        let result: Integrity
+        do {
+            let lines = try await writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
+            result = lines == ["ok"] ? .ok : .damaged(lines.joined(separator: "; "))
+        } catch {
+            result = .damaged("\(error)")
+        }
+        integrity.withLock { $0 = result }
+        return result
+    }
+
+    private static func open(_ path: String) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
@@ -24,12 +96,14 @@ public final class LookoutDatabase: Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         do {
+            let writer: any DatabaseWriter
             if path == ":memory:" {
                 writer = try DatabaseQueue(configuration: configuration)
             } else {
                 writer = try DatabasePool(path: path, configuration: configuration)
             }
             try LookoutDatabase.migrator.migrate(writer)
+            return writer
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             throw StoreError.corrupt(path: path, detail: error.message ?? "\(error)")
         } catch let error as DatabaseError {
@@ -157,6 +231,24 @@ public final class LookoutDatabase: Sendable {
             return total + size
         }
     }
+}
+
+/// Rolls back every write to the stand-in as "read-only", so that nothing is taken as stored
+/// that would be lost when the real file opens.
+private final class RefuseCommits: TransactionObserver {
+    let path: String
+
+    init(path: String) {
+        self.path = path
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseWillCommit() throws {
+        throw DatabaseError(resultCode: .SQLITE_READONLY, message: "\(path) cannot be opened for writing")
+    }
+    func databaseDidCommit(_ db: Database) {}
+    func databaseDidRollback(_ db: Database) {}
 }
 
 /// Why the store cannot be used, in words that tell the operator what to do.

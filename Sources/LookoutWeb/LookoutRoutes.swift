@@ -20,7 +20,10 @@ public enum LookoutRoutes {
         router.get("/probe") { request in await probe.handle(request) }
         router.get("/-/healthy") { _ in .text("Lookout is healthy.\n") }
         router.get("/-/ready") { _ in
-            if let problem = context.writer?.status.lastError {
+            if case .damaged(let problems) = context.database?.integrityStatus {
+                return .text("Lookout is not ready: the database is damaged (quick_check: \(problems)).\n", status: 503)
+            }
+            if let problem = context.writer?.status.lastError ?? context.database?.unwritableReason {
                 return .text("Lookout is not ready: the database cannot be written (\(problem)).\n", status: 503)
             }
             return board.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)

@@ -235,6 +235,9 @@ public struct MetricsPage: Sendable {
         }
         if let database = context.database {
             writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
+            let damaged = if case .damaged = database.integrityStatus { true } else { false }
+            writer.single("lookout_db_damaged", type: .gauge, help: "1 when PRAGMA quick_check found damage at start, else 0.", value: damaged ? 1 : 0)
+            writer.single("lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.", value: database.unwritableReason == nil ? 1 : 0)
         }
         if let server = context.server {
             writer.single("lookout_http_slow_connections_closed_total", type: .counter, help: "Connections closed because they did not deliver a request in time (slowloris).", value: Double(server.slowConnectionsClosed))

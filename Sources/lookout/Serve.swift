@@ -54,7 +54,7 @@ struct Serve: AsyncParsableCommand {
         }
         let database: LookoutDatabase
         do {
-            database = try LookoutDatabase(path: db ?? loaded.database)
+            database = try LookoutDatabase.openOrStandIn(path: db ?? loaded.database)
         } catch {
             printError("lookout: \(error)")
             throw ExitCode(1)
@@ -68,14 +68,19 @@ struct Serve: AsyncParsableCommand {
         let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
         let outbox = OutboxDeliverer(monitor: monitor, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
         alerts.onStored { outbox.poke() }
+        if let reason = database.unwritableReason {
+            logger.error("cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened", metadata: [
+                "database": "\(database.path)", "error": "\(reason)",
+            ])
+        }
+        // What was saved before a restart; a damaged file loses this, not the service.
         do {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
             try HistoryStore.restore(into: monitor.health, from: database, nowMs: Timestamp.nowMs())
             try alerts.restore()
         } catch {
-            printError("lookout: cannot read \(database.path): \(error)")
-            throw ExitCode(1)
+            logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
         monitor.start()
         let statistics = HTTPServerStatistics()
@@ -99,6 +104,18 @@ struct Serve: AsyncParsableCommand {
                 group.addTask { await alerts.run() }
                 group.addTask { await outbox.run() }
                 group.addTask { await Retention(retention: loaded.retention, rawRetention: loaded.rawRetention).run(database, logger: logger) }
+                group.addTask {
+                    await database.reopenWhenWritable {
+                        logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
+                    }
+                }
+                group.addTask {
+                    if case .damaged(let problems) = await database.checkIntegrity() {
+                        logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
+                            "database": "\(database.path)", "quick_check": "\(problems)",
+                        ])
+                    }
+                }
             }
         }
         for await signal in ProcessSignals.stream([SIGINT, SIGTERM, SIGHUP]) {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ResilientHTTP
 import Testing
 import TestSupport
@@ -91,6 +92,99 @@ struct ResourceExhaustionEndToEndTests {
         #expect(try await lookout.terminate() == 0)
         #expect(try await upstream.terminate() == 0)
         #expect(try await receiver.terminate() == 0)
+    }
+
+    /// A database on a read-only mount at start: probing and serving go on, records wait in
+    /// memory, and they are written once the mount is writable again.
+    @Test func aReadOnlyDatabaseAtStartDoesNotStopProbing() async throws {
+        let directory = try makeTemporaryDirectory("read-only")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let disk = directory.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
+        try #require(mounted.status == 0, "this test mounts a tmpfs and needs root: \(mounted.output)")
+        defer { _ = try? runTool("/bin/umount", ["-l", disk.path]) }
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(disk.path)/lookout.sqlite
+            defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+            sources:
+              - {name: a, url: "http://127.0.0.1:\(closedPort())/"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        var (lookout, base) = try await startLookout(config: config)
+        #expect(try await lookout.terminate() == 0)
+        let rowsBefore = try countRows(disk.appendingPathComponent("lookout.sqlite").path)
+        #expect(try runTool("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
+
+        (lookout, base) = try await startLookout(config: config)
+        _ = try await eventually("probes while the file cannot be written") { () -> Bool? in
+            let metrics = await get("\(base)/metrics").bodyText
+            return metrics.contains("lookout_db_writable 0\n") && metrics.contains(#"lookout_probes_total{source="a",result="failure"} 3"#) ? true : nil
+        }
+        let ready = await get("\(base)/-/ready")
+        #expect(ready.httpStatus == 503)
+        #expect(ready.bodyText.contains("the database cannot be written"))
+
+        #expect(try runTool("/bin/mount", ["-o", "remount,rw", disk.path]).status == 0)
+        _ = try await eventually(deadline: .seconds(30), "the file to be opened for writing") { () -> Bool? in
+            await get("\(base)/metrics").bodyText.contains("lookout_db_writable 1\n") ? true : nil
+        }
+        _ = try await eventually("the waiting records to be written") { () -> Bool? in
+            try countRows(disk.appendingPathComponent("lookout.sqlite").path) > rowsBefore + 3 ? true : nil
+        }
+        _ = try await eventually("ready again") { await get("\(base)/-/ready").httpStatus == 200 ? true : nil }
+        #expect(try await lookout.terminate() == 0)
+    }
+
+    /// Random bytes written into the middle of the database before a start: the damage is found,
+    /// logged, shown by `/-/ready` and a metric, and probing and `/metrics` go on.
+    @Test func aDamagedDatabaseIsReportedAndProbingGoesOn() async throws {
+        let directory = try makeTemporaryDirectory("damaged")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("lookout.sqlite").path
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(path)
+            defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+            sources:
+              - {name: a, url: "http://127.0.0.1:\(closedPort())/"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        var (lookout, base) = try await startLookout(config: config)
+        #expect(try await lookout.terminate() == 0)
+        let filler = try DatabaseQueue(path: path)
+        try await filler.write { db in
+            for index in 0..<20_000 {
+                try db.execute(
+                    sql: "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES (?, 'a', 'transient', 'connection_refused', 'refused', 1, 0, 0)",
+                    arguments: [index])
+            }
+        }
+        try await filler.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await filler.close()
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        try handle.write(contentsOf: Data((0..<16_384).map { _ in UInt8.random(in: 0...255) }))
+        try handle.close()
+
+        (lookout, base) = try await startLookout(config: config)
+        _ = try await lookout.waitFor(#"msg="the database is damaged; probing and serving go on"#)
+        let ready = await get("\(base)/-/ready")
+        #expect(ready.httpStatus == 503)
+        #expect(ready.bodyText.hasPrefix("Lookout is not ready: the database is damaged (quick_check: "))
+        _ = try await eventually("probing to go on") { () -> Bool? in
+            let metrics = await get("\(base)/metrics").bodyText
+            return metrics.contains("lookout_db_damaged 1\n") && metrics.contains(#"lookout_probes_total{source="a",result="failure"} 3"#) ? true : nil
+        }
+        #expect(try await lookout.terminate() == 0)
+    }
+
+    func countRows(_ path: String) throws -> Int {
+        try DatabaseQueue(path: path).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") ?? 0
+        }
     }
 
     /// 1,000 connections that send a header line every second and never finish their request,

@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+import Logging
+import LookoutCore
+import LookoutStore
+import ResilientHTTP
+import Testing
+
+/// A database that cannot be written at start, or that is damaged (issue "Hostile input…",
+/// rows 10 and 13): Lookout goes on, says why, and writes once it can.
+@Suite("damaged and unwritable databases")
+struct DamagedStoreTests {
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func anUnwritableFileGetsAStandInThatRefusesWritesUntilTheFileOpens() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A directory that does not exist yet: nothing can be created there until it does.
+        let path = directory.appendingPathComponent("later/lookout.sqlite").path
+        let database = try LookoutDatabase.openOrStandIn(path: path)
+        #expect(database.unwritableReason != nil)
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        writer.record(ProbeResult(source: "a", timestampMs: 1000, ok: true, httpStatus: 200, durationSeconds: 0.1, bytes: 1))
+        writer.flush()
+        #expect(writer.pendingCount == 1, "a write to the stand-in must fail, not vanish")
+        #expect(writer.status.lastError == "\(path) is read-only")
+        #expect(try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") } == 0)
+
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("later").path, withIntermediateDirectories: true)
+        await database.reopenWhenWritable(every: .milliseconds(10))
+        #expect(database.unwritableReason == nil)
+        writer.flush()
+        #expect(writer.pendingCount == 0)
+        #expect(try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") } == 1)
+    }
+
+    @Test func randomBytesInTheMiddleAreFoundByTheIntegrityCheck() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("lookout.sqlite").path
+        do {
+            let database = try LookoutDatabase(path: path)
+            #expect(await database.checkIntegrity() == .ok)
+            try await database.writer.write { db in
+                for index in 0..<20_000 {
+                    try db.execute(
+                        sql: "INSERT INTO probe_results (ts_ms, source, ok, attempts, duration_ms, bytes) VALUES (?, ?, 1, 1, 1.5, 10)",
+                        arguments: [index, "source-\(index % 50)"])
+                }
+            }
+            try await database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        }
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        var generator = SystemRandomNumberGenerator()
+        try handle.write(contentsOf: Data((0..<16_384).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        try handle.close()
+
+        let reopened = try LookoutDatabase(path: path)
+        guard case .damaged(let problems) = await reopened.checkIntegrity() else {
+            Issue.record("quick_check found nothing")
+            return
+        }
+        #expect(!problems.isEmpty)
+        #expect(reopened.integrityStatus == .damaged(problems))
+    }
+}
