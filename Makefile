@@ -24,7 +24,7 @@ define ensure_packages
 	fi
 endef
 
-.PHONY: deps test-deps bench-deps build run test bench clean
+.PHONY: deps test-deps bench-deps build run test fuzz bench clean
 
 deps:
 	$(call ensure_packages,$(APT_BUILD))
@@ -44,9 +44,18 @@ run: build
 test: test-deps
 	$(SWIFT) build --build-tests
 	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
+	FUZZ_SECONDS=30 SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh
+
+# Every libFuzzer target for FUZZ_SECONDS (default 600) or FUZZ_RUNS executions each, two at a
+# time, e.g. `make fuzz FUZZ_SECONDS=3600 FUZZ_RUNS=10000000` or `make fuzz FUZZ_TARGETS=config`.
+FUZZ_SECONDS ?= 600
+FUZZ_RUNS ?= -1
+FUZZ_TARGETS ?= config alert-expression values feed json-path server-wait server-message http-request
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh
 
 bench: bench-deps
 	./Benchmarks/run.sh
 
 clean:
-	rm -rf .build run
+	rm -rf .build .build-fuzz run

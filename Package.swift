@@ -88,6 +88,13 @@ let package = Package(
             ],
             path: "Benchmarks/lookout-bench"
         ),
+        .executableTarget(
+            name: "lookout-fuzz",
+            dependencies: [
+                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),

@@ -118,7 +118,7 @@ public final class OutboxDeliverer: Sendable {
     /// 1 s, 2 s, 4 s… up to 5 minutes.
     public static func backoff(afterAttempts attempts: Int) -> Duration {
         let seconds = backoffBase.seconds * pow(2, Double(max(0, attempts - 1)))
-        return .milliseconds(Int64(min(seconds, backoffMax.seconds) * 1000))
+        return Duration.clamping(seconds: min(seconds, backoffMax.seconds)) ?? backoffBase
     }
 
     static func upstream(_ hook: HookConfig) -> String { "hook:\(hook.name)" }

@@ -215,8 +215,8 @@ struct APIRoutes: Sendable {
         if let ms = Int64(text) { return ms }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
+        if let date = formatter.date(from: text) { return Int64(clamping: date.timeIntervalSince1970 * 1000) }
         formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { Int64($0.timeIntervalSince1970 * 1000) }
+        return formatter.date(from: text).flatMap { Int64(clamping: $0.timeIntervalSince1970 * 1000) }
     }
 }

@@ -254,11 +254,9 @@ public final class HTTPServer: Sendable {
         if request.dispatched { return lookout_mhd_result(1) }
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return request.queue(.text("not found: \(request.path)\n", status: 404))
+            return request.queue(Router.notFound(request.path))
         case .methodNotAllowed(let allowed):
-            var response = HTTPResponse.text("method \(request.method) not allowed on \(request.path)\n", status: 405)
-            response.headers.set("Allow", allowed.joined(separator: ", "))
-            return request.queue(response)
+            return request.queue(Router.methodNotAllowed(request.method, request.path, allowed: allowed))
         case .found(let handler, let parameters):
             inFlight.withLock { $0[ObjectIdentifier(request)] = request }
             request.dispatch(handler, parameters: parameters)

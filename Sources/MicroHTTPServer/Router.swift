@@ -85,4 +85,28 @@ public struct Router: Sendable {
         }
         return segments.count == parts.count ? parameters : nil
     }
+
+    /// Answers `request` the way the server does: its handler's response, or 404, or 405 with
+    /// `Allow`. The server matches on its own thread; this is for callers without a socket
+    /// (fuzzing, tests).
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        switch match(method: request.method, path: request.path) {
+        case .notFound: return Router.notFound(request.path)
+        case .methodNotAllowed(let allowed): return Router.methodNotAllowed(request.method, request.path, allowed: allowed)
+        case .found(let handler, let parameters):
+            var request = request
+            request.pathParameters = parameters
+            return await handler(request)
+        }
+    }
+
+    static func notFound(_ path: String) -> HTTPResponse {
+        .text("not found: \(path)\n", status: 404)
+    }
+
+    static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> HTTPResponse {
+        var response = HTTPResponse.text("method \(method) not allowed on \(path)\n", status: 405)
+        response.headers.set("Allow", allowed.joined(separator: ", "))
+        return response
+    }
 }

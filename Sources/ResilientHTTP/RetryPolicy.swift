@@ -87,7 +87,7 @@ public struct RetryPolicy: Sendable, Equatable {
         seconds = Swift.min(seconds, rule.max.seconds)
         let jitter = Swift.min(Swift.max(rule.jitter, 0), 1)
         seconds *= 1 + jitter * (2 * random - 1)
-        return .milliseconds(Int64((Swift.min(seconds, rule.max.seconds) * 1000).rounded()))
+        return Duration.clamping(seconds: Swift.min(seconds, rule.max.seconds)) ?? .zero
     }
 
     /// Whether and when to try again after attempt `failedAttempt` failed with `category`.

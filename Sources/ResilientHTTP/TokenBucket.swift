@@ -22,7 +22,7 @@ public struct TokenBucket: Sendable, Equatable {
             return nil
         }
         let missing = 1 - tokens
-        return .milliseconds(Int64((missing / ratePerSecond * 1000).rounded(.up)))
+        return Duration.clamping(seconds: (missing / ratePerSecond * 1000).rounded(.up) / 1000) ?? .longest
     }
 
     /// Empties the bucket and holds it empty until `untilMs`.

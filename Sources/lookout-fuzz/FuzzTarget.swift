@@ -1,0 +1,82 @@
+import Foundation
+import LookoutCore
+import ResilientHTTP
+
+/// One parser of outside input, driven by arbitrary bytes. Each must return without trapping,
+/// whatever the bytes; what it returns is checked only where an invariant is cheap to state.
+enum FuzzTarget: String, CaseIterable, Sendable {
+    /// `lookout.yml`, through the whole config reader (YAML, every key, alert expressions).
+    case config
+    /// The alert expression language.
+    case alertExpression = "alert-expression"
+    /// Durations, sizes and rates as written in a config, and seconds as sent in headers.
+    case values
+    /// RSS/Atom detection and item counting.
+    case feed
+    /// JSON validity and `json_path` assertions on a response body.
+    case jsonPath = "json-path"
+    /// `Retry-After`, `RateLimit` and `RateLimit-Reset` values.
+    case serverWait = "server-wait"
+    /// The message Lookout pulls out of an upstream's error body, and the classification of it.
+    case serverMessage = "server-message"
+    /// Lookout's HTTP handling above libmicrohttpd: routes, query strings, headers and bodies.
+    case httpRequest = "http-request"
+
+    func run(_ data: [UInt8]) {
+        switch self {
+        case .config:
+            _ = try? ConfigLoader.parse(String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x"])
+        case .alertExpression:
+            if let expression = try? AlertExpressionParser.parse(String(decoding: data, as: UTF8.self)) {
+                _ = expression.holds { _, _ in 1 }
+            }
+        case .values:
+            let text = String(decoding: data, as: UTF8.self)
+            if let duration = ConfigValues.duration(text) {
+                precondition(duration <= .longest, "a duration past the longest allowed")
+                _ = duration.totalMilliseconds
+                _ = ConfigValues.format(duration)
+            }
+            if let size = ConfigValues.size(text) { precondition(size >= 0 && size <= ConfigValues.largestSize) }
+            if let rate = ConfigValues.rate(text) { precondition(rate > 0 && rate <= ConfigValues.largestRate) }
+            if let seconds = Double(text), let duration = Duration.clamping(seconds: seconds) {
+                precondition(duration <= .longest)
+                _ = duration.totalMilliseconds
+            }
+            _ = Double(text).flatMap { Int64(clamping: $0) }
+        case .feed:
+            let minItems = data.first.map { Int($0) % 4 }
+            _ = ResponseCheck.feed(Array(data.dropFirst()), minItems: minItems)
+        case .jsonPath:
+            // First line: the path; the rest: the body.
+            let newline = data.firstIndex(of: 0x0A) ?? data.endIndex
+            let path = String(decoding: data[..<newline], as: UTF8.self)
+            let body = Array(data[min(newline + 1, data.endIndex)...])
+            var source = SourceConfig(name: "fuzz", kind: .json, url: "http://127.0.0.1:1/", interval: .seconds(1), timeout: .seconds(1))
+            source.expect.jsonPath = JSONPathAssertion(path: path, min: 1, max: 1e300, equals: nil, exists: true)
+            _ = ResponseCheck.validator(for: source)?(TransferResult(httpStatus: 200, body: body))
+        case .serverWait:
+            let text = String(decoding: data, as: UTF8.self)
+            for wait in [ServerWait.retryAfter(text, now: Date()), ServerWait.rateLimitReset(text)] {
+                if let wait { precondition(wait >= .zero && wait <= .longest); _ = wait.totalMilliseconds }
+            }
+            _ = ServerWait.rateLimitRemaining(text)
+            let result = TransferResult(httpStatus: 429, headers: [("Retry-After", text), ("RateLimit", text), ("RateLimit-Reset", text)])
+            if let wait = ServerWait.requested(by: result) { precondition(wait <= .longest) }
+        case .serverMessage:
+            let status = 400 + Int(data.first ?? 0) % 200
+            let contentType = (data.count > 1 && data[1] & 1 == 1) ? "application/json" : "text/plain"
+            let body = Array(data.dropFirst(2))
+            if let message = ServerMessage.extract(from: body, contentType: contentType) {
+                precondition(message.count <= 200)
+            }
+            if let failure = FailureClassifier.classify(TransferResult(httpStatus: status, headers: [("Content-Type", contentType)], body: body)) {
+                precondition(!failure.detail.unicodeScalars.contains { $0.value < 0x20 })
+                precondition(!(failure.serverMessage ?? "").unicodeScalars.contains { $0.value < 0x20 })
+                _ = failure.message(operation: "probing fuzz")
+            }
+        case .httpRequest:
+            HTTPRequestFuzzing.shared.run(data)
+        }
+    }
+}
