@@ -104,7 +104,7 @@ cat > "$work/probe.yml" <<CONF
 listen: 127.0.0.1:$pport
 database: ":memory:"
 probe_modules:
-  http_2xx: {kind: http, timeout: 5s, allow: ["^http://127\\\\.0\\\\.0\\\\.1:"]}
+  http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
 sources:
   - {name: nginx, url: "http://127.0.0.1:$port/", interval: 1h}
 CONF
