@@ -141,6 +141,7 @@ public final class AlertService: Sendable {
         for alert in firing where !silenced(alert) {
             guard let id = alert.id else { continue }
             var entries: [OutboxEntry] = []
+            var due: [String] = []
             lastSent.withLock { sent in
                 for hook in router.hooks where HookRouter.accepts(hook, alert) {
                     let key = AlertService.key(alert, hook)
@@ -149,13 +150,15 @@ public final class AlertService: Sendable {
                         if sent[key] == nil { sent[key] = nowMs }
                         continue
                     }
-                    sent[key] = nowMs
+                    due.append(key)
                     entries.append(OutboxEntry(hook: hook.name, payload: router.payload(for: hook, .firing(alert), nowMs: nowMs)))
                 }
             }
             guard !entries.isEmpty else { continue }
             do {
                 try store.enqueue(entries, alertID: id, nowMs: nowMs)
+                // Marked sent only once stored: a repeat the database refused is tried again next time.
+                lastSent.withLock { sent in for key in due { sent[key] = nowMs } }
                 wrote = true
             } catch {
                 logger.error("cannot queue repeated notifications", metadata: ["error": "\(error)"])

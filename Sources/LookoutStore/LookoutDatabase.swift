@@ -219,6 +219,14 @@ public final class LookoutDatabase: Sendable {
                 table.column("created_by", .text)
             }
         }
+        migrator.registerMigration("v3: forget /probe targets") { db in
+            // Before this version every /probe target got a breaker row, and its failures error
+            // records, named `probe:URL` — secrets in the target's query included. Configured
+            // sources cannot contain ":", so this removes only those.
+            for table in ["breaker_state", "breaker_transitions", "error_records", "probe_results", "probe_rollups"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE source LIKE 'probe:%'")
+            }
+        }
         return migrator
     }
 

@@ -20,10 +20,7 @@ struct ResourceExhaustionEndToEndTests {
     @Test func alertChangesDuringAFullDiskAreAllNotifiedInOrder() async throws {
         let directory = try makeTemporaryDirectory("disk-full")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let disk = directory.appendingPathComponent("disk")
-        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
-        try #require(mounted.status == 0, "this test mounts a tmpfs and needs root: \(mounted.output)")
+        let disk = try mountTmpfs(in: directory)
         defer { _ = try? runTool("/bin/umount", ["-l", disk.path]) }
 
         let (receiver, receiverBase) = try await startSimulator()
@@ -99,10 +96,7 @@ struct ResourceExhaustionEndToEndTests {
     @Test func aReadOnlyDatabaseAtStartDoesNotStopProbing() async throws {
         let directory = try makeTemporaryDirectory("read-only")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let disk = directory.appendingPathComponent("disk")
-        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
-        try #require(mounted.status == 0, "this test mounts a tmpfs and needs root: \(mounted.output)")
+        let disk = try mountTmpfs(in: directory)
         defer { _ = try? runTool("/bin/umount", ["-l", disk.path]) }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
@@ -179,6 +173,15 @@ struct ResourceExhaustionEndToEndTests {
             return metrics.contains("lookout_db_damaged 1\n") && metrics.contains(#"lookout_probes_total{source="a",result="failure"} 3"#) ? true : nil
         }
         #expect(try await lookout.terminate() == 0)
+    }
+
+    /// A 16 MB tmpfs mounted at `directory/disk` (needs root); the caller unmounts it.
+    func mountTmpfs(in directory: URL) throws -> URL {
+        let disk = directory.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
+        try #require(mounted.status == 0, "this test mounts a tmpfs and needs root: \(mounted.output)")
+        return disk
     }
 
     func countRows(_ path: String) throws -> Int {

@@ -69,4 +69,31 @@ struct DamagedStoreTests {
         #expect(!problems.isEmpty)
         #expect(reopened.integrityStatus == .damaged(problems))
     }
+
+    /// Rows an older Lookout wrote for `/probe` targets (with secrets in their names) go on upgrade.
+    @Test func theUpgradeForgetsProbeTargets() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("lookout.sqlite").path
+        do {
+            let database = try LookoutDatabase(path: path)
+            try await database.writer.write { db in
+                for source in ["probe:http://127.0.0.1:1/?token=secret", "acme"] {
+                    try db.execute(
+                        sql: "INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, open_count, open_timeout_ms, updated_at_ms) VALUES (?, 'closed', 0, 0, 0, 0, 0)",
+                        arguments: [source])
+                    try db.execute(
+                        sql: "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES (1, ?, 'transient', 'connection_refused', 'refused', 1, 0, 0)",
+                        arguments: [source])
+                }
+                // As a database written before the migration existed.
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v3:%'")
+            }
+        }
+        let upgraded = try LookoutDatabase(path: path)
+        let sources = try await upgraded.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT source FROM breaker_state UNION ALL SELECT source FROM error_records")
+        }
+        #expect(sources == ["acme", "acme"])
+    }
 }
