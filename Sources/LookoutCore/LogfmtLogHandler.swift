@@ -41,8 +41,13 @@ public struct LogfmtLogHandler: LogHandler {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    static func logfmtValue(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline }
+    /// A logfmt value: as is when plain, else a quoted JSON string with control characters escaped.
+    public static func logfmtValue(_ value: String) -> String {
+        // Quoted (and so escaped) also for any control character, so that no byte in a log value
+        // can move a terminal's cursor or colour what follows.
+        let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
+            $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 || $0.value == 0x7F || $0 == "\u{85}" || $0 == "\u{2028}" || $0 == "\u{2029}"
+        }
         guard needsQuotes else { return value }
         return jsonString(value)
     }

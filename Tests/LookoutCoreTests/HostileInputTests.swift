@@ -142,4 +142,10 @@ struct HostileInputTests {
         #expect(failure?.reason == "http09_response")
         #expect(FailureClassifier.classify(TransferResult(curlCode: 1, curlMessage: "Protocol \"gopher\" not supported"))?.reason == "bad_url")
     }
+
+    @Test func logValuesWithControlCharactersAreQuotedAndEscaped() {
+        #expect(LogfmtLogHandler.logfmtValue("a\u{1B}[31m") == #""a\u001b[31m""#)
+        #expect(LogfmtLogHandler.logfmtValue("nul\u{0}") == #""nul\u0000""#)
+        #expect(LogfmtLogHandler.logfmtValue("plain") == "plain")
+    }
 }
