@@ -5,8 +5,8 @@ import LookoutCore
 /// were: minute rows for the last 6 hours, hourly sums for the 31 days before.
 public enum HistoryStore {
     public static func restore(into health: HealthAnalyzer, from database: LookoutDatabase, nowMs: Int64) throws {
-        let sixHoursAgo = nowMs - 6 * 3_600_000
-        let monthAgo = nowMs - 31 * 86_400_000
+        let sixHoursAgo = nowMs - HealthWindow.sixHours
+        let monthAgo = nowMs - 31 * HealthWindow.day
         try database.writer.read { db in
             let minutes = try Row.fetchCursor(
                 db, sql: "SELECT source, minute_ms, probes, failures, retried, retry_succeeded FROM probe_rollups WHERE minute_ms >= ?",

@@ -49,7 +49,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     public func record(_ result: ProbeResult) {
         enqueue(.probe(result)) { queue in
-            let minute = result.timestampMs - result.timestampMs % 60_000
+            let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
             queue.rollups[result.source, default: [:]][minute, default: Rollup()].add(result)
             queue.dirtyRollups.insert(RollupKey(source: result.source, minuteMs: minute))
         }

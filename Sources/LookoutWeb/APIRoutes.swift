@@ -114,7 +114,7 @@ struct APIRoutes: Sendable {
         let now = Timestamp.nowMs()
         let recent: [Alert]
         if let database = context.database {
-            recent = (try? AlertStore(database: database).recent(sinceMs: now - 86_400_000)) ?? []
+            recent = (try? AlertStore(database: database).recent(sinceMs: now - HealthWindow.day)) ?? []
         } else {
             recent = context.alerts?.firing ?? []
         }

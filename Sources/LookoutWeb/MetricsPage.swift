@@ -156,8 +156,8 @@ public struct MetricsPage: Sendable {
     private func renderHealth(_ names: [String], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
         let now = Timestamp.nowMs()
         let summaries = monitor.health.summaries(names, nowMs: now)
-        let rateWindows: [Int64] = [60_000, 300_000, 900_000, 3_600_000]
-        let rateLabels = ExpositionWriter.Labels.suffixes("window", ["1m", "5m", "15m", "1h"])
+        let rateWindows = HealthWindow.errorRates.map(\.ms)
+        let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
         for i in summaries.indices {
             let summary = summaries[i]
@@ -176,14 +176,14 @@ public struct MetricsPage: Sendable {
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
-        let availabilityWindows: [Int64] = [86_400_000, 2_592_000_000]
-        let availabilityLabels = ExpositionWriter.Labels.suffixes("window", ["24h", "30d"])
+        let availabilityWindows = HealthWindow.availabilities.map(\.ms)
+        let availabilityLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.availabilities.map(\.label))
         for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
             for (index, ms) in availabilityWindows.enumerated() {
-                if let rate = summary.errorRate(windowMs: ms) {
-                    writer.sample("lookout_availability_ratio", prefixes, i, availabilityLabels, index, value: 1 - rate)
+                if let availability = summary.availability(windowMs: ms) {
+                    writer.sample("lookout_availability_ratio", prefixes, i, availabilityLabels, index, value: availability)
                 }
             }
         }

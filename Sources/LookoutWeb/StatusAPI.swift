@@ -78,12 +78,12 @@ public struct StatusAPI: Sendable {
             }
             json.field("error_rate") { json in
                 json.object { json in
-                    for (window, ms) in [("1m", Int64(60_000)), ("5m", 300_000), ("15m", 900_000), ("1h", 3_600_000)] {
+                    for (window, ms) in HealthWindow.errorRates {
                         json.field(window) { $0.number(health?.errorRate(windowMs: ms)) }
                     }
                 }
             }
-            json.field("availability_24h") { $0.number(health?.errorRate(windowMs: 86_400_000).map { 1 - $0 }) }
+            json.field("availability_24h") { $0.number(health?.availability(windowMs: HealthWindow.day)) }
             json.field("fallback_in_use") { $0.string(entry.last?.fallbackInUse) }
             if let download = entry.download {
                 json.field("download") { json in

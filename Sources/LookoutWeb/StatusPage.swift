@@ -111,7 +111,7 @@ public struct StatusPage: Sendable {
         }
         if let download = entry.download { html += StatusPage.download(download) }
         html += "</td><td>"
-        if let rate = health?.errorRate(windowMs: 3_600_000) {
+        if let rate = health?.errorRate(windowMs: HealthWindow.hour) {
             html += StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(minutes)
         } else {
             html += "–"

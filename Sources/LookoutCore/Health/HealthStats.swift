@@ -98,10 +98,49 @@ public struct BucketRing: Sendable, Equatable {
     }
 }
 
+/// The windows Lookout measures over, in milliseconds, named once for the rules, `/metrics`, the
+/// JSON API and the page; and the arithmetic every one of them shares.
+public enum HealthWindow {
+    public static let minute: Int64 = 60_000
+    public static let twoMinutes = 2 * minute
+    public static let fiveMinutes = 5 * minute
+    public static let fifteenMinutes = 15 * minute
+    public static let thirtyMinutes = 30 * minute
+    public static let hour = 60 * minute
+    public static let sixHours = 6 * hour
+    public static let day = 24 * hour
+    public static let thirtyDays = 30 * day
+
+    /// `lookout_error_rate{window}` and the JSON API's `error_rate`.
+    public static let errorRates: [(label: String, ms: Int64)] = [("1m", minute), ("5m", fiveMinutes), ("15m", fifteenMinutes), ("1h", hour)]
+    /// `lookout_availability_ratio{window}`.
+    public static let availabilities: [(label: String, ms: Int64)] = [("24h", day), ("30d", thirtyDays)]
+    /// The SLO target burn rates are measured against (SPEC 6: 99.9%).
+    public static let sloTarget = 0.999
+
+    /// Failed probes ÷ probes; nil without probes.
+    public static func errorRate(_ counts: BucketRing.Counts) -> Double? {
+        counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
+    }
+
+    /// Calls that succeeded after a retry ÷ calls retried; nil without retries.
+    public static func retrySuccessRatio(_ counts: BucketRing.Counts) -> Double? {
+        counts.retried == 0 ? nil : Double(counts.retrySucceeded) / Double(counts.retried)
+    }
+
+    /// How fast the error budget of `target` burns: error rate ÷ (1 − target).
+    public static func burnRate(errorRate: Double, target: Double = sloTarget) -> Double {
+        errorRate / max(1e-9, 1 - target)
+    }
+}
+
 /// The figures of one source at one moment, computed in one pass over its buckets.
 public struct HealthSummary: Sendable, Equatable {
     /// The windows `counts(windowMs:)` answers for, in milliseconds.
-    public static let windows: [Int64] = [60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 21_600_000, 86_400_000, 2_592_000_000]
+    public static let windows: [Int64] = [
+        HealthWindow.minute, HealthWindow.twoMinutes, HealthWindow.fiveMinutes, HealthWindow.fifteenMinutes,
+        HealthWindow.thirtyMinutes, HealthWindow.hour, HealthWindow.sixHours, HealthWindow.day, HealthWindow.thirtyDays,
+    ]
     /// The windows summed from the minute buckets (1m … 1h).
     static let minuteWindows = Array(windows.prefix(6))
     /// Counts per window of `windows`, stored inline so a summary copies without reference counting.
@@ -117,8 +156,12 @@ public struct HealthSummary: Sendable, Equatable {
     }
 
     public func errorRate(windowMs: Int64) -> Double? {
-        guard let counts = counts(windowMs: windowMs), counts.probes > 0 else { return nil }
-        return Double(counts.failures) / Double(counts.probes)
+        counts(windowMs: windowMs).flatMap(HealthWindow.errorRate)
+    }
+
+    /// 1 − error rate over the window.
+    public func availability(windowMs: Int64) -> Double? {
+        errorRate(windowMs: windowMs).map { 1 - $0 }
     }
 
     public static func == (a: HealthSummary, b: HealthSummary) -> Bool {
@@ -129,10 +172,10 @@ public struct HealthSummary: Sendable, Equatable {
 
 /// One source's health over time: error rates, retry success, availability, recovery.
 public struct SourceHealth: Sendable, Equatable {
-    var minutes = BucketRing(widthMs: 60_000, count: 61)
-    var fiveMinutes = BucketRing(widthMs: 300_000, count: 73)
-    var hours = BucketRing(widthMs: 3_600_000, count: 25)
-    var days = BucketRing(widthMs: 86_400_000, count: 31)
+    var minutes = BucketRing(widthMs: HealthWindow.minute, count: 61)
+    var fiveMinutes = BucketRing(widthMs: HealthWindow.fiveMinutes, count: 73)
+    var hours = BucketRing(widthMs: HealthWindow.hour, count: 25)
+    var days = BucketRing(widthMs: HealthWindow.day, count: 31)
     /// When the current outage began (the first failure after a success).
     public var outageStartedMs: Int64?
     /// How long the last finished outage lasted.
@@ -172,8 +215,7 @@ public struct SourceHealth: Sendable, Equatable {
 
     /// Failed probes ÷ probes over the window; nil without probes.
     public func errorRate(windowMs: Int64, nowMs: Int64) -> Double? {
-        let counts = sum(windowMs, nowMs)
-        return counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
+        HealthWindow.errorRate(sum(windowMs, nowMs))
     }
 
     public func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
@@ -187,8 +229,7 @@ public struct SourceHealth: Sendable, Equatable {
         for index in 6..<HealthSummary.windows.count {
             summary.windowCounts[index] = sum(HealthSummary.windows[index], nowMs)
         }
-        let fifteen = summary.windowCounts[3]
-        summary.retrySuccessRatio = fifteen.retried == 0 ? nil : Double(fifteen.retrySucceeded) / Double(fifteen.retried)
+        summary.retrySuccessRatio = HealthWindow.retrySuccessRatio(summary.windowCounts[3])
         summary.lastRecoveryMs = lastRecoveryMs
         summary.insecureBlocked = insecureBlocked
         summary.recoveredAfterRetries = recoveredAfterRetries
@@ -204,35 +245,27 @@ public struct SourceHealth: Sendable, Equatable {
 
     /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
     public func minuteErrorRates(nowMs: Int64) -> [Double?] {
-        let current = nowMs - nowMs % 60_000
+        let current = nowMs - nowMs % HealthWindow.minute
         return (0..<60).reversed().map { back in
-            let start = current - Int64(back) * 60_000
-            let counts = minutes.sum(windowMs: 1, nowMs: start)
-            return counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
+            HealthWindow.errorRate(minutes.sum(windowMs: 1, nowMs: current - Int64(back) * HealthWindow.minute))
         }
     }
 
     /// Calls that succeeded after a retry ÷ calls retried, over 15 minutes.
     public func retrySuccessRatio(nowMs: Int64) -> Double? {
-        let counts = minutes.sum(windowMs: 15 * 60_000, nowMs: nowMs)
-        return counts.retried == 0 ? nil : Double(counts.retrySucceeded) / Double(counts.retried)
-    }
-
-    /// 1 − error rate over the window.
-    public func availability(windowMs: Int64, nowMs: Int64) -> Double? {
-        errorRate(windowMs: windowMs, nowMs: nowMs).map { 1 - $0 }
+        HealthWindow.retrySuccessRatio(minutes.sum(windowMs: HealthWindow.fifteenMinutes, nowMs: nowMs))
     }
 
     /// How fast the error budget of `target` (0.999) burns: error rate ÷ (1 − target).
-    public func burnRate(windowMs: Int64, nowMs: Int64, target: Double = 0.999) -> Double? {
-        errorRate(windowMs: windowMs, nowMs: nowMs).map { $0 / max(1e-9, 1 - target) }
+    public func burnRate(windowMs: Int64, nowMs: Int64, target: Double = HealthWindow.sloTarget) -> Double? {
+        errorRate(windowMs: windowMs, nowMs: nowMs).map { HealthWindow.burnRate(errorRate: $0, target: target) }
     }
 
     /// Sums the finest ring that covers the window (without copying it).
     private func sum(_ windowMs: Int64, _ nowMs: Int64) -> BucketRing.Counts {
-        if windowMs <= 60 * 60_000 { return minutes.sum(windowMs: windowMs, nowMs: nowMs) }
-        if windowMs <= 6 * 3_600_000 { return fiveMinutes.sum(windowMs: windowMs, nowMs: nowMs) }
-        if windowMs <= 24 * 3_600_000 { return hours.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= HealthWindow.hour { return minutes.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= HealthWindow.sixHours { return fiveMinutes.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= HealthWindow.day { return hours.sum(windowMs: windowMs, nowMs: nowMs) }
         return days.sum(windowMs: windowMs, nowMs: nowMs)
     }
 }
@@ -269,8 +302,8 @@ public final class HealthAnalyzer: ProbeResultSink {
         state.withLock { state in
             let position = state.position(result.source)
             state.sources[position].record(result)
-            let minute = result.timestampMs - result.timestampMs % 60_000
-            let index = Int((minute / 60_000) % Int64(state.rounds.count))
+            let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
+            let index = Int((minute / HealthWindow.minute) % Int64(state.rounds.count))
             if state.rounds[index].minuteMs != minute {
                 guard minute > state.rounds[index].minuteMs else { return }
                 state.rounds[index] = Round(minuteMs: minute)
@@ -325,8 +358,8 @@ public final class HealthAnalyzer: ProbeResultSink {
     /// Share of the finished rounds of the last 15 minutes in which some but not all sources failed.
     public func partialFailureRatio(nowMs: Int64) -> Double {
         state.withLock { state in
-            let current = nowMs - nowMs % 60_000
-            let rounds = state.rounds.filter { $0.minuteMs != Int64.min && $0.minuteMs > current - 15 * 60_000 && $0.minuteMs <= current }
+            let current = nowMs - nowMs % HealthWindow.minute
+            let rounds = state.rounds.filter { $0.minuteMs != Int64.min && $0.minuteMs > current - HealthWindow.fifteenMinutes && $0.minuteMs <= current }
             guard !rounds.isEmpty else { return 0 }
             let partial = rounds.filter { !$0.failed.isEmpty && $0.failed.count < $0.probed.count }.count
             return Double(partial) / Double(rounds.count)

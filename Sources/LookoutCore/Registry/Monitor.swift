@@ -164,17 +164,16 @@ public final class Monitor: Sendable {
                     return summary.counts(windowMs: ms) ?? health.health(source)?.counts(windowMs: ms, nowMs: nowMs)
                 }
                 func rate(_ fallback: Int64) -> Double? {
-                    guard let counts = counts(fallback), counts.probes > 0 else { return nil }
-                    return Double(counts.failures) / Double(counts.probes)
+                    counts(fallback).flatMap(HealthWindow.errorRate)
                 }
                 switch metric {
-                case .errorRate: return rate(300_000)
-                case .probes: return counts(300_000).map { Double($0.probes) }
-                case .failures: return counts(300_000).map { Double($0.failures) }
-                case .retries: return counts(900_000).map { Double($0.retried) }
+                case .errorRate: return rate(HealthWindow.fiveMinutes)
+                case .probes: return counts(HealthWindow.fiveMinutes).map { Double($0.probes) }
+                case .failures: return counts(HealthWindow.fiveMinutes).map { Double($0.failures) }
+                case .retries: return counts(HealthWindow.fifteenMinutes).map { Double($0.retried) }
                 case .retrySuccessRatio: return summary?.retrySuccessRatio
-                case .availability: return rate(86_400_000).map { 1 - $0 }
-                case .burnRate: return rate(3_600_000).map { $0 / 0.001 }
+                case .availability: return rate(HealthWindow.day).map { 1 - $0 }
+                case .burnRate: return rate(HealthWindow.hour).map { HealthWindow.burnRate(errorRate: $0) }
                 case .up: return up.map { $0 ? 1 : 0 }
                 case .breakerOpen:
                     guard let breaker else { return nil }
