@@ -7,6 +7,7 @@ import LookoutStore
 import LookoutWeb
 import MicroHTTPServer
 import ResilientHTTP
+import ServiceLifecycle
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -97,37 +98,37 @@ struct Serve: AsyncParsableCommand {
             "shard": "\(monitor.shard.index)/\(monitor.shard.count)",
         ])
 
-        let work = Task {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await monitor.run() }
-                group.addTask { await writer.run() }
-                group.addTask { await alerts.run() }
-                group.addTask { await outbox.run() }
-                group.addTask { await Retention(retention: loaded.retention, rawRetention: loaded.rawRetention).run(database, logger: logger) }
-                group.addTask {
-                    await database.reopenWhenWritable {
-                        logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
-                    }
+        // Shut down in reverse order: the server drains first, the writer flushes once, last.
+        let retention = Retention(retention: loaded.retention, rawRetention: loaded.rawRetention)
+        let parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: RunningPart("writer") { await writer.run() }),
+            .init(service: RunningPart("monitor") { await monitor.run() }),
+            .init(service: RunningPart("alerts") { await alerts.run() }),
+            .init(service: RunningPart("outbox") { await outbox.run() }),
+            .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
+            .init(service: RunningPart("database-reopen") {
+                await database.reopenWhenWritable {
+                    logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
                 }
-                group.addTask {
-                    if case .damaged(let problems) = await database.checkIntegrity() {
-                        logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
-                            "database": "\(database.path)", "quick_check": "\(problems)",
-                        ])
-                    }
+            }, successTerminationBehavior: .ignore),
+            .init(service: RunningPart("integrity-check") {
+                if case .damaged(let problems) = await database.checkIntegrity() {
+                    logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
+                        "database": "\(database.path)", "quick_check": "\(problems)",
+                    ])
                 }
-            }
+            }, successTerminationBehavior: .ignore),
+            .init(service: ReloadOnHangup(monitor: monitor)),
+            .init(service: ServingHTTP(server: server, logger: logger)),
+        ]
+        var lifecycle = ServiceGroupConfiguration(services: parts, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        lifecycle.maximumGracefulShutdownDuration = .seconds(8)
+        do {
+            try await ServiceGroup(configuration: lifecycle).run()
+        } catch {
+            logger.error("stopped on an error", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
         }
-        for await signal in ProcessSignals.stream([SIGINT, SIGTERM, SIGHUP]) {
-            guard signal == SIGHUP else { break }
-            monitor.reloadConfig()
-        }
-        logger.info("stopping")
-        work.cancel()
-        await work.value
-        writer.flush()  // before the server's drain, so a slow client cannot delay the records
-        await server.stop()
-        writer.flush()
         logger.info("stopped")
     }
 }

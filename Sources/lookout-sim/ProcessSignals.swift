@@ -6,8 +6,8 @@ import Foundation
 /// ```swift
 /// for await signal in ProcessSignals.stream([SIGINT, SIGTERM]) { break }
 /// ```
-public enum ProcessSignals {
-    public static func stream(_ signals: [Int32]) -> AsyncStream<Int32> {
+enum ProcessSignals {
+    static func stream(_ signals: [Int32]) -> AsyncStream<Int32> {
         AsyncStream { continuation in
             let queue = DispatchQueue(label: "lookout.signals")
             let sources = signals.map { number in
@@ -25,7 +25,7 @@ public enum ProcessSignals {
     }
 
     /// Returns at the first SIGINT or SIGTERM.
-    public static func waitForTermination() async {
+    static func waitForTermination() async {
         for await _ in stream([SIGINT, SIGTERM]) { return }
     }
 }

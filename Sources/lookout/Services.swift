@@ -1,0 +1,50 @@
+import Logging
+import LookoutCore
+import MicroHTTPServer
+import ServiceLifecycle
+import UnixSignals
+
+/// One long-running part of `serve` (scheduler, writer, evaluator, outbox, retention…) as a
+/// swift-service-lifecycle service: it runs until the group shuts down gracefully, then its task
+/// is cancelled and it finishes what it does on cancellation (the writer's last flush, say).
+/// The modules below stay free of the lifecycle library; this adapter is the only place it meets them.
+struct RunningPart: Service, CustomStringConvertible {
+    let description: String
+    let body: @Sendable () async -> Void
+
+    init(_ name: String, _ body: @escaping @Sendable () async -> Void) {
+        self.description = name
+        self.body = body
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await body() }
+    }
+}
+
+/// The HTTP server, already listening: on graceful shutdown it answers what is in flight (or 503)
+/// and closes.
+struct ServingHTTP: Service, CustomStringConvertible {
+    let server: HTTPServer
+    let logger: Logger
+    var description: String { "http-server" }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info("stopping")
+        await server.stop()
+    }
+}
+
+/// SIGHUP reloads the config, as `POST /-/reload` does.
+struct ReloadOnHangup: Service, CustomStringConvertible {
+    let monitor: Monitor
+    var description: String { "reload-on-sighup" }
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups { monitor.reloadConfig() }
+        }
+    }
+}
