@@ -111,7 +111,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutWebTests",
-            dependencies: ["LookoutWeb", "MicroHTTPServer", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LookoutWeb", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "EndToEndTests",

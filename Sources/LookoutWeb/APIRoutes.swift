@@ -74,8 +74,18 @@ struct APIRoutes: Sendable {
             }
             since = parsed
         }
-        let limit = min(1000, max(1, Int(request.query["limit"] ?? "") ?? 100))
-        let before = request.query["before"].flatMap { Int64($0) }
+        var limit = 100
+        if let text = request.query["limit"] {
+            guard let parsed = Int(text), (1...1000).contains(parsed) else {
+                return APIRoutes.error("limit must be a whole number from 1 to 1000", status: 400)
+            }
+            limit = parsed
+        }
+        var before: Int64?
+        if let text = request.query["before"] {
+            guard let parsed = Int64(text) else { return APIRoutes.error("before must be an error record id (the next link carries it)", status: 400) }
+            before = parsed
+        }
         let rows: [(id: Int64, record: ErrorRecord)]
         do {
             rows = try ErrorRecordStore(database: database).page(source: entry.source.name, sinceMs: since, beforeID: before, limit: limit)

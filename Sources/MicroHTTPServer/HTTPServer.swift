@@ -254,7 +254,7 @@ public final class HTTPServer: Sendable {
         if request.dispatched { return lookout_mhd_result(1) }
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return request.queue(Router.notFound(request.path))
+            return request.queue(router.notFound(request.path))
         case .methodNotAllowed(let allowed):
             return request.queue(Router.methodNotAllowed(request.method, request.path, allowed: allowed))
         case .found(let handler, let parameters):

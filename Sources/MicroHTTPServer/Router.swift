@@ -91,7 +91,7 @@ public struct Router: Sendable {
     /// (fuzzing, tests).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         switch match(method: request.method, path: request.path) {
-        case .notFound: return Router.notFound(request.path)
+        case .notFound: return notFound(request.path)
         case .methodNotAllowed(let allowed): return Router.methodNotAllowed(request.method, request.path, allowed: allowed)
         case .found(let handler, let parameters):
             var request = request
@@ -100,9 +100,8 @@ public struct Router: Sendable {
         }
     }
 
-    static func notFound(_ path: String) -> HTTPResponse {
-        .text("not found: \(path)\n", status: 404)
-    }
+    /// What a path no route matches is answered with; a JSON API can answer in JSON.
+    public var notFound: @Sendable (_ path: String) -> HTTPResponse = { path in .text("not found: \(path)\n", status: 404) }
 
     static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> HTTPResponse {
         var response = HTTPResponse.text("method \(method) not allowed on \(path)\n", status: 405)

@@ -1,12 +1,14 @@
 // lookout: the command line — parses arguments and wires the modules together; no logic of its own.
 import ArgumentParser
 import Foundation
+import ResilientHTTP
 
 @main
 struct Lookout: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookout",
         abstract: "Watches the HTTP sources a product depends on, through a resilient client.",
+        version: ResilientHTTPVersion.string,
         subcommands: [Serve.self, CheckConfig.self, Probe.self, Status.self, DatabaseCommand.self])
 
     /// SPEC: bad usage exits 2 (ArgumentParser's default is 64).

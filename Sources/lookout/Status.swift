@@ -2,8 +2,12 @@ import ArgumentParser
 import Foundation
 import ResilientHTTP
 
+/// Exit codes: 0 operational, 1 degraded, outage or offline, 2 cannot reach Lookout (or bad usage),
+/// so a script can tell "sources are down" from "Lookout is down".
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Shows a running Lookout's status: every source, its state and last result.")
+    static let configuration = CommandConfiguration(
+        abstract: "Shows a running Lookout's status: every source, its state and last result.",
+        discussion: "Exits 0 when operational, 1 when degraded, in an outage or offline, 2 when Lookout cannot be reached or does not answer with its status.")
 
     @Option(help: "The running Lookout.")
     var url = "http://127.0.0.1:9464"
@@ -17,7 +21,7 @@ struct Status: AsyncParsableCommand {
         guard result.httpStatus == 200 else {
             let why = result.httpStatus.map { "it answered \($0)" } ?? result.curlMessage
             printError("lookout: cannot read \(base)/api/v1/status: \(why)")
-            throw ExitCode(1)
+            throw ExitCode(2)
         }
         if json {
             print(result.bodyText)
@@ -27,7 +31,7 @@ struct Status: AsyncParsableCommand {
             let sources = document["sources"] as? [[String: Any]]
         else {
             printError("lookout: \(base)/api/v1/status did not answer with Lookout's status JSON")
-            throw ExitCode(1)
+            throw ExitCode(2)
         }
         print("Lookout at \(base): \(document["status"] as? String ?? "?") · \(document["alerts_firing"] as? Int ?? 0) alerts firing")
         let width = max(6, sources.map { ($0["name"] as? String ?? "").count }.max() ?? 6)

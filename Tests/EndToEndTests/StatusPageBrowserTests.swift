@@ -47,7 +47,10 @@ struct StatusPageBrowserTests {
         #expect(dom.output.contains("<title>Lookout status</title>"))  // the onerror never ran
         #expect(dom.output.contains("aria-live"))
 
-        let screenshots = Self.root.appendingPathComponent("docs/screenshots")
+        // The README's screenshots are rewritten only when asked (LOOKOUT_UPDATE_SCREENSHOTS=1), so
+        // that testing leaves a clean checkout clean.
+        let update = ProcessInfo.processInfo.environment["LOOKOUT_UPDATE_SCREENSHOTS"] == "1"
+        let screenshots = update ? Self.root.appendingPathComponent("docs/screenshots") : directory.appendingPathComponent("screenshots")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
         for width in [1280, 390] {
             let file = screenshots.appendingPathComponent("status-\(width).png")
