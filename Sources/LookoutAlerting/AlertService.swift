@@ -88,15 +88,26 @@ public final class AlertService: Sendable {
             func silenced(_ alert: Alert) -> Bool { active.contains { $0.matches(alert, nowMs: batch.atMs) } }
             do {
                 let written = try store.apply(batch.changes, nowMs: batch.atMs) { change in
-                    silenced(change.alert) ? [] : router.notifications(change, nowMs: batch.atMs)
+                    // Sent now: an Alertmanager payload's endsAt counts from now, not from when the
+                    // change happened (startsAt and the resolved time keep the change's own times).
+                    silenced(change.alert) ? [] : router.notifications(change, nowMs: nowMs)
                 }
                 let waiting = unstored.withLock { unstored -> Int in
                     unstored.batches.removeFirst()
                     return unstored.batches.count
                 }
                 if batch.atMs != nowMs && waiting == 0 { logger.notice("alert changes stored after the database came back") }
-                noteStored(written, atMs: batch.atMs, hooks: config.hooks)
+                noteStored(written, atMs: nowMs, hooks: config.hooks)
                 storedChanges += written
+            } catch where !StoreError.isTransient(error) {
+                // A batch the database will never take (a damaged page, say) must not hold back
+                // every later change: it is dropped, logged and counted.
+                let count = unstored.withLock { unstored -> Int in
+                    let count = unstored.batches.removeFirst().changes.count
+                    unstored.dropped += UInt64(count)
+                    return count
+                }
+                logger.error("alert changes dropped: the database refused them for good", metadata: ["error": "\(error)", "changes": "\(count)"])
             } catch {
                 let (first, pending) = unstored.withLock { unstored -> (Bool, Int) in
                     defer { unstored.failing = true }

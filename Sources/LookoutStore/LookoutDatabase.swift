@@ -78,8 +78,10 @@ public final class LookoutDatabase: Sendable {
         do {
             let lines = try await writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
             result = lines == ["ok"] ? .ok : .damaged(lines.joined(separator: "; "))
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+            result = .damaged(error.message ?? "\(error)")
         } catch {
-            result = .damaged("\(error)")
+            return integrityStatus  // cancelled, busy…: no verdict
         }
         integrity.withLock { $0 = result }
         return result
@@ -257,6 +259,21 @@ private final class RefuseCommits: TransactionObserver {
     }
     func databaseDidCommit(_ db: Database) {}
     func databaseDidRollback(_ db: Database) {}
+}
+
+extension StoreError {
+    /// Whether `error` from a write may go away by itself (disk full, read-only file, a lock, an
+    /// I/O error), so the write is worth keeping and retrying; false for errors that will repeat
+    /// (a damaged page, a constraint).
+    public static func isTransient(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_NOMEM:
+            return true
+        default:
+            return false
+        }
+    }
 }
 
 /// Why the store cannot be used, in words that tell the operator what to do.

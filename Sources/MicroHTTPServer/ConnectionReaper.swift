@@ -26,14 +26,16 @@ final class ConnectionReaper: Sendable {
 
     let requestDeadline: Duration
     let pressureDeadline: Duration
-    let connectionLimit: Int
+    /// The connections the daemon accepts at once; set by the server when it starts, since the
+    /// process's file limit may allow fewer than configured.
+    let connectionLimit: Atomic<Int>
     private let entries = Mutex<[UInt: Entry]>([:])
     private let statistics: HTTPServerStatistics
 
     init(requestDeadline: Duration, pressureDeadline: Duration = .seconds(1), connectionLimit: Int, statistics: HTTPServerStatistics) {
         self.requestDeadline = requestDeadline
         self.pressureDeadline = pressureDeadline
-        self.connectionLimit = connectionLimit
+        self.connectionLimit = Atomic(connectionLimit)
         self.statistics = statistics
     }
 
@@ -66,7 +68,7 @@ final class ConnectionReaper: Sendable {
     @discardableResult
     func reap(now: ContinuousClock.Instant = .now) -> Int {
         let count = entries.withLock { entries -> Int in
-            let deadline = entries.count * 2 >= connectionLimit ? pressureDeadline : requestDeadline
+            let deadline = entries.count * 2 >= connectionLimit.load(ordering: .relaxed) ? pressureDeadline : requestDeadline
             var count = 0
             for (key, entry) in entries {
                 guard let since = entry.waitingSince, now - since > deadline, entry.fd >= 0 else { continue }

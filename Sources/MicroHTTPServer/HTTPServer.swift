@@ -93,6 +93,7 @@ public final class HTTPServer: Sendable {
     }
 
     deinit {
+        reaping.withLock { $0?.cancel() }
         if let handle = daemon.withLock({ $0 }) { MHD_stop_daemon(handle.pointer) }
     }
 
@@ -121,7 +122,11 @@ public final class HTTPServer: Sendable {
         if configuration.tls != nil && lookout_mhd_supports_tls() == 0 {
             throw HTTPServerError.cannotListen(address, reason: "this libmicrohttpd was built without TLS")
         }
-        HTTPServer.raiseFileLimit(to: configuration.connectionLimit + 256)
+        // Each connection takes a descriptor: never promise more slots than the file limit allows
+        // (keeping 128 for the database, libcurl and logs), or the pressure deadline never starts.
+        let files = HTTPServer.raiseFileLimit(to: configuration.connectionLimit + 256)
+        let connectionLimit = min(configuration.connectionLimit, max(16, files - 128))
+        reaper.connectionLimit.store(connectionLimit, ordering: .relaxed)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let pointer = withUnsafePointer(to: &storage) { raw in
             raw.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
@@ -146,7 +151,7 @@ public final class HTTPServer: Sendable {
                         if lookout_mhd_notify_started(code) == 1 { server.reaper.opened(connection!) } else { server.reaper.closed(connection!) }
                     },
                     context,
-                    UInt32(configuration.connectionLimit),
+                    UInt32(connectionLimit),
                     UInt32(configuration.connectionTimeoutSeconds),
                     64 * 1024, configuration.tls?.keyPEM, configuration.tls?.certificatePEM)
             }
@@ -167,13 +172,18 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Raises this process's open-file limit to `wanted` (within the hard limit): each connection
-    /// takes a descriptor, and the default soft limit of 1024 is below the connection limit.
-    static func raiseFileLimit(to wanted: Int) {
+    /// Raises this process's open-file limit towards `wanted` (within the hard limit): each
+    /// connection takes a descriptor, and the default soft limit of 1024 is below the connection
+    /// limit. Returns the limit in force.
+    static func raiseFileLimit(to wanted: Int) -> Int {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
-        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return wanted }
+        if limit.rlim_cur < rlim_t(wanted) {
+            limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 
     /// Cancels running handlers, answers what is still waiting with 503, and stops the daemon.

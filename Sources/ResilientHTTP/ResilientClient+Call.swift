@@ -194,7 +194,8 @@ extension ResilientClient {
     /// A `RateLimit` field that says the quota is spent drains the bucket until its reset.
     private static func quotaReset(_ result: TransferResult, nowMs now: Int64) -> (now: Int64, until: Int64)? {
         guard let field = result.header("RateLimit"), ServerWait.rateLimitRemaining(field) == 0 else { return nil }
-        let reset = min(ServerWait.rateLimitReset(field) ?? .seconds(1), .longest)
+        // At most an hour: an upstream must not be able to silence its own source for longer.
+        let reset = min(ServerWait.rateLimitReset(field) ?? .seconds(1), .seconds(3600))
         return (now, now + reset.totalMilliseconds)
     }
 

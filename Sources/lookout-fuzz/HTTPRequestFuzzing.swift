@@ -81,6 +81,7 @@ final class HTTPRequestFuzzing: @unchecked Sendable {
             path = String(target[..<mark])
             for pair in target[target.index(after: mark)...].split(separator: "&") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
+                guard !parts.isEmpty else { continue }  // a pair that is only "="
                 let key = String(parts[0]).removingPercentEncoding ?? String(parts[0])
                 let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
                 query[key] = value

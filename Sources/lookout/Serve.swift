@@ -93,10 +93,10 @@ struct Serve: AsyncParsableCommand {
             printError("lookout: \(error)")
             throw ExitCode(1)
         }
-        logger.info("listening", metadata: [
+        let listening: Logger.Metadata = [
             "address": "\(host):\(server.port)", "sources": "\(monitor.ownSources.count)", "database": "\(database.path)",
             "shard": "\(monitor.shard.index)/\(monitor.shard.count)",
-        ])
+        ]
 
         // Shut down in reverse order: the server drains first, the writer flushes once, last.
         let retention = Retention(retention: loaded.retention, rawRetention: loaded.rawRetention)
@@ -107,11 +107,24 @@ struct Serve: AsyncParsableCommand {
             .init(service: RunningPart("outbox") { await outbox.run() }),
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
             .init(service: RunningPart("database-reopen") {
+                guard database.unwritableReason != nil else { return }
                 await database.reopenWhenWritable {
                     logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
                 }
+                guard database.unwritableReason == nil else { return }
+                // What the file holds from before this start: firing alerts and silences (so a
+                // silenced alert stays quiet), and whether the file is sound.
+                do { try alerts.restore() } catch {
+                    logger.error("cannot read the saved alerts", metadata: ["error": "\(error)"])
+                }
+                if case .damaged(let problems) = await database.checkIntegrity() {
+                    logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
+                        "database": "\(database.path)", "quick_check": "\(problems)",
+                    ])
+                }
             }, successTerminationBehavior: .ignore),
             .init(service: RunningPart("integrity-check") {
+                guard database.unwritableReason == nil else { return }  // checked once the file opens
                 if case .damaged(let problems) = await database.checkIntegrity() {
                     logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
                         "database": "\(database.path)", "quick_check": "\(problems)",
@@ -119,7 +132,7 @@ struct Serve: AsyncParsableCommand {
                 }
             }, successTerminationBehavior: .ignore),
             .init(service: ReloadOnHangup(monitor: monitor)),
-            .init(service: ServingHTTP(server: server, logger: logger)),
+            .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
         var lifecycle = ServiceGroupConfiguration(services: parts, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)

@@ -27,9 +27,13 @@ struct RunningPart: Service, CustomStringConvertible {
 struct ServingHTTP: Service, CustomStringConvertible {
     let server: HTTPServer
     let logger: Logger
+    /// Logged once the group runs, so that whoever waits for it may send SIGTERM at once: the
+    /// group's signal handlers are in place by then.
+    let listening: Logger.Metadata
     var description: String { "http-server" }
 
     func run() async throws {
+        logger.info("listening", metadata: listening)
         try? await gracefulShutdown()
         logger.info("stopping")
         await server.stop()

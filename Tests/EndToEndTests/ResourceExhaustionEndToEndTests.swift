@@ -213,6 +213,7 @@ struct ResourceExhaustionEndToEndTests {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         let attackers = (0..<1000).map { _ in DrippingClient(port: port) }
         defer { for attacker in attackers { attacker.close() } }
+        #expect(attackers.allSatisfy { $0.openFailures == 0 }, "the test could not open its 1,000 connections")
 
         var reopened = 0
         var answered = 0
@@ -230,6 +231,7 @@ struct ResourceExhaustionEndToEndTests {
             try await Task.sleep(for: .milliseconds(500))
         }
         #expect(answered >= 30)
+        #expect(attackers.reduce(0) { $0 + $1.openFailures } == 0, "reopening failed: the count of closed connections would mean nothing")
         #expect(reopened >= 1000, "the server must close connections that never finish their request")
         let metrics = await get("\(base)/metrics").bodyText
         #expect(metrics.contains("lookout_http_slow_connections_closed_total "))
@@ -241,6 +243,8 @@ struct ResourceExhaustionEndToEndTests {
 final class DrippingClient {
     private var fd: Int32 = -1
     let port: UInt16
+    /// Sockets this client could not create (file limit): the test checks there were none.
+    private(set) var openFailures = 0
 
     init(port: UInt16) {
         self.port = port
@@ -250,6 +254,7 @@ final class DrippingClient {
     func reopen() {
         if fd >= 0 { Glibc.close(fd) }
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if fd < 0 { openFailures += 1 }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

@@ -31,7 +31,7 @@ public struct ProbeModule: Sendable, Equatable {
     }
 
     static func matchesWhole(_ pattern: String, _ text: String) -> Bool {
-        guard let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") else { return false }
+        guard let regex = try? NSRegularExpression(pattern: "\\A(?:\(pattern))\\z") else { return false }
         return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
     }
 

@@ -64,14 +64,20 @@ public struct AlertEvaluator: Sendable {
     public mutating func noteStored(_ alerts: [Alert]) {
         for alert in alerts where alert.firing {
             let key = Key(rule: alert.rule, source: alert.source)
-            if active[key]?.alert?.fingerprint == alert.fingerprint { active[key]?.alert?.id = alert.id }
+            // The same episode: a stored row of an earlier episode of this rule and source (kept
+            // waiting while the database was down) must not lend its id to the current one.
+            if let current = active[key]?.alert, current.fingerprint == alert.fingerprint, current.startedAtMs == alert.startedAtMs {
+                active[key]?.alert?.id = alert.id
+            }
         }
     }
 
-    /// Takes back alerts that were firing before a restart, without announcing them again.
+    /// Takes back alerts that were firing before a restart, without announcing them again; a rule
+    /// and source already being tracked (the database opened late) keep what they have.
     public mutating func restore(firing alerts: [Alert]) {
         for alert in alerts where alert.firing {
-            active[Key(rule: alert.rule, source: alert.source)] = Active(pendingSinceMs: alert.startedAtMs, alert: alert)
+            let key = Key(rule: alert.rule, source: alert.source)
+            if active[key] == nil { active[key] = Active(pendingSinceMs: alert.startedAtMs, alert: alert) }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ResilientHTTP
 
 /// Writes log lines to stderr as logfmt (`ts=… level=info msg="…" key=value`) or as JSON lines.
 public struct LogfmtLogHandler: LogHandler {
@@ -31,6 +32,8 @@ public struct LogfmtLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         for key in merged.keys.sorted() { fields.append((key, "\(merged[key]!)")) }
+        // Whatever a value carries (an upstream's text, a path), no control character reaches the log.
+        for index in fields.indices { fields[index].1 = PrintableText.escape(fields[index].1) }
         let line: String
         switch format {
         case .logfmt:
@@ -46,7 +49,7 @@ public struct LogfmtLogHandler: LogHandler {
         // Quoted (and so escaped) also for any control character, so that no byte in a log value
         // can move a terminal's cursor or colour what follows.
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 || $0.value == 0x7F || $0 == "\u{85}" || $0 == "\u{2028}" || $0 == "\u{2029}"
+            $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
         }
         guard needsQuotes else { return value }
         return jsonString(value)
