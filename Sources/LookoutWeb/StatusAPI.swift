@@ -119,9 +119,9 @@ public struct StatusAPI: Sendable {
             json.field("http_status") { $0.int(result.httpStatus.map(Int64.init)) }
             json.field("attempts") { $0.int(Int64(result.attempts)) }
             json.field("duration_seconds") { $0.number(result.durationSeconds) }
-            json.field("title") { $0.string(failure?.category.title) }
+            json.field("title") { $0.string(failure?.title) }
             json.field("message") { $0.string(result.message) }
-            json.field("recovery") { $0.string(failure?.category.recoverySuggestion) }
+            json.field("recovery") { $0.string(failure?.recoverySuggestion) }
             json.field("server_message") { $0.string(failure?.serverMessage) }
         }
     }

@@ -84,11 +84,11 @@ public struct StatusPage: Sendable {
         html += "<td><span class=\"state \(state.0)\">\(state.1)</span></td><td>"
         if let last = entry.last {
             if let failure = last.failure {
-                html += "<strong>\(HTML.escape(failure.category.title))</strong><br>\(HTML.escape(last.message ?? ""))"
+                html += "<strong>\(HTML.escape(failure.title))</strong><br>\(HTML.escape(last.message ?? ""))"
                 if failure.category == .circuitOpen, let cause = entry.lastUpstreamFailure, let message = cause.message {
                     html += "<br>Last error: \(HTML.escape(message))"
                 }
-                html += "<br><small class=\"hint\">\(HTML.escape(failure.category.recoverySuggestion))</small>"
+                html += "<br><small class=\"hint\">\(HTML.escape(failure.recoverySuggestion))</small>"
                 html += "<details><summary>Details</summary><code>\(HTML.escape(failure.category.rawValue))/\(HTML.escape(failure.reason))"
                 if let status = last.httpStatus { html += " · HTTP \(status)" }
                 if let code = failure.curlCode { html += " · curl \(code)" }

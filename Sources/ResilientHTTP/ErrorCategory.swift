@@ -92,6 +92,34 @@ public struct Failure: Sendable, Equatable, Error {
     }
 
     /// The user-facing message, e.g. "Error while probing acme: the server answered 503."
+    /// What a 401 from a source without credentials says in `detail`.
+    public static let noCredentials = "the source has no credentials configured"
+
+    /// A short title: the category's, or a more exact one where the reason says more.
+    public var title: String {
+        switch reason {
+        case "slow_response": return "Slow response"
+        case "too_many_redirects": return "Too many redirects"
+        case "redirect_not_allowed": return "Redirect not allowed"
+        case "http09_response", "malformed_http": return "Not an HTTP answer"
+        default: return category.title
+        }
+    }
+
+    /// What an on-call engineer can do about it: the category's advice, or advice for the reason.
+    public var recoverySuggestion: String {
+        switch reason {
+        case "slow_response":
+            return "The upstream answered, but slower than the source's max_latency allows; check its load, or raise max_latency if this is its normal speed."
+        case "too_many_redirects":
+            return "The URL redirects in a loop or through too many hops; point the source at the final URL."
+        case "http_401" where detail == Failure.noCredentials:
+            return "The upstream wants credentials and the source has none: add auth (bearer_token_file or oauth2) to the source."
+        default:
+            return category.recoverySuggestion
+        }
+    }
+
     public func message(operation: String) -> String {
         var text = "Error while \(operation): \(explanation)"
         if let serverMessage, !serverMessage.isEmpty { text += " The server said: \(serverMessage)" }
@@ -107,7 +135,11 @@ public struct Failure: Sendable, Equatable, Error {
         case .networkUnreachable:
             return reason == "dns_failure" ? "the host name could not be resolved." : "the host could not be reached (\(reason.replacingOccurrences(of: "_", with: " ")))."
         case .serverError, .authError, .clientError, .rateLimited:
-            if let httpStatus { return "the server answered \(httpStatus)." }
+            if reason == "too_many_redirects" {
+                return "the server kept redirecting" + (httpStatus.map { " (the last answer was \($0))" } ?? "") + "."
+            }
+            if !reason.hasPrefix("http_"), !detail.isEmpty { return "\(detail)." }
+            if let httpStatus { return "the server answered \(httpStatus)" + (detail.isEmpty ? "." : " (\(detail)).") }
             return "\(reason.replacingOccurrences(of: "_", with: " "))."
         case .tlsError: return "the TLS connection failed (\(reason.replacingOccurrences(of: "_", with: " ")))."
         case .insecureBlocked: return "plain http:// is not allowed for this source."

@@ -145,6 +145,9 @@ extension ResilientClient {
             emit(.attemptFinished(upstream: name, record))
             guard let failure else { break }
 
+            if failure.category == .authError, failure.httpStatus == 401, (withUpstream(name, { $0.tokens }) ?? nil) == nil {
+                outcome.failure?.detail = Failure.noCredentials
+            }
             if failure.category == .authError, failure.httpStatus == 401, let tokens = withUpstream(name, { $0.tokens }) ?? nil {
                 guard !refreshedToken else { break }
                 refreshedToken = true

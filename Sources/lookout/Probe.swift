@@ -72,7 +72,7 @@ struct ProbeReport {
             ("duration_seconds", number(result.durationSeconds)),
             ("phases", "{\"dns\":\(number(phases.dns)),\"connect\":\(number(phases.connect)),\"tls\":\(number(phases.tls)),\"ttfb\":\(number(phases.ttfb)),\"transfer\":\(number(phases.transfer))}"),
             ("bytes", "\(result.bytes)"), ("message", string(result.message)),
-            ("recovery", string(failure?.category.recoverySuggestion)), ("server_message", string(failure?.serverMessage)),
+            ("recovery", string(failure?.recoverySuggestion)), ("server_message", string(failure?.serverMessage)),
             ("sha256", string(result.download?.sha256)),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
@@ -87,11 +87,13 @@ struct ProbeReport {
             if download.resumes > 0 { verified += "  resumed \(download.resumes)×" }
         }
         guard let failure = result.failure else {
-            return "OK  \(url)  \(status)  \(timing)  \(result.bytes) bytes\(verified)"
+            let retried = result.attempts > 1 ? "  after \(result.attempts) attempts" : ""
+            return "OK  \(url)  \(status)  \(timing)  \(result.bytes) bytes\(verified)\(retried)"
         }
-        var lines = ["FAIL  \(url)  \(status)  \(timing)", "  \(failure.category.title) (\(failure.category.rawValue)/\(failure.reason))"]
+        let attempts = "\(result.attempts) attempt\(result.attempts == 1 ? "" : "s")"
+        var lines = ["FAIL  \(url)  \(status)  \(timing)  \(attempts)", "  \(failure.title) (\(failure.category.rawValue)/\(failure.reason))"]
         if let message = result.message { lines.append("  \(message)") }
-        lines.append("  \(failure.category.recoverySuggestion)")
+        lines.append("  \(failure.recoverySuggestion)")
         return lines.joined(separator: "\n")
     }
 }
@@ -111,7 +113,8 @@ final class ProgressBar: Sendable {
         let speed = progress.throughputBytesPerSecond / 1_048_576
         var line: String
         if let ratio = progress.ratio {
-            let filled = Int(ratio * Double(width))
+            // A server may send more than it announced: the bar never goes past full.
+            let filled = Int(Int64(clamping: min(1, max(0, ratio)) * Double(width)) ?? 0)
             line = "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "]"
             line += String(format: " %3.0f%%", ratio * 100)
         } else {

@@ -185,7 +185,7 @@ public final class Monitor: Sendable {
             }
         } context: { source in
             guard let last = board.entry(source)?.last, let failure = last.failure, let message = last.message else { return nil }
-            return (message, failure.category.recoverySuggestion)
+            return (message, failure.recoverySuggestion)
         }
     }
 
