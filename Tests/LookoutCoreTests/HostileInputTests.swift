@@ -148,4 +148,11 @@ struct HostileInputTests {
         #expect(LogfmtLogHandler.logfmtValue("nul\u{0}") == #""nul\u0000""#)
         #expect(LogfmtLogHandler.logfmtValue("plain") == "plain")
     }
+
+    @Test func aTimeoutLongerThanTheIntervalIsAWarning() throws {
+        let config = try ConfigLoader.parse("sources:\n  - {name: a, url: \"http://x/\", interval: 10s, timeout: 1h}\n", file: "t.yml", environment: [:])
+        #expect(config.warnings.map(\.description) == [
+            "t.yml:2:57: sources[0].timeout: 1h is longer than the interval (10s): each probe is cut off at the interval, so the timeout never applies",
+        ])
+    }
 }

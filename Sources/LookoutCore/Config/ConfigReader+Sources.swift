@@ -75,6 +75,10 @@ extension ConfigReader {
                 }
             }
             checkKindSpecific(source, map, path)
+            if source.timeout > source.interval {
+                let node = map["timeout"]?.value ?? map["interval"]?.value ?? item
+                warning(node, "\(path).timeout", "\(ConfigValues.format(source.timeout)) is longer than the interval (\(ConfigValues.format(source.interval))): each probe is cut off at the interval, so the timeout never applies")
+            }
             if problems.count == before { sources.append(source) }
         }
         for fallback in fallbacks {
