@@ -30,6 +30,11 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
@@ -40,7 +45,7 @@ let package = Package(
         ),
         .target(
             name: "MicroHTTPServer",
-            dependencies: ["CMicroHTTPD"]
+            dependencies: ["CMicroHTTPD", "CZlib"]
         ),
         .target(
             name: "LookoutCore",

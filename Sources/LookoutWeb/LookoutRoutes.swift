@@ -10,10 +10,17 @@ public enum LookoutRoutes {
         let status = StatusPage(context: context)
         var router = Router()
         router.get("/") { _ in .html(status.render()) }
-        router.get("/metrics") { _ in
-            HTTPResponse(
-                headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-                body: .owned(metrics.renderBody()))
+        router.get("/metrics") { request in
+            let body = metrics.renderBody()
+            // Prometheus asks for gzip; 30 MB at 10,000 sources goes out about ten times smaller.
+            if Gzip.accepted(by: request), let compressed = Gzip.compress(UnsafeRawBufferPointer(start: body.pointer, count: body.count)) {
+                return HTTPResponse(
+                    headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Content-Encoding": "gzip", "Vary": "Accept-Encoding"],
+                    body: .owned(compressed))
+            }
+            return HTTPResponse(
+                headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Vary": "Accept-Encoding"],
+                body: .owned(body))
         }
         APIRoutes(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)

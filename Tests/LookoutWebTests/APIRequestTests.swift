@@ -51,4 +51,43 @@ struct APIRequestTests {
         #expect(page.status == 404)
         #expect(error(page) == nil)
     }
+
+    /// Bytes of an owned or plain body.
+    func bytes(_ response: HTTPResponse) -> [UInt8] {
+        switch response.body {
+        case .bytes(let bytes): return bytes
+        case .owned(let owned): return Array(UnsafeRawBufferPointer(start: owned.pointer, count: owned.count))
+        default: return []
+        }
+    }
+
+    @Test func metricsAreGzippedWhenTheScraperAsks() async throws {
+        let router = try router()
+        let plain = await router.respond(to: HTTPRequest(method: "GET", path: "/metrics"))
+        #expect(plain.headers["Content-Encoding"] == nil)
+        let zipped = await router.respond(to: HTTPRequest(method: "GET", path: "/metrics", headers: ["Accept-Encoding": "gzip"]))
+        #expect(zipped.headers["Content-Encoding"] == "gzip")
+        #expect(zipped.headers["Vary"] == "Accept-Encoding")
+        let compressed = bytes(zipped)
+        #expect(compressed.starts(with: [0x1F, 0x8B]))
+        #expect(compressed.count * 3 < bytes(plain).count)
+        // gunzip must give back the exposition (build_info and the source's series).
+        let gunzip = Process()
+        gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gunzip.arguments = ["-dc"]
+        let input = Pipe()
+        let output = Pipe()
+        gunzip.standardInput = input
+        gunzip.standardOutput = output
+        try gunzip.run()
+        input.fileHandleForWriting.write(Data(compressed))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        gunzip.waitUntilExit()
+        #expect(gunzip.terminationStatus == 0)
+        #expect(text.contains("lookout_build_info{"))
+        #expect(text.contains(#"source="acme""#))
+        let refused = await router.respond(to: HTTPRequest(method: "GET", path: "/metrics", headers: ["Accept-Encoding": "gzip;q=0, identity"]))
+        #expect(refused.headers["Content-Encoding"] == nil)
+    }
 }
