@@ -8,6 +8,7 @@ import LookoutWeb
 import MicroHTTPServer
 import ResilientHTTP
 import ServiceLifecycle
+import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,6 +39,9 @@ struct Serve: AsyncParsableCommand {
             shardOverride = parsed
         }
         LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, format: format) }
+        // Trapped first: a signal sent as soon as "listening" is logged must be handled, not fatal.
+        let termination = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let logger = Logger(label: "lookout")
 
         let loaded: LookoutConfig
@@ -131,13 +135,21 @@ struct Serve: AsyncParsableCommand {
                     ])
                 }
             }, successTerminationBehavior: .ignore),
-            .init(service: ReloadOnHangup(monitor: monitor)),
+            .init(service: ReloadOnHangup(monitor: monitor, hangups: hangups)),
             .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
-        var lifecycle = ServiceGroupConfiguration(services: parts, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var lifecycle = ServiceGroupConfiguration(services: parts, logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)
+        let group = ServiceGroup(configuration: lifecycle)
         do {
-            try await ServiceGroup(configuration: lifecycle).run()
+            let signals = Task {
+                for await _ in termination {
+                    await group.triggerGracefulShutdown()
+                    break
+                }
+            }
+            defer { signals.cancel() }
+            try await group.run()
         } catch {
             logger.error("stopped on an error", metadata: ["error": "\(error)"])
             throw ExitCode(1)

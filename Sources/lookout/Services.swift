@@ -43,10 +43,12 @@ struct ServingHTTP: Service, CustomStringConvertible {
 /// SIGHUP reloads the config, as `POST /-/reload` does.
 struct ReloadOnHangup: Service, CustomStringConvertible {
     let monitor: Monitor
+    /// Made before the server listens, so a SIGHUP that comes early is kept, not fatal.
+    let hangups: UnixSignalsSequence
     var description: String { "reload-on-sighup" }
 
     func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let hangups = self.hangups
         await cancelWhenGracefulShutdown {
             for await _ in hangups { monitor.reloadConfig() }
         }
