@@ -1,6 +1,7 @@
 // lookout-sim: a deterministic, fault-injecting upstream for Lookout's tests, benchmarks and demo.
 import ArgumentParser
 import Foundation
+import ResilientHTTP
 import LookoutCore
 import MicroHTTPServer
 
@@ -8,7 +9,8 @@ import MicroHTTPServer
 struct LookoutSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookout-sim",
-        abstract: "A deterministic upstream that injects faults, for Lookout's tests and demo.")
+        abstract: "A deterministic upstream that injects faults, for Lookout's tests and demo.",
+        version: ResilientHTTPVersion.string)
 
     @Option(help: "Address to listen on (HOST:PORT; port 0 picks a free one).")
     var listen = "127.0.0.1:9480"

@@ -1,0 +1,23 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Exit codes and versions a script relies on (issue "Operator polish").
+@Suite("command line")
+struct CommandLineEndToEndTests {
+    func tool(_ name: String) -> String { ChildProcess.binDirectory.appendingPathComponent(name).path }
+
+    @Test(arguments: ["lookout", "lookout-sim"])
+    func everyExecutableTellsItsVersion(name: String) throws {
+        let result = try runTool(tool(name), ["--version"])
+        #expect(result.status == 0)
+        #expect(result.output.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(result.output)")
+    }
+
+    @Test func statusExits2WhenLookoutCannotBeReached() throws {
+        let result = try runTool(tool("lookout"), ["status", "--url", "http://127.0.0.1:\(closedPort())"])
+        #expect(result.status == 2)
+        #expect(result.output.hasPrefix("lookout: cannot read http://127.0.0.1:"))
+        #expect(try runTool(tool("lookout"), ["status", "--bogus"]).status == 2)
+    }
+}
