@@ -155,4 +155,20 @@ struct HostileInputTests {
             "t.yml:2:57: sources[0].timeout: 1h is longer than the interval (10s): each probe is cut off at the interval, so the timeout never applies",
         ])
     }
+
+    // Found by fuzzing: FoundationXML traps on an element name that is not UTF-8.
+    @Test func feedsInAnyEncodingNeverReachTheParserAsInvalidUTF8() {
+        let invalid: [UInt8] = Array("<rss><chan".utf8) + [0xFF, 0xFF] + Array("><item/></chan".utf8) + [0xFF, 0xFF] + Array("></rss>".utf8)
+        #expect(ResponseCheck.feed(invalid, minItems: 1) == nil || ResponseCheck.feed(invalid, minItems: 1)?.reason == "xml_invalid")
+        let declaredUTF16 = Array(#"<?xml version="1.0" encoding="UTF-16"?>"#.utf8) + invalid
+        #expect(ResponseCheck.feed(declaredUTF16, minItems: 1)?.reason != "too_few_items")
+        let latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><rss><channel><item><title>caf"#.utf8) + [0xE9] + Array("</title></item></channel></rss>".utf8)
+        #expect(ResponseCheck.feed(latin1, minItems: 1) == nil)
+        var utf16: [UInt8] = [0xFF, 0xFE]
+        for unit in "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><title>é</title></entry></feed>".utf16 {
+            utf16 += [UInt8(unit & 0xFF), UInt8(unit >> 8)]
+        }
+        #expect(ResponseCheck.feed(utf16, minItems: 1) == nil)
+        #expect(ResponseCheck.feed(utf16, minItems: 2)?.reason == "too_few_items")
+    }
 }

@@ -47,7 +47,10 @@ public enum ResponseCheck {
 
     /// The body must be a well-formed RSS or Atom feed with at least `minItems` items.
     public static func feed(_ body: [UInt8], minItems: Int? = nil) -> Failure? {
-        let parser = XMLParser(data: Data(body))
+        // FoundationXML traps on an element name that is not valid UTF-8 (found by fuzzing:
+        // `<chan\xFF…>`, also under a declared UTF-16), so the parser only ever sees UTF-8 that
+        // Lookout decoded itself.
+        let parser = XMLParser(data: Data(utf8Document(body)))
         let shape = FeedShape()
         parser.delegate = shape
         // FoundationXML on Linux recovers from some errors, so nesting is checked here too.
@@ -67,6 +70,40 @@ public enum ResponseCheck {
                 detail: "the feed has \(shape.items) item\(shape.items == 1 ? "" : "s"), fewer than the \(minItems) expected")
         }
         return nil
+    }
+
+    /// The document as valid UTF-8 without its XML declaration (so the parser assumes UTF-8):
+    /// UTF-16 with a byte-order mark and the single-byte encodings feeds declare are decoded, and
+    /// anything else is read as UTF-8 with invalid bytes replaced by U+FFFD.
+    static func utf8Document(_ body: [UInt8]) -> [UInt8] {
+        var text: String
+        if body.starts(with: [0xFE, 0xFF]) || body.starts(with: [0xFF, 0xFE]) {
+            let bigEndian = body[0] == 0xFE
+            var units: [UInt16] = []
+            units.reserveCapacity(body.count / 2)
+            for index in stride(from: 2, to: body.count - 1, by: 2) {
+                let first = UInt16(body[index])
+                let second = UInt16(body[index + 1])
+                units.append(bigEndian ? first << 8 | second : second << 8 | first)
+            }
+            text = String(decoding: units, as: UTF16.self)
+        } else if ["iso-8859-1", "latin1", "latin-1", "us-ascii", "ascii", "windows-1252"].contains(declaredEncoding(body)) {
+            text = String(String.UnicodeScalarView(body.map { Unicode.Scalar($0) }))
+        } else {
+            text = String(decoding: body, as: UTF8.self)
+        }
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        if text.hasPrefix("<?xml"), let end = text.range(of: "?>") { text.removeSubrange(text.startIndex..<end.upperBound) }
+        return Array(text.utf8)
+    }
+
+    /// The `encoding` of an XML declaration, lowercased; nil without one.
+    static func declaredEncoding(_ body: [UInt8]) -> String? {
+        let head = String(decoding: body.prefix(200), as: UTF8.self).lowercased()
+        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>"),
+            let encoding = head[..<end.lowerBound].range(of: "encoding=")
+        else { return nil }
+        return String(head[encoding.upperBound...].dropFirst().prefix { $0 != "\"" && $0 != "'" })
     }
 
     /// Counts a feed's items while checking that every element is closed in order.
