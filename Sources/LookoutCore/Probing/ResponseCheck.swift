@@ -47,21 +47,15 @@ public enum ResponseCheck {
 
     /// The body must be a well-formed RSS or Atom feed with at least `minItems` items.
     public static func feed(_ body: [UInt8], minItems: Int? = nil) -> Failure? {
-        // FoundationXML traps on an element name that is not valid UTF-8 (found by fuzzing:
-        // `<chan\xFF…>`, also under a declared UTF-16), so the parser only ever sees UTF-8 that
-        // Lookout decoded itself.
-        let parser = XMLParser(data: Data(utf8Document(body)))
-        let shape = FeedShape()
-        parser.delegate = shape
-        // FoundationXML on Linux recovers from some errors, so nesting is checked here too.
-        guard parser.parse(), shape.problem == nil, shape.open.isEmpty else {
-            let code = (parser.parserError as NSError?)?.code
-            let detail = shape.problem ?? (code == 5 ? "the document ends inside an element" : code.map { "XML error \($0)" } ?? "unclosed elements")
+        let shape: FeedScanner.Shape
+        switch FeedScanner.scan(utf8Document(body)) {
+        case .success(let scanned): shape = scanned
+        case .failure(let problem):
             return Failure(
                 category: .invalidResponse, reason: "xml_invalid",
-                detail: "the feed is not well-formed XML (line \(parser.lineNumber): \(detail))")
+                detail: "the feed is not well-formed XML (line \(problem.line): \(problem.message))")
         }
-        guard let root = shape.root, ["rss", "feed", "RDF"].contains(root) else {
+        guard ["rss", "feed", "RDF"].contains(shape.root) else {
             return Failure(category: .invalidResponse, reason: "xml_invalid", detail: "the document is XML but not an RSS or Atom feed")
         }
         if let minItems, shape.items < minItems {
@@ -72,7 +66,7 @@ public enum ResponseCheck {
         return nil
     }
 
-    /// The document as valid UTF-8 without its XML declaration (so the parser assumes UTF-8):
+    /// The document as valid UTF-8 (names and text compare as UTF-8 from then on):
     /// UTF-16 with a byte-order mark and the single-byte encodings feeds declare are decoded, and
     /// anything else is read as UTF-8 with invalid bytes replaced by U+FFFD.
     static func utf8Document(_ body: [UInt8]) -> [UInt8] {
@@ -93,7 +87,6 @@ public enum ResponseCheck {
             text = String(decoding: body, as: UTF8.self)
         }
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
-        if text.hasPrefix("<?xml"), let end = text.range(of: "?>") { text.removeSubrange(text.startIndex..<end.upperBound) }
         return Array(text.utf8)
     }
 
@@ -104,32 +97,6 @@ public enum ResponseCheck {
             let encoding = head[..<end.lowerBound].range(of: "encoding=")
         else { return nil }
         return String(head[encoding.upperBound...].dropFirst().prefix { $0 != "\"" && $0 != "'" })
-    }
-
-    /// Counts a feed's items while checking that every element is closed in order.
-    private final class FeedShape: NSObject, XMLParserDelegate {
-        var root: String?
-        var open: [String] = []
-        var problem: String?
-        var items = 0
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            // Local names: `<a:feed xmlns:a="http://www.w3.org/2005/Atom">` is as much a feed as
-            // `<feed>`. Prefixes are stripped rather than resolved, so a feed that uses a prefix it
-            // never declared (common in the wild) still counts.
-            let local = name.split(separator: ":").last.map(String.init) ?? name
-            if root == nil { root = local }
-            if local == "item" || local == "entry" { items += 1 }
-            open.append(name)
-        }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            guard open.last == name else {
-                if problem == nil { problem = "</\(name)> closes <\(open.last ?? "nothing")>" }
-                return
-            }
-            open.removeLast()
-        }
     }
 }
 
