@@ -72,6 +72,11 @@ struct ServerWaitTests {
         #expect(ServerWait.retryAfter("Wed Oct 21 07:28:00 2015", now: now) == .seconds(80))
         #expect(ServerWait.retryAfter("Tue, 20 Oct 2015 07:28:00 GMT", now: now) == .zero)
         #expect(ServerWait.retryAfter("soon", now: now) == nil)
+        // Parsed by hand: nonsense is nil, never a trap or a wrong date.
+        for text in ["Wed, 32 Oct 2015 07:28:00 GMT", "Wed, 21 Foo 2015 07:28:00 GMT", "Wed, 21 Oct 2015 25:28:00 GMT",
+                     "Wed, 21 Oct 99999 07:28:00 GMT", "Wed, 21 Oct 2015 07:28 GMT", "Wed, 21 Oct 2015 07:28:00:00 GMT", ",,,", ""] {
+            #expect(ServerWait.retryAfter(text, now: now) == nil, "\(text)")
+        }
         #expect(ServerWait.retryAfter("-5", now: now) == nil)
     }
 
