@@ -61,6 +61,29 @@ public enum FeedScanner {
             let prefix = Array(prefix.utf8)
             return offset + prefix.count <= count && bytes[offset..<(offset + prefix.count)].elementsEqual(prefix)
         }
+        /// The offset of the ">" that ends a tag or declaration begun before `from`, skipping quoted
+        /// text and, for a declaration (`nested`), an internal subset in brackets; `count` if none.
+        func closingBracket(from: Int, nested: Bool) -> Int {
+            var position = from
+            var depth = 0
+            var quote: UInt8?
+            while position < count {
+                let current = bytes[position]
+                if let open = quote {
+                    if current == open { quote = nil }
+                } else if current == UInt8(ascii: "\"") || current == UInt8(ascii: "'") {
+                    quote = current
+                } else if nested && current == UInt8(ascii: "[") {
+                    depth += 1
+                } else if nested && current == UInt8(ascii: "]") {
+                    depth -= 1
+                } else if current == UInt8(ascii: ">") && depth <= 0 {
+                    return position
+                }
+                position += 1
+            }
+            return count
+        }
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
         func localName(_ name: ArraySlice<UInt8>) -> String {
             let local = name.lastIndex(of: UInt8(ascii: ":")).map { name[($0 + 1)...] } ?? name
@@ -89,24 +112,7 @@ public enum FeedScanner {
             } else if starts("<!", at: index) {
                 // A declaration (DOCTYPE): skipped whole, its internal subset and quoted parts included.
                 guard root == nil else { return problem("a declaration inside the document", at: index) }
-                var position = index + 2
-                var depth = 0
-                var quote: UInt8?
-                while position < count {
-                    let current = bytes[position]
-                    if let open = quote {
-                        if current == open { quote = nil }
-                    } else if current == UInt8(ascii: "\"") || current == UInt8(ascii: "'") {
-                        quote = current
-                    } else if current == UInt8(ascii: "[") {
-                        depth += 1
-                    } else if current == UInt8(ascii: "]") {
-                        depth -= 1
-                    } else if current == UInt8(ascii: ">") && depth <= 0 {
-                        break
-                    }
-                    position += 1
-                }
+                let position = closingBracket(from: index + 2, nested: true)
                 guard position < count else { return problem("a declaration is not closed", at: index) }
                 index = position + 1
             } else if starts("</", at: index) {
@@ -134,18 +140,7 @@ public enum FeedScanner {
                 guard !name.isEmpty, name.first != UInt8(ascii: "<") else { return problem("\"<\" is not followed by a name", at: index) }
                 guard !rootClosed else { return problem("a second root element <\(String(decoding: name, as: UTF8.self))>", at: index) }
                 // Attributes: quoted values may hold ">" and "/".
-                var quote: UInt8?
-                while position < count {
-                    let current = bytes[position]
-                    if let open = quote {
-                        if current == open { quote = nil }
-                    } else if current == UInt8(ascii: "\"") || current == UInt8(ascii: "'") {
-                        quote = current
-                    } else if current == UInt8(ascii: ">") {
-                        break
-                    }
-                    position += 1
-                }
+                position = closingBracket(from: position, nested: false)
                 guard position < count else { return problem("the document ends inside <\(String(decoding: name, as: UTF8.self))>", at: index) }
                 let selfClosing = bytes[position - 1] == UInt8(ascii: "/") && position - 1 > index + name.count
                 let local = localName(name)
