@@ -8,7 +8,6 @@ import LookoutWeb
 import MicroHTTPServer
 import ResilientHTTP
 import ServiceLifecycle
-import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,8 +39,7 @@ struct Serve: AsyncParsableCommand {
         }
         LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, format: format) }
         // Trapped first: a signal sent as soon as "listening" is logged must be handled, not fatal.
-        let termination = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let signals = TrappedSignals.install([SIGTERM, SIGINT, SIGHUP])
         let logger = Logger(label: "lookout")
 
         let loaded: LookoutConfig
@@ -135,20 +133,24 @@ struct Serve: AsyncParsableCommand {
                     ])
                 }
             }, successTerminationBehavior: .ignore),
-            .init(service: ReloadOnHangup(monitor: monitor, hangups: hangups)),
             .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
         var lifecycle = ServiceGroupConfiguration(services: parts, logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)
         let group = ServiceGroup(configuration: lifecycle)
         do {
-            let signals = Task {
-                for await _ in termination {
-                    await group.triggerGracefulShutdown()
-                    break
+            // SIGHUP reloads the config (as POST /-/reload does); SIGTERM and SIGINT shut down.
+            let handling = Task {
+                for await signal in signals {
+                    if signal == SIGHUP {
+                        monitor.reloadConfig()
+                    } else {
+                        await group.triggerGracefulShutdown()
+                        break
+                    }
                 }
             }
-            defer { signals.cancel() }
+            defer { handling.cancel() }
             try await group.run()
         } catch {
             logger.error("stopped on an error", metadata: ["error": "\(error)"])

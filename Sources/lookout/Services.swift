@@ -2,7 +2,6 @@ import Logging
 import LookoutCore
 import MicroHTTPServer
 import ServiceLifecycle
-import UnixSignals
 
 /// One long-running part of `serve` (scheduler, writer, evaluator, outbox, retention…) as a
 /// swift-service-lifecycle service: it runs until the group shuts down gracefully, then its task
@@ -37,20 +36,5 @@ struct ServingHTTP: Service, CustomStringConvertible {
         try? await gracefulShutdown()
         logger.info("stopping")
         await server.stop()
-    }
-}
-
-/// SIGHUP reloads the config, as `POST /-/reload` does.
-struct ReloadOnHangup: Service, CustomStringConvertible {
-    let monitor: Monitor
-    /// Made before the server listens, so a SIGHUP that comes early is kept, not fatal.
-    let hangups: UnixSignalsSequence
-    var description: String { "reload-on-sighup" }
-
-    func run() async throws {
-        let hangups = self.hangups
-        await cancelWhenGracefulShutdown {
-            for await _ in hangups { monitor.reloadConfig() }
-        }
     }
 }
