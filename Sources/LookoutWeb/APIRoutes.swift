@@ -20,8 +20,19 @@ struct APIRoutes: Sendable {
         router.post("/api/v1/silences") { request in silence(request) }
     }
 
+    /// Every API error: `{"error": "bad_request", "message": "limit must be …"}` — a code for
+    /// scripts, a sentence for people.
     static func error(_ message: String, status: Int) -> HTTPResponse {
-        .json(JSONText.ordered([("error", .string(message))]).rendered, status: status)
+        let code = switch status {
+        case 400: "bad_request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "not_found"
+        case 413: "too_large"
+        case 503: "unavailable"
+        default: status >= 500 ? "internal_error" : "error"
+        }
+        return .json(JSONText.ordered([("error", .string(code)), ("message", .string(message))]).rendered, status: status)
     }
 
     func entry(_ request: HTTPRequest) -> SourceStatusBoard.Entry? {

@@ -8,12 +8,12 @@ public enum AdminAuth {
     /// nil when the request may go on, otherwise the response to send.
     public static func refusal(_ request: HTTPRequest, token: String?) -> HTTPResponse? {
         guard let token else {
-            return .json(#"{"error":"admin endpoints are disabled: set admin_token_file in the config"}"#, status: 403)
+            return APIRoutes.error("admin endpoints are disabled: set admin_token_file in the config", status: 403)
         }
         let header = request.headers["Authorization"] ?? ""
         let presented = header.hasPrefix("Bearer ") ? String(header.dropFirst("Bearer ".count)) : ""
         guard SHA256.constantTimeEquals(Array(presented.utf8), Array(token.utf8)) else {
-            var response = HTTPResponse.json(#"{"error":"missing or wrong admin token"}"#, status: 401)
+            var response = APIRoutes.error("missing or wrong admin token", status: 401)
             response.headers.set("WWW-Authenticate", #"Bearer realm="lookout""#)
             return response
         }

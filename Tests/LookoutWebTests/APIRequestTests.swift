@@ -25,7 +25,8 @@ struct APIRequestTests {
         guard case .bytes(let bytes) = response.body,
             let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
         else { return nil }
-        return object["error"] as? String
+        #expect(object["error"] as? String == (response.status == 404 ? "not_found" : "bad_request"))
+        return object["message"] as? String
     }
 
     @Test(arguments: [
