@@ -240,7 +240,7 @@ public struct MetricsPage: Sendable {
             writer.single("lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.", value: database.unwritableReason == nil ? 1 : 0)
         }
         if let server = context.server {
-            writer.single("lookout_http_slow_connections_closed_total", type: .counter, help: "Connections closed because they did not deliver a request in time (slowloris).", value: Double(server.slowConnectionsClosed))
+            writer.single("lookout_http_slow_connections_closed_total", type: .counter, help: "Connections closed because they did not deliver a whole request in time: slow clients (slowloris) and kept-alive connections left idle.", value: Double(server.slowConnectionsClosed))
         }
     }
 
