@@ -90,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-bench",
             dependencies: [
-                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
+                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/lookout-bench"

@@ -2,6 +2,7 @@
 // rows: | benchmark | command | figure | reference | ratio |.
 import Foundation
 import LookoutWeb
+import MicroHTTPServer
 import ResilientHTTP
 
 @main
@@ -22,6 +23,14 @@ enum LookoutBench {
             let context = LookoutContext(monitor: populatedMonitor(10_000))
             let time = milliseconds(rounds: 21) { _ = MetricsPage(context: context).renderBody() }
             row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
+            // What a Prometheus scrape (Accept-Encoding: gzip) costs on top, and what it saves.
+            let body = MetricsPage(context: context).renderBody()
+            var compressedBytes = 0
+            let gzip = milliseconds(rounds: 9) {
+                compressedBytes = Gzip.compress(UnsafeRawBufferPointer(start: body.pointer, count: body.count))?.count ?? 0
+            }
+            row("/metrics gzip at 10000 sources (\(body.count / 1024) KiB → \(compressedBytes / 1024) KiB)", "lookout-bench metrics",
+                String(format: "%.1f ms", gzip), "render", String(format: "%.2f", gzip / time))
         case "page":
             let context = LookoutContext(monitor: populatedMonitor(1_000))
             let time = milliseconds(rounds: 21) { _ = StatusPage(context: context).render() }
