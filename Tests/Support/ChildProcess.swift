@@ -143,11 +143,23 @@ public func boundLoopbackSocket() -> (fd: Int32, address: sockaddr_in) {
     return (fd, address)
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released). It is taken below
+/// the kernel's ephemeral range, so that neither a server binding port 0 nor an outgoing
+/// connection's own port can land on it while tests run side by side.
 public func closedPort() -> UInt16 {
-    let (fd, address) = boundLoopbackSocket()
-    close(fd)
-    return UInt16(bigEndian: address.sin_port)
+    while true {
+        let port = UInt16.random(in: 10_000..<30_000)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        close(fd)
+        if bound == 0 { return port }
+    }
 }
 
 final class OutputBuffer: Sendable {
