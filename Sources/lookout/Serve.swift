@@ -124,7 +124,7 @@ struct Serve: AsyncParsableCommand {
                         "database": "\(database.path)", "quick_check": "\(problems)",
                     ])
                 }
-            }, successTerminationBehavior: .ignore),
+            }),
             .init(service: RunningPart("integrity-check") {
                 guard database.unwritableReason == nil else { return }  // checked once the file opens
                 if case .damaged(let problems) = await database.checkIntegrity() {
@@ -132,7 +132,7 @@ struct Serve: AsyncParsableCommand {
                         "database": "\(database.path)", "quick_check": "\(problems)",
                     ])
                 }
-            }, successTerminationBehavior: .ignore),
+            }),
             .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
         var lifecycle = ServiceGroupConfiguration(services: parts, logger: logger)

@@ -18,6 +18,9 @@ struct RunningPart: Service, CustomStringConvertible {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { await body() }
+        // A part whose work is done early (a start-up check) stays until the group shuts down:
+        // ServiceGroup counts a service that returns while the group is shutting down as failed.
+        try? await gracefulShutdown()
     }
 }
 
