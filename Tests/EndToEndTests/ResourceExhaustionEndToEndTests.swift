@@ -255,14 +255,8 @@ final class DrippingClient {
         if fd >= 0 { Glibc.close(fd) }
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if fd < 0 { openFailures += 1 }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        _ = withLoopbackAddress(port: port) { connect(fd, $0, $1) }
         pending = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
     }
 

@@ -150,13 +150,7 @@ public func closedPort() -> UInt16 {
     while true {
         let port = UInt16.random(in: 10_000..<30_000)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let bound = withLoopbackAddress(port: port) { bind(fd, $0, $1) }
         close(fd)
         if bound == 0 { return port }
     }

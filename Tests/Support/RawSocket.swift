@@ -6,14 +6,7 @@ public final class RawSocket {
 
     public init(port: UInt16) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if result != 0 { throw POSIXError(.ECONNREFUSED) }
+        if withLoopbackAddress(port: port, { connect(fd, $0, $1) }) != 0 { throw POSIXError(.ECONNREFUSED) }
     }
 
     deinit { close(fd) }
@@ -34,5 +27,16 @@ public final class RawSocket {
             received.append(contentsOf: buffer[0..<count])
         }
         return (String(decoding: received, as: UTF8.self), false)
+    }
+}
+
+/// Calls `body` with 127.0.0.1:`port` as a `sockaddr` and its length (for bind and connect).
+public func withLoopbackAddress<T>(port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
 }
