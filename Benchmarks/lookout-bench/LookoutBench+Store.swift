@@ -37,8 +37,7 @@ extension LookoutBench {
     /// A monitor with `count` sources and 30 minutes of results each (one in seven failed).
     static func populatedMonitor(_ count: Int) -> Monitor {
         let sources = (0..<count).map { SourceConfig(name: "source-\($0)", url: "http://127.0.0.1:9/\($0)") }
-        let monitor = Monitor(
-            config: LookoutConfig(sources: sources), configPath: nil, client: ResilientClient(), logger: Logger(label: "bench"))
+        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "bench"))
         monitor.start()
         for source in sources { monitor.client.configure(upstream: source.name, policy: source.policy) }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -49,8 +48,7 @@ extension LookoutBench {
                     source: source.name, timestampMs: now - Int64(minute) * 60_000, ok: !failed,
                     failure: failed ? Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy") : nil,
                     httpStatus: failed ? 503 : 200, attempts: failed ? 2 : 1, durationSeconds: 0.01 + Double(minute) / 1000)
-                monitor.board.record(result)
-                monitor.health.record(result)
+                monitor.registry.record(result)
             }
         }
         return monitor
@@ -76,16 +74,13 @@ extension LookoutBench {
         let large = populatedMonitor(10_000)
         let context = LookoutContext(monitor: large)
         var evaluator = AlertEvaluator(rules: AlertRule.defaults)
-        _ = evaluator.evaluate(nowMs: now - 15_000, large.alertInputs(nowMs: now))  // starts every alert
-        let names = large.board.snapshot().map(\.source.name)
-        let analysis = milliseconds {
-            _ = large.health.summaries(names, nowMs: now)
-            _ = large.health.partialFailureRatio(nowMs: now)
-        }
+        _ = evaluator.evaluate(nowMs: now - 15_000, AlertEvaluator.Inputs(large.snapshot(nowMs: now)))  // starts every alert
+        // A snapshot computes every source's summary and the partial-failure ratio.
+        let analysis = milliseconds { _ = large.registry.snapshot(nowMs: now) }
         var round: Int64 = 0
         let evaluation = milliseconds {
             round += 1
-            _ = evaluator.evaluate(nowMs: now + round * 15_000, large.alertInputs(nowMs: now))
+            _ = evaluator.evaluate(nowMs: now + round * 15_000, AlertEvaluator.Inputs(large.snapshot(nowMs: now)))
         }
         var statusBytes = 0
         let statusJSON = milliseconds { statusBytes = StatusAPI(context: context).statusBytes().count }

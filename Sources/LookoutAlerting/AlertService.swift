@@ -74,9 +74,10 @@ public final class AlertService: Sendable {
     /// stored now.
     @discardableResult
     public func evaluate(nowMs: Int64 = Timestamp.nowMs()) -> [AlertChange] {
-        let inputs = monitor.alertInputs(nowMs: nowMs)
+        let snapshot = monitor.snapshot(nowMs: nowMs)
+        let inputs = AlertEvaluator.Inputs(snapshot)
         let changes = evaluator.withLock { $0.evaluate(nowMs: nowMs, inputs) }
-        let config = monitor.config
+        let config = snapshot.config
         let router = HookRouter(hooks: config.hooks, externalURL: config.externalURL ?? "http://\(config.listen)")
         let dropped = unstored.withLock { $0.append(changes, atMs: nowMs, limit: AlertService.maxUnstoredChanges) }
         if dropped > 0 {

@@ -21,15 +21,16 @@ public final class OutboxDeliverer: Sendable {
     public static let backoffBase: Duration = .seconds(1)
     public static let backoffMax: Duration = .seconds(300)
 
-    let monitor: Monitor
+    /// The hooks in force (they change on reload).
+    let hooks: @Sendable () -> [HookConfig]
     let store: OutboxStore
     let client: ResilientClient
     let logger: Logger
     private let stats = Mutex<[String: HookStats]>([:])
     private let wake = AsyncWakeUp()
 
-    public init(monitor: Monitor, store: OutboxStore, client: ResilientClient, logger: Logger) {
-        self.monitor = monitor
+    public init(hooks: @escaping @Sendable () -> [HookConfig], store: OutboxStore, client: ResilientClient, logger: Logger) {
+        self.hooks = hooks
         self.store = store
         self.client = client
         self.logger = logger
@@ -45,7 +46,7 @@ public final class OutboxDeliverer: Sendable {
     /// Delivers until cancelled, looking again at least every second.
     public func run() async {
         while !Task.isCancelled {
-            let hooks = monitor.config.hooks
+            let hooks = self.hooks()
             await withTaskGroup(of: Void.self) { group in
                 for hook in hooks {
                     group.addTask { await self.drain(hook) }

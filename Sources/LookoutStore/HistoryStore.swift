@@ -4,7 +4,7 @@ import LookoutCore
 /// Reads the rollups back after a restart, so error rates and availability continue where they
 /// were: minute rows for the last 6 hours, hourly sums for the 31 days before.
 public enum HistoryStore {
-    public static func restore(into health: HealthAnalyzer, from database: LookoutDatabase, nowMs: Int64) throws {
+    public static func restore(into registry: SourceRegistry, from database: LookoutDatabase, nowMs: Int64) throws {
         let sixHoursAgo = nowMs - HealthWindow.sixHours
         let monthAgo = nowMs - 31 * HealthWindow.day
         try database.writer.read { db in
@@ -12,7 +12,7 @@ public enum HistoryStore {
                 db, sql: "SELECT source, minute_ms, probes, failures, retried, retry_succeeded FROM probe_rollups WHERE minute_ms >= ?",
                 arguments: [sixHoursAgo])
             while let row = try minutes.next() {
-                health.restore(source: row["source"], atMs: row["minute_ms"], counts: counts(row), hourly: false)
+                registry.restore(source: row["source"], atMs: row["minute_ms"], counts: counts(row), hourly: false)
             }
             let hours = try Row.fetchCursor(
                 db, sql: """
@@ -22,7 +22,7 @@ public enum HistoryStore {
                     """,
                 arguments: [monthAgo, sixHoursAgo])
             while let row = try hours.next() {
-                health.restore(source: row["source"], atMs: row["hour_ms"], counts: counts(row), hourly: true)
+                registry.restore(source: row["source"], atMs: row["hour_ms"], counts: counts(row), hourly: true)
             }
         }
     }

@@ -35,21 +35,21 @@ struct APIRoutes: Sendable {
         return .json(JSONText.ordered([("error", .string(code)), ("message", .string(message))]).rendered, status: status)
     }
 
-    func entry(_ request: HTTPRequest) -> SourceStatusBoard.Entry? {
-        let name = request.pathParameters["name"] ?? ""
-        return monitor.board.entry(name)
+    /// The snapshot of the source the path names, if it is configured.
+    func snapshot(_ request: HTTPRequest) -> RegistrySnapshot? {
+        let snapshot = monitor.snapshot(names: [request.pathParameters["name"] ?? ""])
+        return snapshot.records.isEmpty ? nil : snapshot
     }
 
     func sourceDetail(_ request: HTTPRequest) -> HTTPResponse {
-        guard let entry = entry(request) else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
+        guard let snapshot = snapshot(request) else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
+        let entry = snapshot.records[0]
         let name = entry.source.name
-        let now = Timestamp.nowMs()
+        let now = snapshot.nowMs
         var json = JSONWriter()
         json.object { json in
             json.field("source") { json in
-                StatusAPI.writeSource(
-                    entry, health: monitor.health.summaries([name], nowMs: now)[0], breaker: monitor.client.breakers([name])[0],
-                    nowMs: now, to: &json)
+                StatusAPI.writeSource(entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], nowMs: now, to: &json)
             }
             json.field("config") { json in
                 json.object { json in
@@ -63,20 +63,20 @@ struct APIRoutes: Sendable {
                     }
                 }
             }
-            let counters = monitor.clientMetrics.snapshot(name)
+            let counters = entry.client
             json.field("calls") { json in
                 json.object { json in
                     for kind in CallKind.allCases { json.field(kind.rawValue) { $0.int(Int64(counters.calls[kind] ?? 0)) } }
                 }
             }
-            json.field("retry_success_ratio_15m") { $0.number(monitor.health.health(name)?.retrySuccessRatio(nowMs: now)) }
+            json.field("retry_success_ratio_15m") { $0.number(snapshot.summaries[0]?.retrySuccessRatio) }
             json.field("errors") { $0.string("/api/v1/sources/\(name)/errors") }
         }
         return .json(json.bytes)
     }
 
     func errors(_ request: HTTPRequest) -> HTTPResponse {
-        guard let entry = entry(request) else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
+        guard let entry = snapshot(request)?.records[0] else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
         guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
         var since: Int64 = 0
         if let text = request.query["since"] {
@@ -197,7 +197,7 @@ struct APIRoutes: Sendable {
     func breaker(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refusal(request) { return refusal }
         let name = request.pathParameters["name"] ?? ""
-        guard entry(request) != nil else { return APIRoutes.error("no source named \(name)", status: 404) }
+        guard snapshot(request) != nil else { return APIRoutes.error("no source named \(name)", status: 404) }
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
             let text = body["action"] as? String, let action = ResilientClient.BreakerAction(rawValue: text)
         else {

@@ -5,7 +5,6 @@ import MicroHTTPServer
 public enum LookoutRoutes {
     public static func router(_ context: LookoutContext) -> Router {
         let monitor = context.monitor
-        let board = monitor.board
         let metrics = MetricsPage(context: context)
         let status = StatusPage(context: context)
         var router = Router()
@@ -38,7 +37,7 @@ public enum LookoutRoutes {
             if let problem = context.writer?.status.lastError ?? context.database?.unwritableReason {
                 return .text("Lookout is not ready: the database cannot be written (\(problem)).\n", status: 503)
             }
-            return board.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
+            return monitor.registry.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
         }
         router.post("/-/reload") { request in
             if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }

@@ -5,11 +5,10 @@ import MicroHTTPServer
 import ResilientHTTP
 import Synchronization
 
-/// Renders `/metrics` from the monitor's board and state.
+/// Renders `/metrics` (the Prometheus exposition) from one snapshot of the registry.
 public struct MetricsPage: Sendable {
     public let context: LookoutContext
     public let version: String
-    var monitor: Monitor { context.monitor }
 
     public init(context: LookoutContext, version: String = ResilientHTTPVersion.string) {
         self.context = context
@@ -26,7 +25,9 @@ public struct MetricsPage: Sendable {
     }
 
     private func write() -> ExpositionWriter {
-        let (names, tallies) = monitor.board.tallies()
+        let snapshot = context.monitor.snapshot()
+        let names = snapshot.names
+        let tallies = snapshot.records.map(\.tally)
         let writer = ExpositionWriter()
         // Room for the whole exposition up front, from the last one's size: growing a 30 MB
         // buffer copies it and touches twice the memory.
@@ -62,18 +63,18 @@ public struct MetricsPage: Sendable {
             writer.sample("lookout_probes_total", prefixes, i, results, 0, value: Double(tallies[i].successes))
             writer.sample("lookout_probes_total", prefixes, i, results, 1, value: Double(tallies[i].failures))
         }
-        renderClient(names, tallies, prefixes, writer)
-        renderHealth(names, prefixes, writer)
+        renderClient(snapshot, tallies, prefixes, writer)
+        renderHealth(snapshot, prefixes, writer)
         renderDownloads(tallies, prefixes, writer)
-        renderAlertsAndStore(writer)
+        renderAlertsAndStore(snapshot, writer)
 
-        let reload = monitor.reloadStatus
+        let reload = snapshot.reload
         writer.single("lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.", value: reload.successful ? 1 : 0)
         writer.single("lookout_config_last_reload_success_timestamp_seconds", type: .gauge, help: "When the config was last loaded successfully.", value: Double(reload.lastSuccessMs) / 1000)
-        writer.single("lookout_network_online", type: .gauge, help: "Whether Lookout's own network is up (0 while offline).", value: monitor.connectivity.isOffline ? 0 : 1)
-        let shard = monitor.shard
+        writer.single("lookout_network_online", type: .gauge, help: "Whether Lookout's own network is up (0 while offline).", value: snapshot.offline ? 0 : 1)
+        let shard = snapshot.shard
         writer.single("lookout_shard_info", type: .gauge, help: "The shard this instance probes; always 1.", labels: [("index", "\(shard.index)"), ("count", "\(shard.count)")], value: 1)
-        let stats = monitor.scheduler.statistics
+        let stats = snapshot.scheduler
         writer.single("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.", value: Double(stats.started))
         writer.single("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.", value: Double(stats.lateStarts))
         writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
@@ -87,12 +88,13 @@ public struct MetricsPage: Sendable {
     private static let lastSize = Atomic<Int>(0)
 
     private func renderClient(
-        _ names: [String], _ tallies: [SourceStatusBoard.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter
+        _ snapshot: RegistrySnapshot, _ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter
     ) {
-        let now = Timestamp.nowMs()
-        let counters = monitor.clientMetrics.snapshot(names)
-        let breakers = monitor.client.breakers(names)
-        let tokens = monitor.client.availableTokens(names)
+        let now = snapshot.nowMs
+        let names = snapshot.names
+        let counters = snapshot.records.map(\.client)
+        let breakers = snapshot.breakers
+        let tokens = snapshot.tokens
 
         writer.family("lookout_errors_total", type: .counter, help: "Failed attempts, by category and reason.")
         for i in names.indices where !counters[i].errors.isEmpty {
@@ -153,9 +155,8 @@ public struct MetricsPage: Sendable {
         }
     }
 
-    private func renderHealth(_ names: [String], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
-        let now = Timestamp.nowMs()
-        let summaries = monitor.health.summaries(names, nowMs: now)
+    private func renderHealth(_ snapshot: RegistrySnapshot, _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
+        let summaries = snapshot.summaries
         let rateWindows = HealthWindow.errorRates.map(\.ms)
         let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
@@ -194,10 +195,10 @@ public struct MetricsPage: Sendable {
                 writer.sample("lookout_recovery_seconds", prefixes, i, value: Double(recovery) / 1000)
             }
         }
-        writer.single("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.", value: monitor.health.partialFailureRatio(nowMs: now))
+        writer.single("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.", value: snapshot.partialFailureRatio)
     }
 
-    private func renderAlertsAndStore(_ writer: ExpositionWriter) {
+    private func renderAlertsAndStore(_ snapshot: RegistrySnapshot, _ writer: ExpositionWriter) {
         if let alerts = context.alerts {
             var counts: [String: (String, Int)] = [:]
             for rule in alerts.rules { counts[rule.name] = (rule.severity, 0) }
@@ -210,7 +211,7 @@ public struct MetricsPage: Sendable {
             writer.single("lookout_alert_changes_unstored", type: .gauge, help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.", value: Double(unstored.pending))
             writer.single("lookout_alert_changes_dropped_total", type: .counter, help: "Alert changes dropped because too many waited for the database.", value: Double(unstored.dropped))
         }
-        let hooks = monitor.config.hooks.map(\.name)
+        let hooks = snapshot.config.hooks.map(\.name)
         if let outbox = context.outbox, !hooks.isEmpty {
             let stats = outbox.hookStats
             writer.family("lookout_alert_notifications_total", type: .counter, help: "Notification attempts, by hook and result.")
@@ -244,7 +245,7 @@ public struct MetricsPage: Sendable {
         }
     }
 
-    private func renderDownloads(_ tallies: [SourceStatusBoard.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
+    private func renderDownloads(_ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
         guard tallies.contains(where: \.isDownload) else { return }
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
         for i in tallies.indices where tallies[i].isDownload {

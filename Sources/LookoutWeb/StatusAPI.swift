@@ -13,41 +13,28 @@ public struct StatusAPI: Sendable {
         self.context = context
     }
 
-    /// Operational, degraded, outage or offline, as the status page's banner says.
-    public static func overall(_ entries: [SourceStatusBoard.Entry], offline: Bool) -> String {
-        if offline { return "offline" }
-        let probed = entries.filter { $0.last != nil }
-        guard !probed.isEmpty else { return "pending" }
-        let failing = probed.filter { $0.last?.ok == false }.count
-        if failing == 0 { return "operational" }
-        return failing == probed.count ? "outage" : "degraded"
-    }
-
     /// `GET /api/v1/status`, written straight into bytes (10,000 sources render in a few ms).
     public func statusBytes(nowMs: Int64 = Timestamp.nowMs()) -> [UInt8] {
-        let monitor = context.monitor
-        let entries = monitor.board.snapshot()
-        let names = entries.map(\.source.name)
-        let summaries = monitor.health.summaries(names, nowMs: nowMs)
-        let breakers = monitor.client.breakers(names)
-        let offline = monitor.connectivity.isOffline
+        let snapshot = context.monitor.snapshot(nowMs: nowMs)
+        let entries = snapshot.records
+        let offline = snapshot.offline
         let firing = context.alerts?.firing.count ?? 0
         var json = JSONWriter(capacity: 256 + entries.count * 600)
         json.object { json in
-            json.field("status") { $0.string(StatusAPI.overall(entries, offline: offline)) }
+            json.field("status") { $0.string(snapshot.overall) }
             json.field("network_online") { $0.bool(!offline) }
             json.field("generated_at") { $0.string(Timestamp.rfc3339(nowMs)) }
             json.field("shard") { json in
                 json.object { json in
-                    json.field("index") { $0.int(Int64(monitor.shard.index)) }
-                    json.field("count") { $0.int(Int64(monitor.shard.count)) }
+                    json.field("index") { $0.int(Int64(snapshot.shard.index)) }
+                    json.field("count") { $0.int(Int64(snapshot.shard.count)) }
                 }
             }
             json.field("alerts_firing") { $0.int(Int64(firing)) }
             json.field("sources") { json in
                 json.array { json in
                     for index in entries.indices {
-                        StatusAPI.writeSource(entries[index], health: summaries[index], breaker: breakers[index], nowMs: nowMs, to: &json)
+                        StatusAPI.writeSource(entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], nowMs: nowMs, to: &json)
                     }
                 }
             }
@@ -56,7 +43,7 @@ public struct StatusAPI: Sendable {
     }
 
     /// One source's object in the status document.
-    static func writeSource(_ entry: SourceStatusBoard.Entry, health: HealthSummary?, breaker: CircuitBreaker?, nowMs: Int64, to json: inout JSONWriter) {
+    static func writeSource(_ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, nowMs: Int64, to json: inout JSONWriter) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
             json.field("kind") { $0.string(entry.source.kind.rawValue) }

@@ -15,15 +15,9 @@ public struct StatusPage: Sendable {
     }
 
     public func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
-        let monitor = context.monitor
-        let entries = monitor.board.snapshot()
-        let names = entries.map(\.source.name)
-        let breakers = monitor.client.breakers(names)
-        let summaries = monitor.health.summaries(names, nowMs: nowMs)
-        let minutes = monitor.health.minuteErrorRates(names, nowMs: nowMs)
-        let offline = monitor.connectivity.isOffline
-        let overall = StatusAPI.overall(entries, offline: offline)
-        let banner: (String, String) = switch overall {
+        let snapshot = context.monitor.snapshot(nowMs: nowMs)
+        let entries = snapshot.records
+        let banner: (String, String) = switch snapshot.overall {
         case "operational": ("ok", "Operational: every source answers as expected")
         case "degraded": ("degraded", "Degraded: some sources are unavailable; results from the others are current")
         case "outage": ("down", "Outage: every source is failing")
@@ -40,7 +34,7 @@ public struct StatusPage: Sendable {
         html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Latency p50 / p95</th><th scope=\"col\">Breaker</th></tr></thead><tbody>\n"
         html.reserveCapacity(html.utf8.count + entries.count * 1200)
         for (index, entry) in entries.enumerated() {
-            html += row(entry, health: summaries[index], minutes: minutes[index], breaker: breakers[index], nowMs: nowMs)
+            html += row(entry, health: snapshot.summaries[index], minutes: snapshot.minuteErrorRates(index), breaker: snapshot.breakers[index], nowMs: nowMs)
         }
         html += "</tbody></table>\n</main>\n"
         html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(ResilientHTTPVersion.string)</p>\n"
@@ -76,7 +70,7 @@ public struct StatusPage: Sendable {
         return html + "</ul></section>\n"
     }
 
-    func row(_ entry: SourceStatusBoard.Entry, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, nowMs: Int64) -> String {
+    func row(_ entry: SourceRecord, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, nowMs: Int64) -> String {
         let name = HTML.escape(entry.source.name)
         let state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
         var html = "<tr id=\"source-\(name)\" data-state=\"\(state.0)\"><th scope=\"row\"><span class=\"name\">\(name)</span>"

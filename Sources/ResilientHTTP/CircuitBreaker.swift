@@ -33,6 +33,13 @@ public enum BreakerState: String, Sendable, CaseIterable, Codable {
     case halfOpen = "half_open"
     case forcedOpen = "forced_open"
     case disabled
+
+    /// Calls are held back (a half-open breaker lets only its trial calls through): what
+    /// "breaker open" means in the alert rules, so a breaker cycling between open and
+    /// half-open during an outage does not flap them.
+    public var isOpen: Bool {
+        self == .open || self == .halfOpen || self == .forcedOpen
+    }
 }
 
 /// One change of state, for the store and the metrics.

@@ -87,6 +87,17 @@ public enum ClientEvent: Sendable {
     case retryBudgetExhausted(upstream: String)
     case tokenRefreshed(upstream: String, succeeded: Bool)
     case callFinished(CallOutcome)
+
+    /// The upstream the event is about.
+    public var upstream: String {
+        switch self {
+        case .attemptFinished(let upstream, _), .retryScheduled(let upstream, _, _, _), .breakerTransition(let upstream, _, _),
+            .callNotPermitted(let upstream), .retryBudgetExhausted(let upstream), .tokenRefreshed(let upstream, _):
+            return upstream
+        case .callFinished(let outcome):
+            return outcome.upstream
+        }
+    }
 }
 
 /// Receives the client's events; called on whatever task made the call, so keep it quick.

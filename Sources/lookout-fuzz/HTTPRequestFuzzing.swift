@@ -46,7 +46,7 @@ final class HTTPRequestFuzzing: @unchecked Sendable {
         config.probeModules = ["http_2xx": ProbeModule(kind: .http, timeout: .seconds(1), allow: [#"http://127\.0\.0\.1:1/.*"#])]
         let database = try! LookoutDatabase(path: ":memory:")
         let writer = RecordWriter(database: database, logger: logger)
-        let monitor = Monitor(config: config, configPath: nil, client: ResilientClient(events: [writer]), sinks: [writer], logger: logger)
+        let monitor = Monitor(config: config, configPath: nil, sinks: [writer], clientEvents: [writer], logger: logger)
         monitor.start()
         let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
         return LookoutRoutes.router(LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts))

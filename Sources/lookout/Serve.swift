@@ -64,28 +64,28 @@ struct Serve: AsyncParsableCommand {
         }
 
         let writer = RecordWriter(database: database, logger: logger)
-        let clientMetrics = ClientMetrics()
         let monitor = Monitor(
-            config: loaded, configPath: config, shardOverride: shardOverride, clientMetrics: clientMetrics,
-            client: ResilientClient(events: [clientMetrics, writer]), sinks: [writer], logger: logger)
+            config: loaded, configPath: config, shardOverride: shardOverride, sinks: [writer], clientEvents: [writer], logger: logger)
         let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
-        let outbox = OutboxDeliverer(monitor: monitor, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
+        let outbox = OutboxDeliverer(hooks: { monitor.config.hooks }, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
         alerts.onStored { outbox.poke() }
         if let reason = database.unwritableReason {
             logger.error("cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened", metadata: [
                 "database": "\(database.path)", "error": "\(reason)",
             ])
         }
-        // What was saved before a restart; a damaged file loses this, not the service.
+        // What was saved before a restart; a damaged file loses this, not the service. The
+        // registry lists the sources first, so the history of sources no longer configured
+        // (or of other shards) is not taken back.
+        monitor.start()
         do {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
-            try HistoryStore.restore(into: monitor.health, from: database, nowMs: Timestamp.nowMs())
+            try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
             try alerts.restore()
         } catch {
             logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
-        monitor.start()
         let statistics = HTTPServerStatistics()
         let context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
         let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)

@@ -47,13 +47,13 @@ struct ConnectivityTests {
     }
 }
 
-@Suite("SourceStatusBoard")
+@Suite("SourceRegistry")
 struct BoardTests {
     @Test func showsAHealthyFallbackWhileASourceIsDown() {
         var primary = SourceConfig(name: "primary", url: "http://127.0.0.1/a")
         primary.fallback = "backup"
         let backup = SourceConfig(name: "backup", url: "http://127.0.0.1/b")
-        let board = SourceStatusBoard(sources: [primary, backup])
+        let board = SourceRegistry(sources: [primary, backup])
         #expect(board.healthyFallback(for: primary) == nil)
         board.record(ProbeResult(source: "backup", timestampMs: 1, ok: true))
         #expect(board.healthyFallback(for: primary) == "backup")
@@ -64,15 +64,15 @@ struct BoardTests {
     @Test func keepsHistoryOfSourcesThatStayAcrossAReload() {
         let a = SourceConfig(name: "a", url: "http://127.0.0.1/a")
         let b = SourceConfig(name: "b", url: "http://127.0.0.1/b")
-        let board = SourceStatusBoard(sources: [a, b])
+        let board = SourceRegistry(sources: [a, b])
         board.record(ProbeResult(source: "a", timestampMs: 1, ok: true))
         var changed = a
         changed.interval = .seconds(5)
         board.apply([changed, SourceConfig(name: "c", url: "http://127.0.0.1/c")])
-        let names = board.snapshot().map(\.source.name)
+        let names = board.snapshot().names
         #expect(names == ["a", "c"])
-        #expect(board.snapshot()[0].successes == 1)
-        #expect(board.snapshot()[0].source.interval == .seconds(5))
+        #expect(board.snapshot().records[0].successes == 1)
+        #expect(board.snapshot().records[0].source.interval == .seconds(5))
     }
 
     func moved(_ progress: inout DownloadProgress, _ state: DownloadState) -> Bool {

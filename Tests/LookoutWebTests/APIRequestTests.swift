@@ -16,7 +16,7 @@ struct APIRequestTests {
             SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1)),
         ])
         let database = try LookoutDatabase(path: ":memory:")
-        let monitor = Monitor(config: config, configPath: nil, client: ResilientClient(), logger: logger)
+        let monitor = Monitor(config: config, configPath: nil, logger: logger)
         monitor.start()
         return LookoutRoutes.router(LookoutContext(monitor: monitor, database: database))
     }

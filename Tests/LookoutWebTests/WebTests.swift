@@ -46,8 +46,8 @@ struct ExpositionWriterTests {
 
 @Suite("Pages")
 struct PageTests {
-    func board() -> SourceStatusBoard {
-        let board = SourceStatusBoard(sources: [
+    func board() -> SourceRegistry {
+        let board = SourceRegistry(sources: [
             SourceConfig(name: "up", url: "http://127.0.0.1/ok"),
             SourceConfig(name: "down", url: "http://127.0.0.1/<script>"),
             SourceConfig(name: "never", url: "http://127.0.0.1/never"),
@@ -65,10 +65,9 @@ struct PageTests {
             SourceConfig(name: "up", url: "http://127.0.0.1/ok"), SourceConfig(name: "down", url: "http://127.0.0.1/<script>"),
             SourceConfig(name: "never", url: "http://127.0.0.1/never"),
         ]
-        let monitor = Monitor(
-            config: LookoutConfig(sources: sources), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
-        monitor.board.apply(sources)
-        for entry in board().snapshot() { if let last = entry.last { monitor.board.record(last) } }
+        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
+        monitor.registry.apply(sources)
+        for entry in board().snapshot().records { if let last = entry.last { monitor.registry.record(last) } }
         let text = MetricsPage(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
         #expect(text.contains("lookout_probe_success{source=\"up\"} 1\n"))
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
@@ -86,10 +85,10 @@ struct PageTests {
     }
 
     @Test func statusPageEscapesWhatUpstreamsSend() {
-        let sources = board().snapshot().map(\.source)
-        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
-        monitor.board.apply(sources)
-        for entry in board().snapshot() { if let last = entry.last { monitor.board.record(last); monitor.health.record(last) } }
+        let sources = board().snapshot().records.map(\.source)
+        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
+        monitor.registry.apply(sources)
+        for entry in board().snapshot().records { if let last = entry.last { monitor.registry.record(last) } }
         let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
         #expect(!html.contains("/<script>"))
         #expect(html.contains("/&lt;script&gt;") || html.contains("/%3Cscript%3E"))
@@ -105,9 +104,9 @@ struct PageTests {
 
     @Test func aSourceNamedLikeMarkupStaysText() {
         let hostile = SourceConfig(name: "<script>alert(1)</script>", url: "http://127.0.0.1/")
-        let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, client: ResilientClient(), logger: Logger(label: "test"))
-        monitor.board.apply([hostile])
-        monitor.board.record(ProbeResult(
+        let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, logger: Logger(label: "test"))
+        monitor.registry.apply([hostile])
+        monitor.registry.record(ProbeResult(
             source: hostile.name, timestampMs: Timestamp.nowMs(), ok: false,
             failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: #"<img src=x onerror=alert(1)> "q""#)))
         let html = StatusPage(context: LookoutContext(monitor: monitor)).render()

@@ -3,7 +3,7 @@ import Logging
 import ResilientHTTP
 import Synchronization
 
-/// The monitoring loop as one service: the config in force, the scheduler, the status board, the
+/// The monitoring loop as one service: the config in force, the scheduler, the source registry, the
 /// connectivity verdict, and reloads that keep the history, breaker state and schedule of the
 /// sources that stay.
 public final class Monitor: Sendable {
@@ -14,14 +14,12 @@ public final class Monitor: Sendable {
         public var problems: [String] = []
     }
 
-    public let board: SourceStatusBoard
-    /// Error rates, retry success, availability and burn rates per source.
-    public let health = HealthAnalyzer()
+    /// Every source's record: the one place per-source state lives.
+    public let registry: SourceRegistry
     public let scheduler: ProbeScheduler
     public let connectivity: ConnectivityMonitor
+    /// Every source's calls go through it; its events reach the registry first.
     public let client: ResilientClient
-    /// Counters of the client's events; pass it to the client's `events` when creating it.
-    public let clientMetrics: ClientMetrics
     let configPath: String?
     let shardOverride: Shard?
     let logger: Logger
@@ -35,18 +33,19 @@ public final class Monitor: Sendable {
     ///   - configPath: where `reload()` reads the config again; nil for a fixed config.
     ///   - shardOverride: `--shard I/N`, which wins over the config's `shard`.
     ///   - sinks: more receivers of every probe result (the store).
+    ///   - clientEvents: more receivers of the client's events (the store).
     public init(
-        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, clientMetrics: ClientMetrics = ClientMetrics(),
-        client: ResilientClient, sinks: [any ProbeResultSink] = [], maxConcurrent: Int = 512, logger: Logger
+        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, transport: CurlTransport = CurlTransport(),
+        sinks: [any ProbeResultSink] = [], clientEvents: [any ClientEventSink] = [], maxConcurrent: Int = 512, logger: Logger
     ) {
-        self.clientMetrics = clientMetrics
         self.configPath = configPath
         self.shardOverride = shardOverride
         self.logger = logger
-        self.client = client
         self.current = Mutex(config)
-        let board = SourceStatusBoard()
-        self.board = board
+        let registry = SourceRegistry()
+        self.registry = registry
+        let client = ResilientClient(transport: transport, events: [registry] + clientEvents)
+        self.client = client
         let connectivity = ConnectivityMonitor { offline in
             if offline {
                 logger.warning("network offline: Lookout cannot reach its canaries or most sources; per-source failures are held back")
@@ -55,10 +54,10 @@ public final class Monitor: Sendable {
             }
         }
         self.connectivity = connectivity
-        let prober = SourceProber(client: client) { name, progress in board.updateDownload(name, progress) }
+        let prober = SourceProber(client: client) { name, progress in registry.updateDownload(name, progress) }
         self.scheduler = ProbeScheduler(
-            prober: prober, sinks: [board, health] + sinks, connectivity: connectivity,
-            fallback: { board.healthyFallback(for: $0) }, maxConcurrent: maxConcurrent, logger: logger)
+            prober: prober, sinks: [registry] + sinks, connectivity: connectivity,
+            fallback: { registry.healthyFallback(for: $0) }, maxConcurrent: maxConcurrent, logger: logger)
     }
 
     public var config: LookoutConfig { current.withLock { $0 } }
@@ -81,16 +80,17 @@ public final class Monitor: Sendable {
         reloadListeners.withLock { $0.append(listener) }
     }
 
-    /// Lists the config's sources on the board; probing starts with `run()`.
+    /// Lists the config's sources in the registry; probing starts with `run()`.
     public func start() {
-        board.apply(ownSources)
+        registry.apply(ownSources)
     }
 
+    /// The one place a config takes effect: the registry, the client and the scheduler follow
+    /// it together, so no per-source state can outlive its source or miss a new one.
     private func apply(_ config: LookoutConfig) {
-        let previous = Set(self.config.sources.map(\.name))
         current.withLock { $0 = config }
         let sources = ownSources
-        board.apply(sources)
+        let removed = registry.apply(sources)
         let saved = savedBreakers.withLock { saved -> [String: PersistedBreaker] in
             defer { saved.removeAll() }
             return saved
@@ -100,9 +100,22 @@ public final class Monitor: Sendable {
             if let breaker = saved[source.name] { client.restoreBreaker(upstream: source.name, breaker) }
         }
         scheduler.apply(sources)
-        for gone in previous.subtracting(sources.map(\.name)) { client.remove(upstream: gone) }
-        clientMetrics.retain(Set(sources.map(\.name)))
-        health.retain(Set(sources.map(\.name)))
+        for gone in removed { client.remove(upstream: gone) }
+    }
+
+    /// Every own source and the service's state at one moment: what every reader takes.
+    /// `names` narrows it to those sources (one source's API document).
+    public func snapshot(nowMs: Int64 = Timestamp.nowMs(), names: [String]? = nil) -> RegistrySnapshot {
+        var snapshot = registry.snapshot(nowMs: nowMs, names: names)
+        let names = snapshot.names
+        snapshot.breakers = client.breakers(names)
+        snapshot.tokens = client.availableTokens(names)
+        snapshot.offline = connectivity.isOffline
+        snapshot.shard = shard
+        snapshot.reload = reloadStatus
+        snapshot.scheduler = scheduler.statistics
+        snapshot.config = config
+        return snapshot
     }
 
     /// Reads the config file again. On problems the running config stays and the problems are
@@ -128,64 +141,6 @@ public final class Monitor: Sendable {
             }
             logger.error("config reload failed; keeping the running config", metadata: ["problems": "\(problems.joined(separator: "; "))"])
             return problems
-        }
-    }
-
-    /// What alert rules read: the measurements of every own source and of the service.
-    public func alertInputs(nowMs: Int64) -> AlertEvaluator.Inputs {
-        let (boardNames, tallies) = board.tallies()
-        let lastOk = Dictionary(zip(boardNames, tallies.map { $0.probed ? $0.lastOk : nil })) { first, _ in first }
-        let names = ownSources.map(\.name)
-        let summaries = Dictionary(zip(names, health.summaries(names, nowMs: nowMs))) { first, _ in first }
-        let breakers = Dictionary(zip(names, client.breakers(names).map { $0?.state })) { first, _ in first }.compactMapValues { $0 }
-        let probed = lastOk.values.compactMap { $0 }
-        let failing = probed.filter { !$0 }.count
-        let open = breakers.values.filter { $0 == .open || $0 == .forcedOpen }.count
-        let board = board
-        let partial = health.partialFailureRatio(nowMs: nowMs)
-        let offline = connectivity.isOffline
-        return AlertEvaluator.Inputs(sources: names, offline: offline) { metric, _ in
-            switch metric {
-            case .sourcesFailingRatio: return probed.isEmpty ? nil : Double(failing) / Double(probed.count)
-            case .circuitsOpenRatio: return breakers.isEmpty ? nil : Double(open) / Double(breakers.count)
-            case .partialFailureRatio: return partial
-            case .networkOffline: return offline ? 1 : 0
-            default: return nil
-            }
-        } source: { [health] source in
-            let summary = summaries[source] ?? nil
-            let up = lastOk[source] ?? nil
-            let breaker = breakers[source]
-            return { metric, window in
-                // Standard windows come from the summary; any other window is summed on demand.
-                func counts(_ fallback: Int64) -> BucketRing.Counts? {
-                    let ms = window?.totalMilliseconds ?? fallback
-                    guard let summary else { return nil }
-                    return summary.counts(windowMs: ms) ?? health.health(source)?.counts(windowMs: ms, nowMs: nowMs)
-                }
-                func rate(_ fallback: Int64) -> Double? {
-                    counts(fallback).flatMap(HealthWindow.errorRate)
-                }
-                switch metric {
-                case .errorRate: return rate(HealthWindow.fiveMinutes)
-                case .probes: return counts(HealthWindow.fiveMinutes).map { Double($0.probes) }
-                case .failures: return counts(HealthWindow.fiveMinutes).map { Double($0.failures) }
-                case .retries: return counts(HealthWindow.fifteenMinutes).map { Double($0.retried) }
-                case .retrySuccessRatio: return summary?.retrySuccessRatio
-                case .availability: return rate(HealthWindow.day).map { 1 - $0 }
-                case .burnRate: return rate(HealthWindow.hour).map { HealthWindow.burnRate(errorRate: $0) }
-                case .up: return up.map { $0 ? 1 : 0 }
-                case .breakerOpen:
-                    guard let breaker else { return nil }
-                    return breaker == .open || breaker == .halfOpen || breaker == .forcedOpen ? 1 : 0
-                case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
-                case .recoveredAfterRetries: return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
-                default: return nil
-                }
-            }
-        } context: { source in
-            guard let last = board.entry(source)?.last, let failure = last.failure, let message = last.message else { return nil }
-            return (message, failure.recoverySuggestion)
         }
     }
 

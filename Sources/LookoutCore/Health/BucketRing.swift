@@ -1,0 +1,97 @@
+/// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
+public struct BucketRing: Sendable, Equatable {
+    public struct Counts: Sendable, Equatable {
+        public var probes: UInt32 = 0
+        public var failures: UInt32 = 0
+        public var retried: UInt32 = 0
+        public var retrySucceeded: UInt32 = 0
+
+        public init(probes: UInt32 = 0, failures: UInt32 = 0, retried: UInt32 = 0, retrySucceeded: UInt32 = 0) {
+            self.probes = probes
+            self.failures = failures
+            self.retried = retried
+            self.retrySucceeded = retrySucceeded
+        }
+
+        public static func + (a: Counts, b: Counts) -> Counts {
+            Counts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
+        }
+    }
+
+    /// One bucket: when it starts, and what it counted.
+    struct Slot: Sendable, Equatable {
+        var start = Int64.min
+        var counts = Counts()
+    }
+
+    public let widthMs: Int64
+    private var slots: [Slot]
+
+    public init(widthMs: Int64, count: Int) {
+        self.widthMs = widthMs
+        slots = Array(repeating: Slot(), count: count)
+    }
+
+    public mutating func add(_ delta: Counts, atMs: Int64) {
+        let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
+        let index = Int(((start / widthMs) % Int64(slots.count) + Int64(slots.count)) % Int64(slots.count))
+        if slots[index].start != start {
+            guard start > slots[index].start else { return }  // older than what the ring holds
+            slots[index] = Slot(start: start)
+        }
+        slots[index].counts = slots[index].counts + delta
+    }
+
+    /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
+    /// each window's sum to `store` (no allocation: this runs for every source on every scrape).
+    public func sums(windowsMs: [Int64], nowMs: Int64, _ store: (Int, Counts) -> Void) {
+        guard let longest = windowsMs.last else { return }
+        walk(windows: windowsMs.count, longestMs: longest, nowMs: nowMs, window: { windowsMs[$0] }, store)
+    }
+
+    /// Sums over several windows (ascending).
+    public func sums(windowsMs: [Int64], nowMs: Int64) -> [Counts] {
+        var results = [Counts](repeating: Counts(), count: windowsMs.count)
+        sums(windowsMs: windowsMs, nowMs: nowMs) { results[$0] = $1 }
+        return results
+    }
+
+    /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
+    public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
+        var result = Counts()
+        walk(windows: 1, longestMs: windowMs, nowMs: nowMs, window: { _ in windowMs }) { result = $1 }
+        return result
+    }
+
+    private func walk(windows: Int, longestMs: Int64, nowMs: Int64, window: (Int) -> Int64, _ store: (Int, Counts) -> Void) {
+        guard windows > 0 else { return }
+        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let count = slots.count
+        var index = Int(((newest / widthMs) % Int64(count) + Int64(count)) % Int64(count))
+        var start = newest
+        var running = Counts()
+        var next = 0
+        // A bucket that ends at or before `boundary` lies outside window `next`.
+        var boundary = nowMs - window(0)
+        let oldest = nowMs - longestMs
+        slots.withUnsafeBufferPointer { slots in
+            var visited = 0
+            while visited < count && start + widthMs > oldest {
+                if slots[index].start == start { running = running + slots[index].counts }
+                start -= widthMs
+                index = index == 0 ? count - 1 : index - 1
+                visited += 1
+                // Windows that the next (older) bucket no longer overlaps are complete.
+                while next < windows && start + widthMs <= boundary {
+                    store(next, running)
+                    next += 1
+                    if next < windows { boundary = nowMs - window(next) }
+                }
+            }
+        }
+        while next < windows {
+            store(next, running)
+            next += 1
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/// One source's health over time: error rates, retry success, availability, recovery.
+public struct SourceHealth: Sendable, Equatable {
+    var minutes = BucketRing(widthMs: HealthWindow.minute, count: 61)
+    var fiveMinutes = BucketRing(widthMs: HealthWindow.fiveMinutes, count: 73)
+    var hours = BucketRing(widthMs: HealthWindow.hour, count: 25)
+    var days = BucketRing(widthMs: HealthWindow.day, count: 31)
+    /// When the current outage began (the first failure after a success).
+    public var outageStartedMs: Int64?
+    /// How long the last finished outage lasted.
+    public var lastRecoveryMs: Int64?
+    public var lastOk: Bool?
+    /// The last probe was refused as plain http.
+    public var insecureBlocked = false
+    /// The last probe succeeded only after retries.
+    public var recoveredAfterRetries = false
+
+    public init() {}
+
+    /// Adds counts at a time; `coarseOnly` feeds only the hour and day buckets (for hourly sums
+    /// restored from the database).
+    public mutating func add(_ counts: BucketRing.Counts, atMs: Int64, coarseOnly: Bool = false) {
+        if !coarseOnly {
+            minutes.add(counts, atMs: atMs)
+            fiveMinutes.add(counts, atMs: atMs)
+        }
+        hours.add(counts, atMs: atMs)
+        days.add(counts, atMs: atMs)
+    }
+
+    public mutating func record(_ result: ProbeResult) {
+        let retried = result.attempts > 1
+        add(BucketRing.Counts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
+        if result.ok {
+            if let started = outageStartedMs { lastRecoveryMs = result.timestampMs - started }
+            outageStartedMs = nil
+        } else if outageStartedMs == nil {
+            outageStartedMs = result.timestampMs
+        }
+        lastOk = result.ok
+        insecureBlocked = result.failure?.category == .insecureBlocked
+        recoveredAfterRetries = result.ok && retried
+    }
+
+    /// Failed probes ÷ probes over the window; nil without probes.
+    public func errorRate(windowMs: Int64, nowMs: Int64) -> Double? {
+        HealthWindow.errorRate(sum(windowMs, nowMs))
+    }
+
+    public func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
+        sum(windowMs, nowMs)
+    }
+
+    /// Every standard window at once.
+    public func summary(nowMs: Int64) -> HealthSummary {
+        var summary = HealthSummary()
+        minutes.sums(windowsMs: HealthSummary.minuteWindows, nowMs: nowMs) { summary.windowCounts[$0] = $1 }
+        for index in 6..<HealthSummary.windows.count {
+            summary.windowCounts[index] = sum(HealthSummary.windows[index], nowMs)
+        }
+        summary.retrySuccessRatio = HealthWindow.retrySuccessRatio(summary.windowCounts[3])
+        summary.lastRecoveryMs = lastRecoveryMs
+        summary.insecureBlocked = insecureBlocked
+        summary.recoveredAfterRetries = recoveredAfterRetries
+        return summary
+    }
+
+    /// `summary(nowMs:)` on the stored value in place: called on an array element, the
+    /// non-mutating method got a copy of the whole struct (eight ring arrays retained and
+    /// released) for every source on every scrape.
+    mutating func summaryInPlace(nowMs: Int64) -> HealthSummary {
+        summary(nowMs: nowMs)
+    }
+
+    /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
+    public func minuteErrorRates(nowMs: Int64) -> [Double?] {
+        let current = nowMs - nowMs % HealthWindow.minute
+        return (0..<60).reversed().map { back in
+            HealthWindow.errorRate(minutes.sum(windowMs: 1, nowMs: current - Int64(back) * HealthWindow.minute))
+        }
+    }
+
+    /// Calls that succeeded after a retry ÷ calls retried, over 15 minutes.
+    public func retrySuccessRatio(nowMs: Int64) -> Double? {
+        HealthWindow.retrySuccessRatio(minutes.sum(windowMs: HealthWindow.fifteenMinutes, nowMs: nowMs))
+    }
+
+    /// How fast the error budget of `target` (0.999) burns: error rate ÷ (1 − target).
+    public func burnRate(windowMs: Int64, nowMs: Int64, target: Double = HealthWindow.sloTarget) -> Double? {
+        errorRate(windowMs: windowMs, nowMs: nowMs).map { HealthWindow.burnRate(errorRate: $0, target: target) }
+    }
+
+    /// Sums the finest ring that covers the window (without copying it).
+    private func sum(_ windowMs: Int64, _ nowMs: Int64) -> BucketRing.Counts {
+        if windowMs <= HealthWindow.hour { return minutes.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= HealthWindow.sixHours { return fiveMinutes.sum(windowMs: windowMs, nowMs: nowMs) }
+        if windowMs <= HealthWindow.day { return hours.sum(windowMs: windowMs, nowMs: nowMs) }
+        return days.sum(windowMs: windowMs, nowMs: nowMs)
+    }
+}
+
+/// The service-wide partial-failure rounds. A round is one minute: it is partial when some but
+/// not all probed sources failed in it.
+struct PartialFailureRounds: Sendable {
+    private struct Round: Sendable {
+        var minuteMs: Int64 = Int64.min
+        var probed: Set<String> = []
+        var failed: Set<String> = []
+    }
+
+    private var rounds = [Round](repeating: Round(), count: 16)
+
+    mutating func record(_ result: ProbeResult) {
+        let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
+        let index = Int((minute / HealthWindow.minute) % Int64(rounds.count))
+        if rounds[index].minuteMs != minute {
+            guard minute > rounds[index].minuteMs else { return }
+            rounds[index] = Round(minuteMs: minute)
+        }
+        rounds[index].probed.insert(result.source)
+        if !result.ok { rounds[index].failed.insert(result.source) }
+    }
+
+    /// Share of the finished rounds of the last 15 minutes in which some but not all sources failed.
+    func partialFailureRatio(nowMs: Int64) -> Double {
+        let current = nowMs - nowMs % HealthWindow.minute
+        let recent = rounds.filter { $0.minuteMs != Int64.min && $0.minuteMs > current - HealthWindow.fifteenMinutes && $0.minuteMs <= current }
+        guard !recent.isEmpty else { return 0 }
+        let partial = recent.filter { !$0.failed.isEmpty && $0.failed.count < $0.probed.count }.count
+        return Double(partial) / Double(recent.count)
+    }
+}

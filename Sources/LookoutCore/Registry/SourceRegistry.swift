@@ -1,0 +1,109 @@
+import ResilientHTTP
+import Synchronization
+
+/// One record per configured source, in config order: the one place per-source state lives.
+/// Probe results, client events and download progress come in; `apply` follows a new config
+/// (adds, keeps, removes records together); readers take a `RegistrySnapshot`.
+///
+/// ```swift
+/// let registry = SourceRegistry(sources: config.sources)
+/// registry.record(result)                      // from the scheduler
+/// let snapshot = registry.snapshot(nowMs: now) // for /metrics, the page, the rules
+/// ```
+public final class SourceRegistry: ProbeResultSink, ClientEventSink {
+    private struct State {
+        /// In config order; read in place (a dictionary's getter would copy a record's rings).
+        var records: [SourceRecord] = []
+        var positions: [String: Int] = [:]
+        var rounds = PartialFailureRounds()
+    }
+
+    private let state = Mutex(State())
+
+    public init(sources: [SourceConfig] = []) {
+        apply(sources)
+    }
+
+    /// Follows a new config: sources that stay keep everything measured, new ones start empty,
+    /// removed ones are forgotten. Returns the names removed.
+    @discardableResult
+    public func apply(_ sources: [SourceConfig]) -> [String] {
+        state.withLock { state in
+            var records: [SourceRecord] = []
+            records.reserveCapacity(sources.count)
+            var positions: [String: Int] = [:]
+            positions.reserveCapacity(sources.count)
+            for source in sources where positions[source.name] == nil {
+                var record = state.positions[source.name].map { state.records[$0] } ?? SourceRecord(source: source)
+                record.reconfigure(source)
+                positions[source.name] = records.count
+                records.append(record)
+            }
+            let removed = state.records.map(\.name).filter { positions[$0] == nil }
+            state.records = records
+            state.positions = positions
+            return removed
+        }
+    }
+
+    public func record(_ result: ProbeResult) {
+        state.withLock { state in
+            guard let position = state.positions[result.source] else { return }
+            state.records[position].record(result)
+            state.rounds.record(result)
+        }
+    }
+
+    public func handle(_ event: ClientEvent) {
+        switch event {
+        case .breakerTransition, .callNotPermitted: return  // breakers are read from the client
+        default: break
+        }
+        state.withLock { state in
+            guard let position = state.positions[event.upstream] else { return }
+            state.records[position].client.note(event)
+        }
+    }
+
+    /// A download's progress while it runs.
+    public func updateDownload(_ source: String, _ progress: DownloadProgress) {
+        state.withLock { state in
+            guard let position = state.positions[source] else { return }
+            state.records[position].note(progress)
+        }
+    }
+
+    /// Adds stored counts (from `probe_rollups`) after a restart: minutes, or hourly sums.
+    /// Counts of sources not configured are ignored.
+    public func restore(source: String, atMs: Int64, counts: BucketRing.Counts, hourly: Bool) {
+        state.withLock { state in
+            guard let position = state.positions[source] else { return }
+            state.records[position].health.add(counts, atMs: atMs, coarseOnly: hourly)
+            state.records[position].hasHealth = true
+        }
+    }
+
+    /// The fallback to show for `source` while it is down: its configured fallback, if that is up.
+    public func healthyFallback(for source: SourceConfig) -> String? {
+        guard let name = source.fallback else { return nil }
+        return state.withLock { state in
+            state.positions[name].map { state.records[$0].tally.lastOk } == true ? name : nil
+        }
+    }
+
+    /// True once every source has been probed at least once.
+    public var everySourceProbed: Bool {
+        state.withLock { $0.records.allSatisfy(\.tally.probed) }
+    }
+
+    /// Every source (or those of `names`, in that order) at `nowMs`. Taking it copies no
+    /// record under the lock: the snapshot shares the registry's storage until the next write.
+    public func snapshot(nowMs: Int64 = Timestamp.nowMs(), names: [String]? = nil) -> RegistrySnapshot {
+        let (records, ratio) = state.withLock { state -> ([SourceRecord], Double) in
+            let ratio = state.rounds.partialFailureRatio(nowMs: nowMs)
+            guard let names else { return (state.records, ratio) }
+            return (names.compactMap { state.positions[$0].map { state.records[$0] } }, ratio)
+        }
+        return RegistrySnapshot(nowMs: nowMs, records: records, partialFailureRatio: ratio)
+    }
+}

@@ -1,0 +1,71 @@
+import ResilientHTTP
+
+extension AlertEvaluator.Inputs {
+    /// What the rules read: the measurements of every source in `snapshot` and of the service,
+    /// the same figures `/metrics` and the pages show.
+    public init(_ snapshot: RegistrySnapshot) {
+        let records = snapshot.records
+        let summaries = snapshot.summaries
+        let breakers = snapshot.breakers.map { $0?.state }
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(records.count)
+        var probed = 0
+        var failing = 0
+        var known = 0
+        var open = 0
+        for index in records.indices {
+            positions[records[index].name] = positions[records[index].name] ?? index
+            if records[index].tally.probed {
+                probed += 1
+                if !records[index].tally.lastOk { failing += 1 }
+            }
+            if let state = breakers[index] {
+                known += 1
+                if state.isOpen { open += 1 }
+            }
+        }
+        let partial = snapshot.partialFailureRatio
+        let offline = snapshot.offline
+        self.init(sources: snapshot.names, offline: offline) { [probed, failing, known, open] metric, _ in
+            switch metric {
+            case .sourcesFailingRatio: return probed == 0 ? nil : Double(failing) / Double(probed)
+            case .circuitsOpenRatio: return known == 0 ? nil : Double(open) / Double(known)
+            case .partialFailureRatio: return partial
+            case .networkOffline: return offline ? 1 : 0
+            default: return nil
+            }
+        } source: { name in
+            guard let index = positions[name] else { return { _, _ in nil } }
+            let summary = summaries[index]
+            let up = records[index].tally.probed ? records[index].tally.lastOk : nil
+            let breaker = breakers[index]
+            return { metric, window in
+                // Standard windows come from the summary; any other window is summed on demand.
+                func counts(_ standard: Int64) -> BucketRing.Counts? {
+                    snapshot.counts(index, windowMs: window?.totalMilliseconds ?? standard)
+                }
+                func rate(_ standard: Int64) -> Double? {
+                    counts(standard).flatMap(HealthWindow.errorRate)
+                }
+                switch metric {
+                case .errorRate: return rate(HealthWindow.fiveMinutes)
+                case .probes: return counts(HealthWindow.fiveMinutes).map { Double($0.probes) }
+                case .failures: return counts(HealthWindow.fiveMinutes).map { Double($0.failures) }
+                case .retries: return counts(HealthWindow.fifteenMinutes).map { Double($0.retried) }
+                case .retrySuccessRatio: return summary?.retrySuccessRatio
+                case .availability: return rate(HealthWindow.day).map { 1 - $0 }
+                case .burnRate: return rate(HealthWindow.hour).map { HealthWindow.burnRate(errorRate: $0) }
+                case .up: return up.map { $0 ? 1 : 0 }
+                case .breakerOpen:
+                    return breaker.map { $0.isOpen ? 1 : 0 }
+                case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
+                case .recoveredAfterRetries: return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
+                default: return nil
+                }
+            }
+        } context: { name in
+            guard let index = positions[name], let last = records[index].last, let failure = last.failure, let message = last.message else { return nil }
+            return (message, failure.recoverySuggestion)
+        }
+    }
+}
