@@ -85,7 +85,7 @@ extension LookoutBench {
         var statusBytes = 0
         let statusJSON = milliseconds { statusBytes = StatusAPI(context: context).statusBytes().count }
         var metricsBytes = 0
-        let metrics = milliseconds { metricsBytes = MetricsPage(context: context).renderBody().count }
+        let metrics = milliseconds { metricsBytes = MetricsExposition(context: context).renderBody().count }
         let small = LookoutContext(monitor: populatedMonitor(1_000))
         var pageBytes = 0
         let page = milliseconds { pageBytes = StatusPage(context: small).render().utf8.count }

@@ -21,10 +21,10 @@ enum LookoutBench {
             status()
         case "metrics":
             let context = LookoutContext(monitor: populatedMonitor(10_000))
-            let time = milliseconds(rounds: 21) { _ = MetricsPage(context: context).renderBody() }
+            let time = milliseconds(rounds: 21) { _ = MetricsExposition(context: context).renderBody() }
             row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
             // What a Prometheus scrape (Accept-Encoding: gzip) costs on top, and what it saves.
-            let body = MetricsPage(context: context).renderBody()
+            let body = MetricsExposition(context: context).renderBody()
             var compressedBytes = 0
             let gzip = milliseconds(rounds: 9) {
                 compressedBytes = Gzip.compress(UnsafeRawBufferPointer(start: body.pointer, count: body.count))?.count ?? 0

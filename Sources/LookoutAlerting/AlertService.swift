@@ -6,7 +6,7 @@ import Synchronization
 
 /// Evaluates the alert rules every 15 seconds, stores each firing and resolved change together with
 /// its outbox rows (none while silenced), and keeps firing alerts across restarts.
-public final class AlertService: Sendable {
+package final class AlertService: Sendable {
 
     let monitor: Monitor
     let store: AlertStore
@@ -21,11 +21,11 @@ public final class AlertService: Sendable {
     private let unstored = Mutex(UnstoredChanges())
     /// At most this many changes wait in memory for the database; past it the oldest are dropped
     /// (counted in `lookout_alert_changes_dropped_total` and logged).
-    public static let maxUnstoredChanges = 10_000
+    package static let maxUnstoredChanges = 10_000
     /// Alertmanager forgets a firing alert at its `endsAt`; Lookout pushes it again this often.
-    public static let alertmanagerRefresh: Int64 = 60_000
+    package static let alertmanagerRefresh: Int64 = 60_000
 
-    public init(monitor: Monitor, store: AlertStore, logger: Logger) {
+    package init(monitor: Monitor, store: AlertStore, logger: Logger) {
         self.monitor = monitor
         self.store = store
         self.logger = logger
@@ -35,7 +35,7 @@ public final class AlertService: Sendable {
     }
 
     /// Takes back the alerts firing before a restart, and the silences still in force.
-    public func restore(nowMs: Int64 = Timestamp.nowMs()) throws {
+    package func restore(nowMs: Int64 = Timestamp.nowMs()) throws {
         let firing = try store.firing()
         evaluator.withLock { $0.restore(firing: firing) }
         // Announced before the restart: the next repeat is a full interval away.
@@ -48,16 +48,16 @@ public final class AlertService: Sendable {
         silences.withLock { $0 = active }
     }
 
-    public var firing: [Alert] { evaluator.withLock { $0.firing } }
+    package var firing: [Alert] { evaluator.withLock { $0.firing } }
 
     /// Calls `listener` after new outbox rows were written (to wake the deliverer).
-    public func onStored(_ listener: @escaping @Sendable () -> Void) {
+    package func onStored(_ listener: @escaping @Sendable () -> Void) {
         stored.withLock { $0.append(listener) }
     }
-    public var rules: [AlertRule] { evaluator.withLock { $0.rules } }
+    package var rules: [AlertRule] { evaluator.withLock { $0.rules } }
 
     /// Follows the config after a reload.
-    public func configChanged() {
+    package func configChanged() {
         do throws(AlertExpressionError) {
             let rules = try AlertRule.compile(monitor.config.alertRules)
             evaluator.withLock { $0.setRules(rules) }
@@ -67,13 +67,13 @@ public final class AlertService: Sendable {
     }
 
     /// Alert changes waiting for the database, and how many were dropped past the bound.
-    public var unstoredChanges: (pending: Int, dropped: UInt64) { unstored.withLock { ($0.batches.reduce(0) { $0 + $1.changes.count }, $0.dropped) } }
+    package var unstoredChanges: (pending: Int, dropped: UInt64) { unstored.withLock { ($0.batches.reduce(0) { $0 + $1.changes.count }, $0.dropped) } }
 
     /// One evaluation: stores the changes with their notifications (after any that are still
     /// waiting for the database, in order), then the repeats that are due; returns the changes
     /// stored now.
     @discardableResult
-    public func evaluate(nowMs: Int64 = Timestamp.nowMs()) -> [AlertChange] {
+    package func evaluate(nowMs: Int64 = Timestamp.nowMs()) -> [AlertChange] {
         let snapshot = monitor.snapshot(nowMs: nowMs)
         let inputs = AlertEvaluator.Inputs(snapshot)
         let changes = evaluator.withLock { $0.evaluate(nowMs: nowMs, inputs) }
@@ -208,7 +208,7 @@ public final class AlertService: Sendable {
     }
 
     @discardableResult
-    public func addSilence(_ silence: Silence) throws -> Int64 {
+    package func addSilence(_ silence: Silence) throws -> Int64 {
         let id = try store.add(silence)
         var saved = silence
         saved.id = id
@@ -216,12 +216,12 @@ public final class AlertService: Sendable {
         return id
     }
 
-    public func activeSilences(nowMs: Int64 = Timestamp.nowMs()) -> [Silence] {
+    package func activeSilences(nowMs: Int64 = Timestamp.nowMs()) -> [Silence] {
         silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
     }
 
     /// Evaluates every `alerts.evaluation_interval` (15 s) until cancelled.
-    public func run() async {
+    package func run() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: monitor.config.alertEvaluationInterval) } catch { return }
             evaluate()

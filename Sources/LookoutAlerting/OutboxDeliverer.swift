@@ -9,17 +9,17 @@ import Synchronization
 /// delivered only after a 2xx. Each request carries `X-Lookout-Delivery: <row id>` so receivers
 /// can drop duplicates, and `X-Lookout-Signature: sha256=<HMAC>` when the hook has a secret.
 /// Failures back off exponentially up to five minutes; rows survive restarts in SQLite.
-public final class OutboxDeliverer: Sendable {
+package final class OutboxDeliverer: Sendable {
     /// Per-hook counters for `/metrics` and the status page.
-    public struct HookStats: Sendable, Equatable {
-        public var delivered: UInt64 = 0
-        public var failed: UInt64 = 0
-        public var lastError: String?
-        public var lastDeliveredMs: Int64?
+    package struct HookStats: Sendable, Equatable {
+        package var delivered: UInt64 = 0
+        package var failed: UInt64 = 0
+        package var lastError: String?
+        package var lastDeliveredMs: Int64?
     }
 
-    public static let backoffBase: Duration = .seconds(1)
-    public static let backoffMax: Duration = .seconds(300)
+    package static let backoffBase: Duration = .seconds(1)
+    package static let backoffMax: Duration = .seconds(300)
 
     /// The hooks in force (they change on reload).
     let hooks: @Sendable () -> [HookConfig]
@@ -29,22 +29,22 @@ public final class OutboxDeliverer: Sendable {
     private let stats = Mutex<[String: HookStats]>([:])
     private let wake = AsyncWakeUp()
 
-    public init(hooks: @escaping @Sendable () -> [HookConfig], store: OutboxStore, client: ResilientClient, logger: Logger) {
+    package init(hooks: @escaping @Sendable () -> [HookConfig], store: OutboxStore, client: ResilientClient, logger: Logger) {
         self.hooks = hooks
         self.store = store
         self.client = client
         self.logger = logger
     }
 
-    public var hookStats: [String: HookStats] { stats.withLock { $0 } }
+    package var hookStats: [String: HookStats] { stats.withLock { $0 } }
 
     /// Asks the deliverer to look at the outbox now (new rows were written).
-    public func poke() {
+    package func poke() {
         wake.signal()
     }
 
     /// Delivers until cancelled, looking again at least every second.
-    public func run() async {
+    package func run() async {
         while !Task.isCancelled {
             let hooks = self.hooks()
             await withTaskGroup(of: Void.self) { group in
@@ -75,7 +75,7 @@ public final class OutboxDeliverer: Sendable {
         let body = Array(row.payload.utf8)
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("X-Lookout-Delivery", String(row.id)),
-            ("User-Agent", "Lookout/\(ResilientHTTPVersion.string)"),
+            ("User-Agent", "Lookout/\(LookoutVersion.string)"),
         ]
         if let secret = hook.hmacSecret {
             headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
@@ -117,7 +117,7 @@ public final class OutboxDeliverer: Sendable {
     }
 
     /// 1 s, 2 s, 4 s… up to 5 minutes.
-    public static func backoff(afterAttempts attempts: Int) -> Duration {
+    package static func backoff(afterAttempts attempts: Int) -> Duration {
         let seconds = backoffBase.seconds * pow(2, Double(max(0, attempts - 1)))
         return Duration.clamping(seconds: min(seconds, backoffMax.seconds)) ?? backoffBase
     }

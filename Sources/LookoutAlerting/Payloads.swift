@@ -3,11 +3,11 @@ import LookoutCore
 
 /// The two notification formats: Alertmanager's webhook payload (version "4"), which every
 /// receiver written for Alertmanager understands, and Alertmanager's own `POST /api/v2/alerts`.
-public enum Payloads {
+package enum Payloads {
     /// How long a firing alert pushed to Alertmanager stays valid without being sent again.
-    public static let alertmanagerValidity: Int64 = 5 * 60_000
+    package static let alertmanagerValidity: Int64 = 5 * 60_000
 
-    public static func webhook(_ change: AlertChange, receiver: String, externalURL: String) -> String {
+    package static func webhook(_ change: AlertChange, receiver: String, externalURL: String) -> String {
         let alert = change.alert
         let status = alert.firing ? "firing" : "resolved"
         let groupLabels: [String: String] = ["alertname": alert.rule]
@@ -37,7 +37,7 @@ public enum Payloads {
 
     /// Postable alerts: firing ones carry an `endsAt` a few minutes ahead and are sent again
     /// before it lapses; resolved ones carry the time they resolved.
-    public static func alertmanager(_ changes: [AlertChange], externalURL: String, nowMs: Int64) -> String {
+    package static func alertmanager(_ changes: [AlertChange], externalURL: String, nowMs: Int64) -> String {
         JSONText.array(changes.map { change in
             let alert = change.alert
             let ends = alert.resolvedAtMs ?? (nowMs + alertmanagerValidity)

@@ -3,26 +3,26 @@ import GRDB
 import LookoutCore
 
 /// One notification to put in the outbox.
-public struct OutboxEntry: Sendable, Equatable {
-    public var hook: String
-    public var payload: String
+package struct OutboxEntry: Sendable, Equatable {
+    package var hook: String
+    package var payload: String
 
-    public init(hook: String, payload: String) {
+    package init(hook: String, payload: String) {
         self.hook = hook
         self.payload = payload
     }
 }
 
 /// A silence: alerts whose labels match every matcher are not announced until `endsAtMs`.
-public struct Silence: Sendable, Equatable {
-    public var id: Int64?
-    public var matchers: [String: String]
-    public var startsAtMs: Int64
-    public var endsAtMs: Int64
-    public var comment: String
-    public var createdBy: String?
+package struct Silence: Sendable, Equatable {
+    package var id: Int64?
+    package var matchers: [String: String]
+    package var startsAtMs: Int64
+    package var endsAtMs: Int64
+    package var comment: String
+    package var createdBy: String?
 
-    public init(id: Int64? = nil, matchers: [String: String], startsAtMs: Int64, endsAtMs: Int64, comment: String, createdBy: String? = nil) {
+    package init(id: Int64? = nil, matchers: [String: String], startsAtMs: Int64, endsAtMs: Int64, comment: String, createdBy: String? = nil) {
         self.id = id
         self.matchers = matchers
         self.startsAtMs = startsAtMs
@@ -31,24 +31,24 @@ public struct Silence: Sendable, Equatable {
         self.createdBy = createdBy
     }
 
-    public func matches(_ alert: Alert, nowMs: Int64) -> Bool {
+    package func matches(_ alert: Alert, nowMs: Int64) -> Bool {
         startsAtMs <= nowMs && nowMs < endsAtMs && matchers.allSatisfy { alert.labels[$0.key] == $0.value }
     }
 }
 
 /// The `alerts`, `alert_outbox` and `silences` tables. An alert's change and its notifications
 /// are written in one transaction, so a crash loses neither one without the other.
-public struct AlertStore: Sendable {
+package struct AlertStore: Sendable {
     let database: LookoutDatabase
 
-    public init(database: LookoutDatabase) {
+    package init(database: LookoutDatabase) {
         self.database = database
     }
 
     /// Stores `changes` with the outbox rows `notifications` gives for each; returns the alerts
     /// with their row ids.
     @discardableResult
-    public func apply(_ changes: [AlertChange], nowMs: Int64, notifications: (AlertChange) -> [OutboxEntry]) throws -> [AlertChange] {
+    package func apply(_ changes: [AlertChange], nowMs: Int64, notifications: (AlertChange) -> [OutboxEntry]) throws -> [AlertChange] {
         try database.writer.write { db in
             var stored: [AlertChange] = []
             for change in changes {
@@ -85,7 +85,7 @@ public struct AlertStore: Sendable {
     }
 
     /// Adds a notification for an alert that is already stored (a repeat).
-    public func enqueue(_ entries: [OutboxEntry], alertID: Int64, nowMs: Int64) throws {
+    package func enqueue(_ entries: [OutboxEntry], alertID: Int64, nowMs: Int64) throws {
         try database.writer.write { db in
             for entry in entries { try AlertStore.enqueue(entry, alertID: alertID, nowMs: nowMs, db) }
         }
@@ -98,14 +98,14 @@ public struct AlertStore: Sendable {
     }
 
     /// Alerts stored as firing, to take back after a restart.
-    public func firing() throws -> [Alert] {
+    package func firing() throws -> [Alert] {
         try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE state = 'firing' ORDER BY id").map(AlertStore.alert)
         }
     }
 
     /// Firing alerts and those resolved since `sinceMs`, newest first.
-    public func recent(sinceMs: Int64, limit: Int = 200) throws -> [Alert] {
+    package func recent(sinceMs: Int64, limit: Int = 200) throws -> [Alert] {
         try database.writer.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM alerts WHERE state = 'firing' OR resolved_at_ms >= ? ORDER BY id DESC LIMIT ?",
@@ -115,7 +115,7 @@ public struct AlertStore: Sendable {
     }
 
     @discardableResult
-    public func add(_ silence: Silence) throws -> Int64 {
+    package func add(_ silence: Silence) throws -> Int64 {
         try database.writer.write { db in
             try db.execute(
                 sql: "INSERT INTO silences (matchers, starts_at_ms, ends_at_ms, comment, created_by) VALUES (?, ?, ?, ?, ?)",
@@ -124,7 +124,7 @@ public struct AlertStore: Sendable {
         }
     }
 
-    public func activeSilences(nowMs: Int64) throws -> [Silence] {
+    package func activeSilences(nowMs: Int64) throws -> [Silence] {
         try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).map { row in
                 Silence(

@@ -2,8 +2,8 @@ import GRDB
 import ResilientHTTP
 
 /// Reads the breakers saved before a restart.
-public enum BreakerStore {
-    public static func load(_ database: LookoutDatabase) throws -> [String: PersistedBreaker] {
+package enum BreakerStore {
+    package static func load(_ database: LookoutDatabase) throws -> [String: PersistedBreaker] {
         try database.writer.read { db in
             var saved: [String: PersistedBreaker] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM breaker_state") {

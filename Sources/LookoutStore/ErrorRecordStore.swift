@@ -1,15 +1,15 @@
 import GRDB
 
 /// Pages through a source's error records, newest first.
-public struct ErrorRecordStore: Sendable {
+package struct ErrorRecordStore: Sendable {
     let database: LookoutDatabase
 
-    public init(database: LookoutDatabase) {
+    package init(database: LookoutDatabase) {
         self.database = database
     }
 
     /// Records of `source` at or after `sinceMs`, with ids below `beforeID` (for the next page).
-    public func page(source: String, sinceMs: Int64, beforeID: Int64?, limit: Int) throws -> [(id: Int64, record: ErrorRecord)] {
+    package func page(source: String, sinceMs: Int64, beforeID: Int64?, limit: Int) throws -> [(id: Int64, record: ErrorRecord)] {
         try database.writer.read { db in
             try Row.fetchAll(
                 db,

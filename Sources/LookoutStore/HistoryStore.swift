@@ -3,8 +3,8 @@ import LookoutCore
 
 /// Reads the rollups back after a restart, so error rates and availability continue where they
 /// were: minute rows for the last 6 hours, hourly sums for the 31 days before.
-public enum HistoryStore {
-    public static func restore(into registry: SourceRegistry, from database: LookoutDatabase, nowMs: Int64) throws {
+package enum HistoryStore {
+    package static func restore(into registry: SourceRegistry, from database: LookoutDatabase, nowMs: Int64) throws {
         let sixHoursAgo = nowMs - HealthWindow.sixHours
         let monthAgo = nowMs - 31 * HealthWindow.day
         try database.writer.read { db in

@@ -13,22 +13,22 @@ import Synchronization
 /// stop Lookout: `openOrStandIn` serves from an empty, query-only stand-in — every write fails
 /// as on a full disk, so records wait in memory — and `reopenWhenWritable` switches to the file
 /// as soon as it can be opened for writing.
-public final class LookoutDatabase: Sendable {
+package final class LookoutDatabase: Sendable {
     /// GRDB's pool (file) or queue (`:memory:`); both serialize writes and let reads run alongside.
-    public var writer: any DatabaseWriter { current.withLock { $0 } }
-    public let path: String
+    package var writer: any DatabaseWriter { current.withLock { $0 } }
+    package let path: String
     private let current: Mutex<any DatabaseWriter>
     private let standInReason = Mutex<String?>(nil)
     private let integrity = Mutex(Integrity.unchecked)
 
     /// What `PRAGMA quick_check` found.
-    public enum Integrity: Sendable, Equatable {
+    package enum Integrity: Sendable, Equatable {
         case unchecked
         case ok
         case damaged(String)
     }
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         current = Mutex(try LookoutDatabase.open(path))
     }
@@ -41,7 +41,7 @@ public final class LookoutDatabase: Sendable {
 
     /// Opens `path`; when it cannot be written, an in-memory stand-in that refuses writes, so that
     /// probing and serving go on (the reason is in `unwritableReason`). A damaged file still throws.
-    public static func openOrStandIn(path: String) throws -> LookoutDatabase {
+    package static func openOrStandIn(path: String) throws -> LookoutDatabase {
         do {
             return try LookoutDatabase(path: path)
         } catch StoreError.cannotOpen(_, let detail) {
@@ -54,11 +54,11 @@ public final class LookoutDatabase: Sendable {
     }
 
     /// Why the file could not be opened for writing, while the stand-in serves; nil otherwise.
-    public var unwritableReason: String? { standInReason.withLock { $0 } }
+    package var unwritableReason: String? { standInReason.withLock { $0 } }
 
     /// Tries to open the file every `interval` while the stand-in serves; returns once it has
     /// switched to the file (or when cancelled).
-    public func reopenWhenWritable(every interval: Duration = .seconds(5), opened: @Sendable () -> Void = {}) async {
+    package func reopenWhenWritable(every interval: Duration = .seconds(5), opened: @Sendable () -> Void = {}) async {
         while unwritableReason != nil {
             do { try await Task.sleep(for: interval) } catch { return }
             guard let file = try? LookoutDatabase.open(path) else { continue }
@@ -69,11 +69,11 @@ public final class LookoutDatabase: Sendable {
     }
 
     /// The result of the last integrity check.
-    public var integrityStatus: Integrity { integrity.withLock { $0 } }
+    package var integrityStatus: Integrity { integrity.withLock { $0 } }
 
     /// Runs `PRAGMA quick_check` (a read: the writer goes on meanwhile) and keeps the result.
     @discardableResult
-    public func checkIntegrity() async -> Integrity {
+    package func checkIntegrity() async -> Integrity {
         let result: Integrity
         do {
             let lines = try await writer.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(10)") }
@@ -233,7 +233,7 @@ public final class LookoutDatabase: Sendable {
     }
 
     /// The database file's size in bytes (main file and WAL), 0 in memory.
-    public var sizeBytes: Int64 {
+    package var sizeBytes: Int64 {
         guard path != ":memory:" else { return 0 }
         let files = [path, path + "-wal"]
         return files.reduce(0) { total, file in
@@ -265,7 +265,7 @@ extension StoreError {
     /// Whether `error` from a write may go away by itself (disk full, read-only file, a lock, an
     /// I/O error), so the write is worth keeping and retrying; false for errors that will repeat
     /// (a damaged page, a constraint).
-    public static func isTransient(_ error: any Error) -> Bool {
+    package static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
         switch error.resultCode {
         case .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_NOMEM:
@@ -277,11 +277,11 @@ extension StoreError {
 }
 
 /// Why the store cannot be used, in words that tell the operator what to do.
-public enum StoreError: Error, CustomStringConvertible {
+package enum StoreError: Error, CustomStringConvertible {
     case corrupt(path: String, detail: String)
     case cannotOpen(path: String, detail: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .corrupt(let path, let detail):
             return "database \(path) is not a valid SQLite database (\(detail)); move it aside to start with an empty one, or restore it from a backup"

@@ -1,25 +1,25 @@
 import GRDB
 
 /// A notification waiting in the outbox.
-public struct OutboxRow: Sendable, Equatable {
-    public var id: Int64
-    public var hook: String
-    public var alertID: Int64
-    public var payload: String
-    public var attempts: Int
-    public var nextAttemptAtMs: Int64
+package struct OutboxRow: Sendable, Equatable {
+    package var id: Int64
+    package var hook: String
+    package var alertID: Int64
+    package var payload: String
+    package var attempts: Int
+    package var nextAttemptAtMs: Int64
 }
 
 /// Reads and updates `alert_outbox` for the deliverer.
-public struct OutboxStore: Sendable {
+package struct OutboxStore: Sendable {
     let database: LookoutDatabase
 
-    public init(database: LookoutDatabase) {
+    package init(database: LookoutDatabase) {
         self.database = database
     }
 
     /// The oldest undelivered row of `hook`: rows go out in order, one at a time.
-    public func head(hook: String) throws -> OutboxRow? {
+    package func head(hook: String) throws -> OutboxRow? {
         try database.writer.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM alert_outbox WHERE hook = ? AND delivered_at_ms IS NULL ORDER BY id LIMIT 1", arguments: [hook]
@@ -27,7 +27,7 @@ public struct OutboxStore: Sendable {
         }
     }
 
-    public func markDelivered(_ id: Int64, nowMs: Int64) throws {
+    package func markDelivered(_ id: Int64, nowMs: Int64) throws {
         try database.writer.write { db in
             try db.execute(
                 sql: "UPDATE alert_outbox SET delivered_at_ms = ?, attempts = attempts + 1, last_error = NULL WHERE id = ?",
@@ -35,7 +35,7 @@ public struct OutboxStore: Sendable {
         }
     }
 
-    public func markFailed(_ id: Int64, error: String, nextAttemptAtMs: Int64) throws {
+    package func markFailed(_ id: Int64, error: String, nextAttemptAtMs: Int64) throws {
         try database.writer.write { db in
             try db.execute(
                 sql: "UPDATE alert_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at_ms = ? WHERE id = ?",
@@ -44,7 +44,7 @@ public struct OutboxStore: Sendable {
     }
 
     /// Undelivered rows per hook.
-    public func pending() throws -> [String: Int] {
+    package func pending() throws -> [String: Int] {
         try database.writer.read { db in
             var counts: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT hook, COUNT(*) AS n FROM alert_outbox WHERE delivered_at_ms IS NULL GROUP BY hook") {

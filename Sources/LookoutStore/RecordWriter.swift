@@ -8,13 +8,13 @@ import Synchronization
 /// The one writer: records are queued by whoever produces them and committed in batches, one
 /// transaction at most a second behind. When the disk is full or the file read-only, records stay
 /// queued (up to a bound), the problem is logged once and shown, and writing resumes on its own.
-public final class RecordWriter: ProbeResultSink, ClientEventSink {
+package final class RecordWriter: ProbeResultSink, ClientEventSink {
     /// How the writer is doing, for `/metrics` and the status page.
-    public struct Health: Sendable, Equatable {
-        public var lastError: String?
-        public var failedFlushes: UInt64 = 0
-        public var droppedRecords: UInt64 = 0
-        public var writeDurations = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
+    package struct Health: Sendable, Equatable {
+        package var lastError: String?
+        package var failedFlushes: UInt64 = 0
+        package var droppedRecords: UInt64 = 0
+        package var writeDurations = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
     }
 
     private struct Queue {
@@ -28,7 +28,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
         var minuteMs: Int64
     }
 
-    public static let maxQueued = 200_000
+    package static let maxQueued = 200_000
     static let batchTrigger = 5_000
 
     private let database: LookoutDatabase
@@ -37,17 +37,17 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
     private let health = Mutex(Health())
     private let flushing = Mutex(false)
 
-    public init(database: LookoutDatabase, logger: Logger) {
+    package init(database: LookoutDatabase, logger: Logger) {
         self.database = database
         self.logger = logger
     }
 
-    public var status: Health { health.withLock { $0 } }
-    public var pendingCount: Int { queue.withLock { $0.records.count } }
+    package var status: Health { health.withLock { $0 } }
+    package var pendingCount: Int { queue.withLock { $0.records.count } }
 
     // MARK: - Producers
 
-    public func record(_ result: ProbeResult) {
+    package func record(_ result: ProbeResult) {
         enqueue(.probe(result)) { queue in
             let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
             queue.rollups[result.source, default: [:]][minute, default: Rollup()].add(result)
@@ -55,7 +55,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
         }
     }
 
-    public func handle(_ event: ClientEvent) {
+    package func handle(_ event: ClientEvent) {
         switch event {
         case .callFinished(let outcome):
             for record in ErrorRecord.from(outcome) { enqueue(.error(record)) }
@@ -70,7 +70,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
         }
     }
 
-    public func enqueue(_ record: StoreRecord) {
+    package func enqueue(_ record: StoreRecord) {
         enqueue(record) { _ in }
     }
 
@@ -88,7 +88,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
     // MARK: - Writing
 
     /// Flushes at least every second (sooner when many records wait) until cancelled, then once more.
-    public func run() async {
+    package func run() async {
         var last = ContinuousClock.now
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(100))
@@ -101,7 +101,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
     }
 
     /// Writes everything queued in one transaction. On failure the records stay queued.
-    public func flush() {
+    package func flush() {
         // One flush at a time; a caller that finds one running leaves the work to it.
         guard flushing.withLock({ running -> Bool in
             if running { return false }
@@ -170,7 +170,7 @@ public final class RecordWriter: ProbeResultSink, ClientEventSink {
     }
 
     /// Loads the last two minutes of rollups, so a restart adds to them instead of replacing them.
-    public func loadRecentRollups() throws {
+    package func loadRecentRollups() throws {
         let since = Timestamp.nowMs() - 120_000
         let rows = try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM probe_rollups WHERE minute_ms >= ?", arguments: [since])

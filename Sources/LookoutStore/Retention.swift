@@ -7,19 +7,19 @@ import ResilientHTTP
 /// Deletes old rows in small chunks, each its own short transaction, so the writer is never held
 /// for long: raw probe results after `raw_retention`, everything else after `retention`.
 /// Undelivered outbox rows and firing alerts are never pruned.
-public struct Retention: Sendable {
-    public var retentionMs: Int64
-    public var rawRetentionMs: Int64
-    public static let chunk = 2_000
+package struct Retention: Sendable {
+    package var retentionMs: Int64
+    package var rawRetentionMs: Int64
+    package static let chunk = 2_000
 
-    public init(retention: Duration, rawRetention: Duration) {
+    package init(retention: Duration, rawRetention: Duration) {
         retentionMs = retention.totalMilliseconds
         rawRetentionMs = rawRetention.totalMilliseconds
     }
 
     /// Deletes what is older than the limits; returns the rows deleted per table.
     @discardableResult
-    public func prune(_ database: LookoutDatabase, nowMs: Int64) throws -> [String: Int] {
+    package func prune(_ database: LookoutDatabase, nowMs: Int64) throws -> [String: Int] {
         let old = nowMs - retentionMs
         let raw = nowMs - rawRetentionMs
         let plans: [(String, String, Int64)] = [
@@ -46,7 +46,7 @@ public struct Retention: Sendable {
     }
 
     /// Prunes every 10 minutes until cancelled.
-    public func run(_ database: LookoutDatabase, logger: Logger) async {
+    package func run(_ database: LookoutDatabase, logger: Logger) async {
         while !Task.isCancelled {
             do {
                 let deleted = try prune(database, nowMs: Timestamp.nowMs())

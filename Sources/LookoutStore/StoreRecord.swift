@@ -2,20 +2,20 @@ import LookoutCore
 import ResilientHTTP
 
 /// One failed attempt, as the `error_records` table keeps it.
-public struct ErrorRecord: Sendable, Equatable {
-    public var tsMs: Int64
-    public var source: String
-    public var category: String
-    public var reason: String
-    public var httpStatus: Int?
-    public var curlCode: Int32?
-    public var message: String
-    public var serverMessage: String?
-    public var attempt: Int
-    public var wasRetried: Bool
-    public var retrySucceeded: Bool
+package struct ErrorRecord: Sendable, Equatable {
+    package var tsMs: Int64
+    package var source: String
+    package var category: String
+    package var reason: String
+    package var httpStatus: Int?
+    package var curlCode: Int32?
+    package var message: String
+    package var serverMessage: String?
+    package var attempt: Int
+    package var wasRetried: Bool
+    package var retrySucceeded: Bool
 
-    public init(
+    package init(
         tsMs: Int64, source: String, category: String, reason: String, httpStatus: Int?, curlCode: Int32?, message: String,
         serverMessage: String?, attempt: Int, wasRetried: Bool, retrySucceeded: Bool
     ) {
@@ -33,7 +33,7 @@ public struct ErrorRecord: Sendable, Equatable {
     }
 
     /// Every failed attempt of a finished call, with the call's outcome filled in.
-    public static func from(_ outcome: CallOutcome) -> [ErrorRecord] {
+    package static func from(_ outcome: CallOutcome) -> [ErrorRecord] {
         let succeeded = outcome.ok
         var records = outcome.attempts.compactMap { attempt -> ErrorRecord? in
             guard let failure = attempt.failure else { return nil }
@@ -55,7 +55,7 @@ public struct ErrorRecord: Sendable, Equatable {
 }
 
 /// Everything the writer can be asked to store.
-public enum StoreRecord: Sendable {
+package enum StoreRecord: Sendable {
     case probe(ProbeResult)
     case error(ErrorRecord)
     case transition(source: String, BreakerTransition)
@@ -63,17 +63,17 @@ public enum StoreRecord: Sendable {
 }
 
 /// One source's probes in one minute (the `probe_rollups` table).
-public struct Rollup: Sendable, Equatable {
-    public var probes = 0
-    public var failures = 0
-    public var retried = 0
-    public var retrySucceeded = 0
-    public var durationMsSum = 0.0
-    public var durationMsMax = 0.0
+package struct Rollup: Sendable, Equatable {
+    package var probes = 0
+    package var failures = 0
+    package var retried = 0
+    package var retrySucceeded = 0
+    package var durationMsSum = 0.0
+    package var durationMsMax = 0.0
     /// Counts per `Histogram.latencyBuckets` bound, then +Inf (not cumulative).
-    public var latencyBuckets = [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
+    package var latencyBuckets = [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
 
-    public init() {}
+    package init() {}
 
     mutating func add(_ result: ProbeResult) {
         probes += 1

@@ -4,9 +4,9 @@ import ResilientHTTP
 
 /// Guards admin endpoints: `Authorization: Bearer <admin token>`, compared in constant time.
 /// Without a configured token they answer 403; without or with a wrong header, 401.
-public enum AdminAuth {
+package enum AdminAuth {
     /// nil when the request may go on, otherwise the response to send.
-    public static func refusal(_ request: HTTPRequest, token: String?) -> HTTPResponse? {
+    package static func refusal(_ request: HTTPRequest, token: String?) -> HTTPResponse? {
         guard let token else {
             return APIRoutes.error("admin endpoints are disabled: set admin_token_file in the config", status: 403)
         }

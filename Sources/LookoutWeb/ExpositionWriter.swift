@@ -16,8 +16,8 @@ import Synchronization
 /// a raw buffer and appends through pointers: appending to an Array checks uniqueness and
 /// exclusivity and retains each appended array, which together cost more than the copying. It
 /// is a class because it owns that buffer; one renderer uses it at a time.
-public final class ExpositionWriter {
-    public enum MetricType: String, Sendable {
+package final class ExpositionWriter {
+    package enum MetricType: String, Sendable {
         case counter, gauge, histogram
     }
 
@@ -25,7 +25,7 @@ public final class ExpositionWriter {
     private var count = 0
     private var capacity: Int
 
-    public init(capacity: Int = 64 * 1024) {
+    package init(capacity: Int = 64 * 1024) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
     }
@@ -36,7 +36,7 @@ public final class ExpositionWriter {
 
     /// Makes room for `capacity` bytes in all; a fresh writer takes the spare buffer if it is
     /// large enough.
-    public func reserve(_ capacity: Int) {
+    package func reserve(_ capacity: Int) {
         guard capacity > self.capacity else { return }
         if count == 0, let spare = SpareBuffer.take(atLeast: capacity) {
             base.deallocate()
@@ -48,14 +48,14 @@ public final class ExpositionWriter {
     }
 
     /// Bytes written so far.
-    public var size: Int { count }
+    package var size: Int { count }
 
     /// The exposition so far, as bytes.
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     /// Hands the exposition to the caller without copying; the writer starts over empty. When the
     /// caller is done, the buffer becomes the spare for the next large exposition.
-    public func take() -> OwnedBytes {
+    package func take() -> OwnedBytes {
         let size = capacity
         let owned = OwnedBytes(takingOwnershipOf: UnsafeMutableRawPointer(base), count: count) { pointer in
             SpareBuffer.give(pointer.assumingMemoryBound(to: UInt8.self), capacity: size)
@@ -67,19 +67,19 @@ public final class ExpositionWriter {
     }
 
     /// The exposition so far, as text.
-    public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+    package var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 
-    public func family(_ name: String, type: MetricType, help: String) {
+    package func family(_ name: String, type: MetricType, help: String) {
         append("# HELP \(name) \(ExpositionWriter.escapeHelp(help))\n# TYPE \(name) \(type.rawValue)\n")
     }
 
     /// A family with a single sample: HELP, TYPE and the sample.
-    public func single(_ name: String, type: MetricType, help: String, labels: [(String, String)] = [], value: Double) {
+    package func single(_ name: String, type: MetricType, help: String, labels: [(String, String)] = [], value: Double) {
         family(name, type: type, help: help)
         sample(name, labels: labels, value: value)
     }
 
-    public func sample(_ name: String, labels: [(String, String)] = [], value: Double) {
+    package func sample(_ name: String, labels: [(String, String)] = [], value: Double) {
         append(name)
         if !labels.isEmpty {
             append(UInt8(ascii: "{"))
@@ -98,7 +98,7 @@ public final class ExpositionWriter {
     /// (`{source="NAME"`, one per source) or suffixes (`,state="open"} `, the last label and the
     /// end of the set). All fragments live in one byte array, because copying a fragment out of
     /// an array of arrays retained it, on each of 450,000 lines of a 10,000-source scrape.
-    public struct Labels: Sendable {
+    package struct Labels: Sendable {
         let arena: [UInt8]
         /// Where each fragment ends in `arena`; fragment `i` starts where `i - 1` ends.
         let ends: [Int]
@@ -116,24 +116,24 @@ public final class ExpositionWriter {
         }
 
         /// `{LABEL="VALUE"` for each of `values`.
-        public static func prefixes(_ label: String, _ values: [String]) -> Labels {
+        package static func prefixes(_ label: String, _ values: [String]) -> Labels {
             Labels(fragments: values.map { "{\(label)=\"\(ExpositionWriter.escapeLabel($0))\"" })
         }
 
         /// `,LABEL="VALUE"} ` for each of `values`.
-        public static func suffixes(_ label: String, _ values: [String]) -> Labels {
+        package static func suffixes(_ label: String, _ values: [String]) -> Labels {
             Labels(fragments: values.map { ",\(label)=\"\(ExpositionWriter.escapeLabel($0))\"} " })
         }
 
         /// `,LABEL="CASE"} ` for each case of `values`, in order.
-        public static func suffixes<Value: RawRepresentable>(_ label: String, _ values: [Value]) -> Labels where Value.RawValue == String {
+        package static func suffixes<Value: RawRepresentable>(_ label: String, _ values: [Value]) -> Labels where Value.RawValue == String {
             suffixes(label, values.map(\.rawValue))
         }
 
         /// Just `} `: a sample with no label after the prefix.
-        public static let end = Labels(fragments: ["} "])
+        package static let end = Labels(fragments: ["} "])
 
-        public var count: Int { ends.count }
+        package var count: Int { ends.count }
 
         func withFragment<T>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T {
             let start = index == 0 ? 0 : ends[index - 1]
@@ -142,7 +142,7 @@ public final class ExpositionWriter {
     }
 
     /// A sample: `name`, prefix `p` of `prefixes`, suffix `s` of `suffixes`, the value.
-    public func sample(_ name: StaticString, _ prefixes: Labels, _ p: Int, _ suffixes: Labels = .end, _ s: Int = 0, value: Double) {
+    package func sample(_ name: StaticString, _ prefixes: Labels, _ p: Int, _ suffixes: Labels = .end, _ s: Int = 0, value: Double) {
         append(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         appendRest(prefixes, p, suffixes, s, value)
     }
@@ -155,20 +155,20 @@ public final class ExpositionWriter {
     }
 
     /// A histogram family's sample names and `le` labels, made once per scrape.
-    public struct HistogramLayout: Sendable {
+    package struct HistogramLayout: Sendable {
         /// `NAME_bucket`, `NAME_sum`, `NAME_count`.
         let names: Labels
         /// `,le="0.005"} ` for each bound, then `,le="+Inf"} `.
         let bounds: Labels
 
-        public init(_ name: String, bounds: [Double]) {
+        package init(_ name: String, bounds: [Double]) {
             names = Labels(fragments: [name + "_bucket", name + "_sum", name + "_count"])
             self.bounds = .suffixes("le", bounds.map(ExpositionWriter.format) + ["+Inf"])
         }
     }
 
     /// Buckets, sum and count of a histogram, with prefix `p` of `prefixes`.
-    public func histogram(_ layout: HistogramLayout, _ prefixes: Labels, _ p: Int, _ histogram: Histogram) {
+    package func histogram(_ layout: HistogramLayout, _ prefixes: Labels, _ p: Int, _ histogram: Histogram) {
         precondition(layout.bounds.count == histogram.bounds.count + 1, "the layout was made for other bounds")
         var running: UInt64 = 0
         for index in 0..<layout.bounds.count {
@@ -183,7 +183,7 @@ public final class ExpositionWriter {
     }
 
     /// Buckets, sum and count of a histogram under `name`, with `labels`.
-    public func histogram(_ name: String, labels: [(String, String)], _ histogram: Histogram) {
+    package func histogram(_ name: String, labels: [(String, String)], _ histogram: Histogram) {
         let cumulative = histogram.cumulativeCounts
         for (index, bound) in histogram.bounds.enumerated() {
             sample("\(name)_bucket", labels: labels + [("le", ExpositionWriter.format(bound))], value: Double(cumulative[index]))
@@ -283,7 +283,7 @@ public final class ExpositionWriter {
 
     // MARK: - Text helpers
 
-    public static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
@@ -291,7 +291,7 @@ public final class ExpositionWriter {
     }
 
     /// Label values escape backslash, double quote and newline.
-    public static func escapeLabel(_ value: String) -> String {
+    package static func escapeLabel(_ value: String) -> String {
         let writer = ExpositionWriter(capacity: value.utf8.count * 2)
         writer.appendEscaped(value)
         return writer.text
@@ -308,6 +308,7 @@ public final class ExpositionWriter {
 /// anything over 32 MB afresh). Holding one buffer between scrapes is the price.
 enum SpareBuffer {
     struct Buffer: @unchecked Sendable {
+        // Owned by whoever took it out of `spare`: one writer at a time, never shared.
         let pointer: UnsafeMutablePointer<UInt8>
         let capacity: Int
     }

@@ -1,6 +1,6 @@
 /// Escapes text for HTML element content and attribute values.
-public enum HTML {
-    public static func escape(_ text: String) -> String {
+package enum HTML {
+    package static func escape(_ text: String) -> String {
         // Byte-wise: every character that needs escaping is ASCII, and walking Characters
         // (grapheme clusters) cost a third of the status page's time.
         let utf8 = text.utf8

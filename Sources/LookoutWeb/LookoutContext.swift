@@ -4,16 +4,16 @@ import LookoutStore
 import MicroHTTPServer
 
 /// Everything the web side reads from or acts on.
-public struct LookoutContext: Sendable {
-    public var monitor: Monitor
-    public var writer: RecordWriter?
-    public var database: LookoutDatabase?
-    public var alerts: AlertService?
-    public var outbox: OutboxDeliverer?
+package struct LookoutContext: Sendable {
+    package var monitor: Monitor
+    package var writer: RecordWriter?
+    package var database: LookoutDatabase?
+    package var alerts: AlertService?
+    package var outbox: OutboxDeliverer?
     /// The serving HTTP server's counters, for `/metrics`.
-    public var server: HTTPServerStatistics?
+    package var server: HTTPServerStatistics?
 
-    public init(
+    package init(
         monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil,
         outbox: OutboxDeliverer? = nil, server: HTTPServerStatistics? = nil
     ) {

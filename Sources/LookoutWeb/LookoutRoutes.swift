@@ -2,10 +2,10 @@ import LookoutCore
 import MicroHTTPServer
 
 /// Every route Lookout serves.
-public enum LookoutRoutes {
-    public static func router(_ context: LookoutContext) -> Router {
+package enum LookoutRoutes {
+    package static func router(_ context: LookoutContext) -> Router {
         let monitor = context.monitor
-        let metrics = MetricsPage(context: context)
+        let metrics = MetricsExposition(context: context)
         let status = StatusPage(context: context)
         var router = Router()
         router.get("/") { _ in .html(status.render()) }

@@ -7,14 +7,14 @@ import ResilientHTTP
 /// prober metric names, so a blackbox_exporter user can switch by changing the scrape address.
 /// Targets must match the module's `allow` patterns; the timeout follows Prometheus'
 /// `X-Prometheus-Scrape-Timeout-Seconds` (less half a second, as blackbox_exporter does).
-public struct ProbeEndpoint: Sendable {
-    public let context: LookoutContext
+package struct ProbeEndpoint: Sendable {
+    package let context: LookoutContext
 
-    public init(context: LookoutContext) {
+    package init(context: LookoutContext) {
         self.context = context
     }
 
-    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let config = context.monitor.config
         let moduleName = request.query["module"] ?? "http_2xx"
         guard let module = config.probeModules[moduleName] else {

@@ -6,15 +6,15 @@ import LookoutStore
 import ResilientHTTP
 
 /// The JSON API's documents: the overall status, one source's detail, its error records, alerts.
-public struct StatusAPI: Sendable {
-    public let context: LookoutContext
+package struct StatusAPI: Sendable {
+    package let context: LookoutContext
 
-    public init(context: LookoutContext) {
+    package init(context: LookoutContext) {
         self.context = context
     }
 
     /// `GET /api/v1/status`, written straight into bytes (10,000 sources render in a few ms).
-    public func statusBytes(nowMs: Int64 = Timestamp.nowMs()) -> [UInt8] {
+    package func statusBytes(nowMs: Int64 = Timestamp.nowMs()) -> [UInt8] {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let entries = snapshot.records
         let offline = snapshot.offline

@@ -7,14 +7,14 @@ import ResilientHTTP
 /// source. No external assets; readable without JavaScript; light and dark; phone width. A small
 /// script refreshes the content every 15 s in place (keeping the scroll position) and announces
 /// state changes to screen readers; without scripts a meta refresh does the same.
-public struct StatusPage: Sendable {
-    public let context: LookoutContext
+package struct StatusPage: Sendable {
+    package let context: LookoutContext
 
-    public init(context: LookoutContext) {
+    package init(context: LookoutContext) {
         self.context = context
     }
 
-    public func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
+    package func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let entries = snapshot.records
         let banner: (String, String) = switch snapshot.overall {
@@ -37,7 +37,7 @@ public struct StatusPage: Sendable {
             html += row(entry, health: snapshot.summaries[index], minutes: snapshot.minuteErrorRates(index), breaker: snapshot.breakers[index], nowMs: nowMs)
         }
         html += "</tbody></table>\n</main>\n"
-        html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(ResilientHTTPVersion.string)</p>\n"
+        html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(LookoutVersion.string)</p>\n"
         html += StatusPage.script
         html += "</body></html>\n"
         return html

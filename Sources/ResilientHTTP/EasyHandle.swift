@@ -43,7 +43,7 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_string(handle, CURLOPT_URL, request.url)
         lookout_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         lookout_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer)
-        lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, "Lookout/\(ResilientHTTPVersion.string)")
+        lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, "Lookout/\(LookoutVersion.string)")
         lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
         lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(request.timeout.totalMilliseconds))
         if let connect = request.connectTimeout {
@@ -214,10 +214,4 @@ enum CurlGlobal {
     }()
 
     static func ensureInitialized() { _ = initialized }
-}
-
-
-/// The version Lookout reports in its User-Agent and build info.
-public enum ResilientHTTPVersion {
-    public static let string = "0.1.0"
 }

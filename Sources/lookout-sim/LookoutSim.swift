@@ -10,7 +10,7 @@ struct LookoutSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookout-sim",
         abstract: "A deterministic upstream that injects faults, for Lookout's tests and demo.",
-        version: ResilientHTTPVersion.string)
+        version: LookoutVersion.string)
 
     @Option(help: "Address to listen on (HOST:PORT; port 0 picks a free one).")
     var listen = "127.0.0.1:9480"

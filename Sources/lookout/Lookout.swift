@@ -8,7 +8,7 @@ struct Lookout: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookout",
         abstract: "Watches the HTTP sources a product depends on, through a resilient client.",
-        version: ResilientHTTPVersion.string,
+        version: LookoutVersion.string,
         subcommands: [Serve.self, CheckConfig.self, Probe.self, Status.self, DatabaseCommand.self])
 
     /// SPEC: bad usage exits 2 (ArgumentParser's default is 64).

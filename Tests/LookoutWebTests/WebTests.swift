@@ -68,7 +68,7 @@ struct PageTests {
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply(sources)
         for entry in board().snapshot().records { if let last = entry.last { monitor.registry.record(last) } }
-        let text = MetricsPage(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
+        let text = MetricsExposition(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
         #expect(text.contains("lookout_probe_success{source=\"up\"} 1\n"))
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
         #expect(!text.contains("lookout_probe_success{source=\"never\"}"))
@@ -114,7 +114,7 @@ struct PageTests {
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!html.contains("<img src=x"))
         #expect(html.contains("&lt;img src=x onerror=alert(1)&gt; &quot;q&quot;"))
-        let metrics = MetricsPage(context: LookoutContext(monitor: monitor)).render()
+        let metrics = MetricsExposition(context: LookoutContext(monitor: monitor)).render()
         #expect(metrics.contains(#"lookout_probe_success{source="<script>alert(1)</script>"} 0"#))
     }
 }

@@ -7,8 +7,8 @@ import Yams
 /// ```swift
 /// let config = try ConfigLoader.load(path: "lookout.yml")   // throws ConfigError
 /// ```
-public enum ConfigLoader {
-    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> LookoutConfig {
+package enum ConfigLoader {
+    package static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> LookoutConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigError(problems: [ConfigProblem(file: path, line: 1, column: 1, path: "", message: "cannot read the file")])
         }
@@ -17,7 +17,7 @@ public enum ConfigLoader {
     }
 
     /// - Parameter directory: where relative `*_file` paths are looked up.
-    public static func parse(
+    package static func parse(
         _ text: String, file: String, directory: String = FileManager.default.currentDirectoryPath,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> LookoutConfig {
@@ -58,9 +58,9 @@ public enum ConfigLoader {
 }
 
 /// Checks that a text is an http(s) URL a probe can use.
-public enum ProbeURL {
+package enum ProbeURL {
     /// nil when `text` is a usable URL, otherwise what is wrong with it.
-    public static func problem(_ text: String) -> String? {
+    package static func problem(_ text: String) -> String? {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
         else {

@@ -7,27 +7,27 @@ import ResilientHTTP
 /// Parsers for the config's durations (`500ms`, `30s`, `5m`, `1h`, `7d`, `1h30m`), sizes and
 /// rates. Every number is hostile until checked: text past the largest allowed value is refused
 /// with a reason, never converted with a trap.
-public enum ConfigValues {
+package enum ConfigValues {
     /// Why a value was refused, as a phrase for `check-config`.
-    public enum Problem: Error, Equatable, Sendable {
+    package enum Problem: Error, Equatable, Sendable {
         case malformed
         case notPositive
         case tooLarge(limit: String)
     }
 
     /// The largest size the config may name: 1 EiB, far below Int64's limit of 8 EiB.
-    public static let largestSize: Int64 = 1 << 60
+    package static let largestSize: Int64 = 1 << 60
     /// The largest rate the config may name, per second.
-    public static let largestRate = 1e9
+    package static let largestRate = 1e9
 
     /// Parses a duration; nil when the text is not one or is longer than `Duration.longest`.
-    public static func duration(_ text: String) -> Duration? {
+    package static func duration(_ text: String) -> Duration? {
         try? parseDuration(text)
     }
 
     /// Parses a duration, saying why it cannot be one. Zero parses (callers that need a
     /// positive duration refuse it with `.notPositive`).
-    public static func parseDuration(_ text: String) throws(Problem) -> Duration {
+    package static func parseDuration(_ text: String) throws(Problem) -> Duration {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400), ("w", 604_800)]
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
         guard !rest.isEmpty else { throw .malformed }
@@ -47,7 +47,7 @@ public enum ConfigValues {
     }
 
     /// A duration the way a config would write it: `500ms`, `30s`, `5m`, `1h30m`.
-    public static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         var milliseconds = duration.totalMilliseconds
         if milliseconds == 0 { return "0s" }
         if milliseconds % 1000 != 0 && milliseconds < 60_000 {
@@ -67,12 +67,12 @@ public enum ConfigValues {
 
 extension ConfigValues {
     /// Parses a size: `512`, `512KiB`, `8GiB`, `10MB`, `1.5GB`; nil when not one or too large.
-    public static func size(_ text: String) -> Int64? {
+    package static func size(_ text: String) -> Int64? {
         try? parseSize(text)
     }
 
     /// Parses a size, saying why it cannot be one.
-    public static func parseSize(_ text: String) throws(Problem) -> Int64 {
+    package static func parseSize(_ text: String) throws(Problem) -> Int64 {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [
             ("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("TiB", 1_099_511_627_776),
@@ -90,12 +90,12 @@ extension ConfigValues {
     }
 
     /// Parses a rate into events a second: `5/s`, `300/m`, `10/h`; nil when not one or too large.
-    public static func rate(_ text: String) -> Double? {
+    package static func rate(_ text: String) -> Double? {
         try? parseRate(text)
     }
 
     /// Parses a rate, saying why it cannot be one.
-    public static func parseRate(_ text: String) throws(Problem) -> Double {
+    package static func parseRate(_ text: String) throws(Problem) -> Double {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "/")
         guard parts.count == 2, let count = Double(parts[0]), count.isFinite else { throw .malformed }
         guard count > 0 else { throw .notPositive }

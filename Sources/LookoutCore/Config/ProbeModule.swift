@@ -2,16 +2,16 @@ import Foundation
 
 /// A `/probe` module (blackbox_exporter style): what kind of probe, how long it may take, and
 /// which targets it may be pointed at.
-public struct ProbeModule: Sendable, Equatable {
-    public var kind: SourceKind
-    public var timeout: Duration
+package struct ProbeModule: Sendable, Equatable {
+    package var kind: SourceKind
+    package var timeout: Duration
     /// Regular expressions; a target must match one as a whole (see `allows(_:)`).
-    public var allow: [String]
+    package var allow: [String]
     /// Follow redirects, checking every hop against `allow` (blackbox_exporter follows them too).
-    public var followRedirects: Bool
-    public var maxRedirects: Int
+    package var followRedirects: Bool
+    package var maxRedirects: Int
 
-    public init(kind: SourceKind = .http, timeout: Duration = .seconds(5), allow: [String] = [], followRedirects: Bool = true, maxRedirects: Int = 10) {
+    package init(kind: SourceKind = .http, timeout: Duration = .seconds(5), allow: [String] = [], followRedirects: Bool = true, maxRedirects: Int = 10) {
         self.kind = kind
         self.timeout = timeout
         self.allow = allow
@@ -26,7 +26,7 @@ public struct ProbeModule: Sendable, Equatable {
     /// ```swift
     /// ProbeModule(allow: [#"http://127\.0\.0\.1:[0-9]+/.*"#]).allows("http://127.0.0.1:9480/ok")  // true
     /// ```
-    public func allows(_ target: String) -> Bool {
+    package func allows(_ target: String) -> Bool {
         allow.contains { ProbeModule.matchesWhole($0, target) }
     }
 
@@ -37,7 +37,7 @@ public struct ProbeModule: Sendable, Equatable {
 
     /// Whether `pattern` lets through URLs of hosts nobody named: it matches made-up targets on
     /// unrelated hosts. `check-config` warns about such a pattern.
-    public static func allowsAnyHost(_ pattern: String) -> Bool {
+    package static func allowsAnyHost(_ pattern: String) -> Bool {
         let strangers = ["http://lookout-unrelated-host.invalid/", "https://203.0.113.77:8443/anything?x=1"]
         return strangers.contains { matchesWhole(pattern, $0) }
     }

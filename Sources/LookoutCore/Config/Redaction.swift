@@ -1,10 +1,10 @@
 import Foundation
 
 /// Keeps secrets out of what Lookout shows and stores: userinfo and secret-looking query values.
-public enum Redaction {
+package enum Redaction {
     static let secretNames = ["token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "credential", "session"]
 
-    public static func url(_ text: String) -> String {
+    package static func url(_ text: String) -> String {
         guard var components = URLComponents(string: text) else { return text }
         if components.user != nil || components.password != nil {
             components.user = "REDACTED"

@@ -1,19 +1,19 @@
 /// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
-public struct BucketRing: Sendable, Equatable {
-    public struct Counts: Sendable, Equatable {
-        public var probes: UInt32 = 0
-        public var failures: UInt32 = 0
-        public var retried: UInt32 = 0
-        public var retrySucceeded: UInt32 = 0
+package struct BucketRing: Sendable, Equatable {
+    package struct Counts: Sendable, Equatable {
+        package var probes: UInt32 = 0
+        package var failures: UInt32 = 0
+        package var retried: UInt32 = 0
+        package var retrySucceeded: UInt32 = 0
 
-        public init(probes: UInt32 = 0, failures: UInt32 = 0, retried: UInt32 = 0, retrySucceeded: UInt32 = 0) {
+        package init(probes: UInt32 = 0, failures: UInt32 = 0, retried: UInt32 = 0, retrySucceeded: UInt32 = 0) {
             self.probes = probes
             self.failures = failures
             self.retried = retried
             self.retrySucceeded = retrySucceeded
         }
 
-        public static func + (a: Counts, b: Counts) -> Counts {
+        package static func + (a: Counts, b: Counts) -> Counts {
             Counts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
         }
     }
@@ -24,15 +24,15 @@ public struct BucketRing: Sendable, Equatable {
         var counts = Counts()
     }
 
-    public let widthMs: Int64
+    package let widthMs: Int64
     private var slots: [Slot]
 
-    public init(widthMs: Int64, count: Int) {
+    package init(widthMs: Int64, count: Int) {
         self.widthMs = widthMs
         slots = Array(repeating: Slot(), count: count)
     }
 
-    public mutating func add(_ delta: Counts, atMs: Int64) {
+    package mutating func add(_ delta: Counts, atMs: Int64) {
         let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
         let index = Int(((start / widthMs) % Int64(slots.count) + Int64(slots.count)) % Int64(slots.count))
         if slots[index].start != start {
@@ -44,20 +44,20 @@ public struct BucketRing: Sendable, Equatable {
 
     /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
     /// each window's sum to `store` (no allocation: this runs for every source on every scrape).
-    public func sums(windowsMs: [Int64], nowMs: Int64, _ store: (Int, Counts) -> Void) {
+    package func sums(windowsMs: [Int64], nowMs: Int64, _ store: (Int, Counts) -> Void) {
         guard let longest = windowsMs.last else { return }
         walk(windows: windowsMs.count, longestMs: longest, nowMs: nowMs, window: { windowsMs[$0] }, store)
     }
 
     /// Sums over several windows (ascending).
-    public func sums(windowsMs: [Int64], nowMs: Int64) -> [Counts] {
+    package func sums(windowsMs: [Int64], nowMs: Int64) -> [Counts] {
         var results = [Counts](repeating: Counts(), count: windowsMs.count)
         sums(windowsMs: windowsMs, nowMs: nowMs) { results[$0] = $1 }
         return results
     }
 
     /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
-    public func sum(windowMs: Int64, nowMs: Int64) -> Counts {
+    package func sum(windowMs: Int64, nowMs: Int64) -> Counts {
         var result = Counts()
         walk(windows: 1, longestMs: windowMs, nowMs: nowMs, window: { _ in windowMs }) { result = $1 }
         return result

@@ -1,43 +1,43 @@
 /// The windows Lookout measures over, in milliseconds, named once for the rules, `/metrics`, the
 /// JSON API and the page; and the arithmetic every one of them shares.
-public enum HealthWindow {
-    public static let minute: Int64 = 60_000
-    public static let twoMinutes = 2 * minute
-    public static let fiveMinutes = 5 * minute
-    public static let fifteenMinutes = 15 * minute
-    public static let thirtyMinutes = 30 * minute
-    public static let hour = 60 * minute
-    public static let sixHours = 6 * hour
-    public static let day = 24 * hour
-    public static let thirtyDays = 30 * day
+package enum HealthWindow {
+    package static let minute: Int64 = 60_000
+    package static let twoMinutes = 2 * minute
+    package static let fiveMinutes = 5 * minute
+    package static let fifteenMinutes = 15 * minute
+    package static let thirtyMinutes = 30 * minute
+    package static let hour = 60 * minute
+    package static let sixHours = 6 * hour
+    package static let day = 24 * hour
+    package static let thirtyDays = 30 * day
 
     /// `lookout_error_rate{window}` and the JSON API's `error_rate`.
-    public static let errorRates: [(label: String, ms: Int64)] = [("1m", minute), ("5m", fiveMinutes), ("15m", fifteenMinutes), ("1h", hour)]
+    package static let errorRates: [(label: String, ms: Int64)] = [("1m", minute), ("5m", fiveMinutes), ("15m", fifteenMinutes), ("1h", hour)]
     /// `lookout_availability_ratio{window}`.
-    public static let availabilities: [(label: String, ms: Int64)] = [("24h", day), ("30d", thirtyDays)]
+    package static let availabilities: [(label: String, ms: Int64)] = [("24h", day), ("30d", thirtyDays)]
     /// The SLO target burn rates are measured against (SPEC 6: 99.9%).
-    public static let sloTarget = 0.999
+    package static let sloTarget = 0.999
 
     /// Failed probes ÷ probes; nil without probes.
-    public static func errorRate(_ counts: BucketRing.Counts) -> Double? {
+    package static func errorRate(_ counts: BucketRing.Counts) -> Double? {
         counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
     }
 
     /// Calls that succeeded after a retry ÷ calls retried; nil without retries.
-    public static func retrySuccessRatio(_ counts: BucketRing.Counts) -> Double? {
+    package static func retrySuccessRatio(_ counts: BucketRing.Counts) -> Double? {
         counts.retried == 0 ? nil : Double(counts.retrySucceeded) / Double(counts.retried)
     }
 
     /// How fast the error budget of `target` burns: error rate ÷ (1 − target).
-    public static func burnRate(errorRate: Double, target: Double = sloTarget) -> Double {
+    package static func burnRate(errorRate: Double, target: Double = sloTarget) -> Double {
         errorRate / max(1e-9, 1 - target)
     }
 }
 
 /// The figures of one source at one moment, computed in one pass over its buckets.
-public struct HealthSummary: Sendable, Equatable {
+package struct HealthSummary: Sendable, Equatable {
     /// The windows `counts(windowMs:)` answers for, in milliseconds.
-    public static let windows: [Int64] = [
+    package static let windows: [Int64] = [
         HealthWindow.minute, HealthWindow.twoMinutes, HealthWindow.fiveMinutes, HealthWindow.fifteenMinutes,
         HealthWindow.thirtyMinutes, HealthWindow.hour, HealthWindow.sixHours, HealthWindow.day, HealthWindow.thirtyDays,
     ]
@@ -45,26 +45,26 @@ public struct HealthSummary: Sendable, Equatable {
     static let minuteWindows = Array(windows.prefix(6))
     /// Counts per window of `windows`, stored inline so a summary copies without reference counting.
     var windowCounts = InlineArray<9, BucketRing.Counts>(repeating: BucketRing.Counts())
-    public var retrySuccessRatio: Double?
-    public var lastRecoveryMs: Int64?
-    public var insecureBlocked = false
-    public var recoveredAfterRetries = false
+    package var retrySuccessRatio: Double?
+    package var lastRecoveryMs: Int64?
+    package var insecureBlocked = false
+    package var recoveredAfterRetries = false
 
     /// The counts for `windowMs` if it is one of `windows`.
-    public func counts(windowMs: Int64) -> BucketRing.Counts? {
+    package func counts(windowMs: Int64) -> BucketRing.Counts? {
         HealthSummary.windows.firstIndex(of: windowMs).map { windowCounts[$0] }
     }
 
-    public func errorRate(windowMs: Int64) -> Double? {
+    package func errorRate(windowMs: Int64) -> Double? {
         counts(windowMs: windowMs).flatMap(HealthWindow.errorRate)
     }
 
     /// 1 − error rate over the window.
-    public func availability(windowMs: Int64) -> Double? {
+    package func availability(windowMs: Int64) -> Double? {
         errorRate(windowMs: windowMs).map { 1 - $0 }
     }
 
-    public static func == (a: HealthSummary, b: HealthSummary) -> Bool {
+    package static func == (a: HealthSummary, b: HealthSummary) -> Bool {
         a.retrySuccessRatio == b.retrySuccessRatio && a.lastRecoveryMs == b.lastRecoveryMs && a.insecureBlocked == b.insecureBlocked
             && a.recoveredAfterRetries == b.recoveredAfterRetries && HealthSummary.windows.indices.allSatisfy { a.windowCounts[$0] == b.windowCounts[$0] }
     }

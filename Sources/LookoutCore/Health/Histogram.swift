@@ -1,22 +1,22 @@
 /// A cumulative histogram with fixed buckets, as Prometheus exposes it. The counts live inline
 /// (no heap storage), so copying a histogram — as every status snapshot does — is a plain copy.
-public struct Histogram: Sendable, Equatable {
+package struct Histogram: Sendable, Equatable {
     /// Upper bounds fitting probe latencies, 1 ms to 60 s.
-    public static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+    package static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
     /// The most bounds a histogram can have (one more slot counts everything above them).
-    public static let maxBounds = 15
+    package static let maxBounds = 15
 
-    public let bounds: [Double]
+    package let bounds: [Double]
     private var slots = InlineArray<16, UInt64>(repeating: 0)
-    public private(set) var sum: Double = 0
-    public private(set) var count: UInt64 = 0
+    package private(set) var sum: Double = 0
+    package private(set) var count: UInt64 = 0
 
-    public init(bounds: [Double] = Histogram.latencyBuckets) {
+    package init(bounds: [Double] = Histogram.latencyBuckets) {
         precondition(bounds.count <= Histogram.maxBounds, "a histogram has at most \(Histogram.maxBounds) bounds")
         self.bounds = bounds
     }
 
-    public mutating func observe(_ value: Double) {
+    package mutating func observe(_ value: Double) {
         let index = bounds.firstIndex { value <= $0 } ?? bounds.count
         slots[index] += 1
         sum += value
@@ -24,18 +24,18 @@ public struct Histogram: Sendable, Equatable {
     }
 
     /// Observations per bucket (not cumulative); the last entry counts those above every bound.
-    public var counts: [UInt64] { (0...bounds.count).map { slots[$0] } }
+    package var counts: [UInt64] { (0...bounds.count).map { slots[$0] } }
 
     /// Observations in bucket `index` (not cumulative); `bounds.count` is the bucket above every bound.
-    public subscript(bucket index: Int) -> UInt64 { slots[index] }
+    package subscript(bucket index: Int) -> UInt64 { slots[index] }
 
     /// Cumulative counts for each bound, then +Inf.
-    public var cumulativeCounts: [UInt64] {
+    package var cumulativeCounts: [UInt64] {
         var running: UInt64 = 0
         return (0...bounds.count).map { running += slots[$0]; return running }
     }
 
-    public static func == (a: Histogram, b: Histogram) -> Bool {
+    package static func == (a: Histogram, b: Histogram) -> Bool {
         a.bounds == b.bounds && a.sum == b.sum && a.count == b.count && a.counts == b.counts
     }
 }

@@ -1,24 +1,24 @@
 /// One source's health over time: error rates, retry success, availability, recovery.
-public struct SourceHealth: Sendable, Equatable {
+package struct SourceHealth: Sendable, Equatable {
     var minutes = BucketRing(widthMs: HealthWindow.minute, count: 61)
     var fiveMinutes = BucketRing(widthMs: HealthWindow.fiveMinutes, count: 73)
     var hours = BucketRing(widthMs: HealthWindow.hour, count: 25)
     var days = BucketRing(widthMs: HealthWindow.day, count: 31)
     /// When the current outage began (the first failure after a success).
-    public var outageStartedMs: Int64?
+    package var outageStartedMs: Int64?
     /// How long the last finished outage lasted.
-    public var lastRecoveryMs: Int64?
-    public var lastOk: Bool?
+    package var lastRecoveryMs: Int64?
+    package var lastOk: Bool?
     /// The last probe was refused as plain http.
-    public var insecureBlocked = false
+    package var insecureBlocked = false
     /// The last probe succeeded only after retries.
-    public var recoveredAfterRetries = false
+    package var recoveredAfterRetries = false
 
-    public init() {}
+    package init() {}
 
     /// Adds counts at a time; `coarseOnly` feeds only the hour and day buckets (for hourly sums
     /// restored from the database).
-    public mutating func add(_ counts: BucketRing.Counts, atMs: Int64, coarseOnly: Bool = false) {
+    package mutating func add(_ counts: BucketRing.Counts, atMs: Int64, coarseOnly: Bool = false) {
         if !coarseOnly {
             minutes.add(counts, atMs: atMs)
             fiveMinutes.add(counts, atMs: atMs)
@@ -27,7 +27,7 @@ public struct SourceHealth: Sendable, Equatable {
         days.add(counts, atMs: atMs)
     }
 
-    public mutating func record(_ result: ProbeResult) {
+    package mutating func record(_ result: ProbeResult) {
         let retried = result.attempts > 1
         add(BucketRing.Counts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
         if result.ok {
@@ -42,16 +42,16 @@ public struct SourceHealth: Sendable, Equatable {
     }
 
     /// Failed probes ÷ probes over the window; nil without probes.
-    public func errorRate(windowMs: Int64, nowMs: Int64) -> Double? {
+    package func errorRate(windowMs: Int64, nowMs: Int64) -> Double? {
         HealthWindow.errorRate(sum(windowMs, nowMs))
     }
 
-    public func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
+    package func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
         sum(windowMs, nowMs)
     }
 
     /// Every standard window at once.
-    public func summary(nowMs: Int64) -> HealthSummary {
+    package func summary(nowMs: Int64) -> HealthSummary {
         var summary = HealthSummary()
         minutes.sums(windowsMs: HealthSummary.minuteWindows, nowMs: nowMs) { summary.windowCounts[$0] = $1 }
         for index in 6..<HealthSummary.windows.count {
@@ -72,7 +72,7 @@ public struct SourceHealth: Sendable, Equatable {
     }
 
     /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
-    public func minuteErrorRates(nowMs: Int64) -> [Double?] {
+    package func minuteErrorRates(nowMs: Int64) -> [Double?] {
         let current = nowMs - nowMs % HealthWindow.minute
         return (0..<60).reversed().map { back in
             HealthWindow.errorRate(minutes.sum(windowMs: 1, nowMs: current - Int64(back) * HealthWindow.minute))
@@ -80,12 +80,12 @@ public struct SourceHealth: Sendable, Equatable {
     }
 
     /// Calls that succeeded after a retry ÷ calls retried, over 15 minutes.
-    public func retrySuccessRatio(nowMs: Int64) -> Double? {
+    package func retrySuccessRatio(nowMs: Int64) -> Double? {
         HealthWindow.retrySuccessRatio(minutes.sum(windowMs: HealthWindow.fifteenMinutes, nowMs: nowMs))
     }
 
     /// How fast the error budget of `target` (0.999) burns: error rate ÷ (1 − target).
-    public func burnRate(windowMs: Int64, nowMs: Int64, target: Double = HealthWindow.sloTarget) -> Double? {
+    package func burnRate(windowMs: Int64, nowMs: Int64, target: Double = HealthWindow.sloTarget) -> Double? {
         errorRate(windowMs: windowMs, nowMs: nowMs).map { HealthWindow.burnRate(errorRate: $0, target: target) }
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 /// Decides whether Lookout itself is offline (SPEC section 6): when its canaries fail, or when at
 /// least 80% of sources, over at least 3 distinct hosts, last failed with `network_unreachable`.
 /// One dead upstream host is an outage of its sources, not of Lookout's network.
-public final class ConnectivityMonitor: Sendable {
+package final class ConnectivityMonitor: Sendable {
     private struct State {
         var unreachable: [String: String] = [:]  // source → host, for sources whose last probe was network_unreachable
         var sourceCount = 0
@@ -14,22 +14,22 @@ public final class ConnectivityMonitor: Sendable {
         var offlineSinceMs: Int64?
     }
 
-    public static let share = 0.8
-    public static let minimumHosts = 3
+    package static let share = 0.8
+    package static let minimumHosts = 3
 
     private let state = Mutex(State())
     private let onChange: @Sendable (Bool) -> Void
 
     /// - Parameter onChange: called once when Lookout goes offline (true) and once when it is back.
-    public init(onChange: @escaping @Sendable (Bool) -> Void = { _ in }) {
+    package init(onChange: @escaping @Sendable (Bool) -> Void = { _ in }) {
         self.onChange = onChange
     }
 
-    public var isOffline: Bool { state.withLock { $0.offline } }
-    public var offlineSinceMs: Int64? { state.withLock { $0.offlineSinceMs } }
+    package var isOffline: Bool { state.withLock { $0.offline } }
+    package var offlineSinceMs: Int64? { state.withLock { $0.offlineSinceMs } }
 
     /// The sources now configured (sources that left are forgotten).
-    public func setSources(_ sources: [SourceConfig]) {
+    package func setSources(_ sources: [SourceConfig]) {
         let names = Set(sources.map(\.name))
         update { state in
             state.sourceCount = sources.count
@@ -37,7 +37,7 @@ public final class ConnectivityMonitor: Sendable {
         }
     }
 
-    public func record(_ result: ProbeResult, host: String) {
+    package func record(_ result: ProbeResult, host: String) {
         update { state in
             if result.failure?.category == .networkUnreachable {
                 state.unreachable[result.source] = host
@@ -48,7 +48,7 @@ public final class ConnectivityMonitor: Sendable {
     }
 
     /// The canaries' verdict: true when every canary failed to connect.
-    public func recordCanaries(allDown: Bool) {
+    package func recordCanaries(allDown: Bool) {
         update { $0.canariesDown = allDown }
     }
 
@@ -70,17 +70,17 @@ public final class ConnectivityMonitor: Sendable {
 }
 
 /// Probes the connectivity canaries: Lookout is offline when none of them can be reached.
-public struct CanaryProber: Sendable {
-    public let urls: [String]
-    public let transport: CurlTransport
+package struct CanaryProber: Sendable {
+    package let urls: [String]
+    package let transport: CurlTransport
 
-    public init(urls: [String], transport: CurlTransport) {
+    package init(urls: [String], transport: CurlTransport) {
         self.urls = urls
         self.transport = transport
     }
 
     /// true when every canary failed without an HTTP answer.
-    public func allDown() async -> Bool {
+    package func allDown() async -> Bool {
         guard !urls.isEmpty else { return false }
         let answered = await withTaskGroup(of: Bool.self) { group in
             for url in urls {

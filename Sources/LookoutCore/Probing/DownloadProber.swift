@@ -3,19 +3,19 @@ import ResilientHTTP
 
 /// Downloads a source's file without keeping it: hashed on the fly, resumed with `Range` and
 /// `If-Range` after a dropped connection, stopped past `max_bytes`, verified by SHA-256.
-public struct DownloadProber: Sendable {
-    public let client: ResilientClient
+package struct DownloadProber: Sendable {
+    package let client: ResilientClient
     /// Called as the download moves (throttled), for the status board.
-    public let progress: @Sendable (String, DownloadProgress) -> Void
+    package let progress: @Sendable (String, DownloadProgress) -> Void
     /// Resumes tried before giving up.
-    public static let maxResumes = 5
+    package static let maxResumes = 5
 
-    public init(client: ResilientClient, progress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }) {
+    package init(client: ResilientClient, progress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }) {
         self.client = client
         self.progress = progress
     }
 
-    public func probe(_ source: SourceConfig, deadline: Duration) async -> ProbeResult {
+    package func probe(_ source: SourceConfig, deadline: Duration) async -> ProbeResult {
         let sink = DownloadSink(maxBytes: source.maxBytes) { progress(source.name, $0) }
         sink.move(to: .inProgress)
         var outcome: CallOutcome

@@ -12,30 +12,30 @@
 /// case .failure(let problem): print(problem.line, problem.message)
 /// }
 /// ```
-public enum FeedScanner {
-    public struct Shape: Sendable, Equatable {
+package enum FeedScanner {
+    package struct Shape: Sendable, Equatable {
         /// The root element's local name (`rss`, `feed`, `RDF`…): prefixes are dropped.
-        public var root: String
+        package var root: String
         /// Elements named `item` or `entry`, with any prefix.
-        public var items: Int
+        package var items: Int
 
-        public init(root: String, items: Int) {
+        package init(root: String, items: Int) {
             self.root = root
             self.items = items
         }
     }
 
-    public struct Problem: Error, Sendable, Equatable {
-        public var line: Int
-        public var message: String
+    package struct Problem: Error, Sendable, Equatable {
+        package var line: Int
+        package var message: String
 
-        public init(line: Int, message: String) {
+        package init(line: Int, message: String) {
             self.line = line
             self.message = message
         }
     }
 
-    public static func scan(_ bytes: [UInt8]) -> Result<Shape, Problem> {
+    package static func scan(_ bytes: [UInt8]) -> Result<Shape, Problem> {
         var open: [ArraySlice<UInt8>] = []
         var root: String?
         var rootClosed = false

@@ -3,32 +3,32 @@ import ResilientHTTP
 
 /// One finished probe of a source: a call with its retries, judged against the source's
 /// expectations.
-public struct ProbeResult: Sendable, Equatable {
-    public var source: String
+package struct ProbeResult: Sendable, Equatable {
+    package var source: String
     /// When the probe started, in milliseconds since 1970.
-    public var timestampMs: Int64
-    public var ok: Bool
+    package var timestampMs: Int64
+    package var ok: Bool
     /// nil when `ok`.
-    public var failure: Failure?
-    public var httpStatus: Int?
-    public var attempts: Int
-    public var durationSeconds: Double
-    public var bytes: Int
-    public var phases: PhaseTimings
+    package var failure: Failure?
+    package var httpStatus: Int?
+    package var attempts: Int
+    package var durationSeconds: Double
+    package var bytes: Int
+    package var phases: PhaseTimings
     /// The http:// URL was probed as https://.
-    public var upgradedToHTTPS = false
+    package var upgradedToHTTPS = false
     /// When the first of the upstream's TLS certificates expires.
-    public var certificateExpiry: Date?
+    package var certificateExpiry: Date?
     /// How the call went, counting retries.
-    public var callKind: CallKind = .successfulWithoutRetry
+    package var callKind: CallKind = .successfulWithoutRetry
     /// Downloads: how far it got and whether it verified.
-    public var download: DownloadProgress?
+    package var download: DownloadProgress?
     /// While this source is down: the name of its fallback, when that one is up.
-    public var fallbackInUse: String?
+    package var fallbackInUse: String?
     /// Lookout itself was offline when this probe ran.
-    public var duringOffline = false
+    package var duringOffline = false
 
-    public init(
+    package init(
         source: String, timestampMs: Int64, ok: Bool, failure: Failure? = nil, httpStatus: Int? = nil,
         attempts: Int = 1, durationSeconds: Double = 0, bytes: Int = 0, phases: PhaseTimings = .init()
     ) {
@@ -44,12 +44,12 @@ public struct ProbeResult: Sendable, Equatable {
     }
 
     /// The message an on-call engineer reads, e.g. "Error while probing acme: the server answered 503."
-    public var message: String? {
+    package var message: String? {
         failure?.message(operation: "probing \(source)")
     }
 }
 
 /// Receives every finished probe (the store, the status board).
-public protocol ProbeResultSink: Sendable {
+package protocol ProbeResultSink: Sendable {
     func record(_ result: ProbeResult)
 }

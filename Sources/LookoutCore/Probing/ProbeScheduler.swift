@@ -6,13 +6,13 @@ import Synchronization
 /// large config does not fire at once. A source's runs never overlap; a tick missed because the
 /// previous run was slow is skipped, not queued; at most `maxConcurrent` probes run at once.
 /// Sources can be replaced while it runs: untouched ones keep their schedule.
-public final class ProbeScheduler: Sendable {
+package final class ProbeScheduler: Sendable {
     /// Counters of the scheduler's own health.
-    public struct Stats: Sendable, Equatable {
-        public var started: UInt64 = 0
+    package struct Stats: Sendable, Equatable {
+        package var started: UInt64 = 0
         /// Probes that started more than a second after their tick.
-        public var lateStarts: UInt64 = 0
-        public var skippedTicks: UInt64 = 0
+        package var lateStarts: UInt64 = 0
+        package var skippedTicks: UInt64 = 0
     }
 
     private struct Running {
@@ -30,7 +30,7 @@ public final class ProbeScheduler: Sendable {
     private let running = Mutex<[String: Running]>([:])
     private let stats = Mutex(Stats())
 
-    public init(
+    package init(
         prober: SourceProber, sinks: [any ProbeResultSink], connectivity: ConnectivityMonitor = ConnectivityMonitor(),
         fallback: @escaping @Sendable (SourceConfig) -> String? = { _ in nil }, maxConcurrent: Int = 512, logger: Logger
     ) {
@@ -42,10 +42,10 @@ public final class ProbeScheduler: Sendable {
         self.limit = AsyncSemaphore(maxConcurrent)
     }
 
-    public var statistics: Stats { stats.withLock { $0 } }
+    package var statistics: Stats { stats.withLock { $0 } }
 
     /// Starts, restarts or stops per-source loops so exactly `sources` are probed.
-    public func apply(_ sources: [SourceConfig]) {
+    package func apply(_ sources: [SourceConfig]) {
         for source in sources { prober.configure(source) }
         connectivity.setSources(sources)
         let wanted = Dictionary(uniqueKeysWithValues: sources.map { ($0.name, $0) })
@@ -64,7 +64,7 @@ public final class ProbeScheduler: Sendable {
     }
 
     /// Runs until cancelled, then stops every loop and waits for them.
-    public func run() async {
+    package func run() async {
         await withTaskCancellationHandler {
             await ticker.run()
         } onCancel: {
@@ -82,7 +82,7 @@ public final class ProbeScheduler: Sendable {
     }
 
     /// Probes one source now, outside its schedule (admin "probe now").
-    public func probeNow(_ name: String) async -> ProbeResult? {
+    package func probeNow(_ name: String) async -> ProbeResult? {
         guard let source = running.withLock({ $0[name]?.source }) else { return nil }
         return await runProbe(source, host: source.host)
     }
@@ -144,13 +144,13 @@ public final class ProbeScheduler: Sendable {
     }
 
     /// A stable offset in [0, interval) from the source's name (FNV-1a), the same on every start.
-    public static func offset(for name: String, interval: Duration) -> Duration {
+    package static func offset(for name: String, interval: Duration) -> Duration {
         let milliseconds = max(1, interval.totalMilliseconds)
         return .milliseconds(Int64(stableHash(name) % UInt64(milliseconds)))
     }
 
     /// FNV-1a 64 of the UTF-8 bytes.
-    public static func stableHash(_ text: String) -> UInt64 {
+    package static func stableHash(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

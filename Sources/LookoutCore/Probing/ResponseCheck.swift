@@ -6,9 +6,9 @@ import FoundationXML
 
 /// What a source requires of a response its status accepted: latency, body text, valid JSON and
 /// its assertion, a well-formed feed with enough items.
-public enum ResponseCheck {
+package enum ResponseCheck {
     /// The checks for `source`, or nil when there are none.
-    public static func validator(for source: SourceConfig) -> (@Sendable (TransferResult) -> Failure?)? {
+    package static func validator(for source: SourceConfig) -> (@Sendable (TransferResult) -> Failure?)? {
         let expect = source.expect
         let kind = source.kind
         if expect.maxLatency == nil && expect.bodyContains == nil && (kind == .http || kind == .download) { return nil }
@@ -32,7 +32,7 @@ public enum ResponseCheck {
     }
 
     /// The body must be a JSON document, and satisfy `assertion` when there is one.
-    public static func json(_ body: [UInt8], assertion: JSONPathAssertion? = nil) -> Failure? {
+    package static func json(_ body: [UInt8], assertion: JSONPathAssertion? = nil) -> Failure? {
         let document: Any
         do {
             document = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
@@ -46,7 +46,7 @@ public enum ResponseCheck {
     }
 
     /// The body must be a well-formed RSS or Atom feed with at least `minItems` items.
-    public static func feed(_ body: [UInt8], minItems: Int? = nil) -> Failure? {
+    package static func feed(_ body: [UInt8], minItems: Int? = nil) -> Failure? {
         let shape: FeedScanner.Shape
         switch FeedScanner.scan(utf8Document(body)) {
         case .success(let scanned): shape = scanned
@@ -101,9 +101,9 @@ public enum ResponseCheck {
 }
 
 /// Evaluates a `json_path` assertion: dot-separated keys, numbers index arrays.
-public enum JSONPathCheck {
+package enum JSONPathCheck {
     /// nil when the assertion holds, otherwise why not.
-    public static func evaluate(_ assertion: JSONPathAssertion, in document: Any) -> String? {
+    package static func evaluate(_ assertion: JSONPathAssertion, in document: Any) -> String? {
         let value = lookup(assertion.path, in: document)
         if let exists = assertion.exists {
             if exists && value == nil { return "\(assertion.path) is missing" }

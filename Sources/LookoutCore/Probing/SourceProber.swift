@@ -3,28 +3,28 @@ import ResilientHTTP
 
 /// Probes one source through the resilient client and judges the answer by the source's kind
 /// and expectations.
-public struct SourceProber: Sendable {
-    public let client: ResilientClient
-    public let downloads: DownloadProber
+package struct SourceProber: Sendable {
+    package let client: ResilientClient
+    package let downloads: DownloadProber
 
-    public init(client: ResilientClient, downloadProgress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }) {
+    package init(client: ResilientClient, downloadProgress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }) {
         self.client = client
         self.downloads = DownloadProber(client: client, progress: downloadProgress)
     }
 
     /// The longest a call may take: the interval or 2 × timeout × max attempts, whichever is
     /// smaller (SPEC section 4).
-    public static func deadline(for source: SourceConfig) -> Duration {
+    package static func deadline(for source: SourceConfig) -> Duration {
         let attempts = max(1, source.policy.retry.rules.values.map(\.maxAttempts).max() ?? 1)
         return min(source.interval, source.timeout * (2 * attempts))
     }
 
     /// Hands the source's policy to the client (keeping its breaker state).
-    public func configure(_ source: SourceConfig) {
+    package func configure(_ source: SourceConfig) {
         client.configure(upstream: source.name, policy: source.policy)
     }
 
-    public func probe(_ source: SourceConfig, breakerCountsFailures: Bool = true) async -> ProbeResult {
+    package func probe(_ source: SourceConfig, breakerCountsFailures: Bool = true) async -> ProbeResult {
         if source.kind == .download {
             return await downloads.probe(source, deadline: SourceProber.deadline(for: source))
         }
@@ -41,7 +41,7 @@ public struct SourceProber: Sendable {
 
 extension ProbeResult {
     /// The result of a finished call.
-    public init(outcome: CallOutcome, source: String) {
+    package init(outcome: CallOutcome, source: String) {
         self.init(
             source: source, timestampMs: outcome.startedAtMs, ok: outcome.ok, failure: outcome.failure,
             httpStatus: outcome.final?.httpStatus, attempts: outcome.attempts.count,

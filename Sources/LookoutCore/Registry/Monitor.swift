@@ -6,20 +6,20 @@ import Synchronization
 /// The monitoring loop as one service: the config in force, the scheduler, the source registry, the
 /// connectivity verdict, and reloads that keep the history, breaker state and schedule of the
 /// sources that stay.
-public final class Monitor: Sendable {
+package final class Monitor: Sendable {
     /// The outcome of the last reload, for `/metrics` and `/-/reload`.
-    public struct ReloadStatus: Sendable, Equatable {
-        public var successful = true
-        public var lastSuccessMs: Int64
-        public var problems: [String] = []
+    package struct ReloadStatus: Sendable, Equatable {
+        package var successful = true
+        package var lastSuccessMs: Int64
+        package var problems: [String] = []
     }
 
     /// Every source's record: the one place per-source state lives.
-    public let registry: SourceRegistry
-    public let scheduler: ProbeScheduler
-    public let connectivity: ConnectivityMonitor
+    package let registry: SourceRegistry
+    package let scheduler: ProbeScheduler
+    package let connectivity: ConnectivityMonitor
     /// Every source's calls go through it; its events reach the registry first.
-    public let client: ResilientClient
+    package let client: ResilientClient
     let configPath: String?
     let shardOverride: Shard?
     let logger: Logger
@@ -34,7 +34,7 @@ public final class Monitor: Sendable {
     ///   - shardOverride: `--shard I/N`, which wins over the config's `shard`.
     ///   - sinks: more receivers of every probe result (the store).
     ///   - clientEvents: more receivers of the client's events (the store).
-    public init(
+    package init(
         config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, transport: CurlTransport = CurlTransport(),
         sinks: [any ProbeResultSink] = [], clientEvents: [any ClientEventSink] = [], maxConcurrent: Int = 512, logger: Logger
     ) {
@@ -60,28 +60,28 @@ public final class Monitor: Sendable {
             fallback: { registry.healthyFallback(for: $0) }, maxConcurrent: maxConcurrent, logger: logger)
     }
 
-    public var config: LookoutConfig { current.withLock { $0 } }
-    public var reloadStatus: ReloadStatus { reload.withLock { $0 } }
-    public var shard: Shard { shardOverride ?? config.shard }
+    package var config: LookoutConfig { current.withLock { $0 } }
+    package var reloadStatus: ReloadStatus { reload.withLock { $0 } }
+    package var shard: Shard { shardOverride ?? config.shard }
 
     /// The sources this instance probes: those of its shard.
-    public var ownSources: [SourceConfig] {
+    package var ownSources: [SourceConfig] {
         let shard = self.shard
         return config.sources.filter { shard.owns($0.name) }
     }
 
     /// Breakers saved before a restart: an open one stays open until its next attempt time.
-    public func restore(breakers: [String: PersistedBreaker]) {
+    package func restore(breakers: [String: PersistedBreaker]) {
         savedBreakers.withLock { $0 = breakers }
     }
 
     /// Calls `listener` after each successful reload.
-    public func onReload(_ listener: @escaping @Sendable () -> Void) {
+    package func onReload(_ listener: @escaping @Sendable () -> Void) {
         reloadListeners.withLock { $0.append(listener) }
     }
 
     /// Lists the config's sources in the registry; probing starts with `run()`.
-    public func start() {
+    package func start() {
         registry.apply(ownSources)
     }
 
@@ -105,7 +105,7 @@ public final class Monitor: Sendable {
 
     /// Every own source and the service's state at one moment: what every reader takes.
     /// `names` narrows it to those sources (one source's API document).
-    public func snapshot(nowMs: Int64 = Timestamp.nowMs(), names: [String]? = nil) -> RegistrySnapshot {
+    package func snapshot(nowMs: Int64 = Timestamp.nowMs(), names: [String]? = nil) -> RegistrySnapshot {
         var snapshot = registry.snapshot(nowMs: nowMs, names: names)
         let names = snapshot.names
         snapshot.breakers = client.breakers(names)
@@ -121,7 +121,7 @@ public final class Monitor: Sendable {
     /// Reads the config file again. On problems the running config stays and the problems are
     /// returned (and shown by `lookout_config_last_reload_successful 0`).
     @discardableResult
-    public func reloadConfig() -> [String] {
+    package func reloadConfig() -> [String] {
         guard let configPath else { return [] }
         do {
             let config = try ConfigLoader.load(path: configPath)
@@ -145,7 +145,7 @@ public final class Monitor: Sendable {
     }
 
     /// Runs the scheduler and the canary checks until cancelled.
-    public func run() async {
+    package func run() async {
         // Learn whether the network is up before the first probes, so an offline start does
         // not count against every source.
         await checkCanaries()

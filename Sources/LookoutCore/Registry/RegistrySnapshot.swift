@@ -4,26 +4,26 @@ import ResilientHTTP
 /// `lookout status` (through the API): every source's record at one moment, its health figures
 /// over the standard windows, its breaker, and the service's own state. A value: nothing in it
 /// changes while a reader works, and no reader reaches into a live service.
-public struct RegistrySnapshot: Sendable {
+package struct RegistrySnapshot: Sendable {
     /// When it was taken, in milliseconds since 1970; every figure is as of then.
-    public let nowMs: Int64
+    package let nowMs: Int64
     /// In config order.
-    public let records: [SourceRecord]
+    package let records: [SourceRecord]
     /// Each record's figures over `HealthSummary.windows`; nil for a source with no health yet.
-    public let summaries: [HealthSummary?]
+    package let summaries: [HealthSummary?]
     /// Share of the last 15 one-minute rounds in which some but not all sources failed.
-    public let partialFailureRatio: Double
+    package let partialFailureRatio: Double
     /// Each record's circuit breaker; nil for an upstream the client does not know.
-    public internal(set) var breakers: [CircuitBreaker?]
+    package internal(set) var breakers: [CircuitBreaker?]
     /// Tokens left in each record's rate limiter; nil without a limit.
-    public internal(set) var tokens: [Double?]
+    package internal(set) var tokens: [Double?]
     /// Lookout's own network is down: per-source failures are held back.
-    public internal(set) var offline = false
-    public internal(set) var shard = Shard()
-    public internal(set) var reload = Monitor.ReloadStatus(lastSuccessMs: 0)
-    public internal(set) var scheduler = ProbeScheduler.Stats()
+    package internal(set) var offline = false
+    package internal(set) var shard = Shard()
+    package internal(set) var reload = Monitor.ReloadStatus(lastSuccessMs: 0)
+    package internal(set) var scheduler = ProbeScheduler.Stats()
     /// The config in force (hooks, admin token, alert settings).
-    public internal(set) var config = LookoutConfig(sources: [])
+    package internal(set) var config = LookoutConfig(sources: [])
 
     init(nowMs: Int64, records: [SourceRecord], partialFailureRatio: Double) {
         self.nowMs = nowMs
@@ -37,27 +37,27 @@ public struct RegistrySnapshot: Sendable {
         tokens = Array(repeating: nil, count: records.count)
     }
 
-    public var names: [String] { records.map(\.name) }
+    package var names: [String] { records.map(\.name) }
 
     /// Where `name` is in `records`.
-    public func index(of name: String) -> Int? {
+    package func index(of name: String) -> Int? {
         records.firstIndex { $0.name == name }
     }
 
     /// The error rate of each of the last 60 minutes of record `index`, oldest first; nil for
     /// minutes without probes.
-    public func minuteErrorRates(_ index: Int) -> [Double?] {
+    package func minuteErrorRates(_ index: Int) -> [Double?] {
         records[index].health.minuteErrorRates(nowMs: nowMs)
     }
 
     /// The counts of record `index` over any window (the standard ones come from its summary).
-    public func counts(_ index: Int, windowMs: Int64) -> BucketRing.Counts? {
+    package func counts(_ index: Int, windowMs: Int64) -> BucketRing.Counts? {
         guard let summary = summaries[index] else { return nil }
         return summary.counts(windowMs: windowMs) ?? records[index].health.counts(windowMs: windowMs, nowMs: nowMs)
     }
 
     /// Operational, degraded, outage, offline or pending, as the status page's banner says.
-    public var overall: String {
+    package var overall: String {
         if offline { return "offline" }
         var probed = 0
         var failing = 0

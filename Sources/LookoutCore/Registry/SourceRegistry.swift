@@ -10,7 +10,7 @@ import Synchronization
 /// registry.record(result)                      // from the scheduler
 /// let snapshot = registry.snapshot(nowMs: now) // for /metrics, the page, the rules
 /// ```
-public final class SourceRegistry: ProbeResultSink, ClientEventSink {
+package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     private struct State {
         /// In config order; read in place (a dictionary's getter would copy a record's rings).
         var records: [SourceRecord] = []
@@ -20,14 +20,14 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
 
     private let state = Mutex(State())
 
-    public init(sources: [SourceConfig] = []) {
+    package init(sources: [SourceConfig] = []) {
         apply(sources)
     }
 
     /// Follows a new config: sources that stay keep everything measured, new ones start empty,
     /// removed ones are forgotten. Returns the names removed.
     @discardableResult
-    public func apply(_ sources: [SourceConfig]) -> [String] {
+    package func apply(_ sources: [SourceConfig]) -> [String] {
         state.withLock { state in
             var records: [SourceRecord] = []
             records.reserveCapacity(sources.count)
@@ -46,7 +46,7 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
-    public func record(_ result: ProbeResult) {
+    package func record(_ result: ProbeResult) {
         state.withLock { state in
             guard let position = state.positions[result.source] else { return }
             state.records[position].record(result)
@@ -54,7 +54,7 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
-    public func handle(_ event: ClientEvent) {
+    package func handle(_ event: ClientEvent) {
         switch event {
         case .breakerTransition, .callNotPermitted: return  // breakers are read from the client
         default: break
@@ -66,7 +66,7 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     /// A download's progress while it runs.
-    public func updateDownload(_ source: String, _ progress: DownloadProgress) {
+    package func updateDownload(_ source: String, _ progress: DownloadProgress) {
         state.withLock { state in
             guard let position = state.positions[source] else { return }
             state.records[position].note(progress)
@@ -75,7 +75,7 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
 
     /// Adds stored counts (from `probe_rollups`) after a restart: minutes, or hourly sums.
     /// Counts of sources not configured are ignored.
-    public func restore(source: String, atMs: Int64, counts: BucketRing.Counts, hourly: Bool) {
+    package func restore(source: String, atMs: Int64, counts: BucketRing.Counts, hourly: Bool) {
         state.withLock { state in
             guard let position = state.positions[source] else { return }
             state.records[position].health.add(counts, atMs: atMs, coarseOnly: hourly)
@@ -84,7 +84,7 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     /// The fallback to show for `source` while it is down: its configured fallback, if that is up.
-    public func healthyFallback(for source: SourceConfig) -> String? {
+    package func healthyFallback(for source: SourceConfig) -> String? {
         guard let name = source.fallback else { return nil }
         return state.withLock { state in
             state.positions[name].map { state.records[$0].tally.lastOk } == true ? name : nil
@@ -92,13 +92,13 @@ public final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     /// True once every source has been probed at least once.
-    public var everySourceProbed: Bool {
+    package var everySourceProbed: Bool {
         state.withLock { $0.records.allSatisfy(\.tally.probed) }
     }
 
     /// Every source (or those of `names`, in that order) at `nowMs`. Taking it copies no
     /// record under the lock: the snapshot shares the registry's storage until the next write.
-    public func snapshot(nowMs: Int64 = Timestamp.nowMs(), names: [String]? = nil) -> RegistrySnapshot {
+    package func snapshot(nowMs: Int64 = Timestamp.nowMs(), names: [String]? = nil) -> RegistrySnapshot {
         let (records, ratio) = state.withLock { state -> ([SourceRecord], Double) in
             let ratio = state.rounds.partialFailureRatio(nowMs: nowMs)
             guard let names else { return (state.records, ratio) }

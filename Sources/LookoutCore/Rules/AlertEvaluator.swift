@@ -2,7 +2,7 @@
 /// inactive → pending (condition true) → firing (true for the rule's `for`) → resolved (false for
 /// two evaluations in a row). Pending that turns false ends silently. Per-source rules are held
 /// back while Lookout is offline.
-public struct AlertEvaluator: Sendable {
+package struct AlertEvaluator: Sendable {
     struct Active: Sendable, Equatable {
         var pendingSinceMs: Int64
         var alert: Alert?
@@ -10,18 +10,18 @@ public struct AlertEvaluator: Sendable {
     }
 
     /// What the evaluator reads: one lookup per metric, per source or service-wide.
-    public struct Inputs {
-        public typealias Lookup = (AlertMetric, Duration?) -> Double?
-        public var sources: [String]
-        public var offline: Bool
+    package struct Inputs {
+        package typealias Lookup = (AlertMetric, Duration?) -> Double?
+        package var sources: [String]
+        package var offline: Bool
         /// The service-wide lookup: (metric, window) → value; nil: no data.
-        public var service: Lookup
+        package var service: Lookup
         /// The lookup for one source, fetched once per source and evaluation.
-        public var source: (String) -> Lookup
+        package var source: (String) -> Lookup
         /// A source's last user-facing message and recovery suggestion, for annotations.
-        public var context: (String) -> (message: String, recovery: String)?
+        package var context: (String) -> (message: String, recovery: String)?
 
-        public init(
+        package init(
             sources: [String], offline: Bool, service: @escaping Lookup, source: @escaping (String) -> Lookup,
             context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
         ) {
@@ -33,7 +33,7 @@ public struct AlertEvaluator: Sendable {
         }
 
         /// One lookup for everything: (metric, window, source or nil) → value.
-        public init(
+        package init(
             sources: [String], offline: Bool, value: @escaping (AlertMetric, Duration?, String?) -> Double?,
             context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
         ) {
@@ -48,20 +48,20 @@ public struct AlertEvaluator: Sendable {
         var source: String?
     }
 
-    public private(set) var rules: [AlertRule]
+    package private(set) var rules: [AlertRule]
     private var active: [Key: Active] = [:]
     /// Resolving needs the condition false this many evaluations in a row.
-    public static let cleanEvaluationsToResolve = 2
+    package static let cleanEvaluationsToResolve = 2
 
-    public init(rules: [AlertRule]) {
+    package init(rules: [AlertRule]) {
         self.rules = rules
     }
 
     /// The alerts now firing.
-    public var firing: [Alert] { active.values.compactMap(\.alert).sorted { $0.startedAtMs < $1.startedAtMs } }
+    package var firing: [Alert] { active.values.compactMap(\.alert).sorted { $0.startedAtMs < $1.startedAtMs } }
 
     /// Notes the stored row ids of alerts (after they were written).
-    public mutating func noteStored(_ alerts: [Alert]) {
+    package mutating func noteStored(_ alerts: [Alert]) {
         for alert in alerts where alert.firing {
             let key = Key(rule: alert.rule, source: alert.source)
             // The same episode: a stored row of an earlier episode of this rule and source (kept
@@ -74,7 +74,7 @@ public struct AlertEvaluator: Sendable {
 
     /// Takes back alerts that were firing before a restart, without announcing them again; a rule
     /// and source already being tracked (the database opened late) keep what they have.
-    public mutating func restore(firing alerts: [Alert]) {
+    package mutating func restore(firing alerts: [Alert]) {
         for alert in alerts where alert.firing {
             let key = Key(rule: alert.rule, source: alert.source)
             if active[key] == nil { active[key] = Active(pendingSinceMs: alert.startedAtMs, alert: alert) }
@@ -82,11 +82,11 @@ public struct AlertEvaluator: Sendable {
     }
 
     /// Replaces the rules (a reload); alerts of rules that are gone resolve at the next evaluation.
-    public mutating func setRules(_ rules: [AlertRule]) {
+    package mutating func setRules(_ rules: [AlertRule]) {
         self.rules = rules
     }
 
-    public mutating func evaluate(nowMs: Int64, _ inputs: Inputs) -> [AlertChange] {
+    package mutating func evaluate(nowMs: Int64, _ inputs: Inputs) -> [AlertChange] {
         var changes: [AlertChange] = []
         for rule in rules where !rule.expression.perSource {
             let holds = rule.expression.holds(inputs.service)
@@ -166,7 +166,7 @@ public struct AlertEvaluator: Sendable {
     }
 
     /// A stable id of the rule and source: FNV-1a 64 in hex.
-    public static func fingerprint(rule: AlertRule, source: String?) -> String {
+    package static func fingerprint(rule: AlertRule, source: String?) -> String {
         let text = rule.name + "\u{1F}" + (source ?? "") + "\u{1F}" + rule.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         let hash = ProbeScheduler.stableHash(text)
         let digits = String(hash, radix: 16)

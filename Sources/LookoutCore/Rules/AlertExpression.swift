@@ -10,7 +10,7 @@ import Foundation
 /// ```
 /// `and`, `or`, `not`, parentheses, comparisons (`> >= < <= == !=`), numbers, and metrics with an
 /// optional window in brackets. A metric without data makes its comparison false.
-public indirect enum AlertExpression: Sendable, Equatable {
+package indirect enum AlertExpression: Sendable, Equatable {
     case number(Double)
     case metric(AlertMetric, window: Duration?)
     case compare(AlertExpression, Comparison, AlertExpression)
@@ -18,12 +18,12 @@ public indirect enum AlertExpression: Sendable, Equatable {
     case or(AlertExpression, AlertExpression)
     case not(AlertExpression)
 
-    public enum Comparison: String, Sendable, CaseIterable {
+    package enum Comparison: String, Sendable, CaseIterable {
         case greater = ">", greaterOrEqual = ">=", less = "<", lessOrEqual = "<=", equal = "==", notEqual = "!="
     }
 
     /// Whether the expression names a per-source metric.
-    public var perSource: Bool {
+    package var perSource: Bool {
         switch self {
         case .number: return false
         case .metric(let metric, _): return metric.perSource
@@ -33,7 +33,7 @@ public indirect enum AlertExpression: Sendable, Equatable {
     }
 
     /// Evaluates to a number (comparisons and logic give 1 or 0); nil when data is missing.
-    public func value(_ lookup: (AlertMetric, Duration?) -> Double?) -> Double? {
+    package func value(_ lookup: (AlertMetric, Duration?) -> Double?) -> Double? {
         switch self {
         case .number(let value): return value
         case .metric(let metric, let window): return lookup(metric, window)
@@ -55,14 +55,14 @@ public indirect enum AlertExpression: Sendable, Equatable {
         }
     }
 
-    public func holds(_ lookup: (AlertMetric, Duration?) -> Double?) -> Bool {
+    package func holds(_ lookup: (AlertMetric, Duration?) -> Double?) -> Bool {
         (value(lookup) ?? 0) != 0
     }
 }
 
 /// What alert expressions can read, resolved when a rule is parsed (so evaluating 10,000
 /// sources switches on a case instead of comparing names).
-public enum AlertMetric: String, Sendable, CaseIterable {
+package enum AlertMetric: String, Sendable, CaseIterable {
     // Per source: a rule that names one fires per source.
     /// Failed probes ÷ probes over the window (default 5m).
     case errorRate = "error_rate"
@@ -97,7 +97,7 @@ public enum AlertMetric: String, Sendable, CaseIterable {
     case networkOffline = "network_offline"
 
     /// Measured per source (otherwise across all sources).
-    public var perSource: Bool {
+    package var perSource: Bool {
         switch self {
         case .sourcesFailingRatio, .circuitsOpenRatio, .partialFailureRatio, .networkOffline: false
         default: true
@@ -106,29 +106,29 @@ public enum AlertMetric: String, Sendable, CaseIterable {
 }
 
 /// A problem in an expression, at a character offset.
-public struct AlertExpressionError: Error, Equatable, CustomStringConvertible {
-    public var offset: Int
-    public var message: String
-    public var description: String { "at character \(offset + 1): \(message)" }
+package struct AlertExpressionError: Error, Equatable, CustomStringConvertible {
+    package var offset: Int
+    package var message: String
+    package var description: String { "at character \(offset + 1): \(message)" }
 }
 
 /// Parses `AlertExpression` text.
-public struct AlertExpressionParser {
+package struct AlertExpressionParser {
     private enum Token: Equatable {
         case number(Double), identifier(String), window(Duration), comparison(AlertExpression.Comparison), open, close, end
     }
 
     /// Brackets and `not`s nested deeper than this are refused: the parser recurses once per
     /// level, and a hostile config must not be able to exhaust the stack.
-    public static let maxDepth = 64
+    package static let maxDepth = 64
     /// Expressions longer than this many tokens are refused (see `tokenize`).
-    public static let maxTokens = 1000
+    package static let maxTokens = 1000
 
     private var tokens: [(token: Token, offset: Int)] = []
     private var position = 0
     private var depth = 0
 
-    public static func parse(_ text: String) throws(AlertExpressionError) -> AlertExpression {
+    package static func parse(_ text: String) throws(AlertExpressionError) -> AlertExpression {
         var parser = AlertExpressionParser()
         try parser.tokenize(Array(text))
         let expression = try parser.parseOr()

@@ -3,7 +3,7 @@ import ResilientHTTP
 extension AlertEvaluator.Inputs {
     /// What the rules read: the measurements of every source in `snapshot` and of the service,
     /// the same figures `/metrics` and the pages show.
-    public init(_ snapshot: RegistrySnapshot) {
+    package init(_ snapshot: RegistrySnapshot) {
         let records = snapshot.records
         let summaries = snapshot.summaries
         let breakers = snapshot.breakers.map { $0?.state }

@@ -1,14 +1,14 @@
 /// A compiled alert rule: its condition, how long it must hold, and what the alert says.
-public struct AlertRule: Sendable, Equatable {
-    public var name: String
-    public var severity: String
-    public var expression: AlertExpression
-    public var forDuration: Duration
-    public var labels: [String: String]
+package struct AlertRule: Sendable, Equatable {
+    package var name: String
+    package var severity: String
+    package var expression: AlertExpression
+    package var forDuration: Duration
+    package var labels: [String: String]
     /// `{source}` and `{value}` are replaced when the alert fires.
-    public var annotations: [String: String]
+    package var annotations: [String: String]
 
-    public init(name: String, severity: String, expression: AlertExpression, forDuration: Duration = .zero, labels: [String: String] = [:], annotations: [String: String] = [:]) {
+    package init(name: String, severity: String, expression: AlertExpression, forDuration: Duration = .zero, labels: [String: String] = [:], annotations: [String: String] = [:]) {
         self.name = name
         self.severity = severity
         self.expression = expression
@@ -18,7 +18,7 @@ public struct AlertRule: Sendable, Equatable {
     }
 
     /// SPEC section 6's default rules, each evaluated every 15 s.
-    public static let defaults: [AlertRule] = [
+    package static let defaults: [AlertRule] = [
         rule("AllSourcesFailing", "critical", "sources_failing_ratio >= 1", .seconds(300), "Every source is failing"),
         rule("SourceErrorRateCritical", "critical", "error_rate[2m] > 0.5", .seconds(120), "{source}: more than half of the probes failed in the last 2 minutes"),
         rule("AllCircuitsOpen", "critical", "circuits_open_ratio >= 1", .zero, "Every circuit breaker is open"),
@@ -40,7 +40,7 @@ public struct AlertRule: Sendable, Equatable {
     }
 
     /// The rules of a config: its own, or the defaults when it lists none.
-    public static func compile(_ configured: [AlertRuleConfig]) throws(AlertExpressionError) -> [AlertRule] {
+    package static func compile(_ configured: [AlertRuleConfig]) throws(AlertExpressionError) -> [AlertRule] {
         guard !configured.isEmpty else { return defaults }
         var rules: [AlertRule] = []
         for rule in configured {
@@ -53,20 +53,20 @@ public struct AlertRule: Sendable, Equatable {
 }
 
 /// One alert episode: firing, then resolved.
-public struct Alert: Sendable, Equatable {
-    public var fingerprint: String
-    public var rule: String
-    public var source: String?
-    public var severity: String
+package struct Alert: Sendable, Equatable {
+    package var fingerprint: String
+    package var rule: String
+    package var source: String?
+    package var severity: String
     /// alertname, severity, source (when per source) and the rule's labels.
-    public var labels: [String: String]
-    public var annotations: [String: String]
-    public var startedAtMs: Int64
-    public var resolvedAtMs: Int64?
+    package var labels: [String: String]
+    package var annotations: [String: String]
+    package var startedAtMs: Int64
+    package var resolvedAtMs: Int64?
     /// The stored episode's row id, once written.
-    public var id: Int64?
+    package var id: Int64?
 
-    public init(
+    package init(
         fingerprint: String, rule: String, source: String?, severity: String, labels: [String: String],
         annotations: [String: String], startedAtMs: Int64, resolvedAtMs: Int64?, id: Int64? = nil
     ) {
@@ -81,16 +81,16 @@ public struct Alert: Sendable, Equatable {
         self.id = id
     }
 
-    public var firing: Bool { resolvedAtMs == nil }
-    public var summary: String { annotations["summary"] ?? rule }
+    package var firing: Bool { resolvedAtMs == nil }
+    package var summary: String { annotations["summary"] ?? rule }
 }
 
 /// A change the evaluator reports: an alert began firing or resolved.
-public enum AlertChange: Sendable, Equatable {
+package enum AlertChange: Sendable, Equatable {
     case firing(Alert)
     case resolved(Alert)
 
-    public var alert: Alert {
+    package var alert: Alert {
         switch self {
         case .firing(let alert), .resolved(let alert): return alert
         }

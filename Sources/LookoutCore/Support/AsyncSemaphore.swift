@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Limits how many probes run at once; waiters are served in arrival order.
-public final class AsyncSemaphore: Sendable {
+package final class AsyncSemaphore: Sendable {
     private struct State {
         var available: Int
         var waiters: [(id: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -10,11 +10,11 @@ public final class AsyncSemaphore: Sendable {
 
     private let state: Mutex<State>
 
-    public init(_ permits: Int) {
+    package init(_ permits: Int) {
         state = Mutex(State(available: max(1, permits)))
     }
 
-    public func wait() async {
+    package func wait() async {
         await withCheckedContinuation { continuation in
             let granted = state.withLock { state -> Bool in
                 if state.available > 0 {
@@ -29,7 +29,7 @@ public final class AsyncSemaphore: Sendable {
         }
     }
 
-    public func signal() {
+    package func signal() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiters.isEmpty else {
                 state.available += 1

@@ -1,5 +1,5 @@
 /// A small JSON value that renders itself, for API answers built by hand.
-public indirect enum JSONText: Sendable {
+package indirect enum JSONText: Sendable {
     case string(String)
     case number(Double)
     case int(Int64)
@@ -10,11 +10,11 @@ public indirect enum JSONText: Sendable {
     case ordered([(String, JSONText)])
 
     /// An object with its keys sorted.
-    public static func object(_ fields: [String: JSONText]) -> String {
+    package static func object(_ fields: [String: JSONText]) -> String {
         JSONText.ordered(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).rendered
     }
 
-    public var rendered: String {
+    package var rendered: String {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         write(to: &out)
@@ -22,7 +22,7 @@ public indirect enum JSONText: Sendable {
     }
 
     /// Appends the JSON text to a byte buffer (faster than growing a String piece by piece).
-    public func write(to out: inout [UInt8]) {
+    package func write(to out: inout [UInt8]) {
         switch self {
         case .string(let text): JSONText.writeString(text, to: &out)
         case .number(let value):
@@ -56,7 +56,7 @@ public indirect enum JSONText: Sendable {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped.
-    public static func writeString(_ text: String, to out: inout [UInt8]) {
+    package static func writeString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escaping: copy them whole.
         let copied = text.utf8.withContiguousStorageIfAvailable { buffer in
@@ -87,7 +87,7 @@ public indirect enum JSONText: Sendable {
 
 extension Optional where Wrapped == String {
     /// The string, or null.
-    public var json: JSONText { map { .string($0) } ?? .null }
+    package var json: JSONText { map { .string($0) } ?? .null }
 }
 
 /// Writes JSON straight into bytes, for large documents where building a `JSONText` tree first
@@ -99,22 +99,22 @@ extension Optional where Wrapped == String {
 ///     json.field("status") { $0.string("ok") }
 /// }
 /// ```
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
-    public init(capacity: Int = 4096) {
+    package init(capacity: Int = 4096) {
         bytes.reserveCapacity(capacity)
     }
 
-    public var text: String { String(decoding: bytes, as: UTF8.self) }
+    package var text: String { String(decoding: bytes, as: UTF8.self) }
 
     private mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true
     }
 
-    public mutating func object(_ body: (inout JSONWriter) -> Void) {
+    package mutating func object(_ body: (inout JSONWriter) -> Void) {
         separate()
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
@@ -123,7 +123,7 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    public mutating func array(_ body: (inout JSONWriter) -> Void) {
+    package mutating func array(_ body: (inout JSONWriter) -> Void) {
         separate()
         bytes.append(UInt8(ascii: "["))
         needsComma = false
@@ -133,7 +133,7 @@ public struct JSONWriter {
     }
 
     /// A key inside an object; `value` writes exactly one value.
-    public mutating func field(_ key: String, _ value: (inout JSONWriter) -> Void) {
+    package mutating func field(_ key: String, _ value: (inout JSONWriter) -> Void) {
         separate()
         JSONText.writeString(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
@@ -142,12 +142,12 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    public mutating func string(_ value: String?) {
+    package mutating func string(_ value: String?) {
         separate()
         if let value { JSONText.writeString(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
     }
 
-    public mutating func number(_ value: Double?) {
+    package mutating func number(_ value: Double?) {
         separate()
         guard let value, value.isFinite else {
             bytes.append(contentsOf: "null".utf8)
@@ -160,18 +160,18 @@ public struct JSONWriter {
         }
     }
 
-    public mutating func int(_ value: Int64?) {
+    package mutating func int(_ value: Int64?) {
         separate()
         bytes.append(contentsOf: (value.map { String($0) } ?? "null").utf8)
     }
 
-    public mutating func bool(_ value: Bool?) {
+    package mutating func bool(_ value: Bool?) {
         separate()
         bytes.append(contentsOf: (value.map { $0 ? "true" : "false" } ?? "null").utf8)
     }
 
     /// An already rendered `JSONText` value.
-    public mutating func value(_ value: JSONText) {
+    package mutating func value(_ value: JSONText) {
         separate()
         value.write(to: &bytes)
     }

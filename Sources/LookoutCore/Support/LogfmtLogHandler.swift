@@ -3,28 +3,28 @@ import Logging
 import ResilientHTTP
 
 /// Writes log lines to stderr as logfmt (`ts=… level=info msg="…" key=value`) or as JSON lines.
-public struct LogfmtLogHandler: LogHandler {
-    public enum Format: String, Sendable {
+package struct LogfmtLogHandler: LogHandler {
+    package enum Format: String, Sendable {
         case logfmt, json
     }
 
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
-    public var metadataProvider: Logger.MetadataProvider?
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
+    package var metadataProvider: Logger.MetadataProvider?
     let label: String
     let format: Format
 
-    public init(label: String, format: Format) {
+    package init(label: String, format: Format) {
         self.label = label
         self.format = format
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var fields: [(String, String)] = [
             ("ts", Date().formatted(.iso8601)), ("level", event.level.rawValue), ("msg", event.message.description),
         ]
@@ -45,7 +45,7 @@ public struct LogfmtLogHandler: LogHandler {
     }
 
     /// A logfmt value: as is when plain, else a quoted JSON string with control characters escaped.
-    public static func logfmtValue(_ value: String) -> String {
+    package static func logfmtValue(_ value: String) -> String {
         // Quoted (and so escaped) also for any control character, so that no byte in a log value
         // can move a terminal's cursor or colour what follows.
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
@@ -56,7 +56,7 @@ public struct LogfmtLogHandler: LogHandler {
     }
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
-    public static func jsonString(_ value: String) -> String {
+    package static func jsonString(_ value: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(value.utf8.count + 2)
         JSONText.writeString(value, to: &out)

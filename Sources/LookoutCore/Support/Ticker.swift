@@ -3,7 +3,7 @@ import Synchronization
 /// One clock for thousands of schedules: tasks wait for their instant here, and a single loop
 /// wakes them in 5 ms slots instead of each task keeping its own timer. With 2,000 sources a
 /// second this replaces 2,000 timer wake-ups by 200.
-public final class Ticker: Sendable {
+package final class Ticker: Sendable {
     private struct Waiter {
         var deadline: ContinuousClock.Instant
         var id: UInt64
@@ -17,14 +17,14 @@ public final class Ticker: Sendable {
     }
 
     /// How late a waiter may be woken, at most (plus the system's own timer slack).
-    public static let slot: Duration = .milliseconds(5)
+    package static let slot: Duration = .milliseconds(5)
     private let state = Mutex(State())
     private let clock = ContinuousClock()
 
-    public init() {}
+    package init() {}
 
     /// Returns at `deadline` (within a slot), or at once when the task is cancelled.
-    public func wait(until deadline: ContinuousClock.Instant) async {
+    package func wait(until deadline: ContinuousClock.Instant) async {
         let id = state.withLock { state -> UInt64 in
             defer { state.nextID += 1 }
             return state.nextID
@@ -52,7 +52,7 @@ public final class Ticker: Sendable {
     }
 
     /// Wakes due waiters until cancelled.
-    public func run() async {
+    package func run() async {
         while !Task.isCancelled {
             let now = clock.now
             let (due, next) = state.withLock { state -> ([CheckedContinuation<Void, Never>], ContinuousClock.Instant?) in

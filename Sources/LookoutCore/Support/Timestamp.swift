@@ -2,9 +2,9 @@ import Foundation
 
 /// RFC 3339 timestamps without a formatter: Foundation's date formatters go through ICU and cost
 /// tens of microseconds each, which adds up over ten thousand sources.
-public enum Timestamp {
+package enum Timestamp {
     /// `2026-11-22T01:02:03.456Z` for milliseconds since 1970.
-    public static func rfc3339(_ ms: Int64) -> String {
+    package static func rfc3339(_ ms: Int64) -> String {
         var seconds = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
         let millis = Int(ms - Int64(seconds) * 1000)
         var parts = tm()
@@ -32,7 +32,7 @@ public enum Timestamp {
     }
 
     /// Milliseconds since 1970 now.
-    public static func nowMs() -> Int64 {
+    package static func nowMs() -> Int64 {
         Int64(Date().timeIntervalSince1970 * 1000)
     }
 }

@@ -6,21 +6,21 @@ import ResilientHTTP
 import Synchronization
 
 /// Renders `/metrics` (the Prometheus exposition) from one snapshot of the registry.
-public struct MetricsPage: Sendable {
-    public let context: LookoutContext
-    public let version: String
+package struct MetricsExposition: Sendable {
+    package let context: LookoutContext
+    package let version: String
 
-    public init(context: LookoutContext, version: String = ResilientHTTPVersion.string) {
+    package init(context: LookoutContext, version: String = LookoutVersion.string) {
         self.context = context
         self.version = version
     }
 
-    public func render() -> String {
+    package func render() -> String {
         write().text
     }
 
     /// The exposition, ready to send without another copy.
-    public func renderBody() -> OwnedBytes {
+    package func renderBody() -> OwnedBytes {
         write().take()
     }
 
@@ -31,7 +31,7 @@ public struct MetricsPage: Sendable {
         let writer = ExpositionWriter()
         // Room for the whole exposition up front, from the last one's size: growing a 30 MB
         // buffer copies it and touches twice the memory.
-        writer.reserve(max(names.count * 3400, MetricsPage.lastSize.load(ordering: .relaxed) * 21 / 20))
+        writer.reserve(max(names.count * 3400, MetricsExposition.lastSize.load(ordering: .relaxed) * 21 / 20))
         let prefixes = ExpositionWriter.Labels.prefixes("source", names)
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
@@ -80,7 +80,7 @@ public struct MetricsPage: Sendable {
         writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
         writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)], value: 1)
         ProcessMetrics.render(writer)
-        MetricsPage.lastSize.store(writer.size, ordering: .relaxed)
+        MetricsExposition.lastSize.store(writer.size, ordering: .relaxed)
         return writer
     }
 
