@@ -93,6 +93,7 @@ final class ConnectionReaper: Sendable {
 public final class HTTPServerStatistics: Sendable {
     let slowConnections = Atomic<Int>(0)
 
+    /// Counters at zero.
     public init() {}
 
     /// Connections closed because they did not deliver a request in time (slowloris).

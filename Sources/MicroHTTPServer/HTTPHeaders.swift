@@ -9,10 +9,13 @@
 /// headers["content-type"] // "text/plain"
 /// ```
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    /// Every field in the order added, names as given.
     public private(set) var fields: [(name: String, value: String)] = []
 
+    /// No fields.
     public init() {}
 
+    /// Fields from a literal, in its order.
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }
     }
@@ -28,6 +31,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.append((name, value))
     }
 
+    /// Removes every field named `name`, compared case-insensitively.
     public mutating func remove(_ name: String) {
         fields.removeAll { $0.name.caseInsensitiveEquals(name) }
     }
@@ -37,6 +41,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.first { $0.name.caseInsensitiveEquals(name) }?.value
     }
 
+    /// Iterates the fields in order, repeated names included.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }

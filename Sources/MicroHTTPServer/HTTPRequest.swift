@@ -6,13 +6,17 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// Decoded query parameters; when a name repeats, the last value wins.
     public var query: [String: String]
+    /// The request's header fields as received.
     public var headers: HTTPHeaders
+    /// The whole body; a body larger than the server's `maxRequestBodyBytes` is answered 413 and
+    /// never reaches a handler.
     public var body: [UInt8]
     /// Values of the route's `:name` segments.
     public var pathParameters: [String: String]
     /// The peer's address, e.g. `127.0.0.1`.
     public var remoteAddress: String?
 
+    /// Creates a request; the server makes its own, this is for tests and `Router.respond(to:)`.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: HTTPHeaders = [:],
         body: [UInt8] = [], pathParameters: [String: String] = [:], remoteAddress: String? = nil

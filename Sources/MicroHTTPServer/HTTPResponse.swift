@@ -4,10 +4,14 @@
 /// router.get("/hello") { _ in .text("hello\n") }
 /// ```
 public struct HTTPResponse: Sendable {
+    /// The HTTP status code; not sent with a `.dropConnection` body.
     public var status: Int
+    /// Fields sent as given; libmicrohttpd adds `Content-Length` or chunked encoding itself.
     public var headers: HTTPHeaders
+    /// Buffered, owned, streamed, or no response at all.
     public var body: HTTPResponseBody
 
+    /// An empty 200 unless told otherwise.
     public init(status: Int = 200, headers: HTTPHeaders = [:], body: HTTPResponseBody = .bytes([])) {
         self.status = status
         self.headers = headers
@@ -74,7 +78,9 @@ public struct ClientDisconnected: Error {}
 /// reference goes: the response keeps them until the daemon has sent them.
 public final class OwnedBytes: @unchecked Sendable {
     // Never written after init; the daemon thread only reads them.
+    /// The start of the buffer; valid while this object lives.
     public let pointer: UnsafeMutableRawPointer
+    /// The buffer's length in bytes.
     public let count: Int
     private let release: (@Sendable (UnsafeMutableRawPointer) -> Void)?
 

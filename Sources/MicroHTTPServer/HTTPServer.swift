@@ -21,6 +21,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// PEM text of a private key and certificate: serve HTTPS instead of HTTP.
     public var tls: (keyPEM: String, certificatePEM: String)?
 
+    /// Defaults: 127.0.0.1 on a free port, 2048 connections, 10 s idle timeout and request
+    /// deadline, 1 MiB request bodies, plain HTTP.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, connectionLimit: Int = 2048,
         connectionTimeoutSeconds: Int = 10, requestDeadlineSeconds: Int = 10, maxRequestBodyBytes: Int = 1 << 20,
@@ -47,10 +49,12 @@ public struct HTTPServerConfiguration: Sendable {
     }
 }
 
+/// Why `HTTPServer.start()` failed.
 public enum HTTPServerError: Error, CustomStringConvertible {
     case badAddress(String)
     case cannotListen(String, reason: String)
 
+    /// A one-line explanation for logs and the command line.
     public var description: String {
         switch self {
         case .badAddress(let host): return "\(host) is not an IPv4 or IPv6 address"
@@ -72,6 +76,8 @@ public enum HTTPServerError: Error, CustomStringConvertible {
 /// await server.stop()
 /// ```
 public final class HTTPServer: Sendable {
+    /// The configuration as given; `start()` may serve fewer connections if the file limit is
+    /// lower.
     public let configuration: HTTPServerConfiguration
     let router: Router
     let suspensions = SuspensionCounter()
@@ -81,8 +87,10 @@ public final class HTTPServer: Sendable {
     private let inFlight = Mutex<[ObjectIdentifier: RequestContext]>([:])
     private let boundPort = Mutex<UInt16>(0)
 
+    /// Counters readable while the server runs, e.g. by its own `/metrics` handler.
     public let statistics: HTTPServerStatistics
 
+    /// Creates the server without binding anything; `start()` binds.
     public init(configuration: HTTPServerConfiguration, router: Router, statistics: HTTPServerStatistics = HTTPServerStatistics()) {
         self.configuration = configuration
         self.router = router

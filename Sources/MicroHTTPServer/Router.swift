@@ -10,6 +10,8 @@
 /// A path that matches a pattern under another method answers 405 with `Allow`; `HEAD` is served
 /// by the `GET` route.
 public struct Router: Sendable {
+    /// Answers one request; runs in a Swift task, so it may await without holding up the daemon
+    /// thread.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
     enum Segment: Sendable, Equatable {
@@ -32,8 +34,10 @@ public struct Router: Sendable {
 
     private var routes: [Route] = []
 
+    /// No routes: every path is answered 404.
     public init() {}
 
+    /// Adds a route; `method` is upper-cased, and when several routes match, the first added wins.
     public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
         let segments = Router.split(pattern).map { part -> Segment in
             if part == "*" { return .rest }
@@ -43,10 +47,12 @@ public struct Router: Sendable {
         routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
     }
 
+    /// Adds a `GET` route; it serves `HEAD` too.
     public mutating func get(_ pattern: String, _ handler: @escaping Handler) {
         add("GET", pattern, handler)
     }
 
+    /// Adds a `POST` route; the handler gets the whole body in `HTTPRequest.body`.
     public mutating func post(_ pattern: String, _ handler: @escaping Handler) {
         add("POST", pattern, handler)
     }

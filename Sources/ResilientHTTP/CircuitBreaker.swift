@@ -13,6 +13,8 @@ public struct CircuitBreakerSettings: Sendable, Equatable {
     /// Calls let through at once while half-open.
     public var halfOpenMaxCalls: Int
 
+    /// Settings with SPEC's defaults: open after 5 failures, close after 2 successes, open 60 s
+    /// doubling up to 600 s, ±30% jitter, one half-open trial call.
     public init(
         failureThreshold: Int = 5, successThreshold: Int = 2, openTimeout: Duration = .seconds(60),
         openTimeoutMax: Duration = .seconds(600), jitter: Double = 0.3, halfOpenMaxCalls: Int = 1
@@ -44,13 +46,18 @@ public enum BreakerState: String, Sendable, CaseIterable, Codable {
 
 /// One change of state, for the store and the metrics.
 public struct BreakerTransition: Sendable, Equatable {
+    /// The state the breaker left.
     public var from: BreakerState
+    /// The state the breaker entered.
     public var to: BreakerState
+    /// When it happened, in milliseconds since 1970 (the client's `nowMs` clock).
     public var atMs: Int64
+    /// The consecutive failures counted when it happened (0 when the breaker closes).
     public var consecutiveFailures: Int
     /// The open period that starts with this transition (0 unless it opens the breaker).
     public var openTimeoutMs: Int64
 
+    /// Creates a transition; `openTimeoutMs` is 0 unless it opens the breaker.
     public init(from: BreakerState, to: BreakerState, atMs: Int64, consecutiveFailures: Int, openTimeoutMs: Int64) {
         self.from = from
         self.to = to
@@ -62,15 +69,23 @@ public struct BreakerTransition: Sendable, Equatable {
 
 /// What a breaker keeps across restarts (the `breaker_state` table).
 public struct PersistedBreaker: Sendable, Equatable, Codable {
+    /// The saved state; a saved `halfOpen` is restored as `open`.
     public var state: BreakerState
+    /// Calls in a row that failed in a way that trips the breaker.
     public var consecutiveFailures: Int
+    /// Successful half-open calls in a row; dropped on restore when the saved state is half-open.
     public var consecutiveSuccesses: Int
+    /// When the breaker last opened, in milliseconds since 1970; nil while closed or disabled.
     public var openedAtMs: Int64?
+    /// When an open breaker next lets a trial call through (ms since 1970); nil while closed,
+    /// disabled or forced open.
     public var nextAttemptAtMs: Int64?
+    /// Times the breaker has opened on failures; never reset.
     public var openCount: Int
     /// The unjittered open period the next failed half-open try doubles.
     public var openTimeoutMs: Int64
 
+    /// Creates a saved breaker; made by `CircuitBreaker.persisted` and the `breaker_state` reader.
     public init(
         state: BreakerState, consecutiveFailures: Int, consecutiveSuccesses: Int, openedAtMs: Int64?,
         nextAttemptAtMs: Int64?, openCount: Int, openTimeoutMs: Int64
@@ -106,17 +121,27 @@ public enum BreakerPermission: Sendable, Equatable {
 /// Only failures that say the upstream is unavailable trip it; client errors, invalid responses,
 /// auth and policy refusals count as answers.
 public struct CircuitBreaker: Sendable, Equatable {
+    /// Thresholds and open periods; `ResilientClient.configure` replaces them, keeping the state.
     public var settings: CircuitBreakerSettings
+    /// The current state; only the mutating methods change it, each returning its transitions.
     public private(set) var state: BreakerState = .closed
+    /// Tripping failures in a row; any other outcome while closed resets it, and so does closing.
     public private(set) var consecutiveFailures = 0
+    /// Successes in a row while half-open; `successThreshold` of them close the breaker.
     public private(set) var consecutiveSuccesses = 0
+    /// When it last opened or was forced open (ms since 1970); nil while closed or disabled.
     public private(set) var openedAtMs: Int64?
+    /// When an open breaker next lets a trial call through (ms since 1970); nil while closed,
+    /// disabled or forced open.
     public private(set) var nextAttemptAtMs: Int64?
+    /// Times the breaker has opened on failures (forcing it open does not count); never reset.
     public private(set) var openCount = 0
+    /// Calls refused while open, forced open, or half-open with its trial calls taken; never reset.
     public private(set) var notPermittedCalls = 0
     private var openTimeoutMs: Int64
     private var halfOpenInFlight = 0
 
+    /// A closed breaker with no history.
     public init(settings: CircuitBreakerSettings = .init()) {
         self.settings = settings
         self.openTimeoutMs = settings.openTimeout.totalMilliseconds
@@ -236,12 +261,14 @@ public struct CircuitBreaker: Sendable, Equatable {
         return [move(to: .disabled, nowMs: nowMs)]
     }
 
-    /// How long the breaker has been open so far (0 unless open or forced open).
+    /// How long the breaker has held calls back so far: since it opened, through half-open trials
+    /// (0 while closed or disabled).
     public func openDurationMs(nowMs: Int64) -> Int64 {
         guard state == .open || state == .forcedOpen || state == .halfOpen, let openedAtMs else { return 0 }
         return max(0, nowMs - openedAtMs)
     }
 
+    /// The state to save across restarts, including the private unjittered open period.
     public var persisted: PersistedBreaker {
         PersistedBreaker(
             state: state, consecutiveFailures: consecutiveFailures, consecutiveSuccesses: consecutiveSuccesses,

@@ -4,13 +4,18 @@ import Foundation
 public struct AttemptRecord: Sendable, Equatable {
     /// 1 for the first attempt.
     public var number: Int
+    /// When the attempt began, in milliseconds since 1970.
     public var startedAtMs: Int64
+    /// nil when the attempt succeeded (status accepted and the response valid).
     public var failure: Failure?
+    /// The final response's status; nil when none arrived.
     public var httpStatus: Int?
+    /// libcurl's total time for the attempt, in seconds; waits before it are not included.
     public var durationSeconds: Double
     /// Whether another attempt followed this one.
     public var retried: Bool
 
+    /// Creates a record; the client sets `retried` later, once it decides to try again.
     public init(number: Int, startedAtMs: Int64, failure: Failure?, httpStatus: Int?, durationSeconds: Double, retried: Bool = false) {
         self.number = number
         self.startedAtMs = startedAtMs
@@ -31,14 +36,19 @@ public enum CallKind: String, Sendable, CaseIterable {
 
 /// Everything one call did.
 public struct CallOutcome: Sendable {
+    /// The upstream's name, or the label of a one-off call.
     public var upstream: String
+    /// The URL requested, after any http→https upgrade.
     public var url: String
+    /// When the call began, in milliseconds since 1970.
     public var startedAtMs: Int64
     /// The last attempt's result; nil when no request was made (breaker open, http refused).
     public var final: TransferResult?
     /// nil when the call succeeded.
     public var failure: Failure?
+    /// The attempts made, in order; empty when no request was made.
     public var attempts: [AttemptRecord]
+    /// Wall time of the whole call in seconds, rate-limit and retry waits included.
     public var durationSeconds: Double
     /// The http:// URL was replaced by https://.
     public var upgradedToHTTPS: Bool
@@ -49,8 +59,10 @@ public struct CallOutcome: Sendable {
     /// The upstream's breaker after the call, to be saved across restarts.
     public var breaker: PersistedBreaker?
 
+    /// The call succeeded and was not cancelled.
     public var ok: Bool { failure == nil && !cancelled }
 
+    /// Creates an outcome; the client fills it in as the call proceeds.
     public init(
         upstream: String, url: String, startedAtMs: Int64, final: TransferResult?, failure: Failure?, attempts: [AttemptRecord],
         durationSeconds: Double, upgradedToHTTPS: Bool, gaveUp: GiveUpReason?, cancelled: Bool, breaker: PersistedBreaker?
@@ -68,6 +80,8 @@ public struct CallOutcome: Sendable {
         self.breaker = breaker
     }
 
+    /// The call's class for the call counters: "with retry" means more than one attempt; refused
+    /// and cancelled calls count as failed.
     public var kind: CallKind {
         switch (ok, attempts.count > 1) {
         case (true, false): return .successfulWithoutRetry
@@ -107,8 +121,12 @@ public protocol ClientEventSink: Sendable {
 
 /// A snapshot of an upstream's protection, for metrics and the status page.
 public struct UpstreamSnapshot: Sendable {
+    /// A copy of the upstream's breaker.
     public var breaker: CircuitBreaker
+    /// Tokens left in its rate limiter; nil when the upstream has no rate limit.
     public var availableTokens: Double?
+    /// Retries its budget still allows in the current minute.
     public var retryBudgetRemaining: Int
+    /// How often its budget has refused a retry since the upstream was added.
     public var retryBudgetExhausted: Int
 }

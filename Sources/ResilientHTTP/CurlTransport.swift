@@ -13,6 +13,8 @@ import Synchronization
 public final class CurlTransport: Sendable {
     private let loop: TransferLoop
 
+    /// Starts the transport's own thread (`lookout-curl`); it stops, aborting transfers in flight,
+    /// when the transport is released.
     public init() {
         CurlGlobal.ensureInitialized()
         loop = TransferLoop()

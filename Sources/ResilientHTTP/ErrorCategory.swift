@@ -68,16 +68,21 @@ public enum ErrorCategory: String, Sendable, CaseIterable, Codable {
 
 /// One failed attempt or call, classified.
 public struct Failure: Sendable, Equatable, Error {
+    /// Decides the retry rule and whether the breaker counts the failure.
     public var category: ErrorCategory
     /// What happened, e.g. `connection_refused`, `http_503`, `json_invalid`.
     public var reason: String
+    /// The response's status when one arrived; nil for failures before any response.
     public var httpStatus: Int?
+    /// libcurl's result code for a transport failure; nil when a response was classified.
     public var curlCode: Int32?
     /// The technical detail (libcurl's message, the assertion that failed).
     public var detail: String
     /// A message the upstream put in its error body, if any.
     public var serverMessage: String?
 
+    /// Creates a failure; `detail` is cut to 1000 characters, and it and `serverMessage` are made
+    /// printable.
     public init(
         category: ErrorCategory, reason: String, httpStatus: Int? = nil, curlCode: Int32? = nil,
         detail: String = "", serverMessage: String? = nil
@@ -91,7 +96,6 @@ public struct Failure: Sendable, Equatable, Error {
         self.serverMessage = serverMessage.map(PrintableText.escape)
     }
 
-    /// The user-facing message, e.g. "Error while probing acme: the server answered 503."
     /// What a 401 from a source without credentials says in `detail`.
     public static let noCredentials = "the source has no credentials configured"
 
@@ -120,6 +124,8 @@ public struct Failure: Sendable, Equatable, Error {
         }
     }
 
+    /// The user-facing message, e.g. "Error while probing acme: the server answered 503.", with the
+    /// server's own message appended when it sent one.
     public func message(operation: String) -> String {
         var text = "Error while \(operation): \(explanation)"
         if let serverMessage, !serverMessage.isEmpty { text += " The server said: \(serverMessage)" }

@@ -6,6 +6,8 @@ import Foundation
 /// `acceptedStatuses` decides which HTTP statuses count as success (default 200–299), so a
 /// source that expects 404 gets no failure for it.
 public enum FailureClassifier {
+    /// The failure `result` stands for, or nil when its status is accepted; a non-zero `curlCode`
+    /// is classified by libcurl code and errno.
     public static func classify(_ result: TransferResult, acceptedStatuses: Set<Int>? = nil) -> Failure? {
         if result.curlCode != 0 { return classifyTransport(result) }
         guard let status = result.httpStatus else {

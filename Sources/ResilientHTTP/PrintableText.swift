@@ -8,6 +8,7 @@
 /// PrintableText.escape("bad\u{0}\u{1B}[31mred")   // "bad\\u0000^[[31mred"
 /// ```
 public enum PrintableText {
+    /// `text` with the characters above replaced; returned as it is when nothing needs escaping.
     public static func escape(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var out = String.UnicodeScalarView()

@@ -19,6 +19,7 @@ public final class ResilientClient: Sendable {
         var tokens: TokenStore?
     }
 
+    /// The transport every attempt goes through; OAuth2 token requests use it too.
     public let transport: CurlTransport
     let events: [any ClientEventSink]
     let nowMs: @Sendable () -> Int64
@@ -68,6 +69,8 @@ public final class ResilientClient: Sendable {
         }
     }
 
+    /// Forgets an upstream with its breaker, bucket and budget; a later call to it starts afresh
+    /// with the default policy.
     public func remove(upstream name: String) {
         _ = upstreams.withLock { $0.removeValue(forKey: name) }
     }
@@ -118,6 +121,7 @@ public final class ResilientClient: Sendable {
         return upstreams.withLock { upstreams in names.map { upstreams.index(forKey: $0).flatMap { upstreams.values[$0].bucket?.available(nowMs: now) } } }
     }
 
+    /// The upstream's breaker, tokens and retry budget now; nil for an unknown upstream.
     public func snapshot(upstream name: String) -> UpstreamSnapshot? {
         let now = nowMs()
         return upstreams.withLock { upstreams in

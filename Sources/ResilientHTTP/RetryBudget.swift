@@ -2,7 +2,9 @@
 /// over the last minute, retries may be at most `max(minRetriesPerMinute, ratio × calls)`.
 /// Six ten-second buckets keep the memory fixed.
 public struct RetryBudget: Sendable, Equatable {
+    /// Retries allowed per call started in the last minute (0.2: one retry per five calls).
     public var ratio: Double
+    /// Retries allowed in any minute, however few calls were made.
     public var minRetriesPerMinute: Int
     private var calls = [Int](repeating: 0, count: 6)
     private var retries = [Int](repeating: 0, count: 6)
@@ -10,6 +12,7 @@ public struct RetryBudget: Sendable, Equatable {
     /// How often a retry was refused.
     public private(set) var exhaustedCount = 0
 
+    /// An empty budget: by default 20% of calls, and at least three retries a minute.
     public init(ratio: Double = 0.2, minRetriesPerMinute: Int = 3) {
         self.ratio = ratio
         self.minRetriesPerMinute = minRetriesPerMinute

@@ -7,13 +7,16 @@ public enum BackoffKind: String, Sendable, CaseIterable {
 public struct RetryRule: Sendable, Equatable {
     /// Attempts in all, the first included; 1 means no retry.
     public var maxAttempts: Int
+    /// How the wait grows from one retry to the next (see the table on `RetryPolicy`).
     public var backoff: BackoffKind
+    /// The wait after the first failed attempt, before jitter.
     public var base: Duration
     /// No wait is longer than this, whatever the server asks.
     public var max: Duration
     /// Each wait is spread uniformly over ±jitter of itself (0.2 = ±20%).
     public var jitter: Double
 
+    /// Creates a rule; `jitter` is clamped to 0...1 when a wait is computed.
     public init(maxAttempts: Int, backoff: BackoffKind, base: Duration, max: Duration, jitter: Double) {
         self.maxAttempts = maxAttempts
         self.backoff = backoff
@@ -56,8 +59,10 @@ public enum RetryDecision: Sendable, Equatable {
 /// more than the rule's `max`. With the defaults, a `server_error` (base 2 s, max 30 s, 3 attempts)
 /// waits about 2 s, then about 4 s; a `timeout` (linear, base 1 s) about 1 s, then 2 s.
 public struct RetryPolicy: Sendable, Equatable {
+    /// The rule of each category; a category without one is not retried.
     public var rules: [ErrorCategory: RetryRule]
 
+    /// A policy with exactly these rules; `standard` holds the defaults.
     public init(rules: [ErrorCategory: RetryRule]) {
         self.rules = rules
     }

@@ -10,6 +10,7 @@ internal import CLibCrypto
 public final class SHA256 {
     private let context: OpaquePointer
 
+    /// A fresh hasher; its OpenSSL context is freed with it.
     public init() {
         context = lookout_sha256_new()
     }
@@ -18,11 +19,13 @@ public final class SHA256 {
         lookout_sha256_free(context)
     }
 
+    /// Feeds `bytes`; may be called any number of times before `finalize`.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
         lookout_sha256_update(context, base, bytes.count)
     }
 
+    /// Feeds `bytes`; may be called any number of times before `finalize`.
     public func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }

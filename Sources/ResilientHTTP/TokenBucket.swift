@@ -1,12 +1,15 @@
 /// A token bucket per source: `rate` tokens a second, at most `burst` saved up. A server that
 /// says its quota is spent (`RateLimit: ...;r=0;t=N`) drains it until the reset.
 public struct TokenBucket: Sendable, Equatable {
+    /// Tokens added per second, continuously (fractions count).
     public var ratePerSecond: Double
+    /// The most tokens the bucket holds (`init` raises it to at least 1).
     public var burst: Double
     private var tokens: Double
     private var lastMs: Int64?
     private var blockedUntilMs: Int64 = 0
 
+    /// A full bucket: it starts with `burst` tokens, at least 1.
     public init(ratePerSecond: Double, burst: Double) {
         self.ratePerSecond = ratePerSecond
         self.burst = Swift.max(1, burst)

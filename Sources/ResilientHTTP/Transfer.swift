@@ -5,15 +5,22 @@ import Foundation
 
 /// One HTTP request for the transport: a single attempt, no retries.
 public struct TransferRequest: Sendable {
+    /// An http:// or https:// URL; other schemes fail as `bad_url`.
     public var url: String
+    /// `GET` unless told otherwise; `HEAD` asks for no body.
     public var method: String
+    /// Fields sent in order; a field here replaces libcurl's own (`User-Agent: Lookout/<version>`,
+    /// `Accept-Encoding`).
     public var headers: [(name: String, value: String)]
+    /// Sent with its length as `Content-Length`; nil sends no body.
     public var body: [UInt8]?
     /// The whole attempt, from start to last byte.
     public var timeout: Duration
     /// Connection set-up only; nil means libcurl's default (300 s), capped by `timeout`.
     public var connectTimeout: Duration?
+    /// Follow 3xx answers; when false, the result's `redirectURL` says where one points.
     public var followRedirects: Bool
+    /// Redirects followed before the attempt fails as `too_many_redirects`.
     public var maxRedirects: Int
     /// Open a new connection and close it afterwards, so every probe measures DNS, connect and TLS.
     public var freshConnection: Bool
@@ -24,6 +31,8 @@ public struct TransferRequest: Sendable {
     /// Receives a 200 or 206 body as it arrives instead of keeping it in memory (downloads).
     public var bodySink: (any BodySink)?
 
+    /// A GET with a 10 s timeout, up to 10 redirects, a fresh connection and a 16 MiB body limit
+    /// unless told otherwise.
     public init(
         url: String, method: String = "GET", headers: [(name: String, value: String)] = [],
         body: [UInt8]? = nil, timeout: Duration = .seconds(10), connectTimeout: Duration? = nil,
@@ -55,13 +64,18 @@ public protocol BodySink: AnyObject, Sendable {
 
 /// Where the time of one attempt went, in seconds, as libcurl measured it.
 public struct PhaseTimings: Sendable, Equatable, Codable {
+    /// Name resolution.
     public var dns: Double
+    /// The TCP connect, after name resolution.
     public var connect: Double
+    /// The TLS handshake, after the connect; 0 for http://.
     public var tls: Double
     /// From the request sent to the first response byte (server processing).
     public var ttfb: Double
+    /// From the first response byte to the last.
     public var transfer: Double
 
+    /// Creates timings; phases not given are 0.
     public init(dns: Double = 0, connect: Double = 0, tls: Double = 0, ttfb: Double = 0, transfer: Double = 0) {
         self.dns = dns
         self.connect = connect
@@ -79,13 +93,19 @@ public struct TransferResult: Sendable {
     public var curlMessage: String
     /// The final response's status, nil when none arrived.
     public var httpStatus: Int?
+    /// The final response's fields in order; those of redirects and `100 Continue` are dropped.
     public var headers: [(name: String, value: String)]
+    /// The final response's body, decompressed; empty when a `bodySink` took it.
     public var body: [UInt8]
+    /// Where the attempt's time went.
     public var phases: PhaseTimings
+    /// libcurl's total time for the attempt, redirects included, in seconds.
     public var totalSeconds: Double
+    /// Redirects followed to reach the final response.
     public var redirects: Int
     /// "1.1", "2" or "3"; nil without a response.
     public var httpVersion: String?
+    /// Body bytes libcurl delivered (decompressed), those handed to a `bodySink` included.
     public var bodyBytes: Int
     /// The body went past `maxResponseBytes` and reading stopped.
     public var exceededSizeLimit: Bool
@@ -103,6 +123,7 @@ public struct TransferResult: Sendable {
     /// the request's URL by libcurl; nil for other answers.
     public var redirectURL: String?
 
+    /// Creates a result; `primaryIP`, `contentLength` and `redirectURL` are set afterwards.
     public init(
         curlCode: Int32 = 0, curlMessage: String = "", httpStatus: Int? = nil,
         headers: [(name: String, value: String)] = [], body: [UInt8] = [], phases: PhaseTimings = .init(),

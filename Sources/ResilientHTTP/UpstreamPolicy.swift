@@ -1,8 +1,12 @@
 /// How the client treats one upstream (in Lookout: one source).
 public struct UpstreamPolicy: Sendable, Equatable {
+    /// The retry rule of each error category.
     public var retry: RetryPolicy
+    /// Retries allowed per call over the last minute (see `RetryBudget`).
     public var retryBudgetRatio: Double
+    /// Retries allowed each minute, whatever the number of calls.
     public var retryBudgetMinPerMinute: Int
+    /// The circuit breaker's thresholds and open periods.
     public var breaker: CircuitBreakerSettings
     /// Requests a second and burst; nil: unlimited.
     public var rateLimit: RateLimitSettings?
@@ -10,8 +14,11 @@ public struct UpstreamPolicy: Sendable, Equatable {
     public var requireHTTPS: Bool
     /// With `requireHTTPS`: try the https:// URL instead, and report the upgrade.
     public var upgradeToHTTPS: Bool
+    /// Credentials sent as `Authorization: Bearer`; nil sends none.
     public var auth: AuthMethod?
 
+    /// Defaults: standard retries, a 20% retry budget (at least 3 a minute), 5 requests a second in
+    /// bursts of 10, plain http allowed, no auth.
     public init(
         retry: RetryPolicy = .standard, retryBudgetRatio: Double = 0.2, retryBudgetMinPerMinute: Int = 3,
         breaker: CircuitBreakerSettings = .init(), rateLimit: RateLimitSettings? = RateLimitSettings(),
@@ -30,9 +37,12 @@ public struct UpstreamPolicy: Sendable, Equatable {
 
 /// A token bucket's rate and burst.
 public struct RateLimitSettings: Sendable, Equatable {
+    /// Requests allowed per second, on average.
     public var perSecond: Double
+    /// Requests allowed at once after a quiet period.
     public var burst: Double
 
+    /// 5 requests a second, in bursts of up to 10, unless told otherwise.
     public init(perSecond: Double = 5, burst: Double = 10) {
         self.perSecond = perSecond
         self.burst = burst
@@ -49,12 +59,18 @@ public enum AuthMethod: Sendable, Equatable {
     case oauth2(OAuth2ClientCredentials)
 }
 
+/// An OAuth 2.0 client: its token comes from POSTing a `client_credentials` grant to `tokenURL`.
 public struct OAuth2ClientCredentials: Sendable, Equatable {
+    /// The token endpoint; the client ID and secret go in the form body, not in `Authorization`.
     public var tokenURL: String
+    /// Sent as `client_id`.
     public var clientID: String
+    /// Sent as `client_secret`.
     public var clientSecret: String
+    /// Joined with spaces into `scope`; empty sends no `scope`.
     public var scopes: [String]
 
+    /// Creates credentials; no scopes unless given.
     public init(tokenURL: String, clientID: String, clientSecret: String, scopes: [String] = []) {
         self.tokenURL = tokenURL
         self.clientID = clientID
@@ -65,6 +81,7 @@ public struct OAuth2ClientCredentials: Sendable, Equatable {
 
 /// One call: the request, what counts as success, and how long the whole call may take.
 public struct CallRequest: Sendable {
+    /// What each attempt sends; the client may upgrade its URL to https and adds the bearer token.
     public var transfer: TransferRequest
     /// nil: 200–299.
     public var acceptedStatuses: Set<Int>?
@@ -75,6 +92,8 @@ public struct CallRequest: Sendable {
     /// Identical GETs in flight at once share one call.
     public var singleFlight: Bool
 
+    /// A call whose deadline defaults to six times the transfer's timeout; identical GETs share one
+    /// call unless `singleFlight` is false.
     public init(
         _ transfer: TransferRequest, acceptedStatuses: Set<Int>? = nil, deadline: Duration? = nil,
         validate: (@Sendable (TransferResult) -> Failure?)? = nil, singleFlight: Bool = true
