@@ -48,6 +48,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     // MARK: - Producers
 
     package func record(_ result: ProbeResult) {
+        guard !result.heldBack else { return }  // no request was made: not a probe of the upstream
         enqueue(.probe(result)) { queue in
             let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
             queue.rollups[result.source, default: [:]][minute, default: Rollup()].add(result)

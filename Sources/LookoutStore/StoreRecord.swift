@@ -43,8 +43,10 @@ package struct ErrorRecord: Sendable, Equatable {
                 serverMessage: failure.serverMessage, attempt: attempt.number, wasRetried: attempt.retried,
                 retrySucceeded: attempt.retried && succeeded)
         }
-        // A call refused before any attempt (breaker open, plain http) is one record too.
-        if outcome.attempts.isEmpty, let failure = outcome.failure, !outcome.cancelled {
+        // A call refused before any attempt (plain http) is one record too; a call the open
+        // breaker refused is not: the upstream did nothing wrong in it (it counts in
+        // lookout_circuit_breaker_not_permitted_calls_total).
+        if outcome.attempts.isEmpty, let failure = outcome.failure, !outcome.cancelled, failure.category != .circuitOpen {
             records.append(ErrorRecord(
                 tsMs: outcome.startedAtMs, source: outcome.upstream, category: failure.category.rawValue, reason: failure.reason,
                 httpStatus: nil, curlCode: nil, message: failure.message(operation: "probing \(outcome.upstream)"),

@@ -38,7 +38,7 @@ package struct MetricsExposition: Sendable {
         for i in tallies.indices where tallies[i].probed {
             writer.sample("lookout_probe_success", prefixes, i, value: tallies[i].lastOk ? 1 : 0)
         }
-        writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of probes, retries included.")
+        writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of whole probe calls, retries and backoff included (calls an open breaker refused are not probes).")
         let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
         for i in tallies.indices where tallies[i].probed {
             writer.histogram(duration, prefixes, i, tallies[i].duration)
@@ -53,9 +53,15 @@ package struct MetricsExposition: Sendable {
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 3, value: last.ttfb)
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 4, value: last.transfer)
         }
-        writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived.")
+        writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived. Kept while the breaker holds calls back.")
         for i in tallies.indices where tallies[i].probed {
             writer.sample("lookout_probe_http_status_code", prefixes, i, value: Double(tallies[i].lastHTTPStatus))
+        }
+        writer.family("lookout_last_success_timestamp_seconds", type: .gauge, help: "When the source's last successful probe started; absent before its first success.")
+        for i in tallies.indices {
+            if let success = tallies[i].lastSuccessMs {
+                writer.sample("lookout_last_success_timestamp_seconds", prefixes, i, value: Double(success) / 1000)
+            }
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
         let results = ExpositionWriter.Labels.suffixes("result", ["success", "failure"])

@@ -53,6 +53,18 @@ package struct StatusAPI: Sendable {
                 if let last = entry.last { writeResult(last, to: &json) } else { json.string(nil) }
             }
             json.field("last_success_at") { $0.string(entry.lastSuccessMs.map(Timestamp.rfc3339)) }
+            json.field("down_since") { $0.string(entry.incident.map { Timestamp.rfc3339($0.downSinceMs) }) }
+            json.field("incident") { json in
+                guard let incident = entry.incident else { return json.string(nil) }
+                json.object { json in
+                    json.field("down_since") { $0.string(Timestamp.rfc3339(incident.downSinceMs)) }
+                    json.field("down_for_seconds") { $0.int(incident.downForMs(nowMs: nowMs) / 1000) }
+                    json.field("down_for") { $0.string(Timestamp.human(incident.downForMs(nowMs: nowMs))) }
+                    json.field("failed_probes") { $0.int(Int64(incident.failedProbes)) }
+                    json.field("cause") { writeResult(incident.cause, to: &$0) }
+                }
+            }
+            json.field("breaker_refused_calls") { $0.int(Int64(clamping: entry.heldBackCalls)) }
             if let breaker {
                 json.field("breaker") { json in
                     json.object { json in

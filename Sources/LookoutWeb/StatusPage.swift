@@ -75,13 +75,14 @@ package struct StatusPage: Sendable {
         let state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
         var html = "<tr id=\"source-\(name)\" data-state=\"\(state.0)\"><th scope=\"row\"><span class=\"name\">\(name)</span>"
         html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small></th>"
-        html += "<td><span class=\"state \(state.0)\">\(state.1)</span></td><td>"
+        html += "<td><span class=\"state \(state.0)\">\(state.1)</span>"
+        if let incident = entry.incident {
+            html += "<br><small>for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: nowMs)), atMs: incident.downSinceMs))</small>"
+        }
+        html += "</td><td>"
         if let last = entry.last {
             if let failure = last.failure {
                 html += "<strong>\(HTML.escape(failure.title))</strong><br>\(HTML.escape(last.message ?? ""))"
-                if failure.category == .circuitOpen, let cause = entry.lastUpstreamFailure, let message = cause.message {
-                    html += "<br>Last error: \(HTML.escape(message))"
-                }
                 html += "<br><small class=\"hint\">\(HTML.escape(failure.recoverySuggestion))</small>"
                 html += "<details><summary>Details</summary><code>\(HTML.escape(failure.category.rawValue))/\(HTML.escape(failure.reason))"
                 if let status = last.httpStatus { html += " · HTTP \(status)" }
@@ -209,11 +210,13 @@ package struct StatusPage: Sendable {
     }
 
     static func ago(_ ms: Int64) -> String {
-        let seconds = max(0, ms / 1000)
-        if seconds < 60 { return "\(seconds) s" }
-        if seconds < 3600 { return "\(seconds / 60) min" }
-        if seconds < 86400 { return "\(seconds / 3600) h \(seconds % 3600 / 60) min" }
-        return "\(seconds / 86400) d"
+        Timestamp.human(ms)
+    }
+
+    /// A relative time with the absolute one for machines and on hover: `<time>4m</time>`.
+    static func time(_ text: String, atMs: Int64) -> String {
+        let absolute = HTML.escape(Timestamp.rfc3339(atMs))
+        return "<time datetime=\"\(absolute)\" title=\"\(absolute)\">\(HTML.escape(text))</time>"
     }
 
     static let head = """

@@ -39,10 +39,13 @@ struct Status: AsyncParsableCommand {
             let name = (source["name"] as? String ?? "").padding(toLength: width, withPad: " ", startingAt: 0)
             let state = (source["state"] as? String ?? "").padding(toLength: 8, withPad: " ", startingAt: 0)
             let last = source["last_result"] as? [String: Any]
+            let incident = source["incident"] as? [String: Any]
             var detail = ""
-            if let last, last["ok"] as? Bool == false {
-                detail = "\(last["category"] as? String ?? "")/\(last["reason"] as? String ?? "")"
-                if let message = last["message"] as? String { detail += "  \(message)" }
+            // While down: for how long, and the upstream's own failure (never "circuit open").
+            if let failed = (incident?["cause"] as? [String: Any]) ?? (last?["ok"] as? Bool == false ? last : nil) {
+                if let downFor = incident?["down_for"] as? String { detail = "for \(downFor)  " }
+                detail += "\(failed["category"] as? String ?? "")/\(failed["reason"] as? String ?? "")"
+                if let message = failed["message"] as? String { detail += "  \(message)" }
             } else if let last, let seconds = last["duration_seconds"] as? Double {
                 detail = String(format: "%.0f ms", seconds * 1000)
             }

@@ -29,7 +29,8 @@ struct HostileInputEndToEndTests {
               http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
             defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}}
             sources:
-              - {name: canary, url: "http://127.0.0.1:\(closedPort())/"}
+              # Its breaker must not open: refused calls write no error records.
+              - {name: canary, url: "http://127.0.0.1:\(closedPort())/", circuit_breaker: {failure_threshold: 1000, open_timeout: 100ms}}
             """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
 

@@ -41,7 +41,7 @@ struct RestartEndToEndTests {
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         // Every failed attempt reaches the simulator once and becomes one error record (calls the
-        // open breaker refused are recorded as circuit_open and reach nothing); wait until
+        // open breaker refused reach nothing and are no error records); wait until
         // the breaker has opened and every record is committed, then kill without warning.
         let requests = try await eventually("the breaker to open and its records to be committed") { () -> Int? in
             let state = try await reader.read { db in try String.fetchOne(db, sql: "SELECT state FROM breaker_state WHERE source = 'down'") }
@@ -67,8 +67,13 @@ struct RestartEndToEndTests {
         #expect(try await counters(simBase)["/status/503"] == requests, "the open breaker let a request through after the restart")
         let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
         #expect(metrics.contains(#"lookout_circuit_breaker_state{source="down",state="open"} 1"#))
-        #expect(metrics.contains(#"lookout_errors_total{source="down",category="circuit_open",reason="circuit_open"}"#))
+        // Refused calls count as the breaker's, not as errors of the upstream.
+        #expect(!metrics.contains(#"category="circuit_open""#))
+        #expect(metrics.contains(#"lookout_circuit_breaker_not_permitted_calls_total{source="down"} "#))
+        #expect(!metrics.contains(#"lookout_circuit_breaker_not_permitted_calls_total{source="down"} 0"#))
         #expect(try errorRows() == requests)
+        let refusedRows = try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM error_records WHERE category = 'circuit_open'") ?? 0 }
+        #expect(refusedRows == 0)
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }

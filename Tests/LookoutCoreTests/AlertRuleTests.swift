@@ -14,7 +14,7 @@ struct AlertRuleTests {
             AlertEvaluator.Inputs(sources: sources, offline: offline) { [self] metric, window, source in
                 let key = window.map { "\(metric.rawValue)[\(ConfigValues.format($0))]" } ?? metric.rawValue
                 return source == nil ? service[key] : perSource[key]
-            } context: { source in ("Error while probing \(source): the server answered 503.", "Check the upstream.") }
+            } context: { source in .init(message: "Error while probing \(source): the server answered 503.", recovery: "Check the upstream.") }
         }
     }
 

@@ -86,3 +86,72 @@ struct SourceRegistryTests {
         #expect(registry.snapshot().overall == "outage")
     }
 }
+
+/// An outage is one incident: it names the upstream's own failure and since when, whatever the
+/// breaker does meanwhile.
+@Suite("incidents")
+struct IncidentTests {
+    let source = SourceConfig(name: "acme", url: "http://127.0.0.1/acme")
+
+    func result(at ms: Int64, ok: Bool, _ failure: Failure? = nil, attemptSeconds: Double? = nil, duration: Double = 0) -> ProbeResult {
+        var result = ProbeResult(source: "acme", timestampMs: ms, ok: ok, failure: failure, httpStatus: failure?.httpStatus ?? 200, durationSeconds: duration)
+        result.attemptSeconds = attemptSeconds
+        return result
+    }
+
+    @Test func anIncidentKeepsTheUpstreamCauseWhileTheBreakerRefusesCalls() {
+        let registry = SourceRegistry(sources: [source])
+        let busy = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "maintenance until 10:00")
+        registry.record(result(at: 1_000, ok: true))
+        registry.record(result(at: 61_000, ok: false, busy))
+        registry.record(result(at: 121_000, ok: false, busy))
+        for at in stride(from: 181_000 as Int64, to: 600_000, by: 60_000) {
+            registry.record(result(at: at, ok: false, Failure(category: .circuitOpen, reason: "circuit_open")))
+        }
+        let snapshot = registry.snapshot(nowMs: 601_000)
+        let record = snapshot.records[0]
+        let incident = try! #require(record.incident)
+        #expect(incident.downSinceMs == 61_000)
+        #expect(incident.failedProbes == 2)
+        #expect(incident.cause.failure?.reason == "http_503")
+        #expect(incident.cause.failure?.serverMessage == "maintenance until 10:00")
+        #expect(record.last?.failure?.category == .serverError)
+        // Refused calls are not samples: 3 probes, 2 failed; 7 refused calls counted apart.
+        #expect(record.tally.successes + record.tally.failures == 3)
+        #expect(record.heldBackCalls == 7)
+        #expect(snapshot.summaries[0]?.counts(windowMs: HealthWindow.fifteenMinutes)?.probes == 3)
+        // The alert annotations carry the cause and since when.
+        let context = AlertEvaluator.Inputs(snapshot).context("acme")
+        #expect(context?.message.contains("503") == true)
+        #expect(context?.message.contains("circuit") == false)
+        #expect(context?.downSinceMs == 61_000)
+
+        registry.record(result(at: 661_000, ok: true))
+        #expect(registry.snapshot(nowMs: 662_000).records[0].incident == nil)
+    }
+
+    @Test func latencyQuantilesAreTheUpstreamsResponseTimeNotTheRetries() {
+        let registry = SourceRegistry(sources: [source])
+        // A 503 answered in 1 ms, retried with 4 s of backoff: the call took 4 s, the upstream 1 ms.
+        for at in 0..<10 { registry.record(result(at: Int64(at), ok: true, attemptSeconds: 0.001, duration: 4.001)) }
+        let record = registry.snapshot().records[0]
+        #expect(record.recentDurations.quantile(0.95) == 0.001)
+        #expect(record.tally.duration.sum > 40)
+    }
+
+    @Test func aBreakerRestoredOpenStillCountsAsTriedForReadiness() {
+        let registry = SourceRegistry(sources: [source])
+        #expect(!registry.everySourceProbed)
+        registry.record(result(at: 1, ok: false, Failure(category: .circuitOpen, reason: "circuit_open")))
+        #expect(registry.everySourceProbed)
+        #expect(registry.snapshot().records[0].last == nil)
+    }
+
+    @Test func durationsReadLikeAStatusLine() {
+        #expect(Timestamp.human(45_000) == "45s")
+        #expect(Timestamp.human(4 * 60_000 + 59_000) == "4m")
+        #expect(Timestamp.human(2 * 3_600_000 + 5 * 60_000) == "2h 5m")
+        #expect(Timestamp.human(3 * 86_400_000 + 4 * 3_600_000) == "3d 4h")
+        #expect(Timestamp.human(-5) == "0s")
+    }
+}

@@ -12,7 +12,10 @@ package struct ProbeResult: Sendable, Equatable {
     package var failure: Failure?
     package var httpStatus: Int?
     package var attempts: Int
+    /// The whole call: every attempt, and the waits between them.
     package var durationSeconds: Double
+    /// The upstream's response time: the last attempt alone (nil when no request was made).
+    package var attemptSeconds: Double?
     package var bytes: Int
     package var phases: PhaseTimings
     /// The http:// URL was probed as https://.
@@ -41,6 +44,12 @@ package struct ProbeResult: Sendable, Equatable {
         self.durationSeconds = durationSeconds
         self.bytes = bytes
         self.phases = phases
+    }
+
+    /// An open circuit breaker refused the call: no request was made, so this is not a
+    /// measurement of the upstream (not a sample, not an error record).
+    package var heldBack: Bool {
+        failure?.category == .circuitOpen
     }
 
     /// The message an on-call engineer reads, e.g. "Error while probing acme: the server answered 503."

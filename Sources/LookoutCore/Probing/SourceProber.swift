@@ -50,5 +50,6 @@ extension ProbeResult {
         self.upgradedToHTTPS = outcome.upgradedToHTTPS
         self.certificateExpiry = outcome.final?.certificateExpiry
         self.callKind = outcome.kind
+        self.attemptSeconds = outcome.final?.totalSeconds
     }
 }

@@ -68,8 +68,10 @@ package struct SourceRecord: Sendable {
             case .callFinished(let outcome):
                 guard !outcome.cancelled else { return }
                 calls[outcome.kind, default: 0] += 1
-                // Failures decided before any attempt (breaker open, plain http refused) count too.
-                if outcome.attempts.isEmpty, let failure = outcome.failure {
+                // Failures decided before any attempt count too (plain http refused); a call the
+                // open breaker refused is not an error of the upstream: it counts in the
+                // breaker's not-permitted calls.
+                if outcome.attempts.isEmpty, let failure = outcome.failure, failure.category != .circuitOpen {
                     errors["\(failure.category.rawValue)/\(failure.reason)", default: 0] += 1
                 }
             case .retryBudgetExhausted:
@@ -83,7 +85,8 @@ package struct SourceRecord: Sendable {
         }
     }
 
-    /// The durations of the last 64 probes, in a ring (for p50/p95), stored inline.
+    /// The upstream's response times (the last attempt of each of the last 64 probes, retries
+    /// and backoff left out), in a ring for p50/p95, stored inline.
     package struct RecentDurations: Sendable, Equatable {
         private var values = InlineArray<64, Double>(repeating: 0)
         package private(set) var count = 0
@@ -112,10 +115,31 @@ package struct SourceRecord: Sendable {
         }
     }
 
+    /// One outage of the source: from its first failed probe to the next success.
+    package struct Incident: Sendable, Equatable {
+        /// When the source went down: the first failed probe after it was up (or first probed).
+        package var downSinceMs: Int64
+        /// The latest failure the upstream caused — never a call the breaker refused, so the
+        /// root cause (the 503 and its message, the refused connection) stays in view.
+        package var cause: ProbeResult
+        /// Probes that failed since it began.
+        package var failedProbes: Int
+
+        /// How long the source has been down at `nowMs`, in milliseconds.
+        package func downForMs(nowMs: Int64) -> Int64 {
+            max(0, nowMs - downSinceMs)
+        }
+    }
+
     package internal(set) var fixed: Fixed
+    /// The last probe that reached the upstream (or failed trying); calls an open breaker
+    /// refused are not probes and never replace it.
     package internal(set) var last: ProbeResult?
-    /// The last failure the upstream itself caused (not a call the breaker held back).
-    package internal(set) var lastUpstreamFailure: ProbeResult?
+    /// The outage in progress; nil while the source is up or not probed yet.
+    package internal(set) var incident: Incident?
+    /// Calls an open breaker refused (no request made), and when the last one was.
+    package internal(set) var heldBackCalls: UInt64 = 0
+    package internal(set) var lastHeldBackMs: Int64?
     package internal(set) var download: DownloadProgress?
     package internal(set) var tally = Tally()
     package internal(set) var recentDurations = RecentDurations()
@@ -145,9 +169,24 @@ package struct SourceRecord: Sendable {
         tally.isDownload = source.kind == .download
     }
 
+    /// Probed, or at least tried (a restored open breaker refuses the first calls).
+    package var attempted: Bool { tally.probed || heldBackCalls > 0 }
+
     mutating func record(_ result: ProbeResult) {
+        guard !result.heldBack else {
+            heldBackCalls += 1
+            lastHeldBackMs = result.timestampMs
+            return
+        }
         last = result
-        if let category = result.failure?.category, category != .circuitOpen { lastUpstreamFailure = result }
+        if result.ok {
+            incident = nil
+        } else if incident == nil {
+            incident = Incident(downSinceMs: result.timestampMs, cause: result, failedProbes: 1)
+        } else {
+            incident?.cause = result
+            incident?.failedProbes += 1
+        }
         tally.probed = true
         tally.lastOk = result.ok
         tally.lastHTTPStatus = result.httpStatus ?? 0
@@ -160,7 +199,7 @@ package struct SourceRecord: Sendable {
             tally.failures += 1
         }
         tally.duration.observe(result.durationSeconds)
-        recentDurations.append(result.durationSeconds)
+        recentDurations.append(result.attemptSeconds ?? result.durationSeconds)
         if let progress = result.download {
             download = progress
             tally.note(progress)

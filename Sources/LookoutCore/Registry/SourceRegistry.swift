@@ -50,7 +50,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         state.withLock { state in
             guard let position = state.positions[result.source] else { return }
             state.records[position].record(result)
-            state.rounds.record(result)
+            if !result.heldBack { state.rounds.record(result) }
         }
     }
 
@@ -91,9 +91,9 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
-    /// True once every source has been probed at least once.
+    /// True once every source has been probed (or refused by a breaker restored open) at least once.
     package var everySourceProbed: Bool {
-        state.withLock { $0.records.allSatisfy(\.tally.probed) }
+        state.withLock { $0.records.allSatisfy(\.attempted) }
     }
 
     /// Every source (or those of `names`, in that order) at `nowMs`. Taking it copies no

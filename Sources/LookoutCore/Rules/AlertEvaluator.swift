@@ -10,6 +10,21 @@ package struct AlertEvaluator: Sendable {
     }
 
     /// What the evaluator reads: one lookup per metric, per source or service-wide.
+    /// A source's cause, for the annotations of its alerts.
+    package struct Context: Sendable, Equatable {
+        /// The user-facing message of the upstream's last failure (never "circuit open").
+        package var message: String
+        package var recovery: String
+        /// When the source went down; nil while it is up.
+        package var downSinceMs: Int64?
+
+        package init(message: String, recovery: String, downSinceMs: Int64? = nil) {
+            self.message = message
+            self.recovery = recovery
+            self.downSinceMs = downSinceMs
+        }
+    }
+
     package struct Inputs {
         package typealias Lookup = (AlertMetric, Duration?) -> Double?
         package var sources: [String]
@@ -18,12 +33,12 @@ package struct AlertEvaluator: Sendable {
         package var service: Lookup
         /// The lookup for one source, fetched once per source and evaluation.
         package var source: (String) -> Lookup
-        /// A source's last user-facing message and recovery suggestion, for annotations.
-        package var context: (String) -> (message: String, recovery: String)?
+        /// What a firing alert of a source says about it: the upstream's cause and since when.
+        package var context: (String) -> Context?
 
         package init(
             sources: [String], offline: Bool, service: @escaping Lookup, source: @escaping (String) -> Lookup,
-            context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
+            context: @escaping (String) -> Context? = { _ in nil }
         ) {
             self.sources = sources
             self.offline = offline
@@ -35,7 +50,7 @@ package struct AlertEvaluator: Sendable {
         /// One lookup for everything: (metric, window, source or nil) → value.
         package init(
             sources: [String], offline: Bool, value: @escaping (AlertMetric, Duration?, String?) -> Double?,
-            context: @escaping (String) -> (message: String, recovery: String)? = { _ in nil }
+            context: @escaping (String) -> Context? = { _ in nil }
         ) {
             self.init(
                 sources: sources, offline: offline, service: { value($0, $1, nil) },
@@ -154,7 +169,12 @@ package struct AlertEvaluator: Sendable {
             annotations[key] = template.replacingOccurrences(of: "{source}", with: source ?? "")
         }
         if let source, let context = inputs.context(source) {
-            annotations["description"] = annotations["description"] ?? context.message
+            var description = context.message
+            if let since = context.downSinceMs {
+                description += " Down for \(Timestamp.human(nowMs - since)), since \(Timestamp.rfc3339(since))."
+                annotations["down_since"] = Timestamp.rfc3339(since)
+            }
+            annotations["description"] = annotations["description"] ?? description
             annotations["recovery"] = annotations["recovery"] ?? context.recovery
         }
         let alert = Alert(

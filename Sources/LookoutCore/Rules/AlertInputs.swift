@@ -64,8 +64,11 @@ extension AlertEvaluator.Inputs {
                 }
             }
         } context: { name in
-            guard let index = positions[name], let last = records[index].last, let failure = last.failure, let message = last.message else { return nil }
-            return (message, failure.recoverySuggestion)
+            guard let index = positions[name] else { return nil }
+            // The incident's cause is the upstream's own failure, never a refused call.
+            let incident = records[index].incident
+            guard let cause = incident?.cause ?? records[index].last, let failure = cause.failure, let message = cause.message else { return nil }
+            return AlertEvaluator.Context(message: message, recovery: failure.recoverySuggestion, downSinceMs: incident?.downSinceMs)
         }
     }
 }

@@ -31,6 +31,19 @@ package enum Timestamp {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A duration as people say it on a status line: `45s`, `4m`, `2h 5m`, `3d 4h`.
+    package static func human(_ ms: Int64) -> String {
+        let seconds = max(0, ms / 1000)
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m" }
+        if seconds < 86400 {
+            let minutes = seconds % 3600 / 60
+            return minutes == 0 ? "\(seconds / 3600)h" : "\(seconds / 3600)h \(minutes)m"
+        }
+        let hours = seconds % 86400 / 3600
+        return hours == 0 ? "\(seconds / 86400)d" : "\(seconds / 86400)d \(hours)h"
+    }
+
     /// Milliseconds since 1970 now.
     package static func nowMs() -> Int64 {
         Int64(Date().timeIntervalSince1970 * 1000)
