@@ -4,6 +4,14 @@ import LookoutCore
 import LookoutStore
 import Synchronization
 
+/// Why a firing alert is not notified now.
+package struct AlertHold: Sendable, Equatable {
+    /// A silence matches it: it shows as silenced, not firing.
+    package var silenced: Bool
+    /// For people: "silenced: deploy", "held back by SourceErrorRateCritical, which is critical".
+    package var reason: String
+}
+
 /// Evaluates the alert rules every 15 seconds, stores each firing and resolved change together with
 /// its outbox rows (none while silenced), and keeps firing alerts across restarts.
 package final class AlertService: Sendable {
@@ -19,6 +27,8 @@ package final class AlertService: Sendable {
     /// Changes the database refused (disk full, read-only file), oldest first, each with the time
     /// it happened; written before any newer change once writes work again.
     private let unstored = Mutex(UnstoredChanges())
+    /// Firing alerts held back from notifications at the last evaluation, with the reason.
+    private let held = Mutex<[String: AlertHold]>([:])
     /// At most this many changes wait in memory for the database; past it the oldest are dropped
     /// (counted in `lookout_alert_changes_dropped_total` and logged).
     package static let maxUnstoredChanges = 10_000
@@ -41,7 +51,7 @@ package final class AlertService: Sendable {
         // Announced before the restart: the next repeat is a full interval away.
         lastSent.withLock { sent in
             for alert in firing {
-                for hook in monitor.config.hooks { sent[AlertService.key(alert, hook)] = nowMs }
+                for hook in monitor.config.hooks { sent[AlertService.key(alert, hook.name)] = nowMs }
             }
         }
         let active = try store.activeSilences(nowMs: nowMs)
@@ -84,21 +94,31 @@ package final class AlertService: Sendable {
             logger.error("alert changes dropped: too many waiting for the database", metadata: ["dropped": "\(dropped)"])
         }
         var storedChanges: [AlertChange] = []
+        let holds = self.holds(firing: evaluator.withLock { $0.firing }, nowMs: nowMs)
+        held.withLock { $0 = holds }
         while let batch = unstored.withLock({ $0.batches.first }) {
-            let active = silences.withLock { $0.filter { $0.endsAtMs > batch.atMs } }
-            func silenced(_ alert: Alert) -> Bool { active.contains { $0.matches(alert, nowMs: batch.atMs) } }
+            var notifiedNow: [String: Set<String>] = [:]
             do {
-                let written = try store.apply(batch.changes, nowMs: batch.atMs) { change in
+                let written = try store.apply(batch.changes, nowMs: batch.atMs) { change, notified in
                     // Sent now: an Alertmanager payload's endsAt counts from now, not from when the
                     // change happened (startsAt and the resolved time keep the change's own times).
-                    silenced(change.alert) ? [] : router.notifications(change, nowMs: nowMs)
+                    switch change {
+                    case .firing(let alert):
+                        guard holds[alert.fingerprint] == nil else { return [] }
+                        let entries = router.notifications(change, nowMs: nowMs)
+                        notifiedNow[alert.fingerprint] = Set(entries.map(\.hook))
+                        return entries
+                    case .resolved:
+                        // Whoever heard it fire hears it resolve, held back or not.
+                        return router.notifications(change, nowMs: nowMs, notified: notified)
+                    }
                 }
                 let waiting = unstored.withLock { unstored -> Int in
                     unstored.batches.removeFirst()
                     return unstored.batches.count
                 }
                 if batch.atMs != nowMs && waiting == 0 { logger.notice("alert changes stored after the database came back") }
-                noteStored(written, atMs: nowMs, hooks: config.hooks)
+                noteStored(written, atMs: nowMs, notified: notifiedNow)
                 storedChanges += written
             } catch where !StoreError.isTransient(error) {
                 // A batch the database will never take (a damaged page, say) must not hold back
@@ -124,20 +144,43 @@ package final class AlertService: Sendable {
         }
         if unstored.withLock({ $0.batches.isEmpty }) { unstored.withLock { $0.failing = false } }
         var wrote = !storedChanges.isEmpty
-        let active = silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
-        func silenced(_ alert: Alert) -> Bool { active.contains { $0.matches(alert, nowMs: nowMs) } }
-        if enqueueRepeats(nowMs: nowMs, router: router, silenced: silenced) { wrote = true }
+        if enqueueRepeats(nowMs: nowMs, router: router, holds: holds) { wrote = true }
         if wrote { for listener in stored.withLock({ $0 }) { listener() } }
         return storedChanges
     }
 
-    private func noteStored(_ written: [AlertChange], atMs: Int64, hooks: [HookConfig]) {
+    /// Why each firing alert is held back from notifications, by fingerprint: a silence, or a
+    /// critical alert of the same source (which carries the news; its warning and info alerts
+    /// would only repeat it).
+    func holds(firing: [Alert], nowMs: Int64) -> [String: AlertHold] {
+        let active = silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
+        var critical: [String: String] = [:]
+        for alert in firing where alert.severity == "critical" {
+            if let source = alert.source, critical[source] == nil { critical[source] = alert.rule }
+        }
+        var holds: [String: AlertHold] = [:]
+        for alert in firing {
+            if let silence = active.first(where: { $0.matches(alert, nowMs: nowMs) }) {
+                holds[alert.fingerprint] = AlertHold(silenced: true, reason: "silenced" + (silence.comment.isEmpty ? "" : ": \(silence.comment)"))
+            } else if alert.severity != "critical", let source = alert.source, let rule = critical[source] {
+                holds[alert.fingerprint] = AlertHold(silenced: false, reason: "held back by \(rule), which is critical")
+            }
+        }
+        return holds
+    }
+
+    /// Firing alerts not notified now, by fingerprint, with the reason (for the page and API).
+    package var heldBack: [String: AlertHold] { held.withLock { $0 } }
+
+    private func noteStored(_ written: [AlertChange], atMs: Int64, notified: [String: Set<String>]) {
         evaluator.withLock { $0.noteStored(written.map(\.alert)) }
         for change in written {
             let alert = change.alert
             lastSent.withLock { sent in
-                for hook in hooks {
-                    if alert.firing { sent[AlertService.key(alert, hook)] = atMs } else { sent.removeValue(forKey: AlertService.key(alert, hook)) }
+                if alert.firing {
+                    for hook in notified[alert.fingerprint] ?? [] { sent[AlertService.key(alert, hook)] = atMs }
+                } else {
+                    sent = sent.filter { !$0.key.hasPrefix(AlertService.key(alert, "")) }
                 }
             }
             logger.notice(alert.firing ? "alert firing" : "alert resolved", metadata: [
@@ -147,21 +190,19 @@ package final class AlertService: Sendable {
     }
 
     /// Firing alerts are sent again: to Alertmanager before their `endsAt` lapses, to webhooks
-    /// every `repeat_interval`.
-    private func enqueueRepeats(nowMs: Int64, router: HookRouter, silenced: (Alert) -> Bool) -> Bool {
+    /// every `repeat_interval`; one a hook never heard of (held back until now, or a hook added
+    /// by a reload) is sent now.
+    private func enqueueRepeats(nowMs: Int64, router: HookRouter, holds: [String: AlertHold]) -> Bool {
         var wrote = false
-        for alert in firing where !silenced(alert) {
+        for alert in firing where holds[alert.fingerprint] == nil {
             guard let id = alert.id else { continue }
             var entries: [OutboxEntry] = []
             var due: [String] = []
             lastSent.withLock { sent in
                 for hook in router.hooks where HookRouter.accepts(hook, alert) {
-                    let key = AlertService.key(alert, hook)
+                    let key = AlertService.key(alert, hook.name)
                     let every = hook.type == .alertmanager ? AlertService.alertmanagerRefresh : hook.repeatInterval.totalMilliseconds
-                    guard nowMs - (sent[key] ?? nowMs) >= every else {
-                        if sent[key] == nil { sent[key] = nowMs }
-                        continue
-                    }
+                    if let last = sent[key], nowMs - last < every { continue }
                     due.append(key)
                     entries.append(OutboxEntry(hook: hook.name, payload: router.payload(for: hook, .firing(alert), nowMs: nowMs)))
                 }
@@ -203,8 +244,8 @@ package final class AlertService: Sendable {
         }
     }
 
-    static func key(_ alert: Alert, _ hook: HookConfig) -> String {
-        alert.fingerprint + "|" + hook.name
+    static func key(_ alert: Alert, _ hook: String) -> String {
+        alert.fingerprint + "|" + hook
     }
 
     @discardableResult

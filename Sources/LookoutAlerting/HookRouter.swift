@@ -13,18 +13,25 @@ package struct HookRouter: Sendable {
         self.externalURL = externalURL
     }
 
+    /// The severities a hook without `severities` takes: info alerts show on the page and
+    /// notify only where a hook asks for them.
+    package static let defaultSeverities = ["critical", "warning"]
+
     /// Whether `hook` takes alerts like `alert` (its severities and label matchers).
     package static func accepts(_ hook: HookConfig, _ alert: Alert) -> Bool {
-        if !hook.severities.isEmpty && !hook.severities.contains(alert.severity) { return false }
+        let severities = hook.severities.isEmpty ? HookRouter.defaultSeverities : hook.severities
+        if !severities.contains(alert.severity) { return false }
         return hook.matchers.allSatisfy { alert.labels[$0.key] == $0.value }
     }
 
-    /// The outbox rows for a change: one per hook that takes it (resolved ones only for hooks
-    /// that `send_resolved`).
-    package func notifications(_ change: AlertChange, nowMs: Int64) -> [OutboxEntry] {
+    /// The outbox rows for a change: a firing one for each hook that takes it; a resolved one
+    /// only for the hooks that were told it fired (`notified`) and `send_resolved`.
+    package func notifications(_ change: AlertChange, nowMs: Int64, notified: Set<String> = []) -> [OutboxEntry] {
         hooks.compactMap { hook in
-            guard HookRouter.accepts(hook, change.alert) else { return nil }
-            if case .resolved = change, !hook.sendResolved { return nil }
+            switch change {
+            case .firing: guard HookRouter.accepts(hook, change.alert) else { return nil }
+            case .resolved: guard hook.sendResolved, notified.contains(hook.name) else { return nil }
+            }
             return OutboxEntry(hook: hook.name, payload: payload(for: hook, change, nowMs: nowMs))
         }
     }

@@ -45,10 +45,11 @@ package struct AlertStore: Sendable {
         self.database = database
     }
 
-    /// Stores `changes` with the outbox rows `notifications` gives for each; returns the alerts
-    /// with their row ids.
+    /// Stores `changes` with the outbox rows `notifications` gives for each — it is handed the
+    /// hooks already notified of the alert (for a resolved one: who heard it fire); returns the
+    /// alerts with their row ids.
     @discardableResult
-    package func apply(_ changes: [AlertChange], nowMs: Int64, notifications: (AlertChange) -> [OutboxEntry]) throws -> [AlertChange] {
+    package func apply(_ changes: [AlertChange], nowMs: Int64, notifications: (AlertChange, Set<String>) -> [OutboxEntry]) throws -> [AlertChange] {
         try database.writer.write { db in
             var stored: [AlertChange] = []
             for change in changes {
@@ -76,7 +77,11 @@ package struct AlertStore: Sendable {
                     stored.append(.resolved(alert))
                 }
                 let change = stored.last!
-                for entry in notifications(change) {
+                var notified: Set<String> = []
+                if case .resolved = change {
+                    notified = Set(try String.fetchAll(db, sql: "SELECT DISTINCT hook FROM alert_outbox WHERE alert_id = ?", arguments: [alert.id!]))
+                }
+                for entry in notifications(change, notified) {
                     try AlertStore.enqueue(entry, alertID: alert.id!, nowMs: nowMs, db)
                 }
             }

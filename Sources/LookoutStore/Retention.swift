@@ -28,7 +28,8 @@ package struct Retention: Sendable {
             ("breaker_transitions", "SELECT rowid FROM breaker_transitions WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
             ("probe_rollups", "SELECT rowid FROM probe_rollups WHERE minute_ms < ? LIMIT \(Retention.chunk)", old),
             ("alerts", "SELECT rowid FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)", old),
-            ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? LIMIT \(Retention.chunk)", old),
+            // A firing alert keeps its delivered rows: they say which hooks must hear it resolve.
+            ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? AND alert_id NOT IN (SELECT id FROM alerts WHERE state = 'firing') LIMIT \(Retention.chunk)", old),
             ("silences", "SELECT rowid FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
         ]
         var deleted: [String: Int] = [:]

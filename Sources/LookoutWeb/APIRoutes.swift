@@ -139,6 +139,7 @@ struct APIRoutes: Sendable {
         } else {
             recent = context.alerts?.firing ?? []
         }
+        let holds = context.alerts?.heldBack ?? [:]
         var json = JSONWriter()
         json.object { json in
             json.field("alerts") { json in
@@ -147,12 +148,14 @@ struct APIRoutes: Sendable {
                         json.object { json in
                             json.field("id") { $0.int(alert.id) }
                             json.field("fingerprint") { $0.string(alert.fingerprint) }
-                            json.field("state") { $0.string(alert.firing ? "firing" : "resolved") }
+                            json.field("state") { $0.string(!alert.firing ? "resolved" : holds[alert.fingerprint]?.silenced == true ? "silenced" : "firing") }
                             json.field("rule") { $0.string(alert.rule) }
                             json.field("severity") { $0.string(alert.severity) }
                             json.field("source") { $0.string(alert.source) }
                             json.field("started_at") { $0.string(Timestamp.rfc3339(alert.startedAtMs)) }
                             json.field("resolved_at") { $0.string(alert.resolvedAtMs.map(Timestamp.rfc3339)) }
+                            // Why a firing alert is not notified: silenced, or held back by a critical one.
+                            json.field("held_back") { $0.string(alert.firing ? holds[alert.fingerprint]?.reason : nil) }
                             json.field("labels") { json in
                                 json.object { json in for (k, v) in alert.labels.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
                             }

@@ -18,7 +18,9 @@ package struct StatusAPI: Sendable {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let entries = snapshot.records
         let offline = snapshot.offline
-        let firing = context.alerts?.firing.count ?? 0
+        // Silenced alerts are not counted as firing.
+        let holds = context.alerts?.heldBack ?? [:]
+        let firing = context.alerts?.firing.filter { holds[$0.fingerprint]?.silenced != true }.count ?? 0
         var json = JSONWriter(capacity: 256 + entries.count * 600)
         json.object { json in
             json.field("status") { $0.string(snapshot.overall) }

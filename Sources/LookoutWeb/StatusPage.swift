@@ -1,4 +1,5 @@
 import Foundation
+import LookoutAlerting
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
@@ -59,15 +60,37 @@ package struct StatusPage: Sendable {
     }
 
     func firingAlerts() -> String {
-        guard let alerts = context.alerts?.firing, !alerts.isEmpty else { return "" }
-        var html = "<section class=\"alerts\" aria-label=\"Firing alerts\"><h2>Firing alerts (\(alerts.count))</h2><ul>"
+        guard let service = context.alerts else { return "" }
+        let holds = service.heldBack
+        let all = service.firing
+        let silenced = all.filter { holds[$0.fingerprint]?.silenced == true }
+        let firing = all.filter { holds[$0.fingerprint]?.silenced != true }
+        var html = ""
+        if !firing.isEmpty {
+            html += "<section class=\"alerts\" aria-label=\"Firing alerts\"><h2>Firing alerts (\(firing.count))</h2><ul>"
+            html += alertItems(firing, holds: holds)
+            html += "</ul></section>\n"
+        }
+        if !silenced.isEmpty {
+            html += "<section class=\"alerts silenced\" aria-label=\"Silenced alerts\"><h2>Silenced (\(silenced.count))</h2><ul>"
+            html += alertItems(silenced, holds: holds)
+            html += "</ul></section>\n"
+        }
+        return html
+    }
+
+    private func alertItems(_ alerts: [Alert], holds: [String: AlertHold]) -> String {
+        let nowMs = Timestamp.nowMs()
+        var html = ""
         for alert in alerts.prefix(50) {
-            let since = Timestamp.rfc3339(alert.startedAtMs)
+            let since = StatusPage.time(Timestamp.human(nowMs - alert.startedAtMs), atMs: alert.startedAtMs)
             html += "<li class=\"sev-\(HTML.escape(alert.severity))\"><strong>\(HTML.escape(alert.rule))</strong> "
-            html += "<span class=\"tag\">\(HTML.escape(alert.severity))</span> \(HTML.escape(alert.summary)) <small>since \(HTML.escape(since))</small></li>"
+            html += "<span class=\"tag\">\(HTML.escape(alert.severity))</span> \(HTML.escape(alert.summary)) <small>for \(since)</small>"
+            if let hold = holds[alert.fingerprint] { html += " <small class=\"hint\">Not notified: \(HTML.escape(hold.reason))</small>" }
+            html += "</li>"
         }
         if alerts.count > 50 { html += "<li>… and \(alerts.count - 50) more</li>" }
-        return html + "</ul></section>\n"
+        return html
     }
 
     func row(_ entry: SourceRecord, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, nowMs: Int64) -> String {

@@ -28,6 +28,7 @@ struct AlertRuleTests {
         ("SLOBurnRateFast", ["burn_rate[1h]": 20, "burn_rate[5m]": 20], [:]),
         ("SLOBurnRateSlow", ["burn_rate[6h]": 7, "burn_rate[30m]": 7], [:]),
         ("CircuitOpened", ["breaker_open": 1], [:]),
+        ("CircuitFlapping", ["breaker_opens[15m]": 3], [:]),
         ("InsecureSourceBlocked", ["insecure_blocked": 1], [:]),
         ("RecoveredAfterRetries", ["recovered_after_retries": 1], [:]),
         ("NetworkOffline", [:], ["network_offline": 1]),

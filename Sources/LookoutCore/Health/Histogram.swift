@@ -1,5 +1,6 @@
-/// A cumulative histogram with fixed buckets, as Prometheus exposes it. The counts live inline
-/// (no heap storage), so copying a histogram — as every status snapshot does — is a plain copy.
+/// A cumulative histogram with fixed buckets, as Prometheus exposes it. The counts are a plain
+/// array: an `InlineArray` here, inside a source's record, was miscompiled by Swift 6.3 in debug
+/// builds (copies of the record read freed memory once the record gained one more field).
 package struct Histogram: Sendable, Equatable {
     /// Upper bounds fitting probe latencies, 1 ms to 60 s.
     package static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -7,7 +8,7 @@ package struct Histogram: Sendable, Equatable {
     package static let maxBounds = 15
 
     package let bounds: [Double]
-    private var slots = InlineArray<16, UInt64>(repeating: 0)
+    private var slots = [UInt64](repeating: 0, count: 16)
     package private(set) var sum: Double = 0
     package private(set) var count: UInt64 = 0
 

@@ -4,6 +4,12 @@ package struct SourceHealth: Sendable, Equatable {
     var fiveMinutes = BucketRing(widthMs: HealthWindow.fiveMinutes, count: 73)
     var hours = BucketRing(widthMs: HealthWindow.hour, count: 25)
     var days = BucketRing(widthMs: HealthWindow.day, count: 31)
+    /// The oldest moment counted (a probe, or history restored after a restart): windowed alert
+    /// figures need history reaching back over their whole window.
+    package private(set) var firstSampleMs: Int64?
+    /// When the breaker last opened from closed, newest last (at most 16): alert rules count
+    /// them, so an opening between two evaluations is not missed.
+    private var breakerOpenings: [Int64] = []
     /// When the current outage began (the first failure after a success).
     package var outageStartedMs: Int64?
     /// How long the last finished outage lasted.
@@ -19,6 +25,7 @@ package struct SourceHealth: Sendable, Equatable {
     /// Adds counts at a time; `coarseOnly` feeds only the hour and day buckets (for hourly sums
     /// restored from the database).
     package mutating func add(_ counts: BucketRing.Counts, atMs: Int64, coarseOnly: Bool = false) {
+        firstSampleMs = min(firstSampleMs ?? atMs, atMs)
         if !coarseOnly {
             minutes.add(counts, atMs: atMs)
             fiveMinutes.add(counts, atMs: atMs)
@@ -39,6 +46,22 @@ package struct SourceHealth: Sendable, Equatable {
         lastOk = result.ok
         insecureBlocked = result.failure?.category == .insecureBlocked
         recoveredAfterRetries = result.ok && retried
+    }
+
+    mutating func noteBreakerOpened(atMs: Int64) {
+        breakerOpenings.append(atMs)
+        if breakerOpenings.count > 16 { breakerOpenings.removeFirst() }
+    }
+
+    /// Times the breaker opened from closed in the `windowMs` before `nowMs`.
+    package func breakerOpens(windowMs: Int64, nowMs: Int64) -> Int {
+        breakerOpenings.reduce(0) { $0 + ($1 > nowMs - windowMs && $1 <= nowMs ? 1 : 0) }
+    }
+
+    /// Whether the counted history reaches back over the whole window.
+    package func covers(windowMs: Int64, nowMs: Int64) -> Bool {
+        guard let firstSampleMs else { return false }
+        return nowMs - firstSampleMs >= windowMs
     }
 
     /// Failed probes ÷ probes over the window; nil without probes.

@@ -86,9 +86,10 @@ package struct SourceRecord: Sendable {
     }
 
     /// The upstream's response times (the last attempt of each of the last 64 probes, retries
-    /// and backoff left out), in a ring for p50/p95, stored inline.
+    /// and backoff left out), in a ring for p50/p95. A plain array, like `Histogram`'s counts:
+    /// `InlineArray` fields in this record were miscompiled by Swift 6.3 in debug builds.
     package struct RecentDurations: Sendable, Equatable {
-        private var values = InlineArray<64, Double>(repeating: 0)
+        private var values = [Double](repeating: 0, count: 64)
         package private(set) var count = 0
         private var next = 0
 
@@ -148,6 +149,15 @@ package struct SourceRecord: Sendable {
     /// Whether `health` holds anything (a probe, or history restored after a restart).
     package internal(set) var hasHealth = false
     package internal(set) var client = ClientCounters()
+    /// Times the breaker opened from closed in the `windowMs` before `nowMs`.
+    package func breakerOpens(windowMs: Int64, nowMs: Int64) -> Int {
+        health.breakerOpens(windowMs: windowMs, nowMs: nowMs)
+    }
+
+    mutating func note(_ transition: BreakerTransition) {
+        guard transition.from == .closed, transition.to == .open else { return }
+        health.noteBreakerOpened(atMs: transition.atMs)
+    }
 
     init(source: SourceConfig) {
         fixed = Fixed(source: source, displayURL: Redaction.url(source.url))

@@ -56,12 +56,17 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
 
     package func handle(_ event: ClientEvent) {
         switch event {
-        case .breakerTransition, .callNotPermitted: return  // breakers are read from the client
-        default: break
-        }
-        state.withLock { state in
-            guard let position = state.positions[event.upstream] else { return }
-            state.records[position].client.note(event)
+        case .callNotPermitted: return  // counted by the breaker itself
+        case .breakerTransition(let upstream, let transition, _):
+            state.withLock { state in
+                guard let position = state.positions[upstream] else { return }
+                state.records[position].note(transition)
+            }
+        default:
+            state.withLock { state in
+                guard let position = state.positions[event.upstream] else { return }
+                state.records[position].client.note(event)
+            }
         }
     }
 

@@ -82,6 +82,9 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     case up
     /// 1 while the circuit breaker is open, half-open or forced open.
     case breakerOpen = "breaker_open"
+    /// Times the breaker opened from closed over the window (default 15m): counted from the
+    /// events, so a breaker that opens and closes between two evaluations still counts.
+    case breakerOpens = "breaker_opens"
     /// 1 when the last probe was refused as plain http.
     case insecureBlocked = "insecure_blocked"
     /// 1 when the last probe succeeded only after retries.

@@ -39,10 +39,16 @@ extension AlertEvaluator.Inputs {
             let summary = summaries[index]
             let up = records[index].tally.probed ? records[index].tally.lastOk : nil
             let breaker = breakers[index]
+            let health = records[index].health
+            let now = snapshot.nowMs
             return { metric, window in
                 // Standard windows come from the summary; any other window is summed on demand.
+                // A window the history does not cover yet has no value: a burn rate over 1 h
+                // does not fire on 15 s of probes.
                 func counts(_ standard: Int64) -> BucketRing.Counts? {
-                    snapshot.counts(index, windowMs: window?.totalMilliseconds ?? standard)
+                    let windowMs = window?.totalMilliseconds ?? standard
+                    guard health.covers(windowMs: windowMs, nowMs: now) else { return nil }
+                    return snapshot.counts(index, windowMs: windowMs)
                 }
                 func rate(_ standard: Int64) -> Double? {
                     counts(standard).flatMap(HealthWindow.errorRate)
@@ -52,10 +58,13 @@ extension AlertEvaluator.Inputs {
                 case .probes: return counts(HealthWindow.fiveMinutes).map { Double($0.probes) }
                 case .failures: return counts(HealthWindow.fiveMinutes).map { Double($0.failures) }
                 case .retries: return counts(HealthWindow.fifteenMinutes).map { Double($0.retried) }
-                case .retrySuccessRatio: return summary?.retrySuccessRatio
+                case .retrySuccessRatio:
+                    return counts(HealthWindow.fifteenMinutes).flatMap(HealthWindow.retrySuccessRatio)
                 case .availability: return rate(HealthWindow.day).map { 1 - $0 }
                 case .burnRate: return rate(HealthWindow.hour).map { HealthWindow.burnRate(errorRate: $0) }
                 case .up: return up.map { $0 ? 1 : 0 }
+                case .breakerOpens:
+                    return Double(records[index].breakerOpens(windowMs: window?.totalMilliseconds ?? HealthWindow.fifteenMinutes, nowMs: now))
                 case .breakerOpen:
                     return breaker.map { $0.isOpen ? 1 : 0 }
                 case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
