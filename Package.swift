@@ -113,7 +113,13 @@ let package = Package(
             name: "LookoutStoreTests",
             dependencies: ["LookoutStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "LookoutAlertingTests", dependencies: ["LookoutAlerting", "LookoutCore"]),
+        .testTarget(
+            name: "LookoutAlertingTests",
+            dependencies: [
+                "LookoutAlerting", "LookoutCore", "LookoutStore", "ResilientHTTP", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "LookoutWebTests",
             dependencies: ["LookoutWeb", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log")]

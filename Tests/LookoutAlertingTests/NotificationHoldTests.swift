@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+@testable import LookoutAlerting
+import Logging
+import LookoutCore
+import LookoutStore
+import ResilientHTTP
+import Testing
+
+/// One broken source is one notification: its critical alert carries the news, its warning and
+/// info alerts are held back, and the resolution goes to whoever heard it fire.
+@Suite("notification holds")
+struct NotificationHoldTests {
+    let logger = Logger(label: "test")
+
+    func service(hooks: String) throws -> (Monitor, AlertService, LookoutDatabase) {
+        let config = try ConfigLoader.parse("""
+            sources:
+              - {name: acme, url: "http://127.0.0.1:1/acme"}
+              - {name: other, url: "http://127.0.0.1:1/other"}
+            alerts:
+              rules:
+                - {name: SourceDown, severity: critical, expr: up == 0}
+                - {name: SourceSlow, severity: warning, expr: up == 0}
+                - {name: SourceNote, severity: info, expr: up == 0}
+                - {name: OtherNote, severity: info, expr: up == 1}
+              hooks:
+            \(hooks)
+            """, file: "test.yml")
+        let monitor = Monitor(config: config, configPath: nil, logger: logger)
+        monitor.start()
+        let database = try LookoutDatabase(path: ":memory:")
+        return (monitor, AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger), database)
+    }
+
+    func outbox(_ database: LookoutDatabase) throws -> [(hook: String, status: String, alert: String)] {
+        try database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT hook, payload FROM alert_outbox ORDER BY id").map { row in
+                let payload = try JSONSerialization.jsonObject(with: Data((row["payload"] as String).utf8)) as? [String: Any]
+                let alerts = payload?["alerts"] as? [[String: Any]]
+                let labels = alerts?.first?["labels"] as? [String: String]
+                return (row["hook"], payload?["status"] as? String ?? "", labels?["alertname"] ?? "")
+            }
+        }
+    }
+
+    @Test func aBrokenSourcePagesOnceAndResolvesOnce() throws {
+        let (monitor, alerts, database) = try service(hooks: """
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true}
+                - {name: feed, type: webhook, url: "http://127.0.0.1:1/feed", severities: [info], send_resolved: true}
+            """)
+        let now: Int64 = 1_000_000
+        let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy")
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: failure, httpStatus: 503))
+        monitor.registry.record(ProbeResult(source: "other", timestampMs: now, ok: true))
+        let fired = alerts.evaluate(nowMs: now)
+        #expect(Set(fired.map(\.alert.rule)) == ["SourceDown", "SourceSlow", "SourceNote", "OtherNote"])
+        // oncall (no severities: critical and warning) hears of the critical alone; the info
+        // hook hears of the info alert of the source that is fine, not of the held-back one.
+        let sent = try outbox(database)
+        #expect(sent.map(\.hook) == ["oncall", "feed"])
+        #expect(sent.map(\.alert) == ["SourceDown", "OtherNote"])
+        let holds = alerts.heldBack
+        #expect(holds.values.map(\.reason).sorted() == [
+            "held back by SourceDown, which is critical", "held back by SourceDown, which is critical",
+        ])
+        // Repeats do not send held-back alerts either.
+        alerts.evaluate(nowMs: now + 15_000)
+        #expect(try outbox(database).count == 2)
+
+        // Recovered: one resolved notification, to the hook that heard it fire.
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now + 20_000, ok: true))
+        alerts.evaluate(nowMs: now + 30_000)
+        let resolved = alerts.evaluate(nowMs: now + 45_000)
+        #expect(resolved.count == 3)
+        let oncall = try outbox(database).filter { $0.hook == "oncall" }
+        #expect(oncall.map(\.status) == ["firing", "resolved"])
+        #expect(oncall.map(\.alert) == ["SourceDown", "SourceDown"])
+        // The info hook never heard of acme's held-back info alert, so no resolution either
+        // (it did hear of acme's own OtherNote, which fired once acme was up).
+        #expect(try outbox(database).filter { $0.hook == "feed" && $0.status == "resolved" }.isEmpty)
+    }
+
+    @Test func aHeldAlertIsNotifiedOnceItsHoldEnds() throws {
+        let (monitor, alerts, database) = try service(hooks: """
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook"}
+            """)
+        let now: Int64 = 1_000_000
+        try alerts.addSilence(Silence(matchers: ["alertname": "SourceDown"], startsAtMs: 0, endsAtMs: now + 20_000, comment: "deploy"))
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+        alerts.evaluate(nowMs: now)
+        // Silenced: nothing sent; the warning is held back by the (silenced) critical alert.
+        #expect(try outbox(database).isEmpty)
+        #expect(alerts.heldBack.values.contains { $0.silenced && $0.reason == "silenced: deploy" })
+        // The silence ends: the critical alert goes out at the next evaluation, once.
+        alerts.evaluate(nowMs: now + 30_000)
+        alerts.evaluate(nowMs: now + 45_000)
+        #expect(try outbox(database).map(\.alert) == ["SourceDown"])
+    }
+}
