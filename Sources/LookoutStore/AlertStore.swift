@@ -129,6 +129,14 @@ package struct AlertStore: Sendable {
         }
     }
 
+    /// Ends a silence now; false when no silence has that id or it had already ended.
+    package func expireSilence(_ id: Int64, nowMs: Int64) throws -> Bool {
+        try database.writer.write { db in
+            try db.execute(sql: "UPDATE silences SET ends_at_ms = ? WHERE id = ? AND ends_at_ms > ?", arguments: [nowMs, id, nowMs])
+            return db.changesCount > 0
+        }
+    }
+
     package func activeSilences(nowMs: Int64) throws -> [Silence] {
         try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).map { row in

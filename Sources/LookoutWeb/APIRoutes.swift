@@ -18,6 +18,8 @@ struct APIRoutes: Sendable {
         router.post("/api/v1/sources/:name/probe") { request in await probeNow(request) }
         router.post("/api/v1/sources/:name/breaker") { request in breaker(request) }
         router.post("/api/v1/silences") { request in silence(request) }
+        router.get("/api/v1/silences") { _ in silences() }
+        router.add("DELETE", "/api/v1/silences/:id") { request in expireSilence(request) }
     }
 
     /// Every API error: `{"error": "bad_request", "message": "limit must be …"}` — a code for
@@ -168,16 +170,7 @@ struct APIRoutes: Sendable {
             }
             json.field("silences") { json in
                 json.array { json in
-                    for silence in context.alerts?.activeSilences(nowMs: now) ?? [] {
-                        json.object { json in
-                            json.field("id") { $0.int(silence.id) }
-                            json.field("matchers") { json in
-                                json.object { json in for (k, v) in silence.matchers.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
-                            }
-                            json.field("ends_at") { $0.string(Timestamp.rfc3339(silence.endsAtMs)) }
-                            json.field("comment") { $0.string(silence.comment) }
-                        }
-                    }
+                    for silence in context.alerts?.activeSilences(nowMs: now) ?? [] { APIRoutes.write(silence, to: &json) }
                 }
             }
         }
@@ -220,17 +213,67 @@ struct APIRoutes: Sendable {
         guard let matchers = body["matchers"] as? [String: String], !matchers.isEmpty else {
             return APIRoutes.error(#"matchers must be a non-empty object of label names to values, e.g. {"source": "acme"}"#, status: 400)
         }
+        if let problem = alerts.problem(matchers: matchers) { return APIRoutes.error(problem, status: 400) }
+        let now = Timestamp.nowMs()
+        var starts = now
+        if let startsText = body["starts_at"] {
+            guard let text = startsText as? String, let parsed = APIRoutes.time(text) else {
+                return APIRoutes.error("starts_at must be an RFC 3339 time", status: 400)
+            }
+            starts = max(now, parsed)
+        }
         guard let endsText = body["ends_at"] as? String, let ends = APIRoutes.time(endsText) else {
             return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400)
         }
-        let now = Timestamp.nowMs()
         guard ends > now else { return APIRoutes.error("ends_at is in the past", status: 400) }
+        guard ends > starts else { return APIRoutes.error("ends_at must be after starts_at", status: 400) }
+        guard body["comment"] == nil || body["comment"] is String else { return APIRoutes.error("comment must be a string", status: 400) }
         let comment = body["comment"] as? String ?? ""
         do {
-            let id = try alerts.addSilence(Silence(matchers: matchers, startsAtMs: now, endsAtMs: ends, comment: comment, createdBy: request.remoteAddress))
+            let id = try alerts.addSilence(Silence(matchers: matchers, startsAtMs: starts, endsAtMs: ends, comment: comment, createdBy: request.remoteAddress))
             return .json(JSONText.ordered([("id", .int(id)), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the silence: \(error)", status: 500)
+        }
+    }
+
+    /// `GET /api/v1/silences`: the silences in force or still to come.
+    func silences() -> HTTPResponse {
+        var json = JSONWriter()
+        json.object { json in
+            json.field("silences") { json in
+                json.array { json in
+                    for silence in context.alerts?.activeSilences() ?? [] { APIRoutes.write(silence, to: &json) }
+                }
+            }
+        }
+        return .json(json.bytes)
+    }
+
+    /// `DELETE /api/v1/silences/ID` (admin): ends the silence now.
+    func expireSilence(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        guard let alerts = context.alerts else { return APIRoutes.error("alerting is not running", status: 503) }
+        let text = request.pathParameters["id"] ?? ""
+        guard let id = Int64(text), id > 0 else { return APIRoutes.error("id must be a silence's number, not \"\(text)\"", status: 400) }
+        do {
+            guard try alerts.expireSilence(id) else { return APIRoutes.error("no silence \(id) is in force", status: 404) }
+            return .json(JSONText.ordered([("id", .int(id)), ("status", .string("expired"))]).rendered)
+        } catch {
+            return APIRoutes.error("cannot expire the silence: \(error)", status: 500)
+        }
+    }
+
+    static func write(_ silence: Silence, to json: inout JSONWriter) {
+        json.object { json in
+            json.field("id") { $0.int(silence.id) }
+            json.field("matchers") { json in
+                json.object { json in for (k, v) in silence.matchers.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
+            }
+            json.field("starts_at") { $0.string(Timestamp.rfc3339(silence.startsAtMs)) }
+            json.field("ends_at") { $0.string(Timestamp.rfc3339(silence.endsAtMs)) }
+            json.field("comment") { $0.string(silence.comment) }
+            json.field("created_by") { $0.string(silence.createdBy) }
         }
     }
 

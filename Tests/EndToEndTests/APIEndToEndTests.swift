@@ -46,6 +46,12 @@ struct APIEndToEndTests {
         #expect(last["reason"] as? String == "http_502")
         #expect(last["server_message"] as? String == "gateway sad")
         #expect((last["message"] as? String)?.hasPrefix("Error while probing bad") == true)
+        // Down since its first failure, with the upstream's own failure as the cause.
+        let incident = try #require(bad["incident"] as? [String: Any])
+        #expect(bad["down_since"] as? String == incident["down_since"] as? String)
+        #expect((incident["cause"] as? [String: Any])?["server_message"] as? String == "gateway sad")
+        #expect(incident["down_for_seconds"] is Int)
+        #expect((status["sources"] as? [[String: Any]])?.first { $0["name"] as? String == "good" }?["incident"] is NSNull)
 
         let detail = try object(await call("\(base)/api/v1/sources/bad"))
         #expect((detail["source"] as? [String: Any])?["name"] as? String == "bad")
@@ -84,10 +90,32 @@ struct APIEndToEndTests {
         #expect((alerts["silences"] as? [[String: Any]])?.first?["comment"] as? String == "known")
         #expect(await call("\(base)/api/v1/status", method: "DELETE").httpStatus == 405)
 
+        // A misspelled label name or an unknown source matches nothing: 400 naming it.
+        let misspelled = await call("\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{"sourc":"bad"},"ends_at":"2099-01-01T00:00:00Z"}"#)
+        #expect(misspelled.httpStatus == 400)
+        #expect((try object(misspelled)["message"] as? String)?.contains(#"no alert has a label "sourc""#) == true)
+        let unknown = await call("\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{"source":"nope"},"ends_at":"2099-01-01T00:00:00Z"}"#)
+        #expect((try object(unknown)["message"] as? String)?.contains(#"no source is named "nope""#) == true)
+
+        // Listed, expired with the CLI, gone; expiring it again is a 404.
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let silenceID = try #require(try object(silence)["id"] as? Int)
+        let listed = try runTool(binary, ["silence", "list", "--url", base])
+        #expect(listed.status == 0)
+        #expect(listed.output.contains("\(silenceID)  source=bad  until 2099-01-01T00:00:00.000Z  known"))
+        #expect(try runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base]).status == 1)  // no token
+        let expired = try runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base, "--token", "s3cret-admin"])
+        #expect(expired.status == 0)
+        #expect((try object(await call("\(base)/api/v1/silences"))["silences"] as? [[String: Any]])?.isEmpty == true)
+        #expect(await call("\(base)/api/v1/silences/\(silenceID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
+        let added = try runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceDown", "--duration", "30m"])
+        #expect(added.status == 1)  // no such rule in this config
+        #expect(added.output.contains("no rule is named"))
+
         let summary = try runTool(binary, ["status", "--url", base])
         #expect(summary.status == 1)  // degraded
         #expect(summary.output.contains("server_error/http_502"))
+        #expect(summary.output.contains("for "))
         #expect(summary.output.contains("Lookout at \(base): degraded"))
 
         let page2 = await call("\(base)/")
