@@ -94,7 +94,7 @@ package final class AlertService: Sendable {
             logger.error("alert changes dropped: too many waiting for the database", metadata: ["dropped": "\(dropped)"])
         }
         var storedChanges: [AlertChange] = []
-        let holds = self.holds(firing: evaluator.withLock { $0.firing }, nowMs: nowMs)
+        let holds = self.holds(firing: evaluator.withLock { $0.firing }, snapshot: snapshot, nowMs: nowMs)
         held.withLock { $0 = holds }
         while let batch = unstored.withLock({ $0.batches.first }) {
             var notifiedNow: [String: Set<String>] = [:]
@@ -149,19 +149,26 @@ package final class AlertService: Sendable {
         return storedChanges
     }
 
-    /// Why each firing alert is held back from notifications, by fingerprint: a silence, or a
-    /// critical alert of the same source (which carries the news; its warning and info alerts
-    /// would only repeat it).
-    func holds(firing: [Alert], nowMs: Int64) -> [String: AlertHold] {
+    /// Why each firing alert is held back from notifications, by fingerprint: a silence, a
+    /// source it depends on being down (that one pages), or a critical alert of the same source
+    /// (which carries the news; its warning and info alerts would only repeat it).
+    func holds(firing: [Alert], snapshot: RegistrySnapshot, nowMs: Int64) -> [String: AlertHold] {
         let active = silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
         var critical: [String: String] = [:]
         for alert in firing where alert.severity == "critical" {
             if let source = alert.source, critical[source] == nil { critical[source] = alert.rule }
         }
         var holds: [String: AlertHold] = [:]
+        var blocked: [String: [String]] = [:]
+        for index in snapshot.records.indices where !snapshot.records[index].source.dependsOn.isEmpty {
+            let parents = snapshot.blockedBy(index)
+            if !parents.isEmpty { blocked[snapshot.records[index].name] = parents }
+        }
         for alert in firing {
             if let silence = active.first(where: { $0.matches(alert, nowMs: nowMs) }) {
                 holds[alert.fingerprint] = AlertHold(silenced: true, reason: "silenced" + (silence.comment.isEmpty ? "" : ": \(silence.comment)"))
+            } else if let source = alert.source, let parents = blocked[source] {
+                holds[alert.fingerprint] = AlertHold(silenced: false, reason: "blocked by \(parents.joined(separator: ", ")), which \(parents.count == 1 ? "is" : "are") down")
             } else if alert.severity != "critical", let source = alert.source, let rule = critical[source] {
                 holds[alert.fingerprint] = AlertHold(silenced: false, reason: "held back by \(rule), which is critical")
             }

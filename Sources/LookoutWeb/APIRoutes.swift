@@ -37,10 +37,12 @@ struct APIRoutes: Sendable {
         return .json(JSONText.ordered([("error", .string(code)), ("message", .string(message))]).rendered, status: status)
     }
 
-    /// The snapshot of the source the path names, if it is configured.
+    /// The snapshot of the source the path names (first) and of the sources it depends on, if
+    /// it is configured.
     func snapshot(_ request: HTTPRequest) -> RegistrySnapshot? {
-        let snapshot = monitor.snapshot(names: [request.pathParameters["name"] ?? ""])
-        return snapshot.records.isEmpty ? nil : snapshot
+        let name = request.pathParameters["name"] ?? ""
+        let snapshot = monitor.snapshot(names: [name] + monitor.dependencies(of: name))
+        return snapshot.records.first?.name == name ? snapshot : nil
     }
 
     func sourceDetail(_ request: HTTPRequest) -> HTTPResponse {
@@ -51,7 +53,8 @@ struct APIRoutes: Sendable {
         var json = JSONWriter()
         json.object { json in
             json.field("source") { json in
-                StatusAPI.writeSource(entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], nowMs: now, to: &json)
+                StatusAPI.writeSource(
+                    entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], blockedBy: snapshot.blockedBy(0), nowMs: now, to: &json)
             }
             json.field("config") { json in
                 json.object { json in

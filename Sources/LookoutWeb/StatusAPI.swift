@@ -36,7 +36,9 @@ package struct StatusAPI: Sendable {
             json.field("sources") { json in
                 json.array { json in
                     for index in entries.indices {
-                        StatusAPI.writeSource(entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], nowMs: nowMs, to: &json)
+                        StatusAPI.writeSource(
+                            entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index),
+                            nowMs: nowMs, to: &json)
                     }
                 }
             }
@@ -45,7 +47,9 @@ package struct StatusAPI: Sendable {
     }
 
     /// One source's object in the status document.
-    static func writeSource(_ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, nowMs: Int64, to json: inout JSONWriter) {
+    static func writeSource(
+        _ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, blockedBy: [String], nowMs: Int64, to json: inout JSONWriter
+    ) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
             json.field("kind") { $0.string(entry.source.kind.rawValue) }
@@ -66,6 +70,7 @@ package struct StatusAPI: Sendable {
                     json.field("cause") { writeResult(incident.cause, to: &$0) }
                 }
             }
+            json.field("blocked_by") { json in json.array { json in for name in blockedBy { json.string(name) } } }
             json.field("breaker_refused_calls") { $0.int(Int64(clamping: entry.heldBackCalls)) }
             if let breaker {
                 json.field("breaker") { json in

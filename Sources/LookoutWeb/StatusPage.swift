@@ -35,7 +35,9 @@ package struct StatusPage: Sendable {
         html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Latency p50 / p95</th><th scope=\"col\">Breaker</th></tr></thead><tbody>\n"
         html.reserveCapacity(html.utf8.count + entries.count * 1200)
         for (index, entry) in entries.enumerated() {
-            html += row(entry, health: snapshot.summaries[index], minutes: snapshot.minuteErrorRates(index), breaker: snapshot.breakers[index], nowMs: nowMs)
+            html += row(
+                entry, health: snapshot.summaries[index], minutes: snapshot.minuteErrorRates(index), breaker: snapshot.breakers[index],
+                blockedBy: snapshot.blockedBy(index), nowMs: nowMs)
         }
         html += "</tbody></table>\n</main>\n"
         html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(LookoutVersion.string)</p>\n"
@@ -93,7 +95,7 @@ package struct StatusPage: Sendable {
         return html
     }
 
-    func row(_ entry: SourceRecord, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, nowMs: Int64) -> String {
+    func row(_ entry: SourceRecord, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, blockedBy: [String] = [], nowMs: Int64) -> String {
         let name = HTML.escape(entry.source.name)
         let state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
         var html = "<tr id=\"source-\(name)\" data-state=\"\(state.0)\"><th scope=\"row\"><span class=\"name\">\(name)</span>"
@@ -101,6 +103,10 @@ package struct StatusPage: Sendable {
         html += "<td><span class=\"state \(state.0)\">\(state.1)</span>"
         if let incident = entry.incident {
             html += "<br><small>for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: nowMs)), atMs: incident.downSinceMs))</small>"
+        }
+        if !blockedBy.isEmpty {
+            let links = blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
+            html += "<br><small class=\"hint\">Blocked by \(links), which \(blockedBy.count == 1 ? "is" : "are") down; its alerts wait</small>"
         }
         html += "</td><td>"
         if let last = entry.last {

@@ -13,11 +13,11 @@ import Testing
 struct NotificationHoldTests {
     let logger = Logger(label: "test")
 
-    func service(hooks: String) throws -> (Monitor, AlertService, LookoutDatabase) {
+    func service(hooks: String, otherDependsOnAcme: Bool = false) throws -> (Monitor, AlertService, LookoutDatabase) {
         let config = try ConfigLoader.parse("""
             sources:
               - {name: acme, url: "http://127.0.0.1:1/acme"}
-              - {name: other, url: "http://127.0.0.1:1/other"}
+              - {name: other, url: "http://127.0.0.1:1/other"\(otherDependsOnAcme ? ", depends_on: [acme]" : "")}
             alerts:
               rules:
                 - {name: SourceDown, severity: critical, expr: up == 0}
@@ -96,5 +96,31 @@ struct NotificationHoldTests {
         alerts.evaluate(nowMs: now + 30_000)
         alerts.evaluate(nowMs: now + 45_000)
         #expect(try outbox(database).map(\.alert) == ["SourceDown"])
+    }
+
+    @Test func aSourceWhoseParentIsDownWaits() throws {
+        let (monitor, alerts, database) = try service(hooks: """
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true}
+            """, otherDependsOnAcme: true)
+        let now: Int64 = 1_000_000
+        let refused = Failure(category: .transient, reason: "connection_refused")
+        for source in ["acme", "other"] {
+            monitor.registry.record(ProbeResult(source: source, timestampMs: now, ok: false, failure: refused))
+        }
+        alerts.evaluate(nowMs: now)
+        // acme pages; other's failure is acme's, so it waits, and the page says why.
+        let sent = try outbox(database)
+        #expect(sent.count == 1)
+        #expect(alerts.firing.filter { $0.rule == "SourceDown" }.count == 2)
+        #expect(alerts.heldBack.values.contains { $0.reason == "blocked by acme, which is down" })
+        let snapshot = monitor.snapshot(nowMs: now)
+        #expect(snapshot.blockedBy(1) == ["acme"])
+        #expect(snapshot.blockedBy(0) == [])
+
+        // acme comes back while other stays down: other's own alert is notified now.
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now + 10_000, ok: true))
+        alerts.evaluate(nowMs: now + 15_000)
+        let after = try outbox(database).filter { $0.status == "firing" && $0.alert == "SourceDown" }
+        #expect(after.count == 2)
     }
 }

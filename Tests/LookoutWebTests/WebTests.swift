@@ -102,6 +102,25 @@ struct PageTests {
         #expect(html.contains("Upstream server error"))
     }
 
+    @Test func theRowOfASourceWhoseParentIsDownSaysSo() throws {
+        var child = SourceConfig(name: "api", url: "http://127.0.0.1/api")
+        child.dependsOn = ["gateway"]
+        let sources = [SourceConfig(name: "gateway", url: "http://127.0.0.1/gw"), child]
+        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
+        monitor.registry.apply(sources)
+        let now = Timestamp.nowMs()
+        for source in ["gateway", "api"] {
+            monitor.registry.record(ProbeResult(
+                source: source, timestampMs: now - 240_000, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+        }
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        #expect(html.contains(##"Blocked by <a href="#source-gateway">gateway</a>, which is down"##))
+        #expect(html.contains(">4m</time>"))
+        let json = String(decoding: StatusAPI(context: LookoutContext(monitor: monitor)).statusBytes(nowMs: now), as: UTF8.self)
+        #expect(json.contains(#""blocked_by":["gateway"]"#))
+        #expect(json.contains(#""down_for":"4m""#))
+    }
+
     @Test func aSourceNamedLikeMarkupStaysText() {
         let hostile = SourceConfig(name: "<script>alert(1)</script>", url: "http://127.0.0.1/")
         let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, logger: Logger(label: "test"))

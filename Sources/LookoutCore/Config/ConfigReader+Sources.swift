@@ -9,7 +9,7 @@ extension ConfigReader {
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
         "rate_limit", "headers", "method", "expect", "max_bytes",
     ]
-    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "labels", "sha256"]
+    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256"]
     static let retryCategories: [String: ErrorCategory] = [
         "transient": .transient, "server_error": .serverError, "rate_limited": .rateLimited,
         "network_unreachable": .networkUnreachable, "timeout": .timeout,
@@ -29,6 +29,7 @@ extension ConfigReader {
         var sources: [SourceConfig] = []
         var seen: [String: Int] = [:]
         var fallbacks: [(index: Int, name: String, node: Node)] = []
+        var parents: [(index: Int, name: String, node: Node)] = []
         for (index, item) in list.enumerated() {
             let path = "sources[\(index)]"
             guard let map = mapping(item, path, known: ConfigReader.sourceKeys) else { continue }
@@ -66,6 +67,15 @@ extension ConfigReader {
                 source.fallback = text
                 fallbacks.append((index, text, fallback.value))
             }
+            if let entry = map["depends_on"] {
+                // One name, or a list of names.
+                let items: [Node] = if case .scalar = entry.value { [entry.value] } else { sequence(entry.value, "\(path).depends_on").map(Array.init) ?? [] }
+                for (position, node) in items.enumerated() {
+                    guard let name = string(node, "\(path).depends_on[\(position)]") else { continue }
+                    source.dependsOn.append(name)
+                    parents.append((index, name, node))
+                }
+            }
             if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") { source.labels = values }
             if let sha = map["sha256"], let text = string(sha.value, "\(path).sha256") {
                 if !(text.utf8.count == 64 && text.utf8.allSatisfy({ $0.isHexDigit })) {
@@ -89,7 +99,43 @@ extension ConfigReader {
                 problem(fallback.node, path, "a source cannot be its own fallback")
             }
         }
+        checkDependencies(parents, seen: seen, list: list)
         return sources
+    }
+
+    /// Every `depends_on` names another source, and no source depends on itself, even through
+    /// others: a cycle would hold back every alert of the sources in it.
+    private mutating func checkDependencies(_ parents: [(index: Int, name: String, node: Node)], seen: [String: Int], list: Node.Sequence) {
+        var edges: [Int: [Int]] = [:]
+        for parent in parents {
+            let path = "sources[\(parent.index)].depends_on"
+            guard let target = seen[parent.name] else {
+                problem(parent.node, path, "\"\(parent.name)\" is not the name of a source")
+                continue
+            }
+            if target == parent.index {
+                problem(parent.node, path, "a source cannot depend on itself")
+                continue
+            }
+            edges[parent.index, default: []].append(target)
+        }
+        // Depth-first search; a back edge closes a cycle, reported once at the source that closes it.
+        var state: [Int: Bool] = [:]  // false: on the current path; true: done
+        func visit(_ node: Int, _ path: [Int]) {
+            state[node] = false
+            for next in edges[node] ?? [] {
+                if state[next] == false {
+                    let cycle = (path + [node]).drop { $0 != next } + [next]
+                    let names = cycle.map { index in seen.first { $0.value == index }?.key ?? "sources[\(index)]" }
+                    let culprit = parents.first { $0.index == node && seen[$0.name] == next }
+                    problem(culprit?.node ?? list[node], "sources[\(node)].depends_on", "closes a cycle: \(names.joined(separator: " → "))")
+                } else if state[next] == nil {
+                    visit(next, path + [node])
+                }
+            }
+            state[node] = true
+        }
+        for node in edges.keys.sorted() where state[node] == nil { visit(node, []) }
     }
 
     private mutating func checkKindSpecific(_ source: SourceConfig, _ map: [String: (key: Node, value: Node)], _ path: String) {

@@ -74,6 +74,9 @@ package struct SourceConfig: Sendable, Equatable {
     package var expect = Expectations()
     /// Another source shown while this one is down.
     package var fallback: String?
+    /// Sources this one needs: while one of them is down, this one's alerts are held back
+    /// (its failure is theirs) and the page says "blocked by".
+    package var dependsOn: [String] = []
     package var labels: [String: String] = [:]
     /// Downloads: the expected SHA-256 in hex.
     package var sha256: String?

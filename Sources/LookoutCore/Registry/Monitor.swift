@@ -70,6 +70,19 @@ package final class Monitor: Sendable {
         return config.sources.filter { shard.owns($0.name) }
     }
 
+    /// The sources `name` depends on, directly or through others.
+    package func dependencies(of name: String) -> [String] {
+        let sources = Dictionary(config.sources.map { ($0.name, $0.dependsOn) }) { first, _ in first }
+        var found: [String] = []
+        var queue = sources[name] ?? []
+        while let next = queue.popLast() {
+            guard next != name, !found.contains(next) else { continue }
+            found.append(next)
+            queue += sources[next] ?? []
+        }
+        return found
+    }
+
     /// Breakers saved before a restart: an open one stays open until its next attempt time.
     package func restore(breakers: [String: PersistedBreaker]) {
         savedBreakers.withLock { $0 = breakers }

@@ -56,6 +56,21 @@ package struct RegistrySnapshot: Sendable {
         return summary.counts(windowMs: windowMs) ?? records[index].health.counts(windowMs: windowMs, nowMs: nowMs)
     }
 
+    /// The sources record `index` depends on (directly or through others) that are down now:
+    /// while any is, its own alerts are held back.
+    package func blockedBy(_ index: Int) -> [String] {
+        guard !records[index].source.dependsOn.isEmpty else { return [] }
+        var down: [String] = []
+        var seen: Set<String> = [records[index].name]
+        var queue = records[index].source.dependsOn
+        while let name = queue.popLast() {
+            guard seen.insert(name).inserted, let parent = self.index(of: name) else { continue }
+            if records[parent].incident != nil { down.append(name) }
+            queue += records[parent].source.dependsOn
+        }
+        return down.sorted()
+    }
+
     /// Operational, degraded, outage, offline or pending, as the status page's banner says.
     package var overall: String {
         if offline { return "offline" }
