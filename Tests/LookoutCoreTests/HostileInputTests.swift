@@ -156,6 +156,19 @@ struct HostileInputTests {
         ])
     }
 
+    @Test func aCanaryOnTheSourcesHostIsAWarning() throws {
+        let config = try ConfigLoader.parse("""
+            connectivity:
+              canaries: ["http://api.example.org/health", "https://www.example.net/"]
+            sources:
+              - {name: a, url: "https://API.example.org/v1"}
+              - {name: b, url: "https://other.example.com/"}
+            """, file: "t.yml", environment: [:])
+        #expect(config.warnings.map(\.description) == [
+            "t.yml:2:14: connectivity.canaries[0]: http://api.example.org/health is on the same host as a: if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path",
+        ])
+    }
+
     // Found by fuzzing: FoundationXML traps on an element name that is not UTF-8.
     @Test func feedsInAnyEncodingNeverReachTheParserAsInvalidUTF8() {
         let invalid: [UInt8] = Array("<rss><chan".utf8) + [0xFF, 0xFF] + Array("><item/></chan".utf8) + [0xFF, 0xFF] + Array("></rss>".utf8)

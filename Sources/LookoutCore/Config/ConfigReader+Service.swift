@@ -45,6 +45,17 @@ extension ConfigReader {
             let canaries = connectivity["canaries"]?.value, let list = sequence(canaries, "connectivity.canaries")
         {
             config.canaries = list.enumerated().compactMap { url($0.element, "connectivity.canaries[\($0.offset)]") }
+            // A canary on the same host as sources would excuse them: when that host is down,
+            // Lookout calls itself offline and holds back the very alerts that matter.
+            for (index, canary) in config.canaries.enumerated() {
+                let host = SourceConfig.hostName(of: canary)
+                let sharing = config.sources.filter { SourceConfig.hostName(of: $0.url) == host }.map(\.name)
+                guard !sharing.isEmpty else { continue }
+                let names = sharing.prefix(3).joined(separator: ", ") + (sharing.count > 3 ? " and \(sharing.count - 3) more" : "")
+                warning(
+                    index < list.count ? list[index] : canaries, "connectivity.canaries[\(index)]",
+                    "\(canary) is on the same host as \(names): if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path")
+            }
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
         if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval"]) {

@@ -96,6 +96,11 @@ package struct SourceConfig: Sendable, Equatable {
         guard let components = URLComponents(string: url), let host = components.host else { return url }
         return components.port.map { "\(host):\($0)" } ?? host
     }
+
+    /// The host name of `url` (no port), lowercased; the URL itself when it has none.
+    package static func hostName(of url: String) -> String {
+        (URLComponents(string: url)?.host ?? url).lowercased()
+    }
 }
 
 /// Which slice of the sources this instance probes (`--shard I/N`).
