@@ -29,6 +29,8 @@ package final class AlertService: Sendable {
     private let unstored = Mutex(UnstoredChanges())
     /// Firing alerts held back from notifications at the last evaluation, with the reason.
     private let held = Mutex<[String: AlertHold]>([:])
+    /// Webhook notification groups: what each hook was last told, per group.
+    private let groups = Mutex(NotificationGroups())
     /// At most this many changes wait in memory for the database; past it the oldest are dropped
     /// (counted in `lookout_alert_changes_dropped_total` and logged).
     package static let maxUnstoredChanges = 10_000
@@ -54,6 +56,7 @@ package final class AlertService: Sendable {
                 for hook in monitor.config.hooks { sent[AlertService.key(alert, hook.name)] = nowMs }
             }
         }
+        groups.withLock { $0.restore(firing: firing, hooks: monitor.config.hooks, nowMs: nowMs) }
         let active = try store.activeSilences(nowMs: nowMs)
         silences.withLock { $0 = active }
     }
@@ -96,8 +99,13 @@ package final class AlertService: Sendable {
         var storedChanges: [AlertChange] = []
         let holds = self.holds(firing: evaluator.withLock { $0.firing }, snapshot: snapshot, nowMs: nowMs)
         held.withLock { $0 = holds }
+        var lateFiring: [Alert] = []
+        var lateResolved: [String] = []
         while let batch = unstored.withLock({ $0.batches.first }) {
             var notifiedNow: [String: Set<String>] = [:]
+            // Changes that waited for the database each reach every hook, in order; live ones
+            // reach webhooks as grouped notifications (see enqueueGroups).
+            let late = batch.atMs != nowMs
             do {
                 let written = try store.apply(batch.changes, nowMs: batch.atMs) { change, notified in
                     // Sent now: an Alertmanager payload's endsAt counts from now, not from when the
@@ -105,12 +113,15 @@ package final class AlertService: Sendable {
                     switch change {
                     case .firing(let alert):
                         guard holds[alert.fingerprint] == nil else { return [] }
-                        let entries = router.notifications(change, nowMs: nowMs)
+                        let entries = router.notifications(change, nowMs: nowMs, webhooks: late)
                         notifiedNow[alert.fingerprint] = Set(entries.map(\.hook))
+                        if late { lateFiring.append(alert) }
                         return entries
-                    case .resolved:
+                    case .resolved(let alert):
                         // Whoever heard it fire hears it resolve, held back or not.
-                        return router.notifications(change, nowMs: nowMs, notified: notified)
+                        let entries = router.notifications(change, nowMs: nowMs, notified: notified, webhooks: late)
+                        if late { lateResolved.append(alert.fingerprint) }
+                        return entries
                     }
                 }
                 let waiting = unstored.withLock { unstored -> Int in
@@ -144,6 +155,16 @@ package final class AlertService: Sendable {
         }
         if unstored.withLock({ $0.batches.isEmpty }) { unstored.withLock { $0.failing = false } }
         var wrote = !storedChanges.isEmpty
+        let resolvedNow = Dictionary(storedChanges.compactMap { change -> (String, Alert)? in
+            if case .resolved(let alert) = change { return (alert.fingerprint, alert) } else { return nil }
+        }) { _, last in last }
+        // Alerts announced one by one after a full disk and still firing: their groups know.
+        let stillFiring = Set(firing.map(\.fingerprint))
+        let announced = lateFiring.filter { stillFiring.contains($0.fingerprint) }
+        if !announced.isEmpty { groups.withLock { $0.restore(firing: announced, hooks: router.hooks, nowMs: nowMs) } }
+        // Resolutions announced one by one: their groups need not announce them again.
+        if !lateResolved.isEmpty { groups.withLock { $0.forget(Set(lateResolved)) } }
+        if enqueueGroups(nowMs: nowMs, router: router, holds: holds, resolved: resolvedNow) { wrote = true }
         if enqueueRepeats(nowMs: nowMs, router: router, holds: holds) { wrote = true }
         if wrote { for listener in stored.withLock({ $0 }) { listener() } }
         return storedChanges
@@ -196,9 +217,28 @@ package final class AlertService: Sendable {
         }
     }
 
-    /// Firing alerts are sent again: to Alertmanager before their `endsAt` lapses, to webhooks
-    /// every `repeat_interval`; one a hook never heard of (held back until now, or a hook added
-    /// by a reload) is sent now.
+    /// Webhook notifications, one per group (see `NotificationGroups`); the groups move on only
+    /// once their notifications are queued, so a refused write is planned again next time.
+    private func enqueueGroups(nowMs: Int64, router: HookRouter, holds: [String: AlertHold], resolved: [String: Alert]) -> Bool {
+        let (sends, next) = groups.withLock { $0.plan(hooks: router.hooks, firing: firing, held: Set(holds.keys), resolved: resolved, nowMs: nowMs) }
+        var rows: [(OutboxEntry, Int64)] = []
+        for send in sends {
+            guard let id = send.alerts.compactMap(\.id).first else { continue }
+            let payload = Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: send.hook, externalURL: router.externalURL)
+            rows.append((OutboxEntry(hook: send.hook, payload: payload), id))
+        }
+        do {
+            if !rows.isEmpty { try store.enqueue(rows, nowMs: nowMs) }
+            groups.withLock { $0 = next }
+        } catch {
+            logger.error("cannot queue notifications; they are planned again at the next evaluation", metadata: ["error": "\(error)"])
+            return false
+        }
+        return !rows.isEmpty
+    }
+
+    /// Firing alerts are sent to Alertmanager hooks again before their `endsAt` lapses; one a
+    /// hook never heard of (held back until now, or a hook added by a reload) is sent now.
     private func enqueueRepeats(nowMs: Int64, router: HookRouter, holds: [String: AlertHold]) -> Bool {
         var wrote = false
         for alert in firing where holds[alert.fingerprint] == nil {
@@ -206,7 +246,7 @@ package final class AlertService: Sendable {
             var entries: [OutboxEntry] = []
             var due: [String] = []
             lastSent.withLock { sent in
-                for hook in router.hooks where HookRouter.accepts(hook, alert) {
+                for hook in router.hooks where hook.type == .alertmanager && HookRouter.accepts(hook, alert) {
                     let key = AlertService.key(alert, hook.name)
                     let every = hook.type == .alertmanager ? AlertService.alertmanagerRefresh : hook.repeatInterval.totalMilliseconds
                     if let last = sent[key], nowMs - last < every { continue }

@@ -25,9 +25,12 @@ package struct HookRouter: Sendable {
     }
 
     /// The outbox rows for a change: a firing one for each hook that takes it; a resolved one
-    /// only for the hooks that were told it fired (`notified`) and `send_resolved`.
-    package func notifications(_ change: AlertChange, nowMs: Int64, notified: Set<String> = []) -> [OutboxEntry] {
+    /// only for the hooks that were told it fired (`notified`) and `send_resolved`. Webhooks get
+    /// grouped notifications (see `NotificationGroups`) and are left out unless `webhooks` — for
+    /// changes stored late (after a full disk), which each still reach them, in order.
+    package func notifications(_ change: AlertChange, nowMs: Int64, notified: Set<String> = [], webhooks: Bool = false) -> [OutboxEntry] {
         hooks.compactMap { hook in
+            guard hook.type == .alertmanager || webhooks else { return nil }
             switch change {
             case .firing: guard HookRouter.accepts(hook, change.alert) else { return nil }
             case .resolved: guard hook.sendResolved, notified.contains(hook.name) else { return nil }
@@ -38,7 +41,11 @@ package struct HookRouter: Sendable {
 
     package func payload(for hook: HookConfig, _ change: AlertChange, nowMs: Int64) -> String {
         switch hook.type {
-        case .webhook: return Payloads.webhook(change, receiver: hook.name, externalURL: externalURL)
+        case .webhook:
+            let alert = change.alert
+            return Payloads.webhook(
+                status: alert.firing ? "firing" : "resolved", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert),
+                receiver: hook.name, externalURL: externalURL)
         case .alertmanager: return Payloads.alertmanager([change], externalURL: externalURL, nowMs: nowMs)
         }
     }

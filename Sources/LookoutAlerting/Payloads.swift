@@ -7,19 +7,22 @@ package enum Payloads {
     /// How long a firing alert pushed to Alertmanager stays valid without being sent again.
     package static let alertmanagerValidity: Int64 = 5 * 60_000
 
-    package static func webhook(_ change: AlertChange, receiver: String, externalURL: String) -> String {
-        let alert = change.alert
-        let status = alert.firing ? "firing" : "resolved"
-        let groupLabels: [String: String] = ["alertname": alert.rule]
-        let entry: JSONText = .ordered([
-            ("status", .string(status)),
-            ("labels", object(alert.labels)),
-            ("annotations", object(annotations(alert, externalURL: externalURL))),
-            ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
-            ("endsAt", .string(alert.resolvedAtMs.map(Timestamp.rfc3339) ?? "0001-01-01T00:00:00Z")),
-            ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
-            ("fingerprint", .string(alert.fingerprint)),
-        ])
+    /// Alertmanager's webhook payload for one group: its alerts, the labels they all share, and
+    /// the group's own labels.
+    package static func webhook(
+        status: String, alerts: [Alert], groupLabels: [String: String], receiver: String, externalURL: String
+    ) -> String {
+        let entries: [JSONText] = alerts.map { alert in
+            .ordered([
+                ("status", .string(alert.firing ? "firing" : "resolved")),
+                ("labels", object(alert.labels)),
+                ("annotations", object(annotations(alert, externalURL: externalURL))),
+                ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
+                ("endsAt", .string(alert.resolvedAtMs.map(Timestamp.rfc3339) ?? "0001-01-01T00:00:00Z")),
+                ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
+                ("fingerprint", .string(alert.fingerprint)),
+            ])
+        }
         let groupKey = "{}:{" + groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\"\($0.value)\"" }.joined(separator: ",") + "}"
         return JSONText.ordered([
             ("version", .string("4")),
@@ -28,11 +31,18 @@ package enum Payloads {
             ("status", .string(status)),
             ("receiver", .string(receiver)),
             ("groupLabels", object(groupLabels)),
-            ("commonLabels", object(alert.labels)),
-            ("commonAnnotations", object(annotations(alert, externalURL: externalURL))),
+            ("commonLabels", object(common(alerts.map(\.labels)))),
+            ("commonAnnotations", object(common(alerts.map { annotations($0, externalURL: externalURL) }))),
             ("externalURL", .string(externalURL)),
-            ("alerts", .array([entry])),
+            ("alerts", .array(entries)),
         ]).rendered
+    }
+
+    /// The pairs every dictionary has.
+    static func common(_ dictionaries: [[String: String]]) -> [String: String] {
+        guard var shared = dictionaries.first else { return [:] }
+        for dictionary in dictionaries.dropFirst() { shared = shared.filter { dictionary[$0.key] == $0.value } }
+        return shared
     }
 
     /// Postable alerts: firing ones carry an `endsAt` a few minutes ahead and are sent again

@@ -96,6 +96,13 @@ package struct AlertStore: Sendable {
         }
     }
 
+    /// Adds notifications, each for its alert row, in one transaction.
+    package func enqueue(_ rows: [(entry: OutboxEntry, alertID: Int64)], nowMs: Int64) throws {
+        try database.writer.write { db in
+            for row in rows { try AlertStore.enqueue(row.entry, alertID: row.alertID, nowMs: nowMs, db) }
+        }
+    }
+
     static func enqueue(_ entry: OutboxEntry, alertID: Int64, nowMs: Int64, _ db: Database) throws {
         try db.execute(
             sql: "INSERT INTO alert_outbox (hook, alert_id, payload, created_at_ms, attempts, next_attempt_at_ms) VALUES (?, ?, ?, ?, 0, ?)",

@@ -51,7 +51,7 @@ struct AlertHooksEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, base) = try await startSimulator()
         let config = try writeConfig(directory, upstream: base, hooks: """
-                - {name: chat, type: webhook, url: "\(base)/webhook", severities: [critical], send_resolved: true, hmac_secret_file: hook.key}
+                - {name: chat, type: webhook, url: "\(base)/webhook", severities: [critical], send_resolved: true, hmac_secret_file: hook.key, group_wait: 0s}
                 - {name: quiet, type: webhook, url: "\(base)/webhook", severities: [info]}
             """, failures: 8)
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
@@ -67,8 +67,9 @@ struct AlertHooksEndToEndTests {
             #expect(payload["status"] as? String == status)
             #expect(payload["receiver"] as? String == "chat")
             #expect(payload["externalURL"] as? String == "http://lookout.test:9464")
-            #expect(payload["groupKey"] as? String == #"{}:{alertname="SourceDown"}"#)
-            #expect((payload["groupLabels"] as? [String: String]) == ["alertname": "SourceDown"])
+            // Grouped by source (the default group_by): one broken source, one notification.
+            #expect(payload["groupKey"] as? String == #"{}:{source="flappy"}"#)
+            #expect((payload["groupLabels"] as? [String: String]) == ["source": "flappy"])
             let common = try #require(payload["commonLabels"] as? [String: String])
             #expect(common == ["alertname": "SourceDown", "severity": "critical", "source": "flappy", "team": "ops"])
             #expect((payload["commonAnnotations"] as? [String: String])?["summary"] == "flappy is down")
@@ -107,7 +108,7 @@ struct AlertHooksEndToEndTests {
         let receiverPort = closedPort()
         let receiverBase = "http://127.0.0.1:\(receiverPort)"
         let config = try writeConfig(directory, upstream: upstreamBase, hooks: """
-                - {name: chat, type: webhook, url: "\(receiverBase)/webhook"}
+                - {name: chat, type: webhook, url: "\(receiverBase)/webhook", group_wait: 0s}
             """, failures: 8)
 
         // The receiver is down while the alert fires and resolves: both wait in the outbox.

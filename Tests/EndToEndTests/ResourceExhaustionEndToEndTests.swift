@@ -45,7 +45,7 @@ struct ResourceExhaustionEndToEndTests {
               rules:
                 - {name: SourceDown, severity: critical, expr: up == 0}
               hooks:
-                - {name: chat, type: webhook, url: "\(receiverBase)/webhook"}
+                - {name: chat, type: webhook, url: "\(receiverBase)/webhook", group_wait: 0s}
             """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("the first round") { await get("\(base)/-/ready").httpStatus == 200 ? true : nil }

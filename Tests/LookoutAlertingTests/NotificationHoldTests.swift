@@ -46,8 +46,8 @@ struct NotificationHoldTests {
 
     @Test func aBrokenSourcePagesOnceAndResolvesOnce() throws {
         let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true}
-                - {name: feed, type: webhook, url: "http://127.0.0.1:1/feed", severities: [info], send_resolved: true}
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true, group_wait: 0s}
+                - {name: feed, type: webhook, url: "http://127.0.0.1:1/feed", severities: [info], send_resolved: true, group_wait: 0s}
             """)
         let now: Int64 = 1_000_000
         let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy")
@@ -58,8 +58,8 @@ struct NotificationHoldTests {
         // oncall (no severities: critical and warning) hears of the critical alone; the info
         // hook hears of the info alert of the source that is fine, not of the held-back one.
         let sent = try outbox(database)
-        #expect(sent.map(\.hook) == ["oncall", "feed"])
-        #expect(sent.map(\.alert) == ["SourceDown", "OtherNote"])
+        #expect(Set(sent.map { "\($0.hook) \($0.alert)" }) == ["oncall SourceDown", "feed OtherNote"])
+        #expect(sent.count == 2)
         let holds = alerts.heldBack
         #expect(holds.values.map(\.reason).sorted() == [
             "held back by SourceDown, which is critical", "held back by SourceDown, which is critical",
@@ -83,7 +83,7 @@ struct NotificationHoldTests {
 
     @Test func aHeldAlertIsNotifiedOnceItsHoldEnds() throws {
         let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook"}
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
             """)
         let now: Int64 = 1_000_000
         try alerts.addSilence(Silence(matchers: ["alertname": "SourceDown"], startsAtMs: 0, endsAtMs: now + 20_000, comment: "deploy"))
@@ -100,7 +100,7 @@ struct NotificationHoldTests {
 
     @Test func aSourceWhoseParentIsDownWaits() throws {
         let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true}
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true, group_wait: 0s}
             """, otherDependsOnAcme: true)
         let now: Int64 = 1_000_000
         let refused = Failure(category: .transient, reason: "connection_refused")

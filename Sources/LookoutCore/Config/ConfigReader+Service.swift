@@ -144,7 +144,10 @@ extension ConfigReader {
         guard let list = sequence(node, "alerts.hooks") else { return [] }
         var hooks: [HookConfig] = []
         var names = Set<String>()
-        let known = ["name", "type", "url", "severities", "matchers", "send_resolved", "repeat_interval", "hmac_secret_file", "hmac_secret"]
+        let known = [
+            "name", "type", "url", "severities", "matchers", "send_resolved", "group_by", "group_wait", "group_interval", "repeat_interval",
+            "hmac_secret_file", "hmac_secret",
+        ]
         for (index, item) in list.enumerated() {
             let path = "alerts.hooks[\(index)]"
             guard let fields = mapping(item, path, known: known) else { continue }
@@ -166,6 +169,9 @@ extension ConfigReader {
             let matchers = fields["matchers"].flatMap { stringMap($0.value, "\(path).matchers") } ?? [:]
             let sendResolved = fields["send_resolved"].flatMap { bool($0.value, "\(path).send_resolved") } ?? true
             let repeatInterval = fields["repeat_interval"].flatMap { duration($0.value, "\(path).repeat_interval") } ?? .seconds(4 * 3600)
+            let groupBy = fields["group_by"].flatMap { strings($0.value, "\(path).group_by") } ?? ["source"]
+            let groupWait = fields["group_wait"].flatMap { duration($0.value, "\(path).group_wait", zeroAllowed: true) } ?? .seconds(30)
+            let groupInterval = fields["group_interval"].flatMap { duration($0.value, "\(path).group_interval") } ?? .seconds(300)
             var hmac: String?
             if fields["hmac_secret_file"] != nil || fields["hmac_secret"] != nil {
                 hmac = secret(
@@ -175,7 +181,7 @@ extension ConfigReader {
             if problems.count == before, let name, let hookURL {
                 hooks.append(HookConfig(
                     name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
-                    repeatInterval: repeatInterval, hmacSecret: hmac))
+                    groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac))
             }
         }
         return hooks

@@ -114,11 +114,12 @@ struct ConfigReader {
         return values
     }
 
-    mutating func duration(_ node: Node, _ path: String) -> Duration? {
+    /// A positive duration, or (with `zeroAllowed`) zero, as for "send at once".
+    mutating func duration(_ node: Node, _ path: String, zeroAllowed: Bool = false) -> Duration? {
         guard let text = string(node, path) else { return nil }
         do throws(ConfigValues.Problem) {
             let duration = try ConfigValues.parseDuration(text)
-            guard duration > .zero else { throw .notPositive }
+            guard duration > .zero || (zeroAllowed && duration == .zero) else { throw .notPositive }
             return duration
         } catch {
             problem(node, path, ConfigReader.explain(error, text, kind: "a duration", examples: "500ms, 30s, 5m, 1h"))

@@ -152,6 +152,14 @@ package struct HookConfig: Sendable, Equatable {
     /// Label matchers: every one must equal the alert's label.
     package var matchers: [String: String]
     package var sendResolved: Bool
+    /// Webhooks: alerts with the same values of these labels go out as one notification
+    /// (default: `[source]`, one notification per broken source); `[]` puts every alert in one.
+    package var groupBy: [String] = ["source"]
+    /// How long a new group waits for more alerts before its first notification.
+    package var groupWait: Duration = .seconds(30)
+    /// How long a notified group waits before telling of alerts that joined or left it.
+    package var groupInterval: Duration = .seconds(300)
+    /// How often a group that has not changed is sent again.
     package var repeatInterval: Duration
     package var hmacSecret: String?
 }

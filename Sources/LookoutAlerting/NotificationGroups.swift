@@ -1,0 +1,112 @@
+import LookoutCore
+
+/// Webhook notifications grouped the way Alertmanager's routes group them. Per hook, the firing
+/// alerts with the same values of its `group_by` labels (default: `source`) are one group and go
+/// out as one notification: after `group_wait` for a new group, after `group_interval` when alerts
+/// joined or left it, every `repeat_interval` while it stays the same, and once resolved when its
+/// last alert resolves. So one broken source is one notification however many rules it trips.
+///
+/// A value: `plan` returns what to send and the state to keep once it is queued, so a notification
+/// the database refused is planned again at the next evaluation.
+struct NotificationGroups: Sendable {
+    struct Group: Sendable, Equatable {
+        var hook: String
+        var labels: [String: String]
+        var createdAtMs: Int64
+        var notifiedAtMs: Int64?
+        /// The alerts the last notification named, by fingerprint.
+        var notified: [String: Alert] = [:]
+    }
+
+    /// One notification to queue.
+    struct Send: Sendable, Equatable {
+        var hook: String
+        var status: String
+        var alerts: [Alert]
+        var groupLabels: [String: String]
+    }
+
+    private(set) var groups: [String: Group] = [:]
+
+    /// The values of `groupBy` in `alert`'s labels ("" when it has none, as for service-wide alerts).
+    static func labels(_ groupBy: [String], _ alert: Alert) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: groupBy.map { ($0, alert.labels[$0] ?? "") })
+    }
+
+    static func key(_ hook: String, _ labels: [String: String]) -> String {
+        hook + "\u{1F}" + labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{1F}")
+    }
+
+    /// Alerts that fired before a restart were announced then: their groups count as notified now.
+    mutating func restore(firing: [Alert], hooks: [HookConfig], nowMs: Int64) {
+        for hook in hooks where hook.type == .webhook {
+            for alert in firing where HookRouter.accepts(hook, alert) {
+                let labels = NotificationGroups.labels(hook.groupBy, alert)
+                let key = NotificationGroups.key(hook.name, labels)
+                groups[key, default: Group(hook: hook.name, labels: labels, createdAtMs: nowMs, notifiedAtMs: nowMs)].notified[alert.fingerprint] = alert
+            }
+        }
+    }
+
+    /// Alerts whose resolution was announced on its own (stored late, after a full disk): no
+    /// group announces them again; a group left with nothing to tell of ends.
+    mutating func forget(_ fingerprints: Set<String>) {
+        for (key, group) in groups where group.notified.keys.contains(where: fingerprints.contains) {
+            let remaining = group.notified.filter { !fingerprints.contains($0.key) }
+            if remaining.isEmpty { groups.removeValue(forKey: key) } else { groups[key]?.notified = remaining }
+        }
+    }
+
+    /// What to send at `nowMs` for the firing alerts (stored ones only: a notification needs an
+    /// alert row), leaving out those `held` back; `resolved` holds this evaluation's resolved
+    /// alerts, by fingerprint. Returns the notifications and the state once they are queued.
+    func plan(
+        hooks: [HookConfig], firing: [Alert], held: Set<String>, resolved: [String: Alert], nowMs: Int64
+    ) -> (sends: [Send], next: NotificationGroups) {
+        var current: [String: (hook: HookConfig, labels: [String: String], alerts: [Alert])] = [:]
+        for hook in hooks where hook.type == .webhook {
+            for alert in firing where alert.id != nil && !held.contains(alert.fingerprint) && HookRouter.accepts(hook, alert) {
+                let labels = NotificationGroups.labels(hook.groupBy, alert)
+                let key = NotificationGroups.key(hook.name, labels)
+                current[key, default: (hook, labels, [])].alerts.append(alert)
+            }
+        }
+        let stillFiring = Set(firing.map(\.fingerprint))
+        var next = self
+        var sends: [Send] = []
+        // Groups with nothing left to tell of: resolved once, if they were told of at all and
+        // every alert they named has resolved (a group whose alerts are only held back — a
+        // silence, a parent down — ends quietly).
+        for (key, group) in groups where current[key] == nil {
+            next.groups.removeValue(forKey: key)
+            guard group.notifiedAtMs != nil, !group.notified.keys.contains(where: stillFiring.contains),
+                let hook = hooks.first(where: { $0.name == group.hook }), hook.sendResolved
+            else { continue }
+            let alerts = group.notified.values.sorted { $0.startedAtMs < $1.startedAtMs }.map { alert in
+                var done = resolved[alert.fingerprint] ?? alert
+                if done.resolvedAtMs == nil { done.resolvedAtMs = nowMs }
+                return done
+            }
+            sends.append(Send(hook: group.hook, status: "resolved", alerts: alerts, groupLabels: group.labels))
+        }
+        for (key, entry) in current.sorted(by: { $0.key < $1.key }) {
+            let alerts = entry.alerts.sorted { $0.startedAtMs < $1.startedAtMs }
+            var group = next.groups[key] ?? Group(hook: entry.hook.name, labels: entry.labels, createdAtMs: nowMs)
+            let due: Bool
+            if let notifiedAt = group.notifiedAtMs {
+                let changed = Set(alerts.map(\.fingerprint)) != Set(group.notified.keys)
+                let wait = changed ? entry.hook.groupInterval : entry.hook.repeatInterval
+                due = nowMs - notifiedAt >= wait.totalMilliseconds
+            } else {
+                due = nowMs - group.createdAtMs >= entry.hook.groupWait.totalMilliseconds
+            }
+            if due {
+                sends.append(Send(hook: entry.hook.name, status: "firing", alerts: alerts, groupLabels: entry.labels))
+                group.notifiedAtMs = nowMs
+                group.notified = Dictionary(alerts.map { ($0.fingerprint, $0) }) { first, _ in first }
+            }
+            next.groups[key] = group
+        }
+        return (sends, next)
+    }
+}

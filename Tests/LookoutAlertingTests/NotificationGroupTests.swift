@@ -1,0 +1,83 @@
+@testable import LookoutAlerting
+import LookoutCore
+import Testing
+
+/// Webhook notifications grouped like Alertmanager's routes, driven by a manual clock.
+@Suite("notification groups")
+struct NotificationGroupTests {
+    let hooks = try! ConfigLoader.parse("""
+        sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+        alerts:
+          hooks:
+            - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 30s, group_interval: 5m, repeat_interval: 4h}
+        """, file: "t.yml").hooks
+
+    func alert(_ rule: String, source: String = "acme", at ms: Int64, id: Int64) -> Alert {
+        Alert(
+            fingerprint: "\(rule)/\(source)", rule: rule, source: source, severity: "critical",
+            labels: ["alertname": rule, "severity": "critical", "source": source], annotations: [:], startedAtMs: ms, resolvedAtMs: nil, id: id)
+    }
+
+    @Test func rulesFiringTogetherAreOneNotificationAndALaterOneUpdatesIt() {
+        var groups = NotificationGroups()
+        var firing = [alert("SourceErrorRateCritical", at: 0, id: 1)]
+        func step(_ now: Int64, resolved: [String: Alert] = [:]) -> [NotificationGroups.Send] {
+            let (sends, next) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: resolved, nowMs: now)
+            groups = next
+            return sends
+        }
+        #expect(step(0).isEmpty)  // group_wait: more may come
+        firing.append(alert("SLOBurnRateFast", at: 15_000, id: 2))
+        #expect(step(15_000).isEmpty)
+        let first = step(30_000)
+        #expect(first.count == 1)
+        #expect(first.first?.alerts.map(\.rule) == ["SourceErrorRateCritical", "SLOBurnRateFast"])
+        #expect(first.first?.groupLabels == ["source": "acme"])
+        // Another source is its own group.
+        firing.append(alert("SourceErrorRateCritical", source: "other", at: 45_000, id: 3))
+        #expect(step(45_000).isEmpty)
+        #expect(step(75_000).map(\.groupLabels) == [["source": "other"]])
+        // A rule joining acme's incident updates it, once group_interval has passed.
+        firing.append(alert("CircuitFlapping", at: 60_000, id: 4))
+        #expect(step(90_000).isEmpty)
+        let update = step(330_000)
+        #expect(update.map(\.alerts.count) == [3])
+        // Unchanged: repeated only after repeat_interval.
+        #expect(step(600_000).isEmpty)
+        #expect(step(330_000 + 4 * 3_600_000).count == 2)
+        // Resolved once, when its last alert resolves.
+        let resolvedOne = firing.removeFirst()
+        #expect(step(15_000_000, resolved: [resolvedOne.fingerprint: resolvedOne]).filter { $0.status == "resolved" }.isEmpty)
+        firing.removeAll { $0.source == "acme" }
+        let done = step(15_015_000)
+        #expect(done.map(\.status) == ["resolved"])
+        #expect(done.first?.alerts.allSatisfy { $0.resolvedAtMs != nil } == true)
+        #expect(step(15_030_000).filter { $0.status == "resolved" }.isEmpty)
+    }
+
+    @Test func aGroupOnlyHeldBackEndsQuietlyAndComesBackWhenTheHoldEnds() {
+        var groups = NotificationGroups()
+        let firing = [alert("SourceDown", at: 0, id: 1)]
+        var (sends, next) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: [:], nowMs: 0)
+        groups = next
+        (sends, next) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: [:], nowMs: 30_000)
+        groups = next
+        #expect(sends.count == 1)
+        (sends, next) = groups.plan(hooks: hooks, firing: firing, held: ["SourceDown/acme"], resolved: [:], nowMs: 45_000)
+        groups = next
+        #expect(sends.isEmpty)  // silenced: no "resolved" for an alert still firing
+        (sends, next) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: [:], nowMs: 60_000)
+        groups = next
+        #expect(sends.isEmpty)  // a new group waits group_wait again
+        (sends, _) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: [:], nowMs: 90_000)
+        #expect(sends.map(\.status) == ["firing"])
+    }
+
+    @Test func unstoredAlertsWaitForTheirRow() {
+        var unstored = alert("SourceDown", at: 0, id: 1)
+        unstored.id = nil
+        let (sends, next) = NotificationGroups().plan(hooks: hooks, firing: [unstored], held: [], resolved: [:], nowMs: 60_000)
+        #expect(sends.isEmpty)
+        #expect(next.groups.isEmpty)
+    }
+}
