@@ -224,7 +224,7 @@ package final class AlertService: Sendable {
         var rows: [(OutboxEntry, Int64)] = []
         for send in sends {
             guard let id = send.alerts.compactMap(\.id).first else { continue }
-            let payload = Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: send.hook, externalURL: router.externalURL)
+            let payload = Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: send.hook, externalURL: router.externalURL, nowMs: nowMs)
             rows.append((OutboxEntry(hook: send.hook, payload: payload), id))
         }
         do {

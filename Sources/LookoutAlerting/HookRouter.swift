@@ -45,7 +45,7 @@ package struct HookRouter: Sendable {
             let alert = change.alert
             return Payloads.webhook(
                 status: alert.firing ? "firing" : "resolved", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert),
-                receiver: hook.name, externalURL: externalURL)
+                receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
         case .alertmanager: return Payloads.alertmanager([change], externalURL: externalURL, nowMs: nowMs)
         }
     }

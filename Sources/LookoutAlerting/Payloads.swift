@@ -10,13 +10,13 @@ package enum Payloads {
     /// Alertmanager's webhook payload for one group: its alerts, the labels they all share, and
     /// the group's own labels.
     package static func webhook(
-        status: String, alerts: [Alert], groupLabels: [String: String], receiver: String, externalURL: String
+        status: String, alerts: [Alert], groupLabels: [String: String], receiver: String, externalURL: String, nowMs: Int64
     ) -> String {
         let entries: [JSONText] = alerts.map { alert in
             .ordered([
                 ("status", .string(alert.firing ? "firing" : "resolved")),
                 ("labels", object(alert.labels)),
-                ("annotations", object(annotations(alert, externalURL: externalURL))),
+                ("annotations", object(annotations(alert, externalURL: externalURL, nowMs: nowMs))),
                 ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
                 ("endsAt", .string(alert.resolvedAtMs.map(Timestamp.rfc3339) ?? "0001-01-01T00:00:00Z")),
                 ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
@@ -32,7 +32,7 @@ package enum Payloads {
             ("receiver", .string(receiver)),
             ("groupLabels", object(groupLabels)),
             ("commonLabels", object(common(alerts.map(\.labels)))),
-            ("commonAnnotations", object(common(alerts.map { annotations($0, externalURL: externalURL) }))),
+            ("commonAnnotations", object(common(alerts.map { annotations($0, externalURL: externalURL, nowMs: nowMs) }))),
             ("externalURL", .string(externalURL)),
             ("alerts", .array(entries)),
         ]).rendered
@@ -53,7 +53,7 @@ package enum Payloads {
             let ends = alert.resolvedAtMs ?? (nowMs + alertmanagerValidity)
             return .ordered([
                 ("labels", object(alert.labels)),
-                ("annotations", object(annotations(alert, externalURL: externalURL))),
+                ("annotations", object(annotations(alert, externalURL: externalURL, nowMs: nowMs))),
                 ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
                 ("endsAt", .string(Timestamp.rfc3339(ends))),
                 ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
@@ -61,10 +61,15 @@ package enum Payloads {
         }).rendered
     }
 
-    /// The alert's annotations plus a link to its source on the status page.
-    static func annotations(_ alert: Alert, externalURL: String) -> [String: String] {
+    /// The alert's annotations plus a link to its source on the status page and, while its
+    /// source is down, for how long as of sending (`down_for`, e.g. "4m"; resolved ones say how
+    /// long the outage lasted).
+    static func annotations(_ alert: Alert, externalURL: String, nowMs: Int64) -> [String: String] {
         var annotations = alert.annotations
         if let source = alert.source { annotations["status_page"] = "\(externalURL)/#source-\(source)" }
+        if let since = annotations["down_since"].flatMap(Timestamp.parseRFC3339) {
+            annotations["down_for"] = Timestamp.human((alert.resolvedAtMs ?? nowMs) - since)
+        }
         return annotations
     }
 

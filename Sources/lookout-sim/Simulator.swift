@@ -8,6 +8,8 @@ final class Simulator: Sendable {
     struct State {
         var counters: [String: Int] = [:]
         var flaky: [String: Int] = [:]
+        /// Switches turned on by `POST /switch/ID/on`.
+        var switches: Set<String> = []
         var tokens: [String: Date] = [:]
         var issuedTokens = 0
         var rateWindows: [String: (second: Int, count: Int)] = [:]
@@ -29,6 +31,8 @@ final class Simulator: Sendable {
             ("GET", "/flaky/:id/reset", flakyReset),
             ("POST", "/flaky/:id/reset", flakyReset),
             ("GET", "/slow", slow),
+            ("GET", "/switch/:id", switched),
+            ("POST", "/switch/:id/:state", setSwitch),
             ("GET", "/trickle", trickle),
             ("GET", "/drop", { _ in .dropConnection }),
             ("GET", "/json/valid", { _ in .json(Simulator.validJSON) }),
@@ -91,6 +95,30 @@ final class Simulator: Sendable {
         let id = request.pathParameters["id"]!
         state.withLock { _ = $0.flaky.removeValue(forKey: id) }
         return .json(#"{"reset":true}"#)
+    }
+
+    /// Healthy until its switch is on; then answers `code` (default 503) with `detail`, or with
+    /// `ms` set, answers 200 only after that long. Tests break and mend sources at a moment.
+    func switched(_ request: HTTPRequest) async -> HTTPResponse {
+        let id = request.pathParameters["id"]!
+        guard state.withLock({ $0.switches.contains(id) }) else { return .json(#"{"ok":true}"#) }
+        if let milliseconds = request.intQuery("ms") {
+            try? await Task.sleep(for: .milliseconds(max(0, milliseconds)))
+            return .json(#"{"ok":true}"#)
+        }
+        let code = request.intQuery("code") ?? 503
+        return .json(Simulator.jsonText(["detail": request.query["detail"] ?? "switch \(id) is on"]), status: (100...599).contains(code) ? code : 503)
+    }
+
+    /// `POST /switch/ID/on` or `/off`.
+    func setSwitch(_ request: HTTPRequest) async -> HTTPResponse {
+        let id = request.pathParameters["id"]!
+        switch request.pathParameters["state"] {
+        case "on": state.withLock { _ = $0.switches.insert(id) }
+        case "off": state.withLock { _ = $0.switches.remove(id) }
+        default: return .text("state must be on or off\n", status: 400)
+        }
+        return .json(Simulator.jsonText(["switch": id, "state": request.pathParameters["state"] ?? ""]))
     }
 
     func slow(_ request: HTTPRequest) async -> HTTPResponse {

@@ -27,7 +27,7 @@ struct AlertRuleTests {
         ("PartialFailuresHigh", [:], ["partial_failure_ratio[15m]": 0.4]),
         ("SLOBurnRateFast", ["burn_rate[1h]": 20, "burn_rate[5m]": 20], [:]),
         ("SLOBurnRateSlow", ["burn_rate[6h]": 7, "burn_rate[30m]": 7], [:]),
-        ("CircuitOpened", ["breaker_open": 1], [:]),
+        ("CircuitOpened", ["breaker_open": 1, "breaker_opens[1m]": 0], [:]),
         ("CircuitFlapping", ["breaker_opens[15m]": 3], [:]),
         ("InsecureSourceBlocked", ["insecure_blocked": 1], [:]),
         ("RecoveredAfterRetries", ["recovered_after_retries": 1], [:]),
@@ -77,8 +77,9 @@ struct AlertRuleTests {
         #expect(restarted.evaluate(nowMs: now, values.inputs()).isEmpty)
 
         // False once: still firing; false twice: resolved.
-        values.perSource = [:]
-        values.service = [:]
+        // (Measured as clear: a metric without data keeps the alert as it is.)
+        values.perSource = perSource.mapValues { _ in 0 }
+        values.service = service.mapValues { _ in 0 }
         now += step
         #expect(restarted.evaluate(nowMs: now, values.inputs()).isEmpty)
         now += step
@@ -95,11 +96,33 @@ struct AlertRuleTests {
         let values = Values()
         values.perSource = ["error_rate[5m]": 0.5]
         #expect(evaluator.evaluate(nowMs: 0, values.inputs()).isEmpty)
-        values.perSource = [:]
+        values.perSource = ["error_rate[5m]": 0]
         #expect(evaluator.evaluate(nowMs: 15_000, values.inputs()).isEmpty)
         values.perSource = ["error_rate[5m]": 0.5]
         #expect(evaluator.evaluate(nowMs: 300_000, values.inputs()).isEmpty)  // pending started again at 300 s
         #expect(evaluator.evaluate(nowMs: 600_000, values.inputs()).count == 1)
+    }
+
+    @Test func noDataIsNotHealth() throws {
+        // A source whose breaker holds calls back has no samples: its alert keeps firing.
+        let rule = try #require(AlertRule.defaults.first { $0.name == "SourceErrorRateCritical" })
+        var evaluator = AlertEvaluator(rules: [rule])
+        let values = Values()
+        values.perSource = ["error_rate[2m]": 0.9]
+        #expect(evaluator.evaluate(nowMs: 0, values.inputs()).isEmpty)
+        #expect(evaluator.evaluate(nowMs: 120_000, values.inputs()).count == 1)
+        values.perSource = [:]
+        for round in 1...20 { #expect(evaluator.evaluate(nowMs: 120_000 + Int64(round) * 15_000, values.inputs()).isEmpty) }
+        #expect(evaluator.firing.count == 1)
+        values.perSource = ["error_rate[2m]": 0]
+        #expect(evaluator.evaluate(nowMs: 500_000, values.inputs()).isEmpty)
+        #expect(evaluator.evaluate(nowMs: 515_000, values.inputs()).count == 1)
+        // Three-valued logic: false and unknown is false; true or unknown is true.
+        let lookup: (AlertMetric, Duration?) -> Double? = { metric, _ in metric == .up ? 0 : nil }
+        #expect(try AlertExpressionParser.parse("up == 1 and error_rate > 0.5").verdict(lookup) == false)
+        #expect(try AlertExpressionParser.parse("up == 0 or error_rate > 0.5").verdict(lookup) == true)
+        #expect(try AlertExpressionParser.parse("up == 0 and error_rate > 0.5").verdict(lookup) == nil)
+        #expect(try AlertExpressionParser.parse("not error_rate > 0.5").verdict(lookup) == nil)
     }
 
     @Test func perSourceAlertsAreHeldBackWhileOffline() throws {

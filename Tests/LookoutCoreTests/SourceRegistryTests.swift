@@ -153,5 +153,9 @@ struct IncidentTests {
         #expect(Timestamp.human(2 * 3_600_000 + 5 * 60_000) == "2h 5m")
         #expect(Timestamp.human(3 * 86_400_000 + 4 * 3_600_000) == "3d 4h")
         #expect(Timestamp.human(-5) == "0s")
+        #expect(Timestamp.parseRFC3339(Timestamp.rfc3339(1_795_476_278_326)) == 1_795_476_278_326)
+        #expect(Timestamp.parseRFC3339("2026-11-23T19:10:14Z") == 1_795_461_014_000)
+        #expect(Timestamp.parseRFC3339("2026-13-23T19:10:14Z") == nil)
+        #expect(Timestamp.parseRFC3339("yesterday") == nil)
     }
 }

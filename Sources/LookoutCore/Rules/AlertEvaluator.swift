@@ -104,7 +104,7 @@ package struct AlertEvaluator: Sendable {
     package mutating func evaluate(nowMs: Int64, _ inputs: Inputs) -> [AlertChange] {
         var changes: [AlertChange] = []
         for rule in rules where !rule.expression.perSource {
-            let holds = rule.expression.holds(inputs.service)
+            let holds = rule.expression.verdict(inputs.service)
             if let change = step(Key(rule: rule.name, source: nil), rule: rule, holds: holds, nowMs: nowMs, inputs: inputs) {
                 changes.append(change)
             }
@@ -114,7 +114,7 @@ package struct AlertEvaluator: Sendable {
             for source in inputs.sources {
                 let lookup = inputs.source(source)
                 for rule in perSource {
-                    let holds = rule.expression.holds(lookup)
+                    let holds = rule.expression.verdict(lookup)
                     if let change = step(Key(rule: rule.name, source: source), rule: rule, holds: holds, nowMs: nowMs, inputs: inputs) {
                         changes.append(change)
                     }
@@ -134,13 +134,15 @@ package struct AlertEvaluator: Sendable {
         return changes
     }
 
-    private mutating func step(_ key: Key, rule: AlertRule, holds: Bool, nowMs: Int64, inputs: Inputs) -> AlertChange? {
+    /// `holds` nil: the data to decide is missing, and the alert stays as it is.
+    private mutating func step(_ key: Key, rule: AlertRule, holds: Bool?, nowMs: Int64, inputs: Inputs) -> AlertChange? {
         // One lookup, then changes in place: this runs for every rule and source.
         guard let index = active.index(forKey: key) else {
-            guard holds else { return nil }
+            guard holds == true else { return nil }
             active[key] = Active(pendingSinceMs: nowMs)
             return promote(key, rule: rule, nowMs: nowMs, inputs: inputs)
         }
+        guard let holds else { return nil }
         let firing = active.values[index].alert != nil
         if holds {
             active.values[index].cleanEvaluations = 0
@@ -169,12 +171,9 @@ package struct AlertEvaluator: Sendable {
             annotations[key] = template.replacingOccurrences(of: "{source}", with: source ?? "")
         }
         if let source, let context = inputs.context(source) {
-            var description = context.message
-            if let since = context.downSinceMs {
-                description += " Down for \(Timestamp.human(nowMs - since)), since \(Timestamp.rfc3339(since))."
-                annotations["down_since"] = Timestamp.rfc3339(since)
-            }
-            annotations["description"] = annotations["description"] ?? description
+            // The notification adds how long it has been down when it is sent (down_for).
+            if let since = context.downSinceMs { annotations["down_since"] = Timestamp.rfc3339(since) }
+            annotations["description"] = annotations["description"] ?? context.message
             annotations["recovery"] = annotations["recovery"] ?? context.recovery
         }
         let alert = Alert(

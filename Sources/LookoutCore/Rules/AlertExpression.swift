@@ -9,7 +9,8 @@ import Foundation
 /// not up or breaker_open == 1
 /// ```
 /// `and`, `or`, `not`, parentheses, comparisons (`> >= < <= == !=`), numbers, and metrics with an
-/// optional window in brackets. A metric without data makes its comparison false.
+/// optional window in brackets. A metric without data makes its comparison unknown, and an
+/// unknown condition keeps an alert as it is (see `verdict`): no data is not health.
 package indirect enum AlertExpression: Sendable, Equatable {
     case number(Double)
     case metric(AlertMetric, window: Duration?)
@@ -56,7 +57,34 @@ package indirect enum AlertExpression: Sendable, Equatable {
     }
 
     package func holds(_ lookup: (AlertMetric, Duration?) -> Double?) -> Bool {
-        (value(lookup) ?? 0) != 0
+        verdict(lookup) == true
+    }
+
+    /// True, false, or nil when missing data decides it (three-valued: `false and unknown` is
+    /// false, `true or unknown` is true). A source whose breaker holds calls back has no new
+    /// samples; its alerts must neither resolve nor fire on that.
+    package func verdict(_ lookup: (AlertMetric, Duration?) -> Double?) -> Bool? {
+        switch self {
+        case .number, .metric:
+            return value(lookup).map { $0 != 0 }
+        case .compare(let a, _, let b):
+            guard a.value(lookup) != nil, b.value(lookup) != nil else { return nil }
+            return (value(lookup) ?? 0) != 0
+        case .and(let a, let b):
+            let left = a.verdict(lookup)
+            if left == false { return false }
+            let right = b.verdict(lookup)
+            if right == false { return false }
+            return left == nil || right == nil ? nil : true
+        case .or(let a, let b):
+            let left = a.verdict(lookup)
+            if left == true { return true }
+            let right = b.verdict(lookup)
+            if right == true { return true }
+            return left == nil || right == nil ? nil : false
+        case .not(let a):
+            return a.verdict(lookup).map { !$0 }
+        }
     }
 }
 

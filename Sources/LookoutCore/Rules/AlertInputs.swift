@@ -66,7 +66,7 @@ extension AlertEvaluator.Inputs {
                 case .breakerOpens:
                     return Double(records[index].breakerOpens(windowMs: window?.totalMilliseconds ?? HealthWindow.fifteenMinutes, nowMs: now))
                 case .breakerOpen:
-                    return breaker.map { $0.isOpen ? 1 : 0 }
+                    return breaker?.isOpen == true ? 1 : 0  // no breaker yet: closed, as /metrics shows it
                 case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
                 case .recoveredAfterRetries: return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
                 default: return nil

@@ -31,6 +31,39 @@ package enum Timestamp {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Milliseconds since 1970 for a time `rfc3339` wrote (`2026-11-22T01:02:03.456Z`, or
+    /// without the milliseconds); nil for anything else.
+    package static func parseRFC3339(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 20 || bytes.count == 24, bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for byte in bytes[start..<(start + count)] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        let separators: [(Int, UInt8)] = [(4, 45), (7, 45), (10, 84), (13, 58), (16, 58)]
+        guard separators.allSatisfy({ bytes[$0.0] == $0.1 }), let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var millis = 0
+        if bytes.count == 24 {
+            guard bytes[19] == 46, let parsed = number(20, 3) else { return nil }
+            millis = parsed
+        }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        return Int64(timegm(&parts)) * 1000 + Int64(millis)
+    }
+
     /// A duration as people say it on a status line: `45s`, `4m`, `2h 5m`, `3d 4h`.
     package static func human(_ ms: Int64) -> String {
         let seconds = max(0, ms / 1000)
