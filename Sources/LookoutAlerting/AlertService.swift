@@ -188,6 +188,9 @@ package final class AlertService: Sendable {
         for alert in firing {
             if let silence = active.first(where: { $0.matches(alert, nowMs: nowMs) }) {
                 holds[alert.fingerprint] = AlertHold(silenced: true, reason: "silenced" + (silence.comment.isEmpty ? "" : ": \(silence.comment)"))
+            } else if let source = alert.source, let window = snapshot.maintenance[source] {
+                let note = window.note.isEmpty ? window.window : window.note
+                holds[alert.fingerprint] = AlertHold(silenced: true, reason: "maintenance until \(Timestamp.rfc3339(window.endsAtMs)): \(note)")
             } else if let source = alert.source, let parents = blocked[source] {
                 holds[alert.fingerprint] = AlertHold(silenced: false, reason: "blocked by \(parents.joined(separator: ", ")), which \(parents.count == 1 ? "is" : "are") down")
             } else if alert.severity != "critical", let source = alert.source, let rule = critical[source] {

@@ -50,6 +50,8 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     package func record(_ result: ProbeResult) {
         guard !result.heldBack else { return }  // no request was made: not a probe of the upstream
         enqueue(.probe(result)) { queue in
+            // Maintenance stays out of the rollups that availability is computed from.
+            guard !result.duringMaintenance else { return }
             let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
             queue.rollups[result.source, default: [:]][minute, default: Rollup()].add(result)
             queue.dirtyRollups.insert(RollupKey(source: result.source, minuteMs: minute))

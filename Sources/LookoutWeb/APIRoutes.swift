@@ -54,7 +54,8 @@ struct APIRoutes: Sendable {
         json.object { json in
             json.field("source") { json in
                 StatusAPI.writeSource(
-                    entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], blockedBy: snapshot.blockedBy(0), nowMs: now, to: &json)
+                    entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], blockedBy: snapshot.blockedBy(0),
+                    maintenance: snapshot.maintenance[name], nowMs: now, to: &json)
             }
             json.field("config") { json in
                 json.object { json in
@@ -282,11 +283,6 @@ struct APIRoutes: Sendable {
 
     /// RFC 3339 or milliseconds since 1970.
     static func time(_ text: String) -> Int64? {
-        if let ms = Int64(text) { return ms }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64(clamping: date.timeIntervalSince1970 * 1000) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).flatMap { Int64(clamping: $0.timeIntervalSince1970 * 1000) }
+        Int64(text) ?? Timestamp.parseRFC3339(text)
     }
 }

@@ -38,7 +38,7 @@ package struct StatusAPI: Sendable {
                     for index in entries.indices {
                         StatusAPI.writeSource(
                             entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index),
-                            nowMs: nowMs, to: &json)
+                            maintenance: snapshot.maintenance[entries[index].name], nowMs: nowMs, to: &json)
                     }
                 }
             }
@@ -48,7 +48,8 @@ package struct StatusAPI: Sendable {
 
     /// One source's object in the status document.
     static func writeSource(
-        _ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, blockedBy: [String], nowMs: Int64, to json: inout JSONWriter
+        _ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, blockedBy: [String],
+        maintenance: MaintenanceCalendar.Entry?, nowMs: Int64, to json: inout JSONWriter
     ) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
@@ -68,6 +69,14 @@ package struct StatusAPI: Sendable {
                     json.field("down_for") { $0.string(Timestamp.human(incident.downForMs(nowMs: nowMs))) }
                     json.field("failed_probes") { $0.int(Int64(incident.failedProbes)) }
                     json.field("cause") { writeResult(incident.cause, to: &$0) }
+                }
+            }
+            json.field("maintenance") { json in
+                guard let maintenance else { return json.string(nil) }
+                json.object { json in
+                    json.field("window") { $0.string(maintenance.window) }
+                    json.field("note") { $0.string(maintenance.note) }
+                    json.field("ends_at") { $0.string(Timestamp.rfc3339(maintenance.endsAtMs)) }
                 }
             }
             json.field("blocked_by") { json in json.array { json in for name in blockedBy { json.string(name) } } }

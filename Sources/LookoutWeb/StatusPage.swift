@@ -37,7 +37,7 @@ package struct StatusPage: Sendable {
         for (index, entry) in entries.enumerated() {
             html += row(
                 entry, health: snapshot.summaries[index], minutes: snapshot.minuteErrorRates(index), breaker: snapshot.breakers[index],
-                blockedBy: snapshot.blockedBy(index), nowMs: nowMs)
+                blockedBy: snapshot.blockedBy(index), maintenance: snapshot.maintenance[entry.name], nowMs: nowMs)
         }
         html += "</tbody></table>\n</main>\n"
         html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · Lookout \(LookoutVersion.string)</p>\n"
@@ -95,14 +95,23 @@ package struct StatusPage: Sendable {
         return html
     }
 
-    func row(_ entry: SourceRecord, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, blockedBy: [String] = [], nowMs: Int64) -> String {
+    func row(
+        _ entry: SourceRecord, health: HealthSummary?, minutes: [Double?], breaker: CircuitBreaker?, blockedBy: [String] = [],
+        maintenance: MaintenanceCalendar.Entry? = nil, nowMs: Int64
+    ) -> String {
         let name = HTML.escape(entry.source.name)
-        let state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
+        var state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
+        if maintenance != nil { state = ("maintenance", "Maintenance") }
         var html = "<tr id=\"source-\(name)\" data-state=\"\(state.0)\"><th scope=\"row\"><span class=\"name\">\(name)</span>"
         html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small></th>"
         html += "<td><span class=\"state \(state.0)\">\(state.1)</span>"
         if let incident = entry.incident {
             html += "<br><small>for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: nowMs)), atMs: incident.downSinceMs))</small>"
+        }
+        if let maintenance {
+            let until = StatusPage.time("in " + Timestamp.human(maintenance.endsAtMs - nowMs), atMs: maintenance.endsAtMs)
+            let note = maintenance.note.isEmpty ? maintenance.window : maintenance.note
+            html += "<br><small class=\"hint\">\(HTML.escape(note)) · ends \(until); no notifications, not counted in availability</small>"
         }
         if !blockedBy.isEmpty {
             let links = blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
@@ -274,7 +283,7 @@ package struct StatusPage: Sendable {
         th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
         th[scope=row] .name { display: block; font-weight: 600; } th small, td small { color: var(--muted); overflow-wrap: anywhere; }
         .state { font-weight: 600; } .state::before { content: "● "; }
-        .state.ok { color: var(--ok); } .state.down { color: var(--down); } .state.pending { color: var(--pending); } .state.degraded { color: var(--degraded); }
+        .state.ok { color: var(--ok); } .state.down { color: var(--down); } .state.pending { color: var(--pending); } .state.degraded { color: var(--degraded); } .state.maintenance { color: var(--offline); }
         .hint { display: block; } details code { font-size: .8rem; overflow-wrap: anywhere; }
         .spark { vertical-align: middle; } .spark path { fill: none; stroke: var(--down); stroke-width: 1.5; }
         .fallback { color: var(--degraded); } progress { width: 8rem; vertical-align: middle; }

@@ -13,8 +13,9 @@ import Testing
 struct NotificationHoldTests {
     let logger = Logger(label: "test")
 
-    func service(hooks: String, otherDependsOnAcme: Bool = false) throws -> (Monitor, AlertService, LookoutDatabase) {
+    func service(hooks: String, otherDependsOnAcme: Bool = false, extra: String = "") throws -> (Monitor, AlertService, LookoutDatabase) {
         let config = try ConfigLoader.parse("""
+            \(extra)
             sources:
               - {name: acme, url: "http://127.0.0.1:1/acme"}
               - {name: other, url: "http://127.0.0.1:1/other"\(otherDependsOnAcme ? ", depends_on: [acme]" : "")}
@@ -122,5 +123,23 @@ struct NotificationHoldTests {
         alerts.evaluate(nowMs: now + 15_000)
         let after = try outbox(database).filter { $0.status == "firing" && $0.alert == "SourceDown" }
         #expect(after.count == 2)
+    }
+
+    @Test func maintenanceHoldsBackItsSourcesUntilItEnds() throws {
+        let (monitor, alerts, database) = try service(hooks: """
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
+            """, extra: """
+            maintenance:
+              - {name: upgrade, sources: [acme], start: "1970-01-01T00:00:00Z", end: "1970-01-01T01:00:00Z", note: "vendor upgrade"}
+            """)
+        let now: Int64 = 1_000_000
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .serverError, reason: "http_503")))
+        alerts.evaluate(nowMs: now)
+        #expect(try outbox(database).isEmpty)
+        #expect(alerts.heldBack.values.contains { $0.reason == "maintenance until 1970-01-01T01:00:00.000Z: vendor upgrade" })
+        #expect(monitor.snapshot(nowMs: now).maintenance["acme"]?.note == "vendor upgrade")
+        // Past its end, the alert that is still firing is notified.
+        alerts.evaluate(nowMs: 3_600_000)
+        #expect(try outbox(database).map(\.alert) == ["SourceDown"])
     }
 }

@@ -157,5 +157,10 @@ struct IncidentTests {
         #expect(Timestamp.parseRFC3339("2026-11-23T19:10:14Z") == 1_795_461_014_000)
         #expect(Timestamp.parseRFC3339("2026-13-23T19:10:14Z") == nil)
         #expect(Timestamp.parseRFC3339("yesterday") == nil)
+        #expect(Timestamp.parseRFC3339("2026-11-23T20:10:14.5+01:00") == 1_795_461_014_500)
+        #expect(Timestamp.parseRFC3339("2026-11-23T14:10:14-05:00") == 1_795_461_014_000)
+        #expect(Timestamp.parseRFC3339("2026-11-23T19:10:14.123456789Z") == 1_795_461_014_123)
+        #expect(Timestamp.parseRFC3339("2026-11-23T19:10:14.Z") == nil)
+        #expect(Timestamp.parseRFC3339("2026-11-23T19:10:14+0100") == nil)
     }
 }

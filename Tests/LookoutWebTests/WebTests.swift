@@ -121,6 +121,24 @@ struct PageTests {
         #expect(json.contains(#""down_for":"4m""#))
     }
 
+    @Test func aSourceInMaintenanceSaysSoWithItsNote() throws {
+        let now = Timestamp.nowMs()
+        var config = LookoutConfig(sources: [SourceConfig(name: "db", url: "http://127.0.0.1/db")])
+        config.maintenance = [MaintenanceWindow(name: "upgrade", sources: ["db"], schedule: .once(startMs: now - 60_000, endMs: now + 600_000), note: "vendor upgrade")]
+        let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
+        monitor.start()
+        var result = ProbeResult(source: "db", timestampMs: now, ok: false, failure: Failure(category: .serverError, reason: "http_503"))
+        result.duringMaintenance = true
+        monitor.registry.record(result)
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        #expect(html.contains(#"<span class="state maintenance">Maintenance</span>"#))
+        #expect(html.contains("vendor upgrade · ends <time"))
+        // Maintenance is left out of availability.
+        #expect(monitor.snapshot(nowMs: now).summaries[0] == nil)
+        let json = String(decoding: StatusAPI(context: LookoutContext(monitor: monitor)).statusBytes(nowMs: now), as: UTF8.self)
+        #expect(json.contains(#""maintenance":{"window":"upgrade","note":"vendor upgrade""#))
+    }
+
     @Test func aSourceNamedLikeMarkupStaysText() {
         let hostile = SourceConfig(name: "<script>alert(1)</script>", url: "http://127.0.0.1/")
         let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, logger: Logger(label: "test"))

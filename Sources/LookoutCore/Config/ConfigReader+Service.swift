@@ -5,7 +5,7 @@ import Yams
 extension ConfigReader {
     static let topKeys = [
         "listen", "database", "retention", "raw_retention", "external_url", "admin_token_file", "admin_token", "shard",
-        "defaults", "sources", "connectivity", "probe_modules", "alerts",
+        "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance",
     ]
 
     mutating func readConfig(_ root: Node) -> LookoutConfig {
@@ -58,6 +58,7 @@ extension ConfigReader {
             }
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
+        if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
         if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval"]) {
             if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
                 config.alertEvaluationInterval = value
@@ -66,6 +67,99 @@ extension ConfigReader {
             if let hooks = alerts["hooks"]?.value { config.hooks = readHooks(hooks) }
         }
         return config
+    }
+
+    /// `maintenance:` windows: one-off (`start`, `end`) or `recurring` (weekdays, `at` local
+    /// time, `duration`, `time_zone`), over `sources` by name or label `matchers`, with a `note`.
+    private mutating func readMaintenance(_ node: Node, sources: [SourceConfig]) -> [MaintenanceWindow] {
+        guard let list = sequence(node, "maintenance") else { return [] }
+        var windows: [MaintenanceWindow] = []
+        let known = Set(sources.map(\.name))
+        for (index, item) in list.enumerated() {
+            let path = "maintenance[\(index)]"
+            guard let fields = mapping(item, path, known: ["name", "sources", "matchers", "start", "end", "recurring", "note"]) else { continue }
+            let before = problems.count
+            let name = fields["name"].flatMap { string($0.value, "\(path).name") } ?? "maintenance-\(index + 1)"
+            let names = fields["sources"].flatMap { strings($0.value, "\(path).sources") } ?? []
+            if let node = fields["sources"]?.value {
+                for missing in names where !known.contains(missing) {
+                    problem(node, "\(path).sources", "\"\(missing)\" is not the name of a source")
+                }
+            }
+            let matchers = fields["matchers"].flatMap { stringMap($0.value, "\(path).matchers") } ?? [:]
+            let note = fields["note"].flatMap { string($0.value, "\(path).note") } ?? ""
+            var schedule: MaintenanceWindow.Schedule?
+            switch (fields["recurring"], fields["start"], fields["end"]) {
+            case (let recurring?, nil, nil):
+                schedule = readRecurring(recurring.value, "\(path).recurring")
+            case (nil, let start?, let end?):
+                let startMs = timestamp(start.value, "\(path).start")
+                let endMs = timestamp(end.value, "\(path).end")
+                if let startMs, let endMs {
+                    if endMs <= startMs { problem(end.value, "\(path).end", "must be after start") } else { schedule = .once(startMs: startMs, endMs: endMs) }
+                }
+            default:
+                problem(item, path, "give either start and end (RFC 3339), or recurring: {weekdays, at, duration, time_zone}")
+            }
+            if problems.count == before, let schedule {
+                windows.append(MaintenanceWindow(name: name, sources: names, matchers: matchers, schedule: schedule, note: note))
+            }
+        }
+        return windows
+    }
+
+    private mutating func readRecurring(_ node: Node, _ path: String) -> MaintenanceWindow.Schedule? {
+        guard let fields = mapping(node, path, known: ["weekdays", "at", "duration", "time_zone"]) else { return nil }
+        let before = problems.count
+        var weekdays = Set(1...7)
+        if let node = fields["weekdays"]?.value, let names = strings(node, "\(path).weekdays") {
+            weekdays = []
+            for name in names {
+                if let index = MaintenanceWindow.weekdayNames.firstIndex(of: name.lowercased().prefix(3).description), name.count >= 3 {
+                    weekdays.insert(index + 1)
+                } else {
+                    problem(node, "\(path).weekdays", "\"\(name)\" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)")
+                }
+            }
+        }
+        var minuteOfDay = 0
+        if let node = fields["at"]?.value, let text = string(node, "\(path).at") {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            if parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hour = Int(parts[0]), let minute = Int(parts[1]), (0..<24).contains(hour), (0..<60).contains(minute) {
+                minuteOfDay = hour * 60 + minute
+            } else {
+                problem(node, "\(path).at", "\"\(text)\" is not a time of day (use HH:MM, e.g. 02:30)")
+            }
+        } else if fields["at"] == nil {
+            problem(node, "\(path).at", "is missing: the local time the window starts, e.g. 02:30")
+        }
+        var durationMs: Int64 = 0
+        if let node = fields["duration"]?.value {
+            if let value = duration(node, "\(path).duration") {
+                durationMs = value.totalMilliseconds
+                if durationMs > 7 * 86_400_000 { problem(node, "\(path).duration", "must be at most 7 days") }
+            }
+        } else {
+            problem(node, "\(path).duration", "is missing, e.g. 30m")
+        }
+        var zone = "UTC"
+        if let node = fields["time_zone"]?.value, let text = string(node, "\(path).time_zone") {
+            if TimeZone(identifier: text) == nil {
+                problem(node, "\(path).time_zone", "\"\(text)\" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)")
+            } else {
+                zone = text
+            }
+        }
+        guard problems.count == before else { return nil }
+        return .recurring(weekdays: weekdays, minuteOfDay: minuteOfDay, durationMs: durationMs, timeZone: zone)
+    }
+
+    /// An RFC 3339 time, in milliseconds since 1970.
+    private mutating func timestamp(_ node: Node, _ path: String) -> Int64? {
+        guard let text = string(node, path) else { return nil }
+        if let ms = Timestamp.parseRFC3339(text) { return ms }
+        problem(node, path, "\"\(text)\" is not an RFC 3339 time (e.g. 2026-12-01T22:00:00Z)")
+        return nil
     }
 
     private mutating func readModules(_ node: Node) -> [String: ProbeModule] {

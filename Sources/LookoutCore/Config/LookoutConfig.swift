@@ -177,6 +177,8 @@ package struct LookoutConfig: Sendable, Equatable {
     package var shard = Shard()
     package var sources: [SourceConfig] = []
     package var canaries: [String] = []
+    /// Planned windows when sources may fail without notifying anyone.
+    package var maintenance: [MaintenanceWindow] = []
     package var probeModules: [String: ProbeModule] = [:]
     package var alertRules: [AlertRuleConfig] = []
     /// How often the alert rules are evaluated (15 s; shorter in tests).

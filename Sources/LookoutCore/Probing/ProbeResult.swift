@@ -30,6 +30,8 @@ package struct ProbeResult: Sendable, Equatable {
     package var fallbackInUse: String?
     /// Lookout itself was offline when this probe ran.
     package var duringOffline = false
+    /// The source was in a maintenance window: not counted in availability or SLO figures.
+    package var duringMaintenance = false
 
     package init(
         source: String, timestampMs: Int64, ok: Bool, failure: Failure? = nil, httpStatus: Int? = nil,

@@ -24,6 +24,8 @@ package final class ProbeScheduler: Sendable {
     let sinks: [any ProbeResultSink]
     let connectivity: ConnectivityMonitor
     let fallback: @Sendable (SourceConfig) -> String?
+    /// Whether a source is in a maintenance window now.
+    let inMaintenance: @Sendable (String) -> Bool
     let logger: Logger
     let limit: AsyncSemaphore
     let ticker = Ticker()
@@ -32,8 +34,10 @@ package final class ProbeScheduler: Sendable {
 
     package init(
         prober: SourceProber, sinks: [any ProbeResultSink], connectivity: ConnectivityMonitor = ConnectivityMonitor(),
-        fallback: @escaping @Sendable (SourceConfig) -> String? = { _ in nil }, maxConcurrent: Int = 512, logger: Logger
+        fallback: @escaping @Sendable (SourceConfig) -> String? = { _ in nil },
+        inMaintenance: @escaping @Sendable (String) -> Bool = { _ in false }, maxConcurrent: Int = 512, logger: Logger
     ) {
+        self.inMaintenance = inMaintenance
         self.prober = prober
         self.sinks = sinks
         self.connectivity = connectivity
@@ -121,6 +125,7 @@ package final class ProbeScheduler: Sendable {
         limit.signal()
         if Task.isCancelled { return nil }
         result.duringOffline = offline
+        result.duringMaintenance = inMaintenance(source.name)
         if !result.ok { result.fallbackInUse = fallback(source) }
         connectivity.record(result, host: host)
         for sink in sinks { sink.record(result) }

@@ -20,6 +20,8 @@ package final class Monitor: Sendable {
     package let connectivity: ConnectivityMonitor
     /// Every source's calls go through it; its events reach the registry first.
     package let client: ResilientClient
+    /// The maintenance windows of the config and of the admin API.
+    package let maintenance = MaintenanceCalendar()
     let configPath: String?
     let shardOverride: Shard?
     let logger: Logger
@@ -55,9 +57,11 @@ package final class Monitor: Sendable {
         }
         self.connectivity = connectivity
         let prober = SourceProber(client: client) { name, progress in registry.updateDownload(name, progress) }
+        let maintenance = self.maintenance
         self.scheduler = ProbeScheduler(
             prober: prober, sinks: [registry] + sinks, connectivity: connectivity,
-            fallback: { registry.healthyFallback(for: $0) }, maxConcurrent: maxConcurrent, logger: logger)
+            fallback: { registry.healthyFallback(for: $0) }, inMaintenance: { maintenance.entries(atMs: Timestamp.nowMs())[$0] != nil },
+            maxConcurrent: maxConcurrent, logger: logger)
     }
 
     package var config: LookoutConfig { current.withLock { $0 } }
@@ -96,6 +100,7 @@ package final class Monitor: Sendable {
     /// Lists the config's sources in the registry; probing starts with `run()`.
     package func start() {
         registry.apply(ownSources)
+        maintenance.set(configured: config.maintenance, sources: ownSources)
     }
 
     /// The one place a config takes effect: the registry, the client and the scheduler follow
@@ -104,6 +109,7 @@ package final class Monitor: Sendable {
         current.withLock { $0 = config }
         let sources = ownSources
         let removed = registry.apply(sources)
+        maintenance.set(configured: config.maintenance, sources: sources)
         let saved = savedBreakers.withLock { saved -> [String: PersistedBreaker] in
             defer { saved.removeAll() }
             return saved
@@ -128,6 +134,7 @@ package final class Monitor: Sendable {
         snapshot.reload = reloadStatus
         snapshot.scheduler = scheduler.statistics
         snapshot.config = config
+        snapshot.maintenance = maintenance.entries(atMs: nowMs)
         return snapshot
     }
 

@@ -22,6 +22,8 @@ package struct RegistrySnapshot: Sendable {
     package internal(set) var shard = Shard()
     package internal(set) var reload = Monitor.ReloadStatus(lastSuccessMs: 0)
     package internal(set) var scheduler = ProbeScheduler.Stats()
+    /// The sources in a maintenance window now, with the window's name, note and end.
+    package internal(set) var maintenance: [String: MaintenanceCalendar.Entry] = [:]
     /// The config in force (hooks, admin token, alert settings).
     package internal(set) var config = LookoutConfig(sources: [])
 

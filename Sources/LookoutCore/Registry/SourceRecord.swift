@@ -216,6 +216,8 @@ package struct SourceRecord: Sendable {
             tally.downloadBytesTotal += UInt64(max(0, progress.bytes))
             if progress.verified == false { tally.verifyFailures += 1 }
         }
+        // Maintenance is planned: availability and SLO figures leave it out.
+        guard !result.duringMaintenance else { return }
         health.record(result)
         hasHealth = true
     }

@@ -50,7 +50,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         state.withLock { state in
             guard let position = state.positions[result.source] else { return }
             state.records[position].record(result)
-            if !result.heldBack { state.rounds.record(result) }
+            if !result.heldBack && !result.duringMaintenance { state.rounds.record(result) }
         }
     }
 

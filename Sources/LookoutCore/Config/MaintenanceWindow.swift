@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+/// A planned time when some sources may fail: no notifications for them, the page says
+/// "Maintenance" with the note, and availability and SLO figures leave it out. One-off (start,
+/// end) or recurring (weekdays, a local time of day, a duration, an IANA time zone — daylight
+/// saving time included: "02:00 Europe/Berlin" is 02:00 on the wall clock all year).
+package struct MaintenanceWindow: Sendable, Equatable {
+    package enum Schedule: Sendable, Equatable {
+        case once(startMs: Int64, endMs: Int64)
+        /// `weekdays` as Calendar numbers (1 = Sunday … 7 = Saturday); `minuteOfDay` local.
+        case recurring(weekdays: Set<Int>, minuteOfDay: Int, durationMs: Int64, timeZone: String)
+    }
+
+    /// The config's name, or `api-ID` for a window added through the admin API.
+    package var name: String
+    /// Source names; with `matchers` empty too, the window covers every source.
+    package var sources: [String]
+    /// Source labels that must all match.
+    package var matchers: [String: String]
+    package var schedule: Schedule
+    package var note: String
+    /// The row id of a window added through the admin API.
+    package var id: Int64?
+
+    package init(name: String, sources: [String] = [], matchers: [String: String] = [:], schedule: Schedule, note: String, id: Int64? = nil) {
+        self.name = name
+        self.sources = sources
+        self.matchers = matchers
+        self.schedule = schedule
+        self.note = note
+        self.id = id
+    }
+
+    package static let weekdayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+    package func covers(_ source: SourceConfig) -> Bool {
+        if sources.isEmpty && matchers.isEmpty { return true }
+        if sources.contains(source.name) { return true }
+        return !matchers.isEmpty && matchers.allSatisfy { source.labels[$0.key] == $0.value }
+    }
+
+    /// The occurrence in force at `nowMs` (start and end, in milliseconds since 1970), if any.
+    package func occurrence(atMs nowMs: Int64) -> (startMs: Int64, endMs: Int64)? {
+        switch schedule {
+        case .once(let start, let end):
+            return start <= nowMs && nowMs < end ? (start, end) : nil
+        case .recurring(let weekdays, let minuteOfDay, let durationMs, let zone):
+            guard let timeZone = TimeZone(identifier: zone) else { return nil }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            let now = Date(timeIntervalSince1970: Double(nowMs) / 1000)
+            // Occurrences that began on this local day or the days before it could still run.
+            let daysBack = Int(min(7, durationMs / 86_400_000 + 1))
+            for back in 0...daysBack {
+                guard let day = calendar.date(byAdding: .day, value: -back, to: now) else { continue }
+                guard weekdays.contains(calendar.component(.weekday, from: day)) else { continue }
+                var parts = calendar.dateComponents([.year, .month, .day], from: day)
+                parts.hour = minuteOfDay / 60
+                parts.minute = minuteOfDay % 60
+                // A time that does not exist that day (the hour skipped in spring) is the first
+                // one after it, as Calendar resolves it.
+                guard let start = calendar.date(from: parts) else { continue }
+                let startMs = Int64(clamping: Int64((start.timeIntervalSince1970 * 1000).rounded()))
+                let endMs = startMs &+ durationMs
+                if startMs <= nowMs && nowMs < endMs { return (startMs, endMs) }
+            }
+            return nil
+        }
+    }
+}
+
+/// The maintenance in force now, per source: the config's windows and those added through the
+/// admin API. Asked for every probe and evaluation, so it keeps the answer for a few seconds.
+package final class MaintenanceCalendar: Sendable {
+    /// What a source in maintenance shows.
+    package struct Entry: Sendable, Equatable {
+        package var window: String
+        package var note: String
+        package var endsAtMs: Int64
+    }
+
+    private struct State {
+        var configured: [MaintenanceWindow] = []
+        var added: [MaintenanceWindow] = []
+        var sources: [SourceConfig] = []
+        var cache: (atMs: Int64, entries: [String: Entry])?
+    }
+
+    private let state = Mutex(State())
+    /// How long an answer is reused.
+    static let cacheMs: Int64 = 5_000
+
+    package init() {}
+
+    package func set(configured: [MaintenanceWindow], sources: [SourceConfig]) {
+        state.withLock { $0.configured = configured; $0.sources = sources; $0.cache = nil }
+    }
+
+    /// The windows added through the admin API (kept in SQLite by the caller).
+    package func set(added: [MaintenanceWindow]) {
+        state.withLock { $0.added = added; $0.cache = nil }
+    }
+
+    package var windows: [MaintenanceWindow] { state.withLock { $0.configured + $0.added } }
+
+    /// The sources in maintenance at `nowMs`, with the window that covers each.
+    package func entries(atMs nowMs: Int64) -> [String: Entry] {
+        state.withLock { state in
+            if let cache = state.cache, cache.atMs <= nowMs, nowMs - cache.atMs < MaintenanceCalendar.cacheMs { return cache.entries }
+            var entries: [String: Entry] = [:]
+            for window in state.configured + state.added {
+                guard let (_, end) = window.occurrence(atMs: nowMs) else { continue }
+                for source in state.sources where entries[source.name] == nil && window.covers(source) {
+                    entries[source.name] = Entry(window: window.name, note: window.note, endsAtMs: end)
+                }
+            }
+            state.cache = (nowMs, entries)
+            return entries
+        }
+    }
+}
