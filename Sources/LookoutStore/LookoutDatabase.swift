@@ -229,6 +229,18 @@ package final class LookoutDatabase: Sendable {
                 try db.execute(sql: "DELETE FROM \(table) WHERE source LIKE 'probe:%'")
             }
         }
+        migrator.registerMigration("v4: maintenance windows") { db in
+            // Added through the admin API; the config's own windows live in the config.
+            try db.create(table: "maintenance_windows") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("sources", .text).notNull()
+                table.column("matchers", .text).notNull()
+                table.column("starts_at_ms", .integer).notNull()
+                table.column("ends_at_ms", .integer).notNull()
+                table.column("note", .text).notNull()
+                table.column("created_by", .text)
+            }
+        }
         return migrator
     }
 

@@ -22,6 +22,7 @@ package enum LookoutRoutes {
                 body: .owned(body))
         }
         APIRoutes(context: context).install(into: &router)
+        MaintenanceRoutes(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)
         router.get("/probe") { request in await probe.handle(request) }
         router.notFound = { path in

@@ -83,6 +83,7 @@ struct Serve: AsyncParsableCommand {
             monitor.restore(breakers: try BreakerStore.load(database))
             try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
             try alerts.restore()
+            monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))
         } catch {
             logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }

@@ -108,6 +108,26 @@ struct APIEndToEndTests {
         #expect(expired.status == 0)
         #expect((try object(await call("\(base)/api/v1/silences"))["silences"] as? [[String: Any]])?.isEmpty == true)
         #expect(await call("\(base)/api/v1/silences/\(silenceID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
+        // Maintenance through the admin API: the source says so until the window is ended.
+        #expect(await call("\(base)/api/v1/maintenance", method: "POST", body: #"{"sources":["bad"],"ends_at":"2099-01-01T00:00:00Z"}"#).httpStatus == 401)
+        let wrongSource = await call("\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin", body: #"{"sources":["nope"],"ends_at":"2099-01-01T00:00:00Z"}"#)
+        #expect((try object(wrongSource)["message"] as? String) == #"sources: no source is named "nope""#)
+        let window = await call(
+            "\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin",
+            body: #"{"sources":["bad"],"ends_at":"2099-01-01T00:00:00Z","note":"gateway swap"}"#)
+        #expect(window.httpStatus == 201)
+        let windowID = try #require(try object(window)["id"] as? Int)
+        let listedWindows = try object(await call("\(base)/api/v1/maintenance"))["windows"] as? [[String: Any]]
+        #expect(listedWindows?.first?["active"] as? Bool == true)
+        let inMaintenance = try await eventually("the source in maintenance") { () -> [String: Any]? in
+            let document = try? object(await call("\(base)/api/v1/sources/bad"))
+            return ((document?["source"] as? [String: Any])?["maintenance"] as? [String: Any])
+        }
+        #expect(inMaintenance["note"] as? String == "gateway swap")
+        #expect(await call("\(base)/api/v1/maintenance/\(windowID)", method: "DELETE", token: "s3cret-admin").httpStatus == 200)
+        #expect((try object(await call("\(base)/api/v1/maintenance"))["windows"] as? [[String: Any]])?.isEmpty == true)
+        #expect(await call("\(base)/api/v1/maintenance/\(windowID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
+
         let added = try runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceDown", "--duration", "30m"])
         #expect(added.status == 1)  // no such rule in this config
         #expect(added.output.contains("no rule is named"))

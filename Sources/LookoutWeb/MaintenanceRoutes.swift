@@ -1,0 +1,115 @@
+import Foundation
+import LookoutCore
+import LookoutStore
+import MicroHTTPServer
+
+/// `/api/v1/maintenance`: the windows in force or to come (the config's and those added here),
+/// and one-off windows added and ended through the admin token.
+struct MaintenanceRoutes: Sendable {
+    let context: LookoutContext
+    var monitor: Monitor { context.monitor }
+
+    func install(into router: inout Router) {
+        router.get("/api/v1/maintenance") { _ in list() }
+        router.post("/api/v1/maintenance") { request in add(request) }
+        router.add("DELETE", "/api/v1/maintenance/:id") { request in end(request) }
+    }
+
+    func list() -> HTTPResponse {
+        let now = Timestamp.nowMs()
+        var json = JSONWriter()
+        json.object { json in
+            json.field("windows") { json in
+                json.array { json in
+                    for window in monitor.maintenance.windows {
+                        if case .once(_, let end) = window.schedule, end <= now { continue }
+                        json.object { json in
+                            json.field("id") { $0.int(window.id) }
+                            json.field("name") { $0.string(window.name) }
+                            json.field("sources") { json in json.array { json in for name in window.sources { json.string(name) } } }
+                            json.field("matchers") { json in
+                                json.object { json in for (k, v) in window.matchers.sorted(by: { $0.key < $1.key }) { json.field(k) { $0.string(v) } } }
+                            }
+                            switch window.schedule {
+                            case .once(let start, let end):
+                                json.field("starts_at") { $0.string(Timestamp.rfc3339(start)) }
+                                json.field("ends_at") { $0.string(Timestamp.rfc3339(end)) }
+                            case .recurring(let weekdays, let minute, let duration, let zone):
+                                json.field("recurring") { json in
+                                    json.object { json in
+                                        json.field("weekdays") { json in
+                                            json.array { json in for day in weekdays.sorted() { json.string(MaintenanceWindow.weekdayNames[day - 1]) } }
+                                        }
+                                        json.field("at") { $0.string(String(format: "%02d:%02d", minute / 60, minute % 60)) }
+                                        json.field("duration_seconds") { $0.int(duration / 1000) }
+                                        json.field("time_zone") { $0.string(zone) }
+                                    }
+                                }
+                            }
+                            json.field("active") { $0.bool(window.occurrence(atMs: now) != nil) }
+                            json.field("note") { $0.string(window.note) }
+                        }
+                    }
+                }
+            }
+        }
+        return .json(json.bytes)
+    }
+
+    /// `POST /api/v1/maintenance` `{"sources": [...], "matchers": {...}, "starts_at": …, "ends_at": …, "note": "…"}`.
+    func add(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
+        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            return APIRoutes.error("the body must be a JSON object", status: 400)
+        }
+        let known = Set(monitor.config.sources.map(\.name))
+        guard body["sources"] == nil || body["sources"] is [String] else { return APIRoutes.error("sources must be a list of source names", status: 400) }
+        guard body["matchers"] == nil || body["matchers"] is [String: String] else {
+            return APIRoutes.error("matchers must be an object of source label names to values", status: 400)
+        }
+        let sources = body["sources"] as? [String] ?? []
+        let matchers = body["matchers"] as? [String: String] ?? [:]
+        if let unknown = sources.first(where: { !known.contains($0) }) { return APIRoutes.error("sources: no source is named \"\(unknown)\"", status: 400) }
+        guard !sources.isEmpty || !matchers.isEmpty else {
+            return APIRoutes.error("name the sources (sources or matchers): a window over every source must be written in the config", status: 400)
+        }
+        let now = Timestamp.nowMs()
+        var starts = now
+        if let value = body["starts_at"] {
+            guard let text = value as? String, let parsed = APIRoutes.time(text) else { return APIRoutes.error("starts_at must be an RFC 3339 time", status: 400) }
+            starts = max(now, parsed)
+        }
+        guard let text = body["ends_at"] as? String, let ends = APIRoutes.time(text) else {
+            return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400)
+        }
+        guard ends > starts else { return APIRoutes.error("ends_at must be after starts_at (and in the future)", status: 400) }
+        guard body["note"] == nil || body["note"] is String else { return APIRoutes.error("note must be a string", status: 400) }
+        let store = MaintenanceStore(database: database)
+        do {
+            let id = try store.add(
+                sources: sources, matchers: matchers, startsAtMs: starts, endsAtMs: ends, note: body["note"] as? String ?? "", createdBy: request.remoteAddress)
+            monitor.maintenance.set(added: try store.current(nowMs: now))
+            return .json(JSONText.ordered([("id", .int(id)), ("starts_at", .string(Timestamp.rfc3339(starts))), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
+        } catch {
+            return APIRoutes.error("cannot store the window: \(error)", status: 500)
+        }
+    }
+
+    /// `DELETE /api/v1/maintenance/ID`: ends a window added through the API now.
+    func end(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
+        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        let text = request.pathParameters["id"] ?? ""
+        guard let id = Int64(text), id > 0 else { return APIRoutes.error("id must be a window's number, not \"\(text)\"", status: 400) }
+        let store = MaintenanceStore(database: database)
+        let now = Timestamp.nowMs()
+        do {
+            guard try store.end(id, nowMs: now) else { return APIRoutes.error("no maintenance window \(id) is in force or to come", status: 404) }
+            monitor.maintenance.set(added: try store.current(nowMs: now))
+            return .json(JSONText.ordered([("id", .int(id)), ("status", .string("ended"))]).rendered)
+        } catch {
+            return APIRoutes.error("cannot end the window: \(error)", status: 500)
+        }
+    }
+}
