@@ -39,6 +39,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             }
             if let size = ConfigValues.size(text) { precondition(size >= 0 && size <= ConfigValues.largestSize) }
             if let rate = ConfigValues.rate(text) { precondition(rate > 0 && rate <= ConfigValues.largestRate) }
+            // RFC 3339 times (silences, maintenance windows, API queries) read back what they say.
+            if let ms = Timestamp.parseRFC3339(text), ms >= 0, ms < 253_402_300_800_000 {
+                precondition(Timestamp.parseRFC3339(Timestamp.rfc3339(ms)) == ms, "an RFC 3339 time that does not survive a round trip")
+            }
             if let seconds = Double(text), let duration = Duration.clamping(seconds: seconds) {
                 precondition(duration <= .longest)
                 _ = duration.totalMilliseconds
