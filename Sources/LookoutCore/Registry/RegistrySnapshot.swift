@@ -74,11 +74,12 @@ package struct RegistrySnapshot: Sendable {
     }
 
     /// Operational, degraded, outage, offline or pending, as the status page's banner says.
+    /// Sources in maintenance do not count: their failures are planned.
     package var overall: String {
         if offline { return "offline" }
         var probed = 0
         var failing = 0
-        for index in records.indices {
+        for index in records.indices where maintenance[records[index].name] == nil {
             guard let ok = records[index].last?.ok else { continue }
             probed += 1
             if !ok { failing += 1 }
