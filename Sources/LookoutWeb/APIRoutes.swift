@@ -55,7 +55,8 @@ struct APIRoutes: Sendable {
             json.field("source") { json in
                 StatusAPI.writeSource(
                     entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], blockedBy: snapshot.blockedBy(0),
-                    maintenance: snapshot.maintenance[name], nowMs: now, to: &json)
+                    maintenance: snapshot.maintenance[name], alerts: (context.alerts?.firing ?? []).filter { $0.source == name }.map(\.rule),
+                    nowMs: now, to: &json)
             }
             json.field("config") { json in
                 json.object { json in

@@ -20,7 +20,10 @@ package struct StatusAPI: Sendable {
         let offline = snapshot.offline
         // Silenced alerts are not counted as firing.
         let holds = context.alerts?.heldBack ?? [:]
-        let firing = context.alerts?.firing.filter { holds[$0.fingerprint]?.silenced != true }.count ?? 0
+        let firingAlerts = context.alerts?.firing ?? []
+        let firing = firingAlerts.filter { holds[$0.fingerprint]?.silenced != true }.count
+        var rulesBySource: [String: [String]] = [:]
+        for alert in firingAlerts { if let source = alert.source { rulesBySource[source, default: []].append(alert.rule) } }
         var json = JSONWriter(capacity: 256 + entries.count * 600)
         json.object { json in
             json.field("status") { $0.string(snapshot.overall) }
@@ -38,7 +41,8 @@ package struct StatusAPI: Sendable {
                     for index in entries.indices {
                         StatusAPI.writeSource(
                             entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index),
-                            maintenance: snapshot.maintenance[entries[index].name], nowMs: nowMs, to: &json)
+                            maintenance: snapshot.maintenance[entries[index].name], alerts: rulesBySource[entries[index].name] ?? [], nowMs: nowMs,
+                            to: &json)
                     }
                 }
             }
@@ -49,7 +53,7 @@ package struct StatusAPI: Sendable {
     /// One source's object in the status document.
     static func writeSource(
         _ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, blockedBy: [String],
-        maintenance: MaintenanceCalendar.Entry?, nowMs: Int64, to json: inout JSONWriter
+        maintenance: MaintenanceCalendar.Entry?, alerts: [String] = [], nowMs: Int64, to json: inout JSONWriter
     ) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
@@ -69,6 +73,8 @@ package struct StatusAPI: Sendable {
                     json.field("down_for") { $0.string(Timestamp.human(incident.downForMs(nowMs: nowMs))) }
                     json.field("failed_probes") { $0.int(Int64(incident.failedProbes)) }
                     json.field("cause") { writeResult(incident.cause, to: &$0) }
+                    json.field("breaker") { $0.string((breaker?.state ?? .closed).rawValue) }
+                    json.field("alerts") { json in json.array { json in for rule in alerts { json.string(rule) } } }
                 }
             }
             json.field("maintenance") { json in

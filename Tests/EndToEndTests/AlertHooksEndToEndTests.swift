@@ -140,6 +140,45 @@ struct AlertHooksEndToEndTests {
         #expect(try await upstream.terminate() == 0)
     }
 
+    /// A breaker that opens and closes again well before the first evaluation: the sampled state
+    /// never shows it, the opening event does.
+    @Test func aBreakerOpenBetweenTwoEvaluationsStillFiresCircuitOpened() async throws {
+        let directory = try makeTemporaryDirectory("breaker-blip")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, base) = try await startSimulator()
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            defaults:
+              interval: 100ms
+              timeout: 1s
+              retry: {server_error: {max_attempts: 1}}
+              circuit_breaker: {failure_threshold: 3, open_timeout: 300ms, jitter: 0, success_threshold: 1}
+            sources:
+              - {name: blip, url: "\(base)/flaky/blip-\(UUID().uuidString.prefix(8))?fail=3&code=503"}
+            alerts:
+              evaluation_interval: 3s
+              rules:
+                - {name: CircuitOpened, severity: info, expr: "breaker_open == 1 or breaker_opens[5s] > 0"}
+                - {name: SampledBreakerOpen, severity: info, expr: "breaker_open == 1"}
+              hooks:
+                - {name: feed, type: webhook, url: "\(base)/webhook", severities: [info], group_by: [alertname], group_wait: 0s}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, lookoutBase) = try await startLookout(config: config)
+        let log = try await eventually("CircuitOpened firing and resolved") { () -> [[String: Any]]? in
+            let log = try await webhookLog(base).compactMap { $0["payload"] as? [String: Any] }
+            return log.count >= 2 ? log : nil
+        }
+        #expect(log.map { $0["status"] as? String ?? "" } == ["firing", "resolved"])
+        #expect(log.allSatisfy { ($0["groupLabels"] as? [String: String])?["alertname"] == "CircuitOpened" })
+        let metrics = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+        #expect(metrics.contains(#"lookout_circuit_breaker_opens_total{source="blip"} 1"#))
+        #expect(metrics.contains(#"lookout_circuit_breaker_state{source="blip",state="closed"} 1"#))
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+
     @Test func aRealAlertmanagerGetsTheAlertAndItsResolution() async throws {
         let directory = try makeTemporaryDirectory("hooks")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -94,6 +94,9 @@ struct IncidentEndToEndTests {
         for source in sources where broken.contains(source["name"] as? String ?? "") {
             let cause = (source["incident"] as? [String: Any])?["cause"] as? [String: Any]
             #expect(cause != nil && cause?["category"] as? String != "circuit_open")
+            let incident = source["incident"] as? [String: Any]
+            #expect((incident?["alerts"] as? [String])?.contains("SourceErrorRateCritical") == true)
+            #expect(incident?["breaker"] is String)
             #expect(source["down_since"] is String)
         }
 
