@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutWebTests",
-            dependencies: ["LookoutWeb", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -87,4 +87,16 @@ struct RuleMeaningTests {
         // Every probe failed: 100% errors burn a 99.9% budget 1,000 times too fast.
         #expect(abs((lookup(.burnRate, .seconds(3600)) ?? 0) - 1000) < 1e-6)
     }
+
+    @Test func aRecoveryAfterRetriesBetweenEvaluationsIsSeen() {
+        let registry = SourceRegistry(sources: [source])
+        var evaluator = rules("RecoveredAfterRetries")
+        let start: Int64 = 100 * HealthWindow.hour
+        #expect(evaluator.evaluate(nowMs: start, AlertEvaluator.Inputs(registry.snapshot(nowMs: start))).isEmpty)
+        // Recovered after two attempts, then a plain success before the next evaluation.
+        registry.record(ProbeResult(source: "acme", timestampMs: start + 2_000, ok: true, attempts: 2))
+        registry.record(ProbeResult(source: "acme", timestampMs: start + 7_000, ok: true))
+        let fired = evaluator.evaluate(nowMs: start + 15_000, AlertEvaluator.Inputs(registry.snapshot(nowMs: start + 15_000)))
+        #expect(fired.map(\.alert.rule) == ["RecoveredAfterRetries"])
+    }
 }

@@ -115,7 +115,8 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     case breakerOpens = "breaker_opens"
     /// 1 when the last probe was refused as plain http.
     case insecureBlocked = "insecure_blocked"
-    /// 1 when the last probe succeeded only after retries.
+    /// 1 when a probe succeeded only after retries within the window (default 1m), counted as it
+    /// happened: a recovery between two evaluations is not missed.
     case recoveredAfterRetries = "recovered_after_retries"
     // Across all sources.
     /// Share of sources whose last probe failed.

@@ -68,7 +68,9 @@ extension AlertEvaluator.Inputs {
                 case .breakerOpen:
                     return breaker?.isOpen == true ? 1 : 0  // no breaker yet: closed, as /metrics shows it
                 case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
-                case .recoveredAfterRetries: return summary.map { $0.recoveredAfterRetries ? 1 : 0 }
+                case .recoveredAfterRetries:
+                    // Events, not a rate: no coverage needed; no history at all is no data.
+                    return snapshot.counts(index, windowMs: window?.totalMilliseconds ?? HealthWindow.minute).map { $0.retrySucceeded > 0 ? 1 : 0 }
                 default: return nil
                 }
             }
