@@ -239,6 +239,9 @@ package final class LookoutDatabase: Sendable {
                 table.column("ends_at_ms", .integer).notNull()
                 table.column("note", .text).notNull()
                 table.column("created_by", .text)
+                // A recurring window: {"weekdays": [1, 7], "minute_of_day": 150, "duration_ms": …,
+                // "time_zone": "Europe/Berlin"}; it recurs from starts_at until ends_at.
+                table.column("recurring", .text)
             }
         }
         return migrator

@@ -11,14 +11,23 @@ package struct MaintenanceStore: Sendable {
         self.database = database
     }
 
-    /// Stores a one-off window; returns its id.
+    /// Stores a window — one-off from `startsAtMs` to `endsAtMs`, or `recurring` between them —
+    /// and returns its id.
     @discardableResult
-    package func add(sources: [String], matchers: [String: String], startsAtMs: Int64, endsAtMs: Int64, note: String, createdBy: String?) throws -> Int64 {
+    package func add(
+        sources: [String], matchers: [String: String], startsAtMs: Int64, endsAtMs: Int64, recurring: MaintenanceWindow.Schedule? = nil,
+        note: String, createdBy: String?
+    ) throws -> Int64 {
         try database.writer.write { db in
             let sourcesText = String(decoding: try JSONSerialization.data(withJSONObject: sources), as: UTF8.self)
+            var recurringText: String?
+            if case .recurring(let weekdays, let minute, let duration, let zone)? = recurring {
+                let object: [String: Any] = ["weekdays": weekdays.sorted(), "minute_of_day": minute, "duration_ms": duration, "time_zone": zone]
+                recurringText = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+            }
             try db.execute(
-                sql: "INSERT INTO maintenance_windows (sources, matchers, starts_at_ms, ends_at_ms, note, created_by) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [sourcesText, AlertStore.json(matchers), startsAtMs, endsAtMs, note, createdBy])
+                sql: "INSERT INTO maintenance_windows (sources, matchers, starts_at_ms, ends_at_ms, note, created_by, recurring) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [sourcesText, AlertStore.json(matchers), startsAtMs, endsAtMs, note, createdBy, recurringText])
             return db.lastInsertedRowID
         }
     }
@@ -29,9 +38,17 @@ package struct MaintenanceStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM maintenance_windows WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).map { row in
                 let id: Int64 = row["id"]
                 let sources = (try? JSONSerialization.jsonObject(with: Data((row["sources"] as String).utf8)) as? [String]) ?? []
+                var schedule = MaintenanceWindow.Schedule.once(startMs: row["starts_at_ms"], endMs: row["ends_at_ms"])
+                if let text: String = row["recurring"],
+                    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                    let weekdays = object["weekdays"] as? [Int], let minute = object["minute_of_day"] as? Int,
+                    let duration = (object["duration_ms"] as? NSNumber)?.int64Value, let zone = object["time_zone"] as? String
+                {
+                    schedule = .recurring(weekdays: Set(weekdays), minuteOfDay: minute, durationMs: duration, timeZone: zone)
+                }
                 return MaintenanceWindow(
-                    name: "api-\(id)", sources: sources, matchers: AlertStore.dictionary(row["matchers"]),
-                    schedule: .once(startMs: row["starts_at_ms"], endMs: row["ends_at_ms"]), note: row["note"], id: id)
+                    name: "api-\(id)", sources: sources, matchers: AlertStore.dictionary(row["matchers"]), schedule: schedule, note: row["note"],
+                    id: id, activeFromMs: row["starts_at_ms"], activeUntilMs: row["ends_at_ms"])
             }
         }
     }

@@ -4,7 +4,7 @@ import LookoutStore
 import MicroHTTPServer
 
 /// `/api/v1/maintenance`: the windows in force or to come (the config's and those added here),
-/// and one-off windows added and ended through the admin token.
+/// and windows — one-off or recurring — added and ended through the admin token.
 struct MaintenanceRoutes: Sendable {
     let context: LookoutContext
     var monitor: Monitor { context.monitor }
@@ -21,7 +21,7 @@ struct MaintenanceRoutes: Sendable {
         json.object { json in
             json.field("windows") { json in
                 json.array { json in
-                    for window in monitor.maintenance.windows {
+                    for window in monitor.maintenance.windows where window.activeUntilMs > now {
                         if case .once(_, let end) = window.schedule, end <= now { continue }
                         json.object { json in
                             json.field("id") { $0.int(window.id) }
@@ -56,7 +56,8 @@ struct MaintenanceRoutes: Sendable {
         return .json(json.bytes)
     }
 
-    /// `POST /api/v1/maintenance` `{"sources": [...], "matchers": {...}, "starts_at": …, "ends_at": …, "note": "…"}`.
+    /// `POST /api/v1/maintenance` `{"sources": [...], "matchers": {...}, "starts_at": …, "ends_at": …,
+    /// "recurring": {…}, "note": "…"}`.
     func add(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
         guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
@@ -80,20 +81,71 @@ struct MaintenanceRoutes: Sendable {
             guard let text = value as? String, let parsed = APIRoutes.time(text) else { return APIRoutes.error("starts_at must be an RFC 3339 time", status: 400) }
             starts = max(now, parsed)
         }
-        guard let text = body["ends_at"] as? String, let ends = APIRoutes.time(text) else {
-            return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400)
+        var recurring: MaintenanceWindow.Schedule?
+        if let value = body["recurring"] {
+            switch MaintenanceRoutes.recurring(value) {
+            case .success(let schedule): recurring = schedule
+            case .failure(let problem): return APIRoutes.error(problem.message, status: 400)
+            }
+        }
+        var ends = MaintenanceRoutes.noEnd
+        if let value = body["ends_at"] {
+            guard let text = value as? String, let parsed = APIRoutes.time(text) else { return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400) }
+            ends = parsed
+        } else if recurring == nil {
+            return APIRoutes.error("ends_at must be an RFC 3339 time (or give recurring: {weekdays, at, duration, time_zone})", status: 400)
         }
         guard ends > starts else { return APIRoutes.error("ends_at must be after starts_at (and in the future)", status: 400) }
         guard body["note"] == nil || body["note"] is String else { return APIRoutes.error("note must be a string", status: 400) }
         let store = MaintenanceStore(database: database)
         do {
             let id = try store.add(
-                sources: sources, matchers: matchers, startsAtMs: starts, endsAtMs: ends, note: body["note"] as? String ?? "", createdBy: request.remoteAddress)
+                sources: sources, matchers: matchers, startsAtMs: starts, endsAtMs: ends, recurring: recurring, note: body["note"] as? String ?? "",
+                createdBy: request.remoteAddress)
             monitor.maintenance.set(added: try store.current(nowMs: now))
             return .json(JSONText.ordered([("id", .int(id)), ("starts_at", .string(Timestamp.rfc3339(starts))), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the window: \(error)", status: 500)
         }
+    }
+
+    /// A recurring window without `ends_at` recurs until it is ended (the year 9999).
+    static let noEnd: Int64 = 253_402_300_799_000
+
+    struct Problem: Error {
+        var message: String
+    }
+
+    /// `{"weekdays": ["sun"], "at": "02:30", "duration": "1h", "time_zone": "Europe/Berlin"}`.
+    static func recurring(_ value: Any) -> Result<MaintenanceWindow.Schedule, Problem> {
+        guard let fields = value as? [String: Any] else { return .failure(Problem(message: "recurring must be an object: {weekdays, at, duration, time_zone}")) }
+        if let unknown = fields.keys.sorted().first(where: { !["weekdays", "at", "duration", "time_zone"].contains($0) }) {
+            return .failure(Problem(message: "recurring.\(unknown): unknown field (use weekdays, at, duration, time_zone)"))
+        }
+        var weekdays = Set(1...7)
+        if let value = fields["weekdays"] {
+            guard let names = value as? [String], !names.isEmpty else { return .failure(Problem(message: "recurring.weekdays must be a list such as [\"sat\", \"sun\"]")) }
+            weekdays = []
+            for name in names {
+                guard let day = MaintenanceWindow.weekday(named: name) else {
+                    return .failure(Problem(message: "recurring.weekdays: \"\(name)\" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)"))
+                }
+                weekdays.insert(day)
+            }
+        }
+        guard let at = fields["at"] as? String, let minute = MaintenanceWindow.minuteOfDay(at) else {
+            return .failure(Problem(message: "recurring.at must be a time of day, HH:MM (e.g. 02:30)"))
+        }
+        guard let text = fields["duration"] as? String, let duration = try? ConfigValues.parseDuration(text), duration > .zero,
+            duration <= .seconds(7 * 86400)
+        else {
+            return .failure(Problem(message: "recurring.duration must be a duration up to 7 days (e.g. 30m, 2h)"))
+        }
+        let zone = fields["time_zone"] as? String ?? "UTC"
+        guard TimeZone(identifier: zone) != nil else {
+            return .failure(Problem(message: "recurring.time_zone: \"\(zone)\" is not an IANA time zone (e.g. Europe/Berlin, UTC)"))
+        }
+        return .success(.recurring(weekdays: weekdays, minuteOfDay: minute, durationMs: duration.totalMilliseconds, timeZone: zone))
     }
 
     /// `DELETE /api/v1/maintenance/ID`: ends a window added through the API now.

@@ -127,6 +127,19 @@ struct APIEndToEndTests {
         #expect(await call("\(base)/api/v1/maintenance/\(windowID)", method: "DELETE", token: "s3cret-admin").httpStatus == 200)
         #expect((try object(await call("\(base)/api/v1/maintenance"))["windows"] as? [[String: Any]])?.isEmpty == true)
         #expect(await call("\(base)/api/v1/maintenance/\(windowID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
+        // Recurring through the API: bad fields are named; a good one is listed with its schedule.
+        let funday = await call(
+            "\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin",
+            body: #"{"sources":["bad"],"recurring":{"weekdays":["funday"],"at":"02:30","duration":"1h"}}"#)
+        #expect((try object(funday)["message"] as? String)?.hasPrefix(#"recurring.weekdays: "funday" is not a weekday"#) == true)
+        let weekly = await call(
+            "\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin",
+            body: #"{"sources":["bad"],"recurring":{"weekdays":["sun"],"at":"02:30","duration":"1h","time_zone":"Europe/Berlin"},"note":"backup"}"#)
+        #expect(weekly.httpStatus == 201)
+        let recurring = (try object(await call("\(base)/api/v1/maintenance"))["windows"] as? [[String: Any]])?.first?["recurring"] as? [String: Any]
+        #expect(recurring?["at"] as? String == "02:30")
+        #expect(recurring?["time_zone"] as? String == "Europe/Berlin")
+        #expect(recurring?["weekdays"] as? [String] == ["sun"])
 
         let added = try runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceDown", "--duration", "30m"])
         #expect(added.status == 1)  // no such rule in this config

@@ -115,8 +115,8 @@ extension ConfigReader {
         if let node = fields["weekdays"]?.value, let names = strings(node, "\(path).weekdays") {
             weekdays = []
             for name in names {
-                if let index = MaintenanceWindow.weekdayNames.firstIndex(of: name.lowercased().prefix(3).description), name.count >= 3 {
-                    weekdays.insert(index + 1)
+                if let day = MaintenanceWindow.weekday(named: name) {
+                    weekdays.insert(day)
                 } else {
                     problem(node, "\(path).weekdays", "\"\(name)\" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)")
                 }
@@ -124,9 +124,8 @@ extension ConfigReader {
         }
         var minuteOfDay = 0
         if let node = fields["at"]?.value, let text = string(node, "\(path).at") {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            if parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hour = Int(parts[0]), let minute = Int(parts[1]), (0..<24).contains(hour), (0..<60).contains(minute) {
-                minuteOfDay = hour * 60 + minute
+            if let minute = MaintenanceWindow.minuteOfDay(text) {
+                minuteOfDay = minute
             } else {
                 problem(node, "\(path).at", "\"\(text)\" is not a time of day (use HH:MM, e.g. 02:30)")
             }

@@ -22,17 +22,41 @@ package struct MaintenanceWindow: Sendable, Equatable {
     package var note: String
     /// The row id of a window added through the admin API.
     package var id: Int64?
+    /// A recurring window added through the API recurs between these (ended early by DELETE).
+    package var activeFromMs: Int64 = .min
+    package var activeUntilMs: Int64 = .max
 
-    package init(name: String, sources: [String] = [], matchers: [String: String] = [:], schedule: Schedule, note: String, id: Int64? = nil) {
+    package init(
+        name: String, sources: [String] = [], matchers: [String: String] = [:], schedule: Schedule, note: String, id: Int64? = nil,
+        activeFromMs: Int64 = .min, activeUntilMs: Int64 = .max
+    ) {
         self.name = name
         self.sources = sources
         self.matchers = matchers
         self.schedule = schedule
         self.note = note
         self.id = id
+        self.activeFromMs = activeFromMs
+        self.activeUntilMs = activeUntilMs
     }
 
     package static let weekdayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+    /// `mon`, `Monday`… as a Calendar weekday (1 = Sunday); nil for anything else.
+    package static func weekday(named name: String) -> Int? {
+        guard name.count >= 3, let index = weekdayNames.firstIndex(of: String(name.lowercased().prefix(3))) else { return nil }
+        let full = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"][index]
+        return full.hasPrefix(name.lowercased()) ? index + 1 : nil
+    }
+
+    /// `HH:MM` as minutes after midnight; nil for anything else.
+    package static func minuteOfDay(_ text: String) -> Int? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hour = Int(parts[0]), let minute = Int(parts[1]),
+            (0..<24).contains(hour), (0..<60).contains(minute)
+        else { return nil }
+        return hour * 60 + minute
+    }
 
     package func covers(_ source: SourceConfig) -> Bool {
         if sources.isEmpty && matchers.isEmpty { return true }
@@ -42,6 +66,7 @@ package struct MaintenanceWindow: Sendable, Equatable {
 
     /// The occurrence in force at `nowMs` (start and end, in milliseconds since 1970), if any.
     package func occurrence(atMs nowMs: Int64) -> (startMs: Int64, endMs: Int64)? {
+        guard activeFromMs <= nowMs, nowMs < activeUntilMs else { return nil }
         switch schedule {
         case .once(let start, let end):
             return start <= nowMs && nowMs < end ? (start, end) : nil
