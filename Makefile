@@ -42,6 +42,7 @@ run: build
 	./examples/run-demo.sh
 
 test: test-deps
+	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
 	FUZZ_SECONDS=30 SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh

@@ -227,7 +227,8 @@ package final class AlertService: Sendable {
         var rows: [(OutboxEntry, Int64)] = []
         for send in sends {
             guard let id = send.alerts.compactMap(\.id).first else { continue }
-            let payload = Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: send.hook, externalURL: router.externalURL, nowMs: nowMs)
+            guard let hook = router.hooks.first(where: { $0.name == send.hook }) else { continue }
+            let payload = ProviderPayloads.body(for: hook, send, externalURL: router.externalURL, nowMs: nowMs)
             rows.append((OutboxEntry(hook: send.hook, payload: payload), id))
         }
         do {

@@ -40,13 +40,10 @@ package struct HookRouter: Sendable {
     }
 
     package func payload(for hook: HookConfig, _ change: AlertChange, nowMs: Int64) -> String {
-        switch hook.type {
-        case .webhook:
-            let alert = change.alert
-            return Payloads.webhook(
-                status: alert.firing ? "firing" : "resolved", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert),
-                receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
-        case .alertmanager: return Payloads.alertmanager([change], externalURL: externalURL, nowMs: nowMs)
-        }
+        let alert = change.alert
+        guard hook.type.grouped else { return Payloads.alertmanager([change], externalURL: externalURL, nowMs: nowMs) }
+        let send = NotificationGroups.Send(
+            hook: hook.name, status: alert.firing ? "firing" : "resolved", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert))
+        return ProviderPayloads.body(for: hook, send, externalURL: externalURL, nowMs: nowMs)
     }
 }

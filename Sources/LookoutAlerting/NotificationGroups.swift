@@ -39,7 +39,7 @@ struct NotificationGroups: Sendable {
 
     /// Alerts that fired before a restart were announced then: their groups count as notified now.
     mutating func restore(firing: [Alert], hooks: [HookConfig], nowMs: Int64) {
-        for hook in hooks where hook.type == .webhook {
+        for hook in hooks where hook.type.grouped {
             for alert in firing where HookRouter.accepts(hook, alert) {
                 let labels = NotificationGroups.labels(hook.groupBy, alert)
                 let key = NotificationGroups.key(hook.name, labels)
@@ -64,7 +64,7 @@ struct NotificationGroups: Sendable {
         hooks: [HookConfig], firing: [Alert], held: Set<String>, resolved: [String: Alert], nowMs: Int64
     ) -> (sends: [Send], next: NotificationGroups) {
         var current: [String: (hook: HookConfig, labels: [String: String], alerts: [Alert])] = [:]
-        for hook in hooks where hook.type == .webhook {
+        for hook in hooks where hook.type.grouped {
             for alert in firing where alert.id != nil && !held.contains(alert.fingerprint) && HookRouter.accepts(hook, alert) {
                 let labels = NotificationGroups.labels(hook.groupBy, alert)
                 let key = NotificationGroups.key(hook.name, labels)

@@ -72,7 +72,9 @@ package final class OutboxDeliverer: Sendable {
 
     /// One try; true when the row was delivered.
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
-        let body = Array(row.payload.utf8)
+        var payload = row.payload
+        if hook.type == .pagerduty, let key = hook.routingKey { payload = ProviderPayloads.withRoutingKey(payload, key) }
+        let body = Array(payload.utf8)
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("X-Lookout-Delivery", String(row.id)),
             ("User-Agent", "Lookout/\(LookoutVersion.string)"),
@@ -80,7 +82,7 @@ package final class OutboxDeliverer: Sendable {
         if let secret = hook.hmacSecret {
             headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
         }
-        let url = hook.type == .alertmanager ? hook.url.trimmingSuffix("/") + "/api/v2/alerts" : hook.url
+        let url = ProviderPayloads.deliveryURL(hook)
         let outcome = await client.call(
             upstream: OutboxDeliverer.upstream(hook),
             CallRequest(
@@ -100,7 +102,9 @@ package final class OutboxDeliverer: Sendable {
             return true
         }
         let reason = outcome.failure.map { $0.message(operation: "notifying \(hook.name)") } ?? "cancelled"
-        let wait = OutboxDeliverer.backoff(afterAttempts: row.attempts + 1)
+        // A provider that asks for a wait (429 or 503 with Retry-After) gets at least that.
+        var wait = OutboxDeliverer.backoff(afterAttempts: row.attempts + 1)
+        if let final = outcome.final, let asked = ServerWait.requested(by: final) { wait = max(wait, min(asked, OutboxDeliverer.backoffMax)) }
         try? store.markFailed(row.id, error: reason, nextAttemptAtMs: now + wait.totalMilliseconds)
         let first = stats.withLock { stats -> Bool in
             let first = stats[hook.name]?.lastError == nil

@@ -8,6 +8,12 @@ struct WebhookDelivery: Sendable {
     var signature: String?
     var contentType: String?
     var body: [UInt8]
+    /// The receiver's path (`/webhook`, `/slack/T1`, `/pagerduty/v2/enqueue`…).
+    var path = "/webhook"
+    /// What the provider receiver found wrong (it answered 400); nil when accepted, or 429.
+    var problem: String?
+    /// The receiver answered 429 (throttled) instead of taking it.
+    var throttled = false
 }
 
 /// `/webhook` stores every payload; `/webhook/log` lists them in arrival order as JSON.
@@ -30,6 +36,9 @@ extension Simulator {
             entry["content_type"] = delivery.contentType ?? NSNull()
             if let payload = try? JSONSerialization.jsonObject(with: Data(delivery.body)) { entry["payload"] = payload }
             entry["raw"] = String(decoding: delivery.body, as: UTF8.self)
+            entry["path"] = delivery.path
+            entry["problem"] = delivery.problem ?? NSNull()
+            entry["throttled"] = delivery.throttled
             return entry
         }
         return .json(Simulator.jsonText(entries))

@@ -8,6 +8,8 @@ final class Simulator: Sendable {
     struct State {
         var counters: [String: Int] = [:]
         var flaky: [String: Int] = [:]
+        /// Provider receivers answer 429 to this many more requests (`POST /providers/throttle`).
+        var throttle: (count: Int, retryAfter: Int) = (0, 1)
         /// Switches turned on by `POST /switch/ID/on`.
         var switches: Set<String> = []
         var tokens: [String: Date] = [:]
@@ -46,6 +48,12 @@ final class Simulator: Sendable {
             ("GET", "/ratelimit", rateLimit),
             ("GET", "/redirect", redirect),
             ("POST", "/webhook", webhook),
+            ("POST", "/slack/:team/:bot/:secret", slack),
+            ("POST", "/teams/:id", teams),
+            ("POST", "/pagerduty/v2/enqueue", pagerDuty),
+            ("POST", "/discord/:id/:token", discord),
+            ("POST", "/ntfy", ntfy),
+            ("POST", "/providers/throttle", throttleProviders),
             ("GET", "/webhook/log", webhookLog),
             ("POST", "/webhook/reset", webhookReset),
             ("GET", "/counters", counters),

@@ -238,8 +238,8 @@ extension ConfigReader {
         var hooks: [HookConfig] = []
         var names = Set<String>()
         let known = [
-            "name", "type", "url", "severities", "matchers", "send_resolved", "group_by", "group_wait", "group_interval", "repeat_interval",
-            "hmac_secret_file", "hmac_secret",
+            "name", "type", "url", "url_file", "severities", "matchers", "send_resolved", "group_by", "group_wait", "group_interval",
+            "repeat_interval", "hmac_secret_file", "hmac_secret", "routing_key", "routing_key_file",
         ]
         for (index, item) in list.enumerated() {
             let path = "alerts.hooks[\(index)]"
@@ -253,11 +253,42 @@ extension ConfigReader {
             var type = HookConfig.HookType.webhook
             if let node = fields["type"]?.value, let text = string(node, "\(path).type") {
                 if let parsed = HookConfig.HookType(rawValue: text) { type = parsed } else {
-                    problem(node, "\(path).type", "\"\(text)\" is not a hook type (use webhook or alertmanager)")
+                    let types = HookConfig.HookType.allCases.map(\.rawValue).joined(separator: ", ")
+                    problem(node, "\(path).type", "\"\(text)\" is not a hook type (use \(types))")
                 }
             }
-            let hookURL = fields["url"].flatMap { url($0.value, "\(path).url") }
-            if fields["url"] == nil { problem(item, "\(path).url", "is missing") }
+            // Chat webhook URLs carry their secret in the path: url_file or ${ENV} keeps them out
+            // of the config.
+            var hookURL: String?
+            if fields["url_file"] != nil {
+                if let text = secret(inline: nil, file: fields["url_file"]?.value, parent: path, inlineKey: "url", fileKey: "url_file"),
+                    let node = fields["url_file"]?.value
+                {
+                    if let message = ProbeURL.problem(text) { problem(node, "\(path).url_file", "the file does not hold a usable URL: \(message)") } else { hookURL = text }
+                }
+            } else if let node = fields["url"]?.value, let text = string(node, "\(path).url"),
+                let expanded = expandingEnvironment(text, node, "\(path).url")
+            {
+                if let message = ProbeURL.problem(expanded) { problem(node, "\(path).url", message) } else { hookURL = expanded }
+            } else if fields["url"] != nil {
+                // string() or the environment already said what is wrong
+            } else if type == .pagerduty {
+                hookURL = HookConfig.pagerDutyEventsURL
+            } else {
+                problem(item, "\(path).url", "is missing (or give url_file)")
+            }
+            var routingKey: String?
+            if type == .pagerduty {
+                if fields["routing_key_file"] != nil || fields["routing_key"] != nil {
+                    routingKey = secret(
+                        inline: fields["routing_key"]?.value, file: fields["routing_key_file"]?.value, parent: path,
+                        inlineKey: "routing_key", fileKey: "routing_key_file")
+                } else {
+                    problem(item, "\(path).routing_key_file", "is missing: a pagerduty hook needs the integration's routing key")
+                }
+            } else if let node = fields["routing_key_file"]?.key ?? fields["routing_key"]?.key {
+                problem(node, "\(path).routing_key", "only applies to type: pagerduty")
+            }
             let severities = fields["severities"].flatMap { strings($0.value, "\(path).severities") } ?? []
             let matchers = fields["matchers"].flatMap { stringMap($0.value, "\(path).matchers") } ?? [:]
             let sendResolved = fields["send_resolved"].flatMap { bool($0.value, "\(path).send_resolved") } ?? true
@@ -274,7 +305,8 @@ extension ConfigReader {
             if problems.count == before, let name, let hookURL {
                 hooks.append(HookConfig(
                     name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
-                    groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac))
+                    groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac,
+                    routingKey: routingKey))
             }
         }
         return hooks

@@ -141,8 +141,14 @@ package struct AlertRuleConfig: Sendable, Equatable {
 /// An alert hook, as written in the config.
 package struct HookConfig: Sendable, Equatable {
     package enum HookType: String, Sendable, CaseIterable {
-        case webhook, alertmanager
+        case webhook, alertmanager, slack, teams, pagerduty, discord, ntfy
+
+        /// Alertmanager groups alerts itself; every other type gets Lookout's grouped notifications.
+        package var grouped: Bool { self != .alertmanager }
     }
+
+    /// PagerDuty's Events API v2, where a `pagerduty` hook without `url` sends.
+    package static let pagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
 
     package var name: String
     package var type: HookType
@@ -162,6 +168,9 @@ package struct HookConfig: Sendable, Equatable {
     /// How often a group that has not changed is sent again.
     package var repeatInterval: Duration
     package var hmacSecret: String?
+    /// `pagerduty`: the integration's routing key (from `routing_key_file` or `${ENV}`); put in
+    /// the request at delivery, never stored in the outbox.
+    package var routingKey: String?
 }
 
 /// A whole, validated config file.

@@ -1,0 +1,211 @@
+import Foundation
+import LookoutCore
+
+/// The body each hook type sends for one grouped notification, in the provider's documented
+/// format: Alertmanager's webhook payload, a Slack Block Kit message, a Teams Adaptive Card, a
+/// PagerDuty Events API v2 event, a Discord embed, an ntfy JSON message. Secrets stay out: the
+/// PagerDuty routing key is added at delivery (`withRoutingKey`), so outbox rows never hold it.
+package enum ProviderPayloads {
+    /// What every provider's message says, worked out once.
+    struct Summary {
+        var firing: Bool
+        /// "acme is down" / "acme recovered", or the rule's summary for service-wide alerts.
+        var title: String
+        /// The upstream's cause (the alerts' description), or the summary.
+        var cause: String
+        var downSince: String?
+        var downFor: String?
+        var rules: String
+        var severity: String
+        var link: String
+        var source: String?
+
+        init(_ send: NotificationGroups.Send, externalURL: String, nowMs: Int64) {
+            let alerts = send.alerts
+            let first = alerts.first
+            let annotations = first.map { Payloads.annotations($0, externalURL: externalURL, nowMs: nowMs) } ?? [:]
+            firing = send.status == "firing"
+            source = alerts.compactMap(\.source).first
+            let subject = source ?? (first?.summary ?? "Lookout")
+            if let source {
+                title = firing ? "\(source) is down" : "\(source) recovered"
+            } else {
+                title = firing ? subject : "Resolved: \(subject)"
+            }
+            cause = annotations["description"] ?? first?.summary ?? ""
+            downSince = annotations["down_since"]
+            downFor = annotations["down_for"]
+            rules = alerts.map(\.rule).joined(separator: ", ")
+            let order = ["critical", "warning", "info"]
+            severity = alerts.map(\.severity).min { (order.firstIndex(of: $0) ?? 3) < (order.firstIndex(of: $1) ?? 3) } ?? "critical"
+            link = annotations["status_page"] ?? "\(externalURL)/"
+        }
+
+        /// "down for 4m, since 2026-11-23T19:10:14.135Z" / "was down for 12m".
+        var since: String? {
+            guard let downFor else { return nil }
+            return firing ? "down for \(downFor), since \(downSince ?? "?")" : "was down for \(downFor)"
+        }
+    }
+
+    /// The stable id of a group across replicas and restarts: PagerDuty's `dedup_key`, so two
+    /// Lookout replicas raise one incident.
+    package static func dedupKey(_ groupLabels: [String: String]) -> String {
+        let text = groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{1F}")
+        let digits = String(ProbeScheduler.stableHash(text), radix: 16)
+        return "lookout-" + String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    static func body(for hook: HookConfig, _ send: NotificationGroups.Send, externalURL: String, nowMs: Int64) -> String {
+        let summary = Summary(send, externalURL: externalURL, nowMs: nowMs)
+        switch hook.type {
+        case .webhook, .alertmanager:
+            return Payloads.webhook(
+                status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
+        case .slack: return slack(summary)
+        case .teams: return teams(summary)
+        case .pagerduty: return pagerDuty(summary, send, nowMs: nowMs)
+        case .discord: return discord(summary, nowMs: nowMs)
+        case .ntfy: return ntfy(summary, topic: topic(of: hook.url))
+        }
+    }
+
+    /// Cuts `text` to `limit` characters, marking the cut.
+    static func clip(_ text: String, _ limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+    }
+
+    /// Slack incoming webhook: a coloured attachment (red firing, green resolved) holding Block
+    /// Kit blocks; `text` is what notifications and screen readers show.
+    static func slack(_ summary: Summary) -> String {
+        let emoji = summary.firing ? "🔴" : "✅"
+        var details = "*Cause:* \(summary.cause)"
+        if let since = summary.since { details += "\n*\(summary.firing ? "Down" : "Resolved"):* \(since)" }
+        details += "\n*Alerts:* \(summary.rules) (\(summary.severity))"
+        let blocks: [JSONText] = [
+            .ordered([("type", .string("header")), ("text", .ordered([("type", .string("plain_text")), ("text", .string(clip("\(emoji) \(summary.title)", 150)))]))]),
+            .ordered([("type", .string("section")), ("text", .ordered([("type", .string("mrkdwn")), ("text", .string(clip(details, 3000)))]))]),
+            .ordered([
+                ("type", .string("actions")),
+                ("elements", .array([.ordered([
+                    ("type", .string("button")), ("text", .ordered([("type", .string("plain_text")), ("text", .string("Status page"))])),
+                    ("url", .string(summary.link)),
+                ])])),
+            ]),
+        ]
+        return JSONText.ordered([
+            ("text", .string(clip("\(emoji) \(summary.title): \(summary.cause)", 3000))),
+            ("attachments", .array([.ordered([("color", .string(summary.firing ? "#cf222e" : "#1a7f37")), ("blocks", .array(blocks))])])),
+        ]).rendered
+    }
+
+    /// Teams Workflows webhook ("When a Teams webhook request is received"): a message with one
+    /// Adaptive Card 1.4 attachment.
+    static func teams(_ summary: Summary) -> String {
+        var facts: [JSONText] = [.ordered([("title", .string("Alerts")), ("value", .string("\(summary.rules) (\(summary.severity))"))])]
+        if let since = summary.since { facts.insert(.ordered([("title", .string(summary.firing ? "Down" : "Resolved")), ("value", .string(since))]), at: 0) }
+        let card: JSONText = .ordered([
+            ("$schema", .string("http://adaptivecards.io/schemas/adaptive-card.json")),
+            ("type", .string("AdaptiveCard")),
+            ("version", .string("1.4")),
+            ("body", .array([
+                .ordered([
+                    ("type", .string("TextBlock")), ("text", .string(summary.title)), ("weight", .string("Bolder")), ("size", .string("Medium")),
+                    ("color", .string(summary.firing ? "Attention" : "Good")), ("wrap", .bool(true)),
+                ]),
+                .ordered([("type", .string("TextBlock")), ("text", .string(summary.cause)), ("wrap", .bool(true))]),
+                .ordered([("type", .string("FactSet")), ("facts", .array(facts))]),
+            ])),
+            ("actions", .array([.ordered([("type", .string("Action.OpenUrl")), ("title", .string("Status page")), ("url", .string(summary.link))])])),
+        ])
+        return JSONText.ordered([
+            ("type", .string("message")),
+            ("attachments", .array([.ordered([("contentType", .string("application/vnd.microsoft.card.adaptive")), ("contentUrl", .null), ("content", card)])])),
+        ]).rendered
+    }
+
+    /// PagerDuty Events API v2: `trigger` or `resolve`, one PagerDuty incident per group.
+    static func pagerDuty(_ summary: Summary, _ send: NotificationGroups.Send, nowMs: Int64) -> String {
+        let key = dedupKey(send.groupLabels)
+        guard summary.firing else {
+            return JSONText.ordered([("event_action", .string("resolve")), ("dedup_key", .string(key))]).rendered
+        }
+        let severity = ["critical": "critical", "warning": "warning", "info": "info"][summary.severity] ?? "error"
+        var details: [(String, JSONText)] = [("cause", .string(summary.cause)), ("alerts", .string(summary.rules))]
+        if let downSince = summary.downSince { details.append(("down_since", .string(downSince))) }
+        return JSONText.ordered([
+            ("event_action", .string("trigger")),
+            ("dedup_key", .string(key)),
+            ("payload", .ordered([
+                ("summary", .string(clip("\(summary.title): \(summary.cause)", 1024))),
+                ("source", .string(summary.source ?? "lookout")),
+                ("severity", .string(severity)),
+                ("timestamp", .string(Timestamp.rfc3339(send.alerts.first?.startedAtMs ?? nowMs))),
+                ("component", .string(summary.source ?? "lookout")),
+                ("class", .string(summary.rules)),
+                ("custom_details", .ordered(details)),
+            ])),
+            ("links", .array([.ordered([("href", .string(summary.link)), ("text", .string("Lookout status page"))])])),
+            ("client", .string("Lookout")),
+            ("client_url", .string(summary.link)),
+        ]).rendered
+    }
+
+    /// The body with PagerDuty's routing key first, added at delivery.
+    package static func withRoutingKey(_ body: String, _ key: String) -> String {
+        guard body.hasPrefix("{") else { return body }
+        return "{\"routing_key\":" + JSONText.string(key).rendered + "," + body.dropFirst()
+    }
+
+    /// Discord webhook: one embed, red or green.
+    static func discord(_ summary: Summary, nowMs: Int64) -> String {
+        var fields: [JSONText] = [.ordered([("name", .string("Alerts")), ("value", .string(clip("\(summary.rules) (\(summary.severity))", 1024))), ("inline", .bool(true))])]
+        if let since = summary.since {
+            fields.insert(.ordered([("name", .string(summary.firing ? "Down" : "Resolved")), ("value", .string(clip(since, 1024))), ("inline", .bool(true))]), at: 0)
+        }
+        return JSONText.ordered([
+            ("content", .string(clip("\(summary.firing ? "🔴" : "✅") \(summary.title)", 2000))),
+            ("embeds", .array([.ordered([
+                ("title", .string(clip(summary.title, 256))),
+                ("description", .string(clip(summary.cause, 4096))),
+                ("url", .string(summary.link)),
+                ("color", .int(summary.firing ? 0xCF222E : 0x1A7F37)),
+                ("fields", .array(fields)),
+                ("timestamp", .string(Timestamp.rfc3339(nowMs))),
+            ])])),
+        ]).rendered
+    }
+
+    /// ntfy's JSON publishing, sent to the server's root URL; the topic is the hook URL's last
+    /// path component (`https://ntfy.sh/oncall` → `oncall`).
+    static func ntfy(_ summary: Summary, topic: String) -> String {
+        let priority = summary.firing ? (summary.severity == "critical" ? 5 : summary.severity == "warning" ? 4 : 3) : 3
+        var message = summary.cause
+        if let since = summary.since { message += "\n\(since.prefix(1).uppercased() + since.dropFirst())" }
+        return JSONText.ordered([
+            ("topic", .string(topic)),
+            ("title", .string(summary.title)),
+            ("message", .string(clip(message, 4096))),
+            ("priority", .int(Int64(priority))),
+            ("tags", .array([.string(summary.firing ? "rotating_light" : "white_check_mark")])),
+            ("click", .string(summary.link)),
+        ]).rendered
+    }
+
+    static func topic(of url: String) -> String {
+        URLComponents(string: url)?.path.split(separator: "/").last.map(String.init) ?? "lookout"
+    }
+
+    /// Where a hook's request goes: Alertmanager's API path, ntfy's root, or the hook's URL.
+    package static func deliveryURL(_ hook: HookConfig) -> String {
+        switch hook.type {
+        case .alertmanager: return hook.url.trimmingSuffix("/") + "/api/v2/alerts"
+        case .ntfy:
+            guard var components = URLComponents(string: hook.url) else { return hook.url }
+            let parts = components.path.split(separator: "/")
+            components.path = "/" + parts.dropLast().joined(separator: "/")
+            return components.string ?? hook.url
+        default: return hook.url
+        }
+    }
+}

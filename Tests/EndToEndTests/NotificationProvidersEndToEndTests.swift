@@ -1,0 +1,95 @@
+import Foundation
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// An incident fired and resolved through every provider hook, each checked by lookout-sim the
+/// way the provider documents its API; 429s answered with Retry-After are waited out.
+@Suite("notification providers end to end")
+struct NotificationProvidersEndToEndTests {
+    let http = CurlTransport()
+
+    func log(_ base: String) async throws -> [[String: Any]] {
+        let result = await http.perform(TransferRequest(url: "\(base)/webhook/log", timeout: .seconds(10)))
+        return try JSONSerialization.jsonObject(with: Data(result.body)) as? [[String: Any]] ?? []
+    }
+
+    @Test func anIncidentReachesSlackTeamsPagerDutyDiscordAndNtfy() async throws {
+        let directory = try makeTemporaryDirectory("providers")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, base) = try await startSimulator()
+        try "R0UTINGKEY0123456789abcdefABCDEF\n".write(to: directory.appendingPathComponent("pd.key"), atomically: true, encoding: .utf8)
+        try "\(base)/slack/T000/B000/secret\n".write(to: directory.appendingPathComponent("slack.url"), atomically: true, encoding: .utf8)
+        // The first two notifications are throttled: 429 with Retry-After: 2.
+        _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=2&retry_after=2", method: "POST"))
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            external_url: https://status.example.test
+            defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+            sources:
+              - {name: payments, url: "\(base)/flaky/providers-\(UUID().uuidString.prefix(8))?fail=15&code=503"}
+            alerts:
+              evaluation_interval: 200ms
+              rules:
+                - {name: SourceDown, severity: critical, expr: up == 0, annotations: {summary: "{source} is down"}}
+              hooks:
+                - {name: slack, type: slack, url_file: slack.url, group_wait: 0s}
+                - {name: teams, type: teams, url: "\(base)/teams/workflow", group_wait: 0s}
+                - {name: pagerduty, type: pagerduty, url: "\(base)/pagerduty/v2/enqueue", routing_key_file: pd.key, group_wait: 0s}
+                - {name: discord, type: discord, url: "\(base)/discord/123/token", group_wait: 0s}
+                - {name: ntfy, type: ntfy, url: "\(base)/ntfy/oncall", group_wait: 0s}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, _) = try await startLookout(config: config)
+        let paths = ["/slack/T000/B000/secret", "/teams/workflow", "/pagerduty/v2/enqueue", "/discord/123/token", "/ntfy"]
+        let entries = try await eventually(deadline: .seconds(90), "a firing and a resolved notification through every provider") { () -> [[String: Any]]? in
+            let entries = try await log(base).filter { $0["throttled"] as? Bool != true }
+            return paths.allSatisfy { path in entries.filter { $0["path"] as? String == path }.count >= 2 } ? entries : nil
+        }
+        for entry in entries {
+            #expect(entry["problem"] is NSNull, "\(entry["path"] ?? "") refused: \(entry["problem"] ?? "") — \(entry["raw"] ?? "")")
+        }
+        func payloads(_ path: String) -> [[String: Any]] {
+            entries.filter { $0["path"] as? String == path }.compactMap { $0["payload"] as? [String: Any] }
+        }
+        // Slack: red then green, the cause and the status page link.
+        let slack = payloads("/slack/T000/B000/secret")
+        #expect(slack.count == 2)
+        let colors = slack.compactMap { (($0["attachments"] as? [[String: Any]])?.first?["color"]) as? String }
+        #expect(colors == ["#cf222e", "#1a7f37"])
+        #expect((slack.first?["text"] as? String)?.contains("payments is down") == true)
+        #expect((slack.first?["text"] as? String)?.contains("503") == true)
+        #expect(String(describing: slack.first ?? [:]).contains("https://status.example.test/#source-payments"))
+        // PagerDuty: trigger then resolve with one dedup_key; the routing key is in the request.
+        let pagerDuty = payloads("/pagerduty/v2/enqueue")
+        #expect(pagerDuty.map { $0["event_action"] as? String ?? "" } == ["trigger", "resolve"])
+        #expect(Set(pagerDuty.compactMap { $0["dedup_key"] as? String }).count == 1)
+        #expect(pagerDuty.allSatisfy { $0["routing_key"] as? String == "R0UTINGKEY0123456789abcdefABCDEF" })
+        #expect(((pagerDuty.first?["payload"] as? [String: Any])?["severity"]) as? String == "critical")
+        // Teams: an Adaptive Card, "Attention" then "Good".
+        let teams = payloads("/teams/workflow").compactMap { (($0["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]] }
+        #expect(teams.map { $0.first?["color"] as? String ?? "" } == ["Attention", "Good"])
+        // Discord and ntfy.
+        #expect(payloads("/discord/123/token").compactMap { ($0["embeds"] as? [[String: Any]])?.first?["color"] as? Int } == [0xCF222E, 0x1A7F37])
+        let ntfy = payloads("/ntfy")
+        #expect(ntfy.map { $0["topic"] as? String ?? "" } == ["oncall", "oncall"])
+        #expect(ntfy.first?["priority"] as? Int == 5)
+
+        // The routing key and the Slack URL's secret are never stored.
+        let stored = try String(contentsOf: directory.appendingPathComponent("lookout.sqlite"), encoding: .isoLatin1)
+        #expect(!stored.contains("R0UTINGKEY0123456789abcdefABCDEF"))
+
+        // Throttled requests were retried no sooner than Retry-After asked.
+        let all = try await log(base)
+        for (index, entry) in all.enumerated() where entry["throttled"] as? Bool == true {
+            let path = entry["path"] as? String
+            let next = all[(index + 1)...].first { $0["path"] as? String == path }
+            let waited = ((next?["received_at_ms"] as? Int) ?? 0) - ((entry["received_at_ms"] as? Int) ?? 0)
+            #expect(waited >= 2000, "\(path ?? "") was retried after \(waited) ms")
+        }
+        #expect(all.filter { $0["throttled"] as? Bool == true }.count == 2)
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+}
