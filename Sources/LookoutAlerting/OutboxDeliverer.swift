@@ -72,22 +72,10 @@ package final class OutboxDeliverer: Sendable {
 
     /// One try; true when the row was delivered.
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
-        var payload = row.payload
-        if hook.type == .pagerduty, let key = hook.routingKey { payload = ProviderPayloads.withRoutingKey(payload, key) }
-        let body = Array(payload.utf8)
-        var headers: [(name: String, value: String)] = [
-            ("Content-Type", "application/json"), ("X-Lookout-Delivery", String(row.id)),
-            ("User-Agent", "Lookout/\(LookoutVersion.string)"),
-        ]
-        if let secret = hook.hmacSecret {
-            headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
-        }
-        let url = ProviderPayloads.deliveryURL(hook)
+        let request = OutboxDeliverer.request(hook, payload: row.payload, delivery: String(row.id))
         let outcome = await client.call(
             upstream: OutboxDeliverer.upstream(hook),
-            CallRequest(
-                TransferRequest(url: url, method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false),
-                deadline: .seconds(30), singleFlight: false))
+            CallRequest(request, deadline: .seconds(30), singleFlight: false))
         let now = Timestamp.nowMs()
         if outcome.ok {
             do { try store.markDelivered(row.id, nowMs: now) } catch {
@@ -118,6 +106,22 @@ package final class OutboxDeliverer: Sendable {
             ])
         }
         return false
+    }
+
+    /// The request that carries `payload` to `hook`: its provider's URL, the PagerDuty routing key
+    /// added now (outbox rows never hold it), the delivery id and, with a secret, the signature.
+    package static func request(_ hook: HookConfig, payload: String, delivery: String) -> TransferRequest {
+        var payload = payload
+        if hook.type == .pagerduty, let key = hook.routingKey { payload = ProviderPayloads.withRoutingKey(payload, key) }
+        let body = Array(payload.utf8)
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"), ("X-Lookout-Delivery", delivery), ("User-Agent", "Lookout/\(LookoutVersion.string)"),
+        ]
+        if let secret = hook.hmacSecret {
+            headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
+        }
+        return TransferRequest(
+            url: ProviderPayloads.deliveryURL(hook), method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false)
     }
 
     /// 1 s, 2 s, 4 s… up to 5 minutes.

@@ -18,6 +18,7 @@ struct APIRoutes: Sendable {
         router.post("/api/v1/sources/:name/probe") { request in await probeNow(request) }
         router.post("/api/v1/sources/:name/breaker") { request in breaker(request) }
         router.post("/api/v1/silences") { request in silence(request) }
+        router.post("/api/v1/hooks/:name/test") { request in await testHook(request) }
         router.get("/api/v1/silences") { _ in silences() }
         router.add("DELETE", "/api/v1/silences/:id") { request in expireSilence(request) }
     }
@@ -240,6 +241,20 @@ struct APIRoutes: Sendable {
         } catch {
             return APIRoutes.error("cannot store the silence: \(error)", status: 500)
         }
+    }
+
+    /// `POST /api/v1/hooks/NAME/test` (admin): a test notification through the hook, now.
+    func testHook(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        let config = monitor.config
+        let name = request.pathParameters["name"] ?? ""
+        guard let hook = config.hooks.first(where: { $0.name == name }) else { return APIRoutes.error("no hook is named \(name)", status: 404) }
+        let answer = await HookTest.send(hook, externalURL: config.externalURL ?? "http://\(config.listen)")
+        return .json(JSONText.ordered([
+            ("hook", .string(hook.name)), ("type", .string(hook.type.rawValue)), ("delivered", .bool(answer.ok)),
+            ("http_status", answer.httpStatus.map { .int(Int64($0)) } ?? .null), ("answer", .string(answer.body)),
+            ("problem", answer.problem.map { .string($0) } ?? .null),
+        ]).rendered)
     }
 
     /// `GET /api/v1/silences`: the silences in force or still to come.

@@ -18,6 +18,7 @@ struct NotificationProvidersEndToEndTests {
         let directory = try makeTemporaryDirectory("providers")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, base) = try await startSimulator()
+        try "hooks-admin\n".write(to: directory.appendingPathComponent("admin.token"), atomically: true, encoding: .utf8)
         try "R0UTINGKEY0123456789abcdefABCDEF\n".write(to: directory.appendingPathComponent("pd.key"), atomically: true, encoding: .utf8)
         try "\(base)/slack/T000/B000/secret\n".write(to: directory.appendingPathComponent("slack.url"), atomically: true, encoding: .utf8)
         // The first two notifications are throttled: 429 with Retry-After: 2.
@@ -27,6 +28,7 @@ struct NotificationProvidersEndToEndTests {
             listen: 127.0.0.1:0
             database: \(directory.path)/lookout.sqlite
             external_url: https://status.example.test
+            admin_token_file: admin.token
             defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
             sources:
               - {name: payments, url: "\(base)/flaky/providers-\(UUID().uuidString.prefix(8))?fail=15&code=503"}
@@ -41,7 +43,7 @@ struct NotificationProvidersEndToEndTests {
                 - {name: discord, type: discord, url: "\(base)/discord/123/token", group_wait: 0s}
                 - {name: ntfy, type: ntfy, url: "\(base)/ntfy/oncall", group_wait: 0s}
             """.write(to: config, atomically: true, encoding: .utf8)
-        let (lookout, _) = try await startLookout(config: config)
+        let (lookout, lookoutBase) = try await startLookout(config: config)
         let paths = ["/slack/T000/B000/secret", "/teams/workflow", "/pagerduty/v2/enqueue", "/discord/123/token", "/ntfy"]
         let entries = try await eventually(deadline: .seconds(90), "a firing and a resolved notification through every provider") { () -> [[String: Any]]? in
             let entries = try await log(base).filter { $0["throttled"] as? Bool != true }
@@ -89,6 +91,24 @@ struct NotificationProvidersEndToEndTests {
             #expect(waited >= 2000, "\(path ?? "") was retried after \(waited) ms")
         }
         #expect(all.filter { $0["throttled"] as? Bool == true }.count == 2)
+
+        // A test notification, from the command line and from the admin API.
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let tested = try runTool(binary, ["hooks", "test", "slack", "--config", config.path])
+        #expect(tested.status == 0, "\(tested.output)")
+        #expect(tested.output.contains("hook slack (slack): HTTP 200\nok"))
+        #expect(try runTool(binary, ["hooks", "test", "nope", "--config", config.path]).status == 2)
+        _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=1&retry_after=1", method: "POST"))
+        let refused = try runTool(binary, ["hooks", "test", "discord", "--config", config.path])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("HTTP 429"))
+        let viaAPI = await http.perform(TransferRequest(
+            url: "\(lookoutBase)/api/v1/hooks/pagerduty/test", method: "POST", headers: [("Authorization", "Bearer hooks-admin")]))
+        let answer = try JSONSerialization.jsonObject(with: Data(viaAPI.body)) as? [String: Any]
+        #expect(answer?["delivered"] as? Bool == true)
+        #expect(answer?["http_status"] as? Int == 202)
+        let testEvent = try await log(base).last { $0["path"] as? String == "/pagerduty/v2/enqueue" }?["payload"] as? [String: Any]
+        #expect(((testEvent?["payload"] as? [String: Any])?["summary"] as? String)?.contains("Test notification") == true)
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }

@@ -1,0 +1,44 @@
+import Foundation
+import LookoutCore
+import ResilientHTTP
+
+/// A clearly marked test notification through one hook, sent once, now (not through the outbox),
+/// with the receiver's answer: `lookout hooks test NAME` and `POST /api/v1/hooks/NAME/test`.
+package enum HookTest {
+    /// What the receiver said.
+    package struct Answer: Sendable {
+        package var httpStatus: Int?
+        package var body: String
+        /// Why it did not arrive (no answer, or not a 2xx), for people.
+        package var problem: String?
+        package var ok: Bool { problem == nil }
+    }
+
+    /// The test alert: info severity, of no source, saying it needs no action.
+    static func alert(nowMs: Int64) -> Alert {
+        Alert(
+            fingerprint: "lookout-test", rule: "LookoutTest", source: nil, severity: "info",
+            labels: ["alertname": "LookoutTest", "severity": "info"],
+            annotations: [
+                "summary": "Test notification from Lookout — no action needed",
+                "description": "This is a test of the hook, sent by an operator (lookout hooks test). Nothing is down.",
+            ],
+            startedAtMs: nowMs, resolvedAtMs: nil, id: nil)
+    }
+
+    package static func payload(for hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
+        let alert = alert(nowMs: nowMs)
+        guard hook.type.grouped else { return Payloads.alertmanager([.firing(alert)], externalURL: externalURL, nowMs: nowMs) }
+        let send = NotificationGroups.Send(hook: hook.name, status: "firing", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert))
+        return ProviderPayloads.body(for: hook, send, externalURL: externalURL, nowMs: nowMs)
+    }
+
+    package static func send(_ hook: HookConfig, externalURL: String, transport: CurlTransport = CurlTransport()) async -> Answer {
+        let nowMs = Timestamp.nowMs()
+        let request = OutboxDeliverer.request(hook, payload: payload(for: hook, externalURL: externalURL, nowMs: nowMs), delivery: "test-\(nowMs)")
+        let result = await transport.perform(request)
+        let body = PrintableText.escape(String(decoding: result.body.prefix(2000), as: UTF8.self))
+        guard let status = result.httpStatus else { return Answer(httpStatus: nil, body: "", problem: "no answer: \(result.curlMessage)") }
+        return Answer(httpStatus: status, body: body, problem: (200..<300).contains(status) ? nil : "the receiver answered \(status)")
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import LookoutAlerting
+import LookoutCore
+
+/// `lookout hooks test NAME`: a test notification through a configured hook, now.
+struct HooksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hooks", abstract: "Works with the config's alert hooks.", subcommands: [Test.self])
+
+    struct Test: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sends a clearly marked test notification through a hook and prints the receiver's answer.",
+            discussion: "Exits 0 when the receiver accepted it (2xx), 1 when it did not, 2 on a bad config or unknown hook.")
+
+        @Option(help: "The config file.")
+        var config = "lookout.yml"
+
+        @Argument(help: "The hook's name.")
+        var name: String
+
+        func run() async throws {
+            let loaded: LookoutConfig
+            do { loaded = try ConfigLoader.load(path: config) } catch {
+                printError("lookout: \(error)")
+                throw ExitCode(2)
+            }
+            guard let hook = loaded.hooks.first(where: { $0.name == name }) else {
+                let names = loaded.hooks.map(\.name)
+                printError("lookout: no hook is named \(name)" + (names.isEmpty ? " (the config has none)" : " (hooks: \(names.joined(separator: ", ")))"))
+                throw ExitCode(2)
+            }
+            let answer = await HookTest.send(hook, externalURL: loaded.externalURL ?? "http://\(loaded.listen)")
+            print("hook \(hook.name) (\(hook.type.rawValue)): " + (answer.httpStatus.map { "HTTP \($0)" } ?? "no answer"))
+            if !answer.body.isEmpty { print(answer.body) }
+            if let problem = answer.problem {
+                printError("lookout: the test notification was not accepted: \(problem)")
+                throw ExitCode(1)
+            }
+        }
+    }
+}
