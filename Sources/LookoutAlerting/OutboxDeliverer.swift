@@ -111,12 +111,18 @@ package final class OutboxDeliverer: Sendable {
     /// The request that carries `payload` to `hook`: its provider's URL, the PagerDuty routing key
     /// added now (outbox rows never hold it), the delivery id and, with a secret, the signature.
     package static func request(_ hook: HookConfig, payload: String, delivery: String) -> TransferRequest {
-        var payload = payload
+        let parts = ProviderPayloads.split(payload)
+        var payload = parts.body
         if hook.type == .pagerduty, let key = hook.routingKey { payload = ProviderPayloads.withRoutingKey(payload, key) }
         let body = Array(payload.utf8)
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("X-Lookout-Delivery", delivery), ("User-Agent", "Lookout/\(LookoutVersion.string)"),
         ]
+        // A template's headers replace the defaults of the same name.
+        for (name, value) in parts.headers {
+            headers.removeAll { $0.name.lowercased() == name.lowercased() }
+            headers.append((name, value))
+        }
         if let secret = hook.hmacSecret {
             headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
         }

@@ -59,6 +59,8 @@ package enum ProviderPayloads {
     static func body(for hook: HookConfig, _ send: NotificationGroups.Send, externalURL: String, nowMs: Int64) -> String {
         let summary = Summary(send, externalURL: externalURL, nowMs: nowMs)
         switch hook.type {
+        case .webhook where hook.template != nil || !hook.headerTemplates.isEmpty:
+            return templated(hook, summary, send, externalURL: externalURL)
         case .webhook, .alertmanager:
             return Payloads.webhook(
                 status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
@@ -68,6 +70,55 @@ package enum ProviderPayloads {
         case .discord: return discord(summary, nowMs: nowMs)
         case .ntfy: return ntfy(summary, topic: topic(of: hook.url))
         }
+    }
+
+    /// What a webhook's templates see.
+    static func fields(_ summary: Summary, _ send: NotificationGroups.Send, externalURL: String) -> [String: Any] {
+        var fields: [String: Any] = [
+            "status": send.status, "firing": summary.firing, "title": summary.title, "cause": summary.cause, "severity": summary.severity,
+            "rules": summary.rules, "link": summary.link, "external_url": externalURL, "group_labels": send.groupLabels,
+        ]
+        if let source = summary.source { fields["source"] = source }
+        if let downSince = summary.downSince { fields["down_since"] = downSince }
+        if let downFor = summary.downFor { fields["down_for"] = downFor }
+        if let since = summary.since { fields["since"] = since }
+        for (key, value) in fields { if let text = value as? String { fields[key + "_json"] = JSONText.string(text).rendered } }
+        fields["alerts"] = send.alerts.map { alert -> [String: Any] in
+            var entry: [String: Any] = [
+                "rule": alert.rule, "severity": alert.severity, "summary": alert.summary, "fingerprint": alert.fingerprint,
+                "starts_at": Timestamp.rfc3339(alert.startedAtMs), "labels": alert.labels, "annotations": alert.annotations,
+            ]
+            if let source = alert.source { entry["source"] = source }
+            if let resolved = alert.resolvedAtMs { entry["ends_at"] = Timestamp.rfc3339(resolved) }
+            for (key, value) in entry { if let text = value as? String { entry[key + "_json"] = JSONText.string(text).rendered } }
+            return entry
+        }
+        return fields
+    }
+
+    /// A webhook with `template` and `headers`: the rendered body, with rendered headers in front
+    /// (`headerPrefix`, taken apart again at delivery: the outbox keeps one text per row).
+    static func templated(_ hook: HookConfig, _ summary: Summary, _ send: NotificationGroups.Send, externalURL: String) -> String {
+        let fields = fields(summary, send, externalURL: externalURL)
+        let body = hook.template.map { HookTemplate.render($0, fields) }
+            ?? Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: 0)
+        guard !hook.headerTemplates.isEmpty else { return body }
+        // Header values cannot hold line breaks: they would start a header of their own.
+        let headers = hook.headerTemplates.sorted { $0.key < $1.key }.map { name, text in
+            (name, JSONText.string(HookTemplate.render(text, fields).filter { $0 != "\r" && $0 != "\n" }))
+        }
+        return headerPrefix + JSONText.ordered(headers).rendered + "\n" + body
+    }
+
+    /// Marks an outbox payload that carries its own headers on its first line.
+    static let headerPrefix = "\u{1}headers "
+
+    /// The headers and body of an outbox payload.
+    package static func split(_ payload: String) -> (headers: [(name: String, value: String)], body: String) {
+        guard payload.hasPrefix(headerPrefix), let newline = payload.firstIndex(of: "\n") else { return ([], payload) }
+        let json = payload[payload.index(payload.startIndex, offsetBy: headerPrefix.count)..<newline]
+        let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: String] ?? [:]
+        return (object.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, String(payload[payload.index(after: newline)...]))
     }
 
     /// Cuts `text` to `limit` characters, marking the cut.

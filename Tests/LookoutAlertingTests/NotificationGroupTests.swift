@@ -1,3 +1,4 @@
+import Foundation
 @testable import LookoutAlerting
 import LookoutCore
 import Testing
@@ -79,5 +80,32 @@ struct NotificationGroupTests {
         let (sends, next) = NotificationGroups().plan(hooks: hooks, firing: [unstored], held: [], resolved: [:], nowMs: 60_000)
         #expect(sends.isEmpty)
         #expect(next.groups.isEmpty)
+    }
+
+    @Test func aTemplatedWebhookRendersItsBodyAndHeaders() throws {
+        let hook = try #require(try ConfigLoader.parse(#"""
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks:
+                - name: custom
+                  url: "http://127.0.0.1:1/hook"
+                  template: '{"msg": {{{title_json}}}, "cause": {{{cause_json}}}, "rules": {{{rules_json}}}, "firstRule": "{{#alerts}}{{rule}} {{/alerts}}"}'
+                  headers: {X-Incident: "{{title}} ({{severity}})", Content-Type: text/plain}
+            """#, file: "t.yml").hooks.first)
+        var down = alert("SourceDown", at: 0, id: 1)
+        down.annotations = ["description": "Error while probing acme: the server answered 503. The server said: \"busy\"", "down_since": "1970-01-01T00:00:00.000Z"]
+        let send = NotificationGroups.Send(hook: "custom", status: "firing", alerts: [down, alert("SLOBurnRateFast", at: 0, id: 2)], groupLabels: ["source": "acme"])
+        let payload = ProviderPayloads.body(for: hook, send, externalURL: "https://status.test", nowMs: 240_000)
+        let (headers, body) = ProviderPayloads.split(payload)
+        #expect(headers.map { "\($0.name): \($0.value)" } == ["Content-Type: text/plain", "X-Incident: acme is down (critical)"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
+        #expect(object["msg"] as? String == "acme is down")
+        #expect((object["cause"] as? String)?.hasSuffix(#"The server said: "busy""#) == true)
+        #expect(object["rules"] as? String == "SourceDown, SLOBurnRateFast")
+        #expect(object["firstRule"] as? String == "SourceDown SLOBurnRateFast ")
+        let request = OutboxDeliverer.request(hook, payload: payload, delivery: "7")
+        #expect(request.headers.contains { $0.name == "Content-Type" && $0.value == "text/plain" })
+        #expect(!request.headers.contains { $0.name == "Content-Type" && $0.value == "application/json" })
+        #expect(String(decoding: request.body ?? [], as: UTF8.self) == body)
     }
 }

@@ -239,7 +239,7 @@ extension ConfigReader {
         var names = Set<String>()
         let known = [
             "name", "type", "url", "url_file", "severities", "matchers", "send_resolved", "group_by", "group_wait", "group_interval",
-            "repeat_interval", "hmac_secret_file", "hmac_secret", "routing_key", "routing_key_file",
+            "repeat_interval", "hmac_secret_file", "hmac_secret", "routing_key", "routing_key_file", "template", "headers",
         ]
         for (index, item) in list.enumerated() {
             let path = "alerts.hooks[\(index)]"
@@ -302,11 +302,25 @@ extension ConfigReader {
                     inline: fields["hmac_secret"]?.value, file: fields["hmac_secret_file"]?.value, parent: path,
                     inlineKey: "hmac_secret", fileKey: "hmac_secret_file")
             }
+            var template: String?
+            var headerTemplates: [String: String] = [:]
+            if let node = fields["template"]?.value, let text = string(node, "\(path).template") {
+                template = text
+                if type != .webhook { problem(fields["template"]!.key, "\(path).template", "only applies to type: webhook") }
+                if let message = HookTemplate.problem(text) { problem(node, "\(path).template", message) }
+            }
+            if let node = fields["headers"]?.value, let values = stringMap(node, "\(path).headers") {
+                headerTemplates = values
+                if type != .webhook { problem(fields["headers"]!.key, "\(path).headers", "only applies to type: webhook") }
+                for (header, text) in values.sorted(by: { $0.key < $1.key }) {
+                    if let message = HookTemplate.problem(text) { problem(node, "\(path).headers.\(header)", message) }
+                }
+            }
             if problems.count == before, let name, let hookURL {
                 hooks.append(HookConfig(
                     name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
                     groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac,
-                    routingKey: routingKey))
+                    routingKey: routingKey, template: template, headerTemplates: headerTemplates))
             }
         }
         return hooks

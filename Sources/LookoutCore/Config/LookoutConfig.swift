@@ -171,6 +171,10 @@ package struct HookConfig: Sendable, Equatable {
     /// `pagerduty`: the integration's routing key (from `routing_key_file` or `${ENV}`); put in
     /// the request at delivery, never stored in the outbox.
     package var routingKey: String?
+    /// `webhook`: a Mustache template of the body (nil: Alertmanager's webhook payload), and of
+    /// extra headers; checked when the config is read.
+    package var template: String?
+    package var headerTemplates: [String: String] = [:]
 }
 
 /// A whole, validated config file.
