@@ -47,6 +47,8 @@ struct ConfigTableTests {
          "t.yml:5:17: alerts.hooks[0].template: the template does not compile: a section is not closed ({{#x}} without {{/x}}) at template line 1, column 20"),
         ("alerts:\n  hooks:\n    - {name: h, type: slack, url: \"http://x/\", template: \"{{x}}\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
          "t.yml:3:48: alerts.hooks[0].template: only applies to type: webhook"),
+        ("alerts:\n  require_https: true\n  hooks:\n    - {name: ok, type: slack, url: \"https://hooks.example/x\"}\n    - {name: h, type: slack, url: \"http://hooks.example/x\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
+         "t.yml:5:35: alerts.hooks[1].url: must be https:// (alerts.require_https is set): notifications would travel in the clear"),
         ("alerts:\n  hooks:\n    - {name: h, type: pagerduty}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
          "t.yml:3:7: alerts.hooks[0].routing_key_file: is missing: a pagerduty hook needs the integration's routing key"),
         ("alerts:\n  hooks:\n    - {name: h, type: slack, url: \"http://x/\", routing_key: \"${X}\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",

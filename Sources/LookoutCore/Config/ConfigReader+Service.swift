@@ -59,12 +59,23 @@ extension ConfigReader {
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
         if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
-        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval"]) {
+        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval", "require_https"]) {
             if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
                 config.alertEvaluationInterval = value
             }
             if let rules = alerts["rules"]?.value { config.alertRules = readRules(rules) }
             if let hooks = alerts["hooks"]?.value { config.hooks = readHooks(hooks) }
+            // Notifications carry incident details and, for chat webhooks, a secret URL: with
+            // require_https, a hook that would send them in the clear is a config error.
+            if let flag = alerts["require_https"]?.value, bool(flag, "alerts.require_https") == true,
+                let list = alerts["hooks"].flatMap({ sequence($0.value, "alerts.hooks") })
+            {
+                for hook in config.hooks where !hook.url.lowercased().hasPrefix("https://") {
+                    let found = list.enumerated().first { $0.element.mapping?["name"]?.string == hook.name }
+                    let node = found?.element.mapping?["url"] ?? found?.element ?? flag
+                    problem(node, "alerts.hooks[\(found?.offset ?? 0)].url", "must be https:// (alerts.require_https is set): notifications would travel in the clear")
+                }
+            }
         }
         return config
     }
