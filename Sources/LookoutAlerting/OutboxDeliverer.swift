@@ -72,12 +72,32 @@ package final class OutboxDeliverer: Sendable {
 
     /// One try; true when the row was delivered.
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
+        if hook.type == .email {
+            let outcome = await OutboxDeliverer.mail(row.payload, hook)
+            return settle(row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "", askedWait: nil)
+        }
         let request = OutboxDeliverer.request(hook, payload: row.payload, delivery: String(row.id))
         let outcome = await client.call(
             upstream: OutboxDeliverer.upstream(hook),
             CallRequest(request, deadline: .seconds(30), singleFlight: false))
+        let reason = outcome.failure.map { $0.message(operation: "notifying \(hook.name)") } ?? "cancelled"
+        return settle(row, hook, ok: outcome.ok, reason: reason, askedWait: outcome.final.flatMap { ServerWait.requested(by: $0) })
+    }
+
+    /// Sends an email hook's outbox row (`{"subject", "text", "html"}`) through its SMTP server.
+    package static func mail(_ payload: String, _ hook: HookConfig) async -> SMTPSender.Outcome {
+        let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: String] ?? [:]
+        let message = MailMessage(
+            from: hook.mail.from, to: hook.mail.to, subject: object["subject"] ?? "Lookout", text: object["text"] ?? payload, html: object["html"] ?? "")
+        let server = SMTPServer(
+            url: hook.url, username: hook.mail.username, password: hook.mail.password, startTLS: hook.mail.startTLS, caFile: hook.mail.caFile)
+        return await SMTPSender.send(message, via: server)
+    }
+
+    /// Marks the row delivered, or failed with a backoff (at least what the receiver asked for).
+    private func settle(_ row: OutboxRow, _ hook: HookConfig, ok: Bool, reason: String, askedWait: Duration?) -> Bool {
         let now = Timestamp.nowMs()
-        if outcome.ok {
+        if ok {
             do { try store.markDelivered(row.id, nowMs: now) } catch {
                 logger.error("delivered, but cannot mark the outbox row", metadata: ["hook": "\(hook.name)", "error": "\(error)"])
                 return false
@@ -89,10 +109,9 @@ package final class OutboxDeliverer: Sendable {
             }
             return true
         }
-        let reason = outcome.failure.map { $0.message(operation: "notifying \(hook.name)") } ?? "cancelled"
         // A provider that asks for a wait (429 or 503 with Retry-After) gets at least that.
         var wait = OutboxDeliverer.backoff(afterAttempts: row.attempts + 1)
-        if let final = outcome.final, let asked = ServerWait.requested(by: final) { wait = max(wait, min(asked, OutboxDeliverer.backoffMax)) }
+        if let asked = askedWait { wait = max(wait, min(asked, OutboxDeliverer.backoffMax)) }
         try? store.markFailed(row.id, error: reason, nextAttemptAtMs: now + wait.totalMilliseconds)
         let first = stats.withLock { stats -> Bool in
             let first = stats[hook.name]?.lastError == nil

@@ -69,6 +69,7 @@ package enum ProviderPayloads {
         case .pagerduty: return pagerDuty(summary, send, nowMs: nowMs)
         case .discord: return discord(summary, nowMs: nowMs)
         case .ntfy: return ntfy(summary, topic: topic(of: hook.url))
+        case .email: return email(summary, send, nowMs: nowMs)
         }
     }
 
@@ -241,6 +242,28 @@ package enum ProviderPayloads {
             ("tags", .array([.string(summary.firing ? "rotating_light" : "white_check_mark")])),
             ("click", .string(summary.link)),
         ]).rendered
+    }
+
+    /// An email, kept in the outbox as `{"subject", "text", "html"}` and sent as one
+    /// multipart/alternative message. The subject fits a phone's notification: state, source and
+    /// the gist of the cause, at most 78 characters.
+    static func email(_ summary: Summary, _ send: NotificationGroups.Send, nowMs: Int64) -> String {
+        let gist = summary.cause.replacingOccurrences(of: "Error while probing \(summary.source ?? "")", with: "").trimmingCharacters(in: CharacterSet(charactersIn: ": "))
+        let subject = summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
+        var text = "\(summary.title)\n\n\(summary.cause)\n"
+        if let since = summary.since { text += "\n\(since.prefix(1).uppercased() + since.dropFirst())\n" }
+        text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"
+        func escape(_ value: String) -> String {
+            value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+                .replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        let color = summary.firing ? "#cf222e" : "#1a7f37"
+        var html = "<!doctype html><html><body style=\"font-family: sans-serif\">"
+        html += "<h2 style=\"color: \(color)\">\(escape(summary.title))</h2><p>\(escape(summary.cause))</p>"
+        if let since = summary.since { html += "<p><strong>\(summary.firing ? "Down" : "Resolved"):</strong> \(escape(since))</p>" }
+        html += "<p><strong>Alerts:</strong> \(escape(summary.rules)) (\(escape(summary.severity)))</p>"
+        html += "<p><a href=\"\(escape(summary.link))\">Status page</a></p></body></html>"
+        return JSONText.ordered([("subject", .string(subject)), ("text", .string(text)), ("html", .string(html))]).rendered
     }
 
     static func topic(of url: String) -> String {

@@ -251,6 +251,7 @@ extension ConfigReader {
         let known = [
             "name", "type", "url", "url_file", "severities", "matchers", "send_resolved", "group_by", "group_wait", "group_interval",
             "repeat_interval", "hmac_secret_file", "hmac_secret", "routing_key", "routing_key_file", "template", "headers",
+            "from", "to", "username", "password", "password_file", "starttls", "ca_file",
         ]
         for (index, item) in list.enumerated() {
             let path = "alerts.hooks[\(index)]"
@@ -276,6 +277,13 @@ extension ConfigReader {
                     let node = fields["url_file"]?.value
                 {
                     if let message = ProbeURL.problem(text) { problem(node, "\(path).url_file", "the file does not hold a usable URL: \(message)") } else { hookURL = text }
+                }
+            } else if type == .email, let node = fields["url"]?.value, let text = string(node, "\(path).url") {
+                let lowered = text.lowercased()
+                if (lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://")), URLComponents(string: text)?.host?.isEmpty == false {
+                    hookURL = text
+                } else {
+                    problem(node, "\(path).url", "\"\(text)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)")
                 }
             } else if let node = fields["url"]?.value, let text = string(node, "\(path).url"),
                 let expanded = expandingEnvironment(text, node, "\(path).url")
@@ -313,6 +321,31 @@ extension ConfigReader {
                     inline: fields["hmac_secret"]?.value, file: fields["hmac_secret_file"]?.value, parent: path,
                     inlineKey: "hmac_secret", fileKey: "hmac_secret_file")
             }
+            var mail = MailSettings()
+            let mailKeys = ["from", "to", "username", "password", "password_file", "starttls", "ca_file"]
+            if type == .email {
+                if let node = fields["from"]?.value, let text = string(node, "\(path).from") {
+                    if ConfigReader.isMailAddress(text) { mail.from = text } else { problem(node, "\(path).from", "\"\(text)\" is not a mail address") }
+                } else if fields["from"] == nil {
+                    problem(item, "\(path).from", "is missing: the sender's address")
+                }
+                if let node = fields["to"]?.value, let list = strings(node, "\(path).to") {
+                    for address in list where !ConfigReader.isMailAddress(address) { problem(node, "\(path).to", "\"\(address)\" is not a mail address") }
+                    mail.to = list
+                    if list.isEmpty { problem(node, "\(path).to", "must list at least one recipient") }
+                } else if fields["to"] == nil {
+                    problem(item, "\(path).to", "is missing: the recipients")
+                }
+                mail.username = fields["username"].flatMap { string($0.value, "\(path).username") }
+                if fields["password_file"] != nil || fields["password"] != nil {
+                    mail.password = secret(
+                        inline: fields["password"]?.value, file: fields["password_file"]?.value, parent: path, inlineKey: "password", fileKey: "password_file")
+                }
+                if let node = fields["starttls"]?.value, let flag = bool(node, "\(path).starttls") { mail.startTLS = flag }
+                if let node = fields["ca_file"]?.value, let name = string(node, "\(path).ca_file") { mail.caFile = resolvePath(name) }
+            } else if let key = mailKeys.compactMap({ fields[$0]?.key }).first {
+                problem(key, "\(path).\(key.string ?? "from")", "only applies to type: email")
+            }
             var template: String?
             var headerTemplates: [String: String] = [:]
             if let node = fields["template"]?.value, let text = string(node, "\(path).template") {
@@ -331,7 +364,7 @@ extension ConfigReader {
                 hooks.append(HookConfig(
                     name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
                     groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac,
-                    routingKey: routingKey, template: template, headerTemplates: headerTemplates))
+                    routingKey: routingKey, template: template, headerTemplates: headerTemplates, mail: mail))
             }
         }
         return hooks

@@ -201,6 +201,13 @@ struct ConfigReader {
         return text
     }
 
+    /// `name@host`: one @, something on both sides, no spaces, brackets or line breaks.
+    static func isMailAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return !text.contains { $0.isWhitespace || "<>,;\"".contains($0) }
+    }
+
     /// `${NAME}` references replaced from the environment.
     mutating func expandingEnvironment(_ text: String, _ node: Node, _ path: String) -> String? {
         guard text.utf8.contains(UInt8(ascii: "$")) else { return text }

@@ -141,7 +141,7 @@ package struct AlertRuleConfig: Sendable, Equatable {
 /// An alert hook, as written in the config.
 package struct HookConfig: Sendable, Equatable {
     package enum HookType: String, Sendable, CaseIterable {
-        case webhook, alertmanager, slack, teams, pagerduty, discord, ntfy
+        case webhook, alertmanager, slack, teams, pagerduty, discord, ntfy, email
 
         /// Alertmanager groups alerts itself; every other type gets Lookout's grouped notifications.
         package var grouped: Bool { self != .alertmanager }
@@ -175,6 +175,22 @@ package struct HookConfig: Sendable, Equatable {
     /// extra headers; checked when the config is read.
     package var template: String?
     package var headerTemplates: [String: String] = [:]
+    /// `email`: the sender, the recipients, the relay's login and how it is trusted.
+    package var mail = MailSettings()
+}
+
+/// An `email` hook's SMTP settings (its `url` is `smtp://host:port` or `smtps://host:port`).
+package struct MailSettings: Sendable, Equatable {
+    package var from = ""
+    package var to: [String] = []
+    package var username: String?
+    /// From `password_file` or `${ENV}`; never logged or stored.
+    package var password: String?
+    /// STARTTLS required on smtp:// (default): the message and password never go in the clear.
+    package var startTLS = true
+    package var caFile: String?
+
+    package init() {}
 }
 
 /// A whole, validated config file.
