@@ -41,10 +41,10 @@ package enum ProviderPayloads {
             link = annotations["status_page"] ?? "\(externalURL)/"
         }
 
-        /// "down for 4m, since 2026-11-23T19:10:14.135Z" / "was down for 12m".
+        /// "Down for 4m, since 2026-11-23T19:10:14.135Z" / "Was down for 12m".
         var since: String? {
             guard let downFor else { return nil }
-            return firing ? "down for \(downFor), since \(downSince ?? "?")" : "was down for \(downFor)"
+            return firing ? "Down for \(downFor), since \(downSince ?? "?")" : "Was down for \(downFor)"
         }
     }
 
@@ -132,7 +132,7 @@ package enum ProviderPayloads {
     static func slack(_ summary: Summary) -> String {
         let emoji = summary.firing ? "🔴" : "✅"
         var details = "*Cause:* \(summary.cause)"
-        if let since = summary.since { details += "\n*\(summary.firing ? "Down" : "Resolved"):* \(since)" }
+        if let since = summary.since { details += "\n\(since)" }
         details += "\n*Alerts:* \(summary.rules) (\(summary.severity))"
         let blocks: [JSONText] = [
             .ordered([("type", .string("header")), ("text", .ordered([("type", .string("plain_text")), ("text", .string(clip("\(emoji) \(summary.title)", 150)))]))]),
@@ -155,7 +155,7 @@ package enum ProviderPayloads {
     /// Adaptive Card 1.4 attachment.
     static func teams(_ summary: Summary) -> String {
         var facts: [JSONText] = [.ordered([("title", .string("Alerts")), ("value", .string("\(summary.rules) (\(summary.severity))"))])]
-        if let since = summary.since { facts.insert(.ordered([("title", .string(summary.firing ? "Down" : "Resolved")), ("value", .string(since))]), at: 0) }
+        if let since = summary.since { facts.insert(.ordered([("title", .string("Outage")), ("value", .string(since))]), at: 0) }
         let card: JSONText = .ordered([
             ("$schema", .string("http://adaptivecards.io/schemas/adaptive-card.json")),
             ("type", .string("AdaptiveCard")),
@@ -213,7 +213,7 @@ package enum ProviderPayloads {
     static func discord(_ summary: Summary, nowMs: Int64) -> String {
         var fields: [JSONText] = [.ordered([("name", .string("Alerts")), ("value", .string(clip("\(summary.rules) (\(summary.severity))", 1024))), ("inline", .bool(true))])]
         if let since = summary.since {
-            fields.insert(.ordered([("name", .string(summary.firing ? "Down" : "Resolved")), ("value", .string(clip(since, 1024))), ("inline", .bool(true))]), at: 0)
+            fields.insert(.ordered([("name", .string("Outage")), ("value", .string(clip(since, 1024))), ("inline", .bool(true))]), at: 0)
         }
         return JSONText.ordered([
             ("content", .string(clip("\(summary.firing ? "🔴" : "✅") \(summary.title)", 2000))),
@@ -233,7 +233,7 @@ package enum ProviderPayloads {
     static func ntfy(_ summary: Summary, topic: String) -> String {
         let priority = summary.firing ? (summary.severity == "critical" ? 5 : summary.severity == "warning" ? 4 : 3) : 3
         var message = summary.cause
-        if let since = summary.since { message += "\n\(since.prefix(1).uppercased() + since.dropFirst())" }
+        if let since = summary.since { message += "\n\(since)" }
         return JSONText.ordered([
             ("topic", .string(topic)),
             ("title", .string(summary.title)),
@@ -251,7 +251,7 @@ package enum ProviderPayloads {
         let gist = summary.cause.replacingOccurrences(of: "Error while probing \(summary.source ?? "")", with: "").trimmingCharacters(in: CharacterSet(charactersIn: ": "))
         let subject = summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
         var text = "\(summary.title)\n\n\(summary.cause)\n"
-        if let since = summary.since { text += "\n\(since.prefix(1).uppercased() + since.dropFirst())\n" }
+        if let since = summary.since { text += "\n\(since)\n" }
         text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"
         func escape(_ value: String) -> String {
             value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
@@ -260,7 +260,7 @@ package enum ProviderPayloads {
         let color = summary.firing ? "#cf222e" : "#1a7f37"
         var html = "<!doctype html><html><body style=\"font-family: sans-serif\">"
         html += "<h2 style=\"color: \(color)\">\(escape(summary.title))</h2><p>\(escape(summary.cause))</p>"
-        if let since = summary.since { html += "<p><strong>\(summary.firing ? "Down" : "Resolved"):</strong> \(escape(since))</p>" }
+        if let since = summary.since { html += "<p>\(escape(since))</p>" }
         html += "<p><strong>Alerts:</strong> \(escape(summary.rules)) (\(escape(summary.severity)))</p>"
         html += "<p><a href=\"\(escape(summary.link))\">Status page</a></p></body></html>"
         return JSONText.ordered([("subject", .string(subject)), ("text", .string(text)), ("html", .string(html))]).rendered

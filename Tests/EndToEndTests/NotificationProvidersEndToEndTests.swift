@@ -55,6 +55,20 @@ struct NotificationProvidersEndToEndTests {
         func payloads(_ path: String) -> [[String: Any]] {
             entries.filter { $0["path"] as? String == path }.compactMap { $0["payload"] as? [String: Any] }
         }
+        // The README's rendered samples are rewritten only when asked, like the screenshots.
+        if ProcessInfo.processInfo.environment["LOOKOUT_UPDATE_SCREENSHOTS"] == "1" {
+            let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("docs/notifications")
+            try FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
+            for (name, path) in zip(["slack", "teams", "pagerduty", "discord", "ntfy"], paths) {
+                for (index, received) in entries.filter({ $0["path"] as? String == path }).compactMap({ $0["payload"] as? [String: Any] }).prefix(2).enumerated() {
+                    var payload = received
+                    if payload["routing_key"] != nil { payload["routing_key"] = "<the routing key, added at delivery>" }
+                    let data = try JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                    try data.write(to: samples.appendingPathComponent("\(name)-\(index == 0 ? "firing" : "resolved").json"))
+                }
+            }
+        }
         // Slack: red then green, the cause and the status page link.
         let slack = payloads("/slack/T000/B000/secret")
         #expect(slack.count == 2)
