@@ -19,7 +19,8 @@ package final class OutboxDeliverer: Sendable {
     }
 
     package static let backoffBase: Duration = .seconds(1)
-    package static let backoffMax: Duration = .seconds(300)
+    /// A receiver back from an outage hears from Lookout within this long.
+    package static let backoffMax: Duration = .seconds(60)
 
     /// The hooks in force (they change on reload).
     let hooks: @Sendable () -> [HookConfig]
@@ -81,7 +82,12 @@ package final class OutboxDeliverer: Sendable {
             upstream: OutboxDeliverer.upstream(hook),
             CallRequest(request, deadline: .seconds(30), singleFlight: false))
         let reason = outcome.failure.map { $0.message(operation: "notifying \(hook.name)") } ?? "cancelled"
-        return settle(row, hook, ok: outcome.ok, reason: reason, askedWait: outcome.final.flatMap { ServerWait.requested(by: $0) })
+        // The hook's breaker held the call back: try again when it lets one through.
+        var asked = outcome.final.flatMap { ServerWait.requested(by: $0) }
+        if outcome.failure?.category == .circuitOpen, let next = outcome.breaker?.nextAttemptAtMs {
+            asked = .milliseconds(max(0, next - Timestamp.nowMs()))
+        }
+        return settle(row, hook, ok: outcome.ok, reason: reason, askedWait: asked)
     }
 
     /// Sends an email hook's outbox row (`{"subject", "text", "html"}`) through its SMTP server.
@@ -109,9 +115,10 @@ package final class OutboxDeliverer: Sendable {
             }
             return true
         }
-        // A provider that asks for a wait (429 or 503 with Retry-After) gets at least that.
+        // A receiver that says when to come back (429 or 503 with Retry-After) is up and is taken
+        // at its word, as is the hook's breaker; otherwise the wait doubles, up to a minute.
         var wait = OutboxDeliverer.backoff(afterAttempts: row.attempts + 1)
-        if let asked = askedWait { wait = max(wait, min(asked, OutboxDeliverer.backoffMax)) }
+        if let asked = askedWait { wait = max(OutboxDeliverer.backoffBase, min(asked, OutboxDeliverer.backoffMax)) }
         try? store.markFailed(row.id, error: reason, nextAttemptAtMs: now + wait.totalMilliseconds)
         let first = stats.withLock { stats -> Bool in
             let first = stats[hook.name]?.lastError == nil
@@ -149,7 +156,7 @@ package final class OutboxDeliverer: Sendable {
             url: ProviderPayloads.deliveryURL(hook), method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false)
     }
 
-    /// 1 s, 2 s, 4 s… up to 5 minutes.
+    /// 1 s, 2 s, 4 s… up to a minute.
     package static func backoff(afterAttempts attempts: Int) -> Duration {
         let seconds = backoffBase.seconds * pow(2, Double(max(0, attempts - 1)))
         return Duration.clamping(seconds: min(seconds, backoffMax.seconds)) ?? backoffBase
@@ -163,7 +170,7 @@ package final class OutboxDeliverer: Sendable {
         var retry = RetryPolicy.standard
         for (category, rule) in retry.rules { retry.rules[category]?.maxAttempts = min(2, rule.maxAttempts) }
         client.configure(upstream: OutboxDeliverer.upstream(hook), policy: UpstreamPolicy(
-            retry: retry, breaker: CircuitBreakerSettings(failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(300)),
+            retry: retry, breaker: CircuitBreakerSettings(failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(60)),
             rateLimit: nil))
     }
 }

@@ -126,4 +126,58 @@ struct NotificationProvidersEndToEndTests {
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }
+
+    /// The receiver is down for over a minute, then answers 429 twice, then takes everything:
+    /// nothing is lost, the order holds, and Retry-After is waited out (from the receiver's log).
+    @Test func aReceiverDownForAMinuteThenThrottlingGetsEverythingInOrder() async throws {
+        let directory = try makeTemporaryDirectory("receiver-down")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, base) = try await startSimulator()
+        let receiverPort = closedPort()
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+            sources:
+              - {name: payments, url: "\(base)/flaky/down-\(UUID().uuidString.prefix(8))?fail=10&code=503"}
+            alerts:
+              evaluation_interval: 200ms
+              rules:
+                - {name: SourceDown, severity: critical, expr: up == 0}
+              hooks:
+                - {name: slack, type: slack, url: "http://127.0.0.1:\(receiverPort)/slack/T/B/secret", group_wait: 0s}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, lookoutBase) = try await startLookout(config: config)
+        // Seven failed tries with the outbox's backoff (1 + 2 + 4 + 8 + 16 + 32 s after the first)
+        // is over a minute down.
+        func failures() async -> Double {
+            let text = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+            let line = text.split(separator: "\n").first { $0.hasPrefix(#"lookout_alert_notifications_total{hook="slack",result="failed"} "#) }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        _ = try await eventually(deadline: .seconds(150), "the receiver to be down for over a minute") { await failures() >= 7 ? true : nil }
+        let pending = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+        #expect(pending.contains(#"lookout_alert_outbox_pending{hook="slack"} 2"#))  // firing and resolved, waiting
+
+        var receiver = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(receiverPort)"])
+        let receiverBase = try await receiver.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
+        _ = await http.perform(TransferRequest(url: "\(receiverBase)/providers/throttle?count=2&retry_after=3", method: "POST"))
+        let entries = try await eventually(deadline: .seconds(150), "both notifications accepted") { () -> [[String: Any]]? in
+            let entries = try await log(receiverBase)
+            return entries.filter { $0["throttled"] as? Bool == false }.count >= 2 ? entries : nil
+        }
+        let accepted = entries.filter { $0["throttled"] as? Bool == false }
+        #expect(accepted.count == 2)
+        let colors = accepted.compactMap { (($0["payload"] as? [String: Any])?["attachments"] as? [[String: Any]])?.first?["color"] as? String }
+        #expect(colors == ["#cf222e", "#1a7f37"])  // firing, then resolved
+        #expect(entries.filter { $0["throttled"] as? Bool == true }.count == 2)
+        for (index, entry) in entries.enumerated() where entry["throttled"] as? Bool == true && index + 1 < entries.count {
+            let waited = ((entries[index + 1]["received_at_ms"] as? Int) ?? 0) - ((entry["received_at_ms"] as? Int) ?? 0)
+            #expect(waited >= 3000, "retried \(waited) ms after a 429 asking for 3 s")
+        }
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await receiver.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
 }
