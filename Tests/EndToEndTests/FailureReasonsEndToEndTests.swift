@@ -73,13 +73,7 @@ struct FailureReasonsEndToEndTests {
     @Test func tlsFailuresAgainstASelfSignedSimulator() async throws {
         let directory = try makeTemporaryDirectory("tls")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let key = directory.appendingPathComponent("key.pem").path
-        let cert = directory.appendingPathComponent("cert.pem").path
-        let made = try runTool("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "3",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ])
-        #expect(made.status == 0, "\(made.output)")
+        let (cert, key) = try makeSelfSignedCertificate(in: directory)
         let (tlsSim, tlsBase) = try await Self.startSim(["--tls-cert", cert, "--tls-key", key])
         #expect(tlsBase.hasPrefix("https://"))
         let client = Self.plainClient()

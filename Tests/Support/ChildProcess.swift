@@ -181,3 +181,16 @@ public func startLookout(config: URL, _ extra: [String] = []) async throws -> (C
     let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
     return (lookout, "http://127.0.0.1:\(port)")
 }
+
+/// A self-signed certificate for 127.0.0.1 (three days), made with openssl in `directory`;
+/// returns the certificate and key paths.
+public func makeSelfSignedCertificate(in directory: URL) throws -> (cert: String, key: String) {
+    let key = directory.appendingPathComponent("key.pem").path
+    let cert = directory.appendingPathComponent("cert.pem").path
+    let made = try runTool("/usr/bin/openssl", [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "3",
+        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+    ])
+    guard made.status == 0 else { throw TestFailure("openssl could not make a certificate: \(made.output)") }
+    return (cert, key)
+}
