@@ -143,19 +143,20 @@ package struct StatusPage: Sendable {
             html += "not probed yet"
         }
         if let download = entry.download { html += StatusPage.download(download) }
-        html += "</td><td>"
+        // data-label: on a phone the header row is hidden and each value carries its label.
+        html += "</td><td data-label=\"Error rate (1 h)\">"
         if let rate = health?.errorRate(windowMs: HealthWindow.hour) {
             html += StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(minutes)
         } else {
             html += "–"
         }
-        html += "</td><td>"
+        html += "</td><td data-label=\"Response time p50 / p95\">"
         if let p50 = entry.recentDurations.quantile(0.5), let p95 = entry.recentDurations.quantile(0.95) {
             html += "\(StatusPage.milliseconds(p50)) / \(StatusPage.milliseconds(p95))"
         } else {
             html += "–"
         }
-        html += "</td><td>" + StatusPage.breaker(breaker, nowMs: nowMs) + "</td></tr>\n"
+        html += "</td><td data-label=\"Circuit breaker\">" + StatusPage.breaker(breaker, nowMs: nowMs) + "</td></tr>\n"
         return html
     }
 
@@ -291,6 +292,7 @@ package struct StatusPage: Sendable {
           thead { display: none; } table, tbody, tr, th, td { display: block; width: auto; }
           tr { border: 1px solid var(--line); border-radius: .5rem; margin-bottom: .75rem; padding: .25rem; }
           th, td { border: 0; padding: .25rem .5rem; }
+          td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .85rem; }
         }
         </style></head><body>
         <h1>Lookout</h1>

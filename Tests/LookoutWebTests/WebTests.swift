@@ -100,6 +100,10 @@ struct PageTests {
         #expect(html.contains("Degraded"))
         #expect(html.contains("Pending"))
         #expect(html.contains("Upstream server error"))
+        // On a phone the values carry their labels.
+        #expect(html.contains(#"<td data-label="Error rate (1 h)">"#))
+        #expect(html.contains(#"<td data-label="Circuit breaker">"#))
+        #expect(html.contains("td[data-label]::before"))
     }
 
     @Test func theRowOfASourceWhoseParentIsDownSaysSo() throws {
