@@ -1,0 +1,72 @@
+import LookoutCore
+import MicroHTTPServer
+
+/// Shields-style SVG badges for READMEs and wikis: `/badge/NAME/status.svg`,
+/// `/badge/NAME/uptime/24h.svg` (also `7d`, `30d`) and `/badge/NAME/response-time.svg`.
+/// Each reads one snapshot of the source; an unknown source or window is a 404 badge.
+struct Badges: Sendable {
+    let context: LookoutContext
+
+    static let colors = (ok: "#1a7f37", warn: "#9a6700", down: "#cf222e", neutral: "#59636e", maintenance: "#6639ba")
+    static let windows: [String: Int64] = ["24h": HealthWindow.day, "7d": 7 * HealthWindow.day, "30d": HealthWindow.thirtyDays]
+
+    func install(into router: inout Router) {
+        router.get("/badge/:name/:kind") { request in badge(request.pathParameters["name"] ?? "", kind: request.pathParameters["kind"] ?? "") }
+        router.get("/badge/:name/uptime/:window") { request in
+            badge(request.pathParameters["name"] ?? "", kind: "uptime/" + (request.pathParameters["window"] ?? ""))
+        }
+    }
+
+    func badge(_ name: String, kind: String) -> HTTPResponse {
+        let snapshot = context.monitor.snapshot(names: [name])
+        guard let record = snapshot.records.first, record.name == name else {
+            return Badges.svg(label: "lookout", value: "no such source", color: Badges.colors.neutral, status: 404)
+        }
+        switch kind {
+        case "status.svg":
+            if snapshot.maintenance[name] != nil { return Badges.svg(label: name, value: "maintenance", color: Badges.colors.maintenance) }
+            guard let last = record.last else { return Badges.svg(label: name, value: "pending", color: Badges.colors.neutral) }
+            return last.ok
+                ? Badges.svg(label: name, value: "up", color: Badges.colors.ok)
+                : Badges.svg(label: name, value: "down", color: Badges.colors.down)
+        case "response-time.svg":
+            guard let p50 = record.recentDurations.quantile(0.5) else { return Badges.svg(label: "response time", value: "no data", color: Badges.colors.neutral) }
+            let ms = Int((p50 * 1000).rounded())
+            return Badges.svg(label: "response time", value: "\(ms) ms", color: ms < 300 ? Badges.colors.ok : ms < 1000 ? Badges.colors.warn : Badges.colors.down)
+        default:
+            guard kind.hasPrefix("uptime/"), kind.hasSuffix(".svg"),
+                let windowMs = Badges.windows[String(kind.dropFirst(7).dropLast(4))]
+            else { return Badges.svg(label: "lookout", value: "no such badge", color: Badges.colors.neutral, status: 404) }
+            let label = "uptime " + kind.dropFirst(7).dropLast(4)
+            guard let counts = snapshot.counts(0, windowMs: windowMs), counts.probes > 0 else {
+                return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral)
+            }
+            let ratio = 1 - Double(counts.failures) / Double(counts.probes)
+            let color = ratio >= 0.999 ? Badges.colors.ok : ratio >= 0.99 ? Badges.colors.warn : Badges.colors.down
+            return Badges.svg(label: label, value: Badges.percent(ratio), color: color)
+        }
+    }
+
+    /// `99.95%`: two decimals below 100, none at 100.
+    static func percent(_ ratio: Double) -> String {
+        let hundredths = Int((ratio * 10_000).rounded(.down))
+        return hundredths >= 10_000 ? "100%" : "\(hundredths / 100).\(String(format: "%02d", hundredths % 100))%"
+    }
+
+    /// A flat two-part badge; widths from a per-character estimate (Verdana 11 px).
+    static func svg(label: String, value: String, color: String, status: Int = 200) -> HTTPResponse {
+        func width(_ text: String) -> Int { text.count * 7 + 10 }
+        let left = width(label), right = width(value), total = left + right
+        let label = HTML.escape(label), value = HTML.escape(value)
+        let svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(total)" height="20" role="img" aria-label="\(label): \(value)">\
+            <title>\(label): \(value)</title>\
+            <rect width="\(left)" height="20" fill="#555"/><rect x="\(left)" width="\(right)" height="20" fill="\(color)"/>\
+            <g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">\
+            <text x="\(left / 2)" y="14">\(label)</text><text x="\(left + right / 2)" y="14">\(value)</text></g></svg>
+            """
+        return HTTPResponse(
+            status: status, headers: ["Content-Type": "image/svg+xml; charset=utf-8", "Cache-Control": "max-age=60, public"],
+            body: .bytes(Array(svg.utf8)))
+    }
+}
