@@ -127,9 +127,10 @@ struct NotificationProvidersEndToEndTests {
         #expect(try await sim.terminate() == 0)
     }
 
-    /// The receiver is down for over a minute, then answers 429 twice, then takes everything:
-    /// nothing is lost, the order holds, and Retry-After is waited out (from the receiver's log).
-    @Test func aReceiverDownForAMinuteThenThrottlingGetsEverythingInOrder() async throws {
+    /// The receiver is down for about 45 s (seven failed tries: the outbox's backoff, then the
+    /// hook's breaker, open after five), then answers 429 twice, then takes everything: nothing is
+    /// lost, the order holds, and Retry-After is waited out (from the receiver's log).
+    @Test func aReceiverDownThenThrottlingGetsEverythingInOrder() async throws {
         let directory = try makeTemporaryDirectory("receiver-down")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, base) = try await startSimulator()
@@ -149,14 +150,14 @@ struct NotificationProvidersEndToEndTests {
                 - {name: slack, type: slack, url: "http://127.0.0.1:\(receiverPort)/slack/T/B/secret", group_wait: 0s}
             """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
-        // Seven failed tries with the outbox's backoff (1 + 2 + 4 + 8 + 16 + 32 s after the first)
-        // is over a minute down.
+        // Seven failed tries: at 0, 1, 3, 7 and 15 s (the breaker opens), 31 s (held back until
+        // its trial) and 45 s (the trial fails; the next is a minute later).
         func failures() async -> Double {
             let text = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
             let line = text.split(separator: "\n").first { $0.hasPrefix(#"lookout_alert_notifications_total{hook="slack",result="failed"} "#) }
             return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
         }
-        _ = try await eventually(deadline: .seconds(150), "the receiver to be down for over a minute") { await failures() >= 7 ? true : nil }
+        _ = try await eventually(deadline: .seconds(150), "seven failed tries") { await failures() >= 7 ? true : nil }
         let pending = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
         #expect(pending.contains(#"lookout_alert_outbox_pending{hook="slack"} 2"#))  // firing and resolved, waiting
 
