@@ -164,7 +164,9 @@ struct NotificationProvidersEndToEndTests {
         var receiver = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(receiverPort)"])
         let receiverBase = try await receiver.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
         _ = await http.perform(TransferRequest(url: "\(receiverBase)/providers/throttle?count=2&retry_after=3", method: "POST"))
-        let entries = try await eventually(deadline: .seconds(150), "both notifications accepted") { () -> [[String: Any]]? in
+        // The hook's breaker counts each 429 as a failure and reopens for up to a minute, so the
+        // two throttled tries and the one that gets through can be three minutes apart.
+        let entries = try await eventually(deadline: .seconds(300), "both notifications accepted") { () -> [[String: Any]]? in
             let entries = try await log(receiverBase)
             return entries.filter { $0["throttled"] as? Bool == false }.count >= 2 ? entries : nil
         }
