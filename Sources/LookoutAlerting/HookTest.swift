@@ -27,10 +27,7 @@ package enum HookTest {
     }
 
     package static func payload(for hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
-        let alert = alert(nowMs: nowMs)
-        guard hook.type.grouped else { return Payloads.alertmanager([.firing(alert)], externalURL: externalURL, nowMs: nowMs) }
-        let send = NotificationGroups.Send(hook: hook.name, status: "firing", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert))
-        return ProviderPayloads.body(for: hook, send, externalURL: externalURL, nowMs: nowMs)
+        HookRouter(hooks: [hook], externalURL: externalURL).payload(for: hook, .firing(alert(nowMs: nowMs)), nowMs: nowMs)
     }
 
     package static func send(_ hook: HookConfig, externalURL: String, transport: CurlTransport = CurlTransport()) async -> Answer {

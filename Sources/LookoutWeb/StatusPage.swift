@@ -135,8 +135,8 @@ package struct StatusPage: Sendable {
             if let fallback = last.fallbackInUse {
                 html += "<br><span class=\"fallback\">Using fallback: <a href=\"#source-\(HTML.escape(fallback))\">\(HTML.escape(fallback))</a></span>"
             }
-            html += "<br><small>checked \(StatusPage.ago(nowMs - last.timestampMs)) ago"
-            if let success = entry.lastSuccessMs, !last.ok { html += " · last success \(StatusPage.ago(nowMs - success)) ago" }
+            html += "<br><small>checked \(Timestamp.human(nowMs - last.timestampMs)) ago"
+            if let success = entry.lastSuccessMs, !last.ok { html += " · last success \(Timestamp.human(nowMs - success)) ago" }
             if entry.lastSuccessMs == nil && !last.ok { html += " · no success yet" }
             html += "</small>"
         } else {
@@ -166,7 +166,7 @@ package struct StatusPage: Sendable {
         case .closed: return "closed"
         case .open:
             let wait = (breaker.nextAttemptAtMs ?? nowMs) - nowMs
-            return "<span class=\"state down\">open</span><br><small>next try in \(ago(max(0, wait)))</small>"
+            return "<span class=\"state down\">open</span><br><small>next try in \(Timestamp.human(max(0, wait)))</small>"
         case .halfOpen: return "<span class=\"state degraded\">half-open</span><br><small>trying again</small>"
         case .forcedOpen: return "<span class=\"state down\">forced open</span><br><small>by an operator</small>"
         case .disabled: return "disabled<br><small>by an operator</small>"
@@ -246,10 +246,6 @@ package struct StatusPage: Sendable {
             text += "." + String(repeating: "0", count: places - fraction.count) + fraction
         }
         return text
-    }
-
-    static func ago(_ ms: Int64) -> String {
-        Timestamp.human(ms)
     }
 
     /// A relative time with the absolute one for machines and on hover: `<time>4m</time>`.

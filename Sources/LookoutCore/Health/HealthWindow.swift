@@ -48,7 +48,6 @@ package struct HealthSummary: Sendable, Equatable {
     package var retrySuccessRatio: Double?
     package var lastRecoveryMs: Int64?
     package var insecureBlocked = false
-    package var recoveredAfterRetries = false
 
     /// The counts for `windowMs` if it is one of `windows`.
     package func counts(windowMs: Int64) -> BucketRing.Counts? {
@@ -66,6 +65,6 @@ package struct HealthSummary: Sendable, Equatable {
 
     package static func == (a: HealthSummary, b: HealthSummary) -> Bool {
         a.retrySuccessRatio == b.retrySuccessRatio && a.lastRecoveryMs == b.lastRecoveryMs && a.insecureBlocked == b.insecureBlocked
-            && a.recoveredAfterRetries == b.recoveredAfterRetries && HealthSummary.windows.indices.allSatisfy { a.windowCounts[$0] == b.windowCounts[$0] }
+            && HealthSummary.windows.indices.allSatisfy { a.windowCounts[$0] == b.windowCounts[$0] }
     }
 }

@@ -17,8 +17,6 @@ package struct SourceHealth: Sendable, Equatable {
     package var lastOk: Bool?
     /// The last probe was refused as plain http.
     package var insecureBlocked = false
-    /// The last probe succeeded only after retries.
-    package var recoveredAfterRetries = false
 
     package init() {}
 
@@ -45,7 +43,6 @@ package struct SourceHealth: Sendable, Equatable {
         }
         lastOk = result.ok
         insecureBlocked = result.failure?.category == .insecureBlocked
-        recoveredAfterRetries = result.ok && retried
     }
 
     mutating func noteBreakerOpened(atMs: Int64) {
@@ -83,16 +80,9 @@ package struct SourceHealth: Sendable, Equatable {
         summary.retrySuccessRatio = HealthWindow.retrySuccessRatio(summary.windowCounts[3])
         summary.lastRecoveryMs = lastRecoveryMs
         summary.insecureBlocked = insecureBlocked
-        summary.recoveredAfterRetries = recoveredAfterRetries
         return summary
     }
 
-    /// `summary(nowMs:)` on the stored value in place: called on an array element, the
-    /// non-mutating method got a copy of the whole struct (eight ring arrays retained and
-    /// released) for every source on every scrape.
-    mutating func summaryInPlace(nowMs: Int64) -> HealthSummary {
-        summary(nowMs: nowMs)
-    }
 
     /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
     package func minuteErrorRates(nowMs: Int64) -> [Double?] {
