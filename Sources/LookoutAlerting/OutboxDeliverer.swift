@@ -164,13 +164,15 @@ package final class OutboxDeliverer: Sendable {
 
     static func upstream(_ hook: HookConfig) -> String { "hook:\(hook.name)" }
 
-    /// Each hook is an upstream of its own: its own breaker; retries inside a try are few, the
-    /// outbox backoff does the rest.
+    /// Each hook is an upstream of its own: its own breaker, which a 429 does not trip (the
+    /// receiver is up; its Retry-After is waited out); retries inside a try are few, the outbox
+    /// backoff does the rest.
     private func configure(_ hook: HookConfig) {
         var retry = RetryPolicy.standard
         for (category, rule) in retry.rules { retry.rules[category]?.maxAttempts = min(2, rule.maxAttempts) }
         client.configure(upstream: OutboxDeliverer.upstream(hook), policy: UpstreamPolicy(
-            retry: retry, breaker: CircuitBreakerSettings(failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(60)),
+            retry: retry, breaker: CircuitBreakerSettings(failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(60),
+                rateLimitTrips: false),
             rateLimit: nil))
     }
 }

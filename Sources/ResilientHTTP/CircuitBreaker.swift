@@ -12,12 +12,17 @@ public struct CircuitBreakerSettings: Sendable, Equatable {
     public var jitter: Double
     /// Calls let through at once while half-open.
     public var halfOpenMaxCalls: Int
+    /// Whether a 429 counts against the upstream. A notification receiver that answers 429
+    /// is up and asking to be called later, which the caller does (Retry-After); the breaker
+    /// then leaves it alone (`false`), neither a failure nor a success.
+    public var rateLimitTrips: Bool
 
     /// Settings with SPEC's defaults: open after 5 failures, close after 2 successes, open 60 s
     /// doubling up to 600 s, ±30% jitter, one half-open trial call.
     public init(
         failureThreshold: Int = 5, successThreshold: Int = 2, openTimeout: Duration = .seconds(60),
-        openTimeoutMax: Duration = .seconds(600), jitter: Double = 0.3, halfOpenMaxCalls: Int = 1
+        openTimeoutMax: Duration = .seconds(600), jitter: Double = 0.3, halfOpenMaxCalls: Int = 1,
+        rateLimitTrips: Bool = true
     ) {
         self.failureThreshold = failureThreshold
         self.successThreshold = successThreshold
@@ -25,6 +30,7 @@ public struct CircuitBreakerSettings: Sendable, Equatable {
         self.openTimeoutMax = openTimeoutMax
         self.jitter = jitter
         self.halfOpenMaxCalls = halfOpenMaxCalls
+        self.rateLimitTrips = rateLimitTrips
     }
 }
 
@@ -201,8 +207,9 @@ public struct CircuitBreaker: Sendable, Equatable {
     public mutating func record(
         failure category: ErrorCategory?, nowMs: Int64, random: Double, countsAsFailure: Bool = true
     ) -> [BreakerTransition] {
-        let failed = category.map { CircuitBreaker.trips($0) && countsAsFailure } ?? false
-        let neutral = category != nil && !failed && !countsAsFailure
+        let counted = countsAsFailure && (settings.rateLimitTrips || category != .rateLimited)
+        let failed = category.map { CircuitBreaker.trips($0) && counted } ?? false
+        let neutral = category != nil && !failed && !counted
         switch state {
         case .closed:
             if neutral { return [] }

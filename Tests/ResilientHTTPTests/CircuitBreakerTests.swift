@@ -130,6 +130,28 @@ struct CircuitBreakerTests {
         #expect(breaker.consecutiveFailures == 0)
     }
 
+    /// A hook's breaker: a 429 is the receiver asking to wait, not a failure; in half-open it
+    /// neither closes nor reopens the breaker, and the next call is let through.
+    @Test func aRateLimitNeedNotTripIt() {
+        var settings = settings
+        settings.rateLimitTrips = false
+        var breaker = CircuitBreaker(settings: settings)
+        for now in 0..<10 { _ = call(&breaker, at: Int64(now), failing: .rateLimited) }
+        #expect(breaker.state == .closed)
+        for now in 10..<13 { _ = call(&breaker, at: Int64(now), failing: .serverError) }
+        #expect(breaker.state == .open)
+        let trial = breaker.nextAttemptAtMs!
+        #expect(call(&breaker, at: trial, failing: .rateLimited).map(\.to) == [.halfOpen])
+        #expect(breaker.state == .halfOpen)
+        #expect(call(&breaker, at: trial + 1, failing: .rateLimited).isEmpty)
+        #expect(call(&breaker, at: trial + 2, failing: nil).isEmpty)
+        #expect(call(&breaker, at: trial + 3, failing: nil).map(\.to) == [.closed])
+
+        var strict = CircuitBreaker(settings: self.settings)
+        for now in 0..<3 { _ = call(&strict, at: Int64(now), failing: .rateLimited) }
+        #expect(strict.state == .open)
+    }
+
     @Test func restoresFromThePersistedForm() {
         var breaker = CircuitBreaker(settings: settings)
         for now in 0..<3 { _ = call(&breaker, at: Int64(now), failing: .serverError) }
