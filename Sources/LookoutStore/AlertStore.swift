@@ -126,6 +126,32 @@ package struct AlertStore: Sendable {
         }
     }
 
+    /// One source's alert episode, for the page's day bars.
+    package struct Episode: Sendable, Equatable {
+        package var source: String
+        package var rule: String
+        package var severity: String
+        package var startedAtMs: Int64
+        package var resolvedAtMs: Int64?
+    }
+
+    /// Per-source warning and critical episodes that were firing at some time since `sinceMs`,
+    /// oldest first (at most `limit`: the newest).
+    package func episodes(sinceMs: Int64, limit: Int = 20_000) throws -> [Episode] {
+        try database.writer.read { db in
+            try Row.fetchAll(
+                db, sql: """
+                    SELECT source, rule, severity, started_at_ms, resolved_at_ms FROM alerts
+                    WHERE source IS NOT NULL AND severity != 'info' AND (resolved_at_ms IS NULL OR resolved_at_ms >= ?)
+                    ORDER BY id DESC LIMIT ?
+                    """,
+                arguments: [sinceMs, limit]
+            ).reversed().map { row in
+                Episode(source: row["source"], rule: row["rule"], severity: row["severity"], startedAtMs: row["started_at_ms"], resolvedAtMs: row["resolved_at_ms"])
+            }
+        }
+    }
+
     @discardableResult
     package func add(_ silence: Silence) throws -> Int64 {
         try database.writer.write { db in

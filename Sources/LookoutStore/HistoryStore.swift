@@ -2,11 +2,12 @@ import GRDB
 import LookoutCore
 
 /// Reads the rollups back after a restart, so error rates and availability continue where they
-/// were: minute rows for the last 6 hours, hourly sums for the 31 days before.
+/// were: minute rows for the last 6 hours, hourly sums for the 91 days before (the page's 90-day
+/// bars; as far back as `retention` keeps rows), and response times for the last 25 hours.
 package enum HistoryStore {
     package static func restore(into registry: SourceRegistry, from database: LookoutDatabase, nowMs: Int64) throws {
         let sixHoursAgo = nowMs - HealthWindow.sixHours
-        let monthAgo = nowMs - 31 * HealthWindow.day
+        let monthAgo = nowMs - 91 * HealthWindow.day
         try database.writer.read { db in
             let minutes = try Row.fetchCursor(
                 db, sql: "SELECT source, minute_ms, probes, failures, retried, retry_succeeded FROM probe_rollups WHERE minute_ms >= ?",
@@ -23,6 +24,12 @@ package enum HistoryStore {
                 arguments: [monthAgo, sixHoursAgo])
             while let row = try hours.next() {
                 registry.restore(source: row["source"], atMs: row["hour_ms"], counts: counts(row), hourly: true)
+            }
+            let latencies = try Row.fetchCursor(
+                db, sql: "SELECT source, minute_ms, latency_buckets FROM probe_rollups WHERE minute_ms >= ?",
+                arguments: [nowMs - 25 * HealthWindow.hour])
+            while let row = try latencies.next() {
+                registry.restoreLatency(source: row["source"], atMs: row["minute_ms"], buckets: RecordWriter.buckets(row["latency_buckets"]))
             }
         }
     }

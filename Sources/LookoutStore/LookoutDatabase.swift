@@ -244,6 +244,23 @@ package final class LookoutDatabase: Sendable {
                 table.column("recurring", .text)
             }
         }
+        migrator.registerMigration("v5: announcements") { db in
+            // Notes for the status page's readers posted through the admin API, each a timeline.
+            try db.create(table: "announcements") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("title", .text).notNull()
+                table.column("sources", .text).notNull()
+                table.column("created_by", .text)
+            }
+            try db.create(table: "announcement_updates") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("announcement_id", .integer).notNull().references("announcements", onDelete: .cascade)
+                table.column("at_ms", .integer).notNull()
+                table.column("state", .text).notNull()
+                table.column("message", .text).notNull()
+            }
+            try db.create(index: "announcement_updates_announcement", on: "announcement_updates", columns: ["announcement_id", "at_ms"])
+        }
         return migrator
     }
 

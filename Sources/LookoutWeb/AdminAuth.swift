@@ -1,20 +1,27 @@
+import Foundation
 import LookoutCore
 import MicroHTTPServer
 import ResilientHTTP
 
 /// Guards admin endpoints: `Authorization: Bearer <admin token>`, compared in constant time.
-/// Without a configured token they answer 403; without or with a wrong header, 401.
+/// Without a configured token they answer 403; without or with a wrong header, 401. Pages a
+/// browser opens (`browser: true`) also take the token as HTTP Basic's password, any user name.
 package enum AdminAuth {
     /// nil when the request may go on, otherwise the response to send.
-    package static func refusal(_ request: HTTPRequest, token: String?) -> HTTPResponse? {
+    package static func refusal(_ request: HTTPRequest, token: String?, browser: Bool = false) -> HTTPResponse? {
         guard let token else {
             return APIRoutes.error("admin endpoints are disabled: set admin_token_file in the config", status: 403)
         }
         let header = request.headers["Authorization"] ?? ""
-        let presented = header.hasPrefix("Bearer ") ? String(header.dropFirst("Bearer ".count)) : ""
+        var presented = header.hasPrefix("Bearer ") ? String(header.dropFirst("Bearer ".count)) : ""
+        if browser, header.hasPrefix("Basic "), let decoded = Data(base64Encoded: String(header.dropFirst("Basic ".count))),
+            let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+        {
+            presented = String(pair[pair.index(after: colon)...])
+        }
         guard SHA256.constantTimeEquals(Array(presented.utf8), Array(token.utf8)) else {
             var response = APIRoutes.error("missing or wrong admin token", status: 401)
-            response.headers.set("WWW-Authenticate", #"Bearer realm="lookout""#)
+            response.headers.set("WWW-Authenticate", browser ? #"Basic realm="lookout on-call", charset="UTF-8""# : #"Bearer realm="lookout""#)
             return response
         }
         return nil

@@ -8,7 +8,21 @@ package enum LookoutRoutes {
         let metrics = MetricsExposition(context: context)
         let status = StatusPage(context: context)
         var router = Router()
-        router.get("/") { _ in .html(status.render()) }
+        // With status_page.public, `/` is the page for customers and the full page moves to
+        // `/oncall` (behind the admin token when one is set); `/public` previews the public one.
+        router.get("/") { request in
+            let audience: StatusPage.Audience = monitor.config.statusPage.isPublic ? .public : .onCall
+            return page(status.render(audience: audience, filter: request.query["q"]), request)
+        }
+        router.get("/public") { request in page(status.render(audience: .public, filter: request.query["q"]), request) }
+        router.get("/oncall") { request in
+            if monitor.config.statusPage.isPublic, monitor.config.adminToken != nil,
+                let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken, browser: true)
+            {
+                return refusal
+            }
+            return page(status.render(audience: .onCall, filter: request.query["q"]), request)
+        }
         router.get("/metrics") { request in
             let body = metrics.renderBody()
             // Prometheus asks for gzip; 30 MB at 10,000 sources goes out about ten times smaller.
@@ -50,5 +64,15 @@ package enum LookoutRoutes {
             return .json(#"{"status":"reloaded"}"#)
         }
         return router
+    }
+
+    /// An HTML page, gzipped when the browser takes it (the page for 1,000 sources is a few MB).
+    static func page(_ html: String, _ request: HTTPRequest) -> HTTPResponse {
+        let bytes = Array(html.utf8)
+        if Gzip.accepted(by: request), let compressed = bytes.withUnsafeBytes({ Gzip.compress($0) }) {
+            return HTTPResponse(
+                headers: ["Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip", "Vary": "Accept-Encoding"], body: .owned(compressed))
+        }
+        return HTTPResponse(headers: ["Content-Type": "text/html; charset=utf-8", "Vary": "Accept-Encoding"], body: .bytes(bytes))
     }
 }

@@ -25,9 +25,11 @@ struct HeldAlertPageTests {
         alerts.evaluate(nowMs: now)
         let context = LookoutContext(monitor: monitor, database: database, alerts: alerts)
         let html = StatusPage(context: context).render(nowMs: now)
-        #expect(html.contains("<h2>Silenced (1)</h2>"))
-        #expect(!html.contains("<h2>Firing alerts"))
-        #expect(html.contains("Not notified: silenced: vendor says 2 h"))
+        #expect(html.contains("<summary>Silenced (1)</summary>"))
+        #expect(html.contains("silenced: vendor says 2 h"))
+        // Still an open incident (the source is down), but its alert is not listed as paging.
+        #expect(html.contains("<h2>Open incidents (1)</h2>"))
+        #expect(html.contains(#"<span class="tag">down</span>"#))
         let json = String(decoding: StatusAPI(context: context).statusBytes(nowMs: now), as: UTF8.self)
         #expect(json.contains(#""alerts_firing":0"#))
     }

@@ -5,10 +5,13 @@ import Testing
 @Suite("Status page pieces")
 struct StatusPagePieceTests {
     @Test func sparklineDrawsMinutesWithGapsWhereNothingWasProbed() {
-        let svg = StatusPage.sparkline([nil, 0, 0.5, nil, 1])
-        // 5 points over 120 px: 30 px apart; y runs from 23 (0 %) to 1 (100 %).
-        #expect(svg.contains(#"<path d="M30.0 23.0 L60.0 12.0 M120.0 1.0 "/>"#))
-        #expect(svg.contains("at most 100%"))
+        let svg = StatusPage.sparkline([nil, nil, 0, 0.5, nil, nil, 1])
+        // Drawn from the first probed minute: 5 points over 120 px, 30 px apart; y runs from 23
+        // (0 %) to 1 (100 %).
+        #expect(svg.contains(#"<path d="M0.0 23.0 L30.0 12.0 M120.0 1.0 "/>"#))
+        #expect(svg.contains("over the last 5 minutes, at most 100%"))
+        // One minute of data is a level line across the whole width, not a dot.
+        #expect(StatusPage.sparkline([nil, nil, 1]).contains(#"<path d="M0.0 1.0 L120.0 1.0 "/>"#))
         #expect(StatusPage.sparkline([nil, nil]).contains(#"<path d=""/>"#))
     }
 

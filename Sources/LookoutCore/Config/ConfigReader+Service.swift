@@ -5,7 +5,7 @@ import Yams
 extension ConfigReader {
     static let topKeys = [
         "listen", "database", "retention", "raw_retention", "external_url", "admin_token_file", "admin_token", "shard",
-        "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance",
+        "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements",
     ]
 
     mutating func readConfig(_ root: Node) -> LookoutConfig {
@@ -59,6 +59,8 @@ extension ConfigReader {
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
         if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
+        if let node = top["status_page"]?.value { config.statusPage = readStatusPage(node) }
+        if let node = top["announcements"]?.value { config.announcements = readAnnouncements(node, sources: config.sources) }
         if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval", "require_https"]) {
             if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
                 config.alertEvaluationInterval = value
@@ -165,7 +167,7 @@ extension ConfigReader {
     }
 
     /// An RFC 3339 time, in milliseconds since 1970.
-    private mutating func timestamp(_ node: Node, _ path: String) -> Int64? {
+    mutating func timestamp(_ node: Node, _ path: String) -> Int64? {
         guard let text = string(node, path) else { return nil }
         if let ms = Timestamp.parseRFC3339(text) { return ms }
         problem(node, path, "\"\(text)\" is not an RFC 3339 time (e.g. 2026-12-01T22:00:00Z)")

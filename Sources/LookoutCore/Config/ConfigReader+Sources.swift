@@ -9,7 +9,7 @@ extension ConfigReader {
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
         "rate_limit", "headers", "method", "expect", "max_bytes",
     ]
-    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256"]
+    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group"]
     static let retryCategories: [String: ErrorCategory] = [
         "transient": .transient, "server_error": .serverError, "rate_limited": .rateLimited,
         "network_unreachable": .networkUnreachable, "timeout": .timeout,
@@ -77,6 +77,13 @@ extension ConfigReader {
                 }
             }
             if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") { source.labels = values }
+            if let group = map["group"], let text = string(group.value, "\(path).group") {
+                if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    problem(group.value, "\(path).group", "must be 1 to 64 characters, without control characters")
+                } else {
+                    source.group = text
+                }
+            }
             if let sha = map["sha256"], let text = string(sha.value, "\(path).sha256") {
                 if !(text.utf8.count == 64 && text.utf8.allSatisfy({ $0.isHexDigit })) {
                     problem(sha.value, "\(path).sha256", "must be 64 hex digits")

@@ -78,6 +78,8 @@ package struct SourceConfig: Sendable, Equatable {
     /// (its failure is theirs) and the page says "blocked by".
     package var dependsOn: [String] = []
     package var labels: [String: String] = [:]
+    /// Where the status page lists it (`group`, else the label `status_page.group_by` names).
+    package var group: String?
     /// Downloads: the expected SHA-256 in hex.
     package var sha256: String?
     /// Downloads: more bytes than this fail as `too_large`.
@@ -193,6 +195,17 @@ package struct MailSettings: Sendable, Equatable {
     package init() {}
 }
 
+/// How the status page looks, and to whom (`status_page`).
+package struct StatusPageSettings: Sendable, Equatable {
+    /// For sharing with customers: no URLs, error details, breaker internals or admin hints.
+    package var isPublic = false
+    package var title = "Lookout"
+    /// Sources without a `group` are grouped by this label's value.
+    package var groupByLabel: String?
+
+    package init() {}
+}
+
 /// A whole, validated config file.
 package struct LookoutConfig: Sendable, Equatable {
     package var listen = "127.0.0.1:9464"
@@ -208,6 +221,9 @@ package struct LookoutConfig: Sendable, Equatable {
     package var canaries: [String] = []
     /// Planned windows when sources may fail without notifying anyone.
     package var maintenance: [MaintenanceWindow] = []
+    package var statusPage = StatusPageSettings()
+    /// Notes for the status page's readers (more come through the admin API).
+    package var announcements: [Announcement] = []
     package var probeModules: [String: ProbeModule] = [:]
     package var alertRules: [AlertRuleConfig] = []
     /// How often the alert rules are evaluated (15 s; shorter in tests).

@@ -70,28 +70,51 @@ package struct MaintenanceWindow: Sendable, Equatable {
         switch schedule {
         case .once(let start, let end):
             return start <= nowMs && nowMs < end ? (start, end) : nil
-        case .recurring(let weekdays, let minuteOfDay, let durationMs, let zone):
-            guard let timeZone = TimeZone(identifier: zone) else { return nil }
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = timeZone
-            let now = Date(timeIntervalSince1970: Double(nowMs) / 1000)
+        case .recurring(_, _, let durationMs, _):
             // Occurrences that began on this local day or the days before it could still run.
             let daysBack = Int(min(7, durationMs / 86_400_000 + 1))
             for back in 0...daysBack {
-                guard let day = calendar.date(byAdding: .day, value: -back, to: now) else { continue }
-                guard weekdays.contains(calendar.component(.weekday, from: day)) else { continue }
-                var parts = calendar.dateComponents([.year, .month, .day], from: day)
-                parts.hour = minuteOfDay / 60
-                parts.minute = minuteOfDay % 60
-                // A time that does not exist that day (the hour skipped in spring) is the first
-                // one after it, as Calendar resolves it.
-                guard let start = calendar.date(from: parts) else { continue }
-                let startMs = Int64(clamping: Int64((start.timeIntervalSince1970 * 1000).rounded()))
-                let endMs = startMs &+ durationMs
+                guard let (startMs, endMs) = occurrence(onLocalDayOffset: -back, from: nowMs) else { continue }
                 if startMs <= nowMs && nowMs < endMs { return (startMs, endMs) }
             }
             return nil
         }
+    }
+
+    /// The next occurrence starting after `nowMs` and within `withinMs` of it, if any.
+    package func next(afterMs nowMs: Int64, withinMs: Int64) -> (startMs: Int64, endMs: Int64)? {
+        switch schedule {
+        case .once(let start, let end):
+            return start > nowMs && start - nowMs <= withinMs && start < activeUntilMs ? (start, end) : nil
+        case .recurring:
+            for ahead in 0...Int(min(31, withinMs / 86_400_000 + 1)) {
+                guard let (startMs, endMs) = occurrence(onLocalDayOffset: ahead, from: nowMs) else { continue }
+                if startMs > nowMs && startMs - nowMs <= withinMs && activeFromMs <= startMs && startMs < activeUntilMs { return (startMs, endMs) }
+            }
+            return nil
+        }
+    }
+
+    /// A recurring window's occurrence on the local day `offset` days from `nowMs`'s, if that
+    /// day is one of its weekdays.
+    private func occurrence(onLocalDayOffset offset: Int, from nowMs: Int64) -> (startMs: Int64, endMs: Int64)? {
+        guard case .recurring(let weekdays, let minuteOfDay, let durationMs, let zone) = schedule, let timeZone = TimeZone(identifier: zone) else {
+            return nil
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let now = Date(timeIntervalSince1970: Double(nowMs) / 1000)
+        guard let day = calendar.date(byAdding: .day, value: offset, to: now), weekdays.contains(calendar.component(.weekday, from: day)) else {
+            return nil
+        }
+        var parts = calendar.dateComponents([.year, .month, .day], from: day)
+        parts.hour = minuteOfDay / 60
+        parts.minute = minuteOfDay % 60
+        // A time that does not exist that day (the hour skipped in spring) is the first one
+        // after it, as Calendar resolves it.
+        guard let start = calendar.date(from: parts) else { return nil }
+        let startMs = Int64(clamping: Int64((start.timeIntervalSince1970 * 1000).rounded()))
+        return (startMs, startMs &+ durationMs)
     }
 }
 

@@ -56,6 +56,18 @@ package struct BucketRing: Sendable, Equatable {
         return results
     }
 
+    /// The last `count` buckets, oldest first, the newest holding `nowMs`: nil for a bucket
+    /// nothing was counted in (or older than the ring holds).
+    package func buckets(_ count: Int, nowMs: Int64) -> [Counts?] {
+        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let size = Int64(slots.count)
+        return (0..<max(0, count)).map { offset in
+            let start = newest - Int64(count - 1 - offset) * widthMs
+            let slot = slots[Int(((start / widthMs) % size + size) % size)]
+            return slot.start == start ? slot.counts : nil
+        }
+    }
+
     /// The sum over the buckets that overlap the last `windowMs` before `nowMs`.
     package func sum(windowMs: Int64, nowMs: Int64) -> Counts {
         var result = Counts()

@@ -3,7 +3,10 @@ package struct SourceHealth: Sendable, Equatable {
     var minutes = BucketRing(widthMs: HealthWindow.minute, count: 61)
     var fiveMinutes = BucketRing(widthMs: HealthWindow.fiveMinutes, count: 73)
     var hours = BucketRing(widthMs: HealthWindow.hour, count: 25)
-    var days = BucketRing(widthMs: HealthWindow.day, count: 31)
+    /// 91 days: the status page's 90-day bars (UTC days) and the 30-day availability.
+    package private(set) var days = BucketRing(widthMs: HealthWindow.day, count: 91)
+    /// Response times per hour over the last day, for the page's chart.
+    package private(set) var latency = LatencyRing(widthMs: HealthWindow.hour, count: 25)
     /// The oldest moment counted (a probe, or history restored after a restart): windowed alert
     /// figures need history reaching back over their whole window.
     package private(set) var firstSampleMs: Int64?
@@ -34,6 +37,7 @@ package struct SourceHealth: Sendable, Equatable {
 
     package mutating func record(_ result: ProbeResult) {
         let retried = result.attempts > 1
+        latency.observe(seconds: result.durationSeconds, atMs: result.timestampMs)
         add(BucketRing.Counts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
         if result.ok {
             if let started = outageStartedMs { lastRecoveryMs = result.timestampMs - started }
@@ -43,6 +47,11 @@ package struct SourceHealth: Sendable, Equatable {
         }
         lastOk = result.ok
         insecureBlocked = result.failure?.category == .insecureBlocked
+    }
+
+    /// Adds stored latency bucket counts (`Histogram.latencyBuckets`, then +Inf) after a restart.
+    package mutating func addLatency(_ counts: [Int], atMs: Int64) {
+        latency.add(counts, atMs: atMs)
     }
 
     mutating func noteBreakerOpened(atMs: Int64) {

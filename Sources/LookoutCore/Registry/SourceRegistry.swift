@@ -88,6 +88,14 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
+    /// Adds stored latency bucket counts (a minute's, from `probe_rollups`) after a restart.
+    package func restoreLatency(source: String, atMs: Int64, buckets: [Int]) {
+        state.withLock { state in
+            guard let position = state.positions[source] else { return }
+            state.records[position].health.addLatency(buckets, atMs: atMs)
+        }
+    }
+
     /// The fallback to show for `source` while it is down: its configured fallback, if that is up.
     package func healthyFallback(for source: SourceConfig) -> String? {
         guard let name = source.fallback else { return nil }

@@ -88,6 +88,19 @@ package enum Timestamp {
         return (Int64(timegm(&parts)) - Int64(offsetMinutes) * 60) * 1000 + Int64(millis)
     }
 
+    /// The time of day in UTC, as a status line says it: `14:05 UTC`.
+    package static func clock(_ ms: Int64) -> String {
+        String(rfc3339(ms).dropFirst(11).prefix(5)) + " UTC"
+    }
+
+    /// A UTC day as a tooltip says it: `3 Nov 2026`.
+    package static func day(_ ms: Int64) -> String {
+        let text = rfc3339(ms)
+        let month = Int(text.dropFirst(5).prefix(2)) ?? 1
+        let names = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return "\(Int(text.dropFirst(8).prefix(2)) ?? 1) \(names[max(1, min(12, month)) - 1]) \(text.prefix(4))"
+    }
+
     /// A duration as people say it on a status line: `45s`, `4m`, `2h 5m`, `3d 4h`.
     package static func human(_ ms: Int64) -> String {
         let seconds = max(0, ms / 1000)

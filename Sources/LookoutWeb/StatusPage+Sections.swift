@@ -1,0 +1,231 @@
+import LookoutAlerting
+import LookoutCore
+import ResilientHTTP
+
+/// The parts above the source list: Lookout's own problems, announcements, maintenance and the
+/// open incidents.
+extension StatusPage {
+    /// Lookout's own troubles: a database it cannot write, hooks that cannot deliver.
+    func problems() -> String {
+        var items: [String] = []
+        if let problem = context.writer?.status.lastError {
+            items.append("Records cannot be written to the database (\(HTML.escape(problem))); they are kept in memory and written when it works again.")
+        }
+        for (hook, stats) in (context.outbox?.hookStats ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let error = stats.lastError {
+                items.append("Alert hook <strong>\(HTML.escape(hook))</strong> cannot deliver: \(HTML.escape(error)) Notifications wait in the outbox.")
+            }
+        }
+        guard !items.isEmpty else { return "" }
+        return "<section class=\"problems\" aria-label=\"Lookout problems\"><ul>" + items.map { "<li>\($0)</li>" }.joined() + "</ul></section>\n"
+    }
+
+    /// One line per broken source, worst first: what is broken, why, since when, what Lookout
+    /// is doing about it and what to try. Service-wide alerts first; info alerts folded away.
+    func incidents(_ view: View) -> String {
+        let snapshot = view.snapshot
+        let holds = context.alerts?.heldBack ?? [:]
+        let firing = context.alerts?.firing ?? []
+        var bySource: [String: [Alert]] = [:]
+        var serviceWide: [Alert] = []
+        var silenced: [Alert] = []
+        for alert in firing {
+            if holds[alert.fingerprint]?.silenced == true {
+                silenced.append(alert)
+            } else if let source = alert.source {
+                bySource[source, default: []].append(alert)
+            } else {
+                serviceWide.append(alert)
+            }
+        }
+        struct Line {
+            var rank: Int
+            var sinceMs: Int64
+            var html: String
+        }
+        var lines: [Line] = []
+        for (index, record) in snapshot.records.enumerated() where snapshot.maintenance[record.name] == nil {
+            let alerts = (bySource[record.name] ?? []).sorted { StatusPage.rank($0.severity) < StatusPage.rank($1.severity) }
+            guard record.incident != nil || !alerts.isEmpty else { continue }
+            let rank = alerts.first.map { StatusPage.rank($0.severity) } ?? 2
+            let since = record.incident?.downSinceMs ?? alerts.map(\.startedAtMs).min() ?? view.nowMs
+            lines.append(Line(rank: rank, sinceMs: since, html: incidentLine(index, alerts: alerts, holds: holds, view)))
+        }
+        for alert in serviceWide {
+            var html = "<li class=\"incident sev-\(HTML.escape(alert.severity))\"><strong>\(HTML.escape(alert.rule))</strong> "
+            html += "<span class=\"tag\">\(HTML.escape(alert.severity))</span> \(HTML.escape(alert.summary)) "
+            html += "<small>for \(StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs))</small></li>"
+            if !view.isPublic { lines.append(Line(rank: StatusPage.rank(alert.severity) - 1, sinceMs: alert.startedAtMs, html: html)) }
+        }
+        lines.sort { ($0.rank, $0.sinceMs) < ($1.rank, $1.sinceMs) }
+        let main = lines.filter { $0.rank < 3 }
+        let info = lines.filter { $0.rank >= 3 }
+        var html = ""
+        if !main.isEmpty {
+            let title = view.isPublic ? "Current problems" : "Open incidents"
+            html += "<section class=\"incidents\" aria-label=\"\(title)\"><h2>\(title) (\(main.count))</h2><ul>"
+            html += main.map(\.html).joined() + "</ul></section>\n"
+        }
+        guard !view.isPublic else { return html }
+        if !info.isEmpty {
+            html += "<details class=\"incidents info\"><summary>\(info.count) source\(info.count == 1 ? "" : "s") with info alerts</summary><ul>"
+            html += info.map(\.html).joined() + "</ul></details>\n"
+        }
+        if !silenced.isEmpty {
+            html += "<details class=\"incidents silenced\"><summary>Silenced (\(silenced.count))</summary><ul>"
+            for alert in silenced.prefix(50) {
+                html += "<li><strong>\(HTML.escape(alert.rule))</strong> \(HTML.escape(alert.summary))"
+                if let hold = holds[alert.fingerprint] { html += " <small>\(HTML.escape(hold.reason))</small>" }
+                html += "</li>"
+            }
+            html += "</ul></details>\n"
+        }
+        return html
+    }
+
+    static func rank(_ severity: String) -> Int {
+        switch severity {
+        case "critical": 0
+        case "warning": 1
+        default: 3
+        }
+    }
+
+    private func incidentLine(_ index: Int, alerts: [Alert], holds: [String: AlertHold], _ view: View) -> String {
+        let snapshot = view.snapshot
+        let record = snapshot.records[index]
+        let name = HTML.escape(record.name)
+        let severity = alerts.first?.severity ?? "down"
+        var html = "<li class=\"incident sev-\(HTML.escape(severity))\" data-source=\"\(name)\"><a href=\"#source-\(name)\"><strong>\(name)</strong></a> "
+        if view.isPublic {
+            let state = record.incident != nil ? ("down", "Down") : ("degraded", "Degraded")
+            html += "<span class=\"state \(state.0)\">\(state.1)</span>"
+            if let incident = record.incident {
+                html += " for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))"
+            }
+            return html + "</li>"
+        }
+        html += "<span class=\"tag\">\(HTML.escape(alerts.isEmpty ? "down" : severity))</span> "
+        if let incident = record.incident {
+            let cause = incident.cause
+            if let failure = cause.failure {
+                html += "<span class=\"cause\">\(HTML.escape(failure.title))"
+                if let message = cause.message, !message.isEmpty { html += ": “\(HTML.escape(String(message.prefix(200))))”" }
+                html += "</span>"
+            }
+            html += " · down for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))"
+            html += " <small>(\(incident.failedProbes) failed probe\(incident.failedProbes == 1 ? "" : "s"))</small>"
+        } else if let alert = alerts.first {
+            html += "<span class=\"cause\">\(HTML.escape(alert.summary))</span>"
+            html += " · for \(StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs))"
+        }
+        html += "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"
+        if let suggestion = record.incident?.cause.failure?.recoverySuggestion, !suggestion.isEmpty {
+            html += "<small class=\"hint\">\(HTML.escape(suggestion))</small>"
+        }
+        if !alerts.isEmpty {
+            html += "<small class=\"hint\">Alerts: " + alerts.map { HTML.escape($0.rule) }.joined(separator: ", ")
+            let reasons = Set(alerts.compactMap { holds[$0.fingerprint]?.reason })
+            if !reasons.isEmpty { html += " · not notified: " + reasons.sorted().map(HTML.escape).joined(separator: "; ") }
+            html += "</small>"
+        }
+        return html + "</li>"
+    }
+
+    /// What Lookout is doing about a broken source, in one phrase.
+    static func doing(_ record: SourceRecord, breaker: CircuitBreaker?, blockedBy: [String], nowMs: Int64) -> String {
+        var parts: [String] = []
+        switch breaker?.state {
+        case .open?:
+            let next = breaker?.nextAttemptAtMs ?? nowMs
+            var text = "Breaker open: calls paused until \(time(Timestamp.clock(next), atMs: next))"
+            if record.heldBackCalls > 0 { text += ", \(record.heldBackCalls) held back" }
+            parts.append(text)
+        case .halfOpen?: parts.append("Breaker half-open: a trial call decides")
+        case .forcedOpen?: parts.append("Breaker forced open by an operator: no calls until reset")
+        default:
+            var text = "Probing every \(ConfigValues.format(record.source.interval))"
+            if let attempts = record.incident?.cause.attempts, attempts > 1 { text += ", \(attempts) attempts each" }
+            parts.append(text)
+        }
+        if !blockedBy.isEmpty { parts.append("waiting on " + blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")) }
+        return parts.joined(separator: " · ")
+    }
+
+    /// Maintenance in progress, and what starts in the next 7 days.
+    func maintenanceSection(_ view: View) -> String {
+        let windows = context.monitor.maintenance.windows
+        let sources = view.snapshot.config.sources
+        var now: [String] = []
+        var upcoming: [(Int64, String)] = []
+        for window in windows {
+            let covered = sources.filter { window.covers($0) }.map(\.name)
+            guard !covered.isEmpty else { continue }
+            let names = covered.count == sources.count ? "all sources" : covered.prefix(8).map(HTML.escape).joined(separator: ", ") + (covered.count > 8 ? " and \(covered.count - 8) more" : "")
+            let note = HTML.escape(window.note.isEmpty ? window.name : window.note)
+            if let (_, end) = window.occurrence(atMs: view.nowMs) {
+                now.append("<li><strong>\(note)</strong> · \(names) · ends \(StatusPage.time(Timestamp.clock(end), atMs: end)) (in \(Timestamp.human(end - view.nowMs)))</li>")
+            } else if let (start, end) = window.next(afterMs: view.nowMs, withinMs: 7 * HealthWindow.day) {
+                upcoming.append((start, "<li><strong>\(note)</strong> · \(names) · \(StatusPage.time(Timestamp.day(start) + " " + Timestamp.clock(start), atMs: start)) for \(Timestamp.human(end - start))</li>"))
+            }
+        }
+        guard !now.isEmpty || !upcoming.isEmpty else { return "" }
+        var html = "<section class=\"maintenance\" aria-label=\"Maintenance\">"
+        if !now.isEmpty { html += "<h2>Maintenance in progress</h2><ul>" + now.joined() + "</ul>" }
+        if !upcoming.isEmpty { html += "<h2>Upcoming maintenance</h2><ul>" + upcoming.sorted { $0.0 < $1.0 }.map(\.1).joined() + "</ul>" }
+        return html + "</section>\n"
+    }
+
+    static func openAnnouncements(_ announcements: [Announcement], nowMs: Int64) -> String {
+        guard !announcements.isEmpty else { return "" }
+        return "<section class=\"announcements\" aria-label=\"Announcements\">" + announcements.map { article($0, nowMs: nowMs) }.joined() + "</section>\n"
+    }
+
+    static func pastAnnouncements(_ announcements: [Announcement], nowMs: Int64) -> String {
+        guard !announcements.isEmpty else { return "" }
+        return "<section class=\"past\" aria-label=\"Past announcements\"><h2>Past announcements (30 days)</h2>"
+            + announcements.map { article($0, nowMs: nowMs) }.joined() + "</section>\n"
+    }
+
+    static func article(_ announcement: Announcement, nowMs: Int64) -> String {
+        let state = announcement.state.rawValue
+        var html = "<article class=\"announcement state-\(state)\" id=\"announcement-\(HTML.escape(announcement.id))\"><h2>\(HTML.escape(announcement.title))</h2>"
+        html += "<p class=\"meta\"><span class=\"tag\">\(state.capitalized)</span> · posted \(time(Timestamp.day(announcement.postedAtMs) + " " + Timestamp.clock(announcement.postedAtMs), atMs: announcement.postedAtMs))"
+        if announcement.updates.count > 1 { html += " · updated \(time(Timestamp.human(nowMs - announcement.updatedAtMs) + " ago", atMs: announcement.updatedAtMs))" }
+        if !announcement.sources.isEmpty {
+            html += " · affects " + announcement.sources.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
+        }
+        html += "</p><p>\(linkify(announcement.updates.last?.message ?? ""))</p>"
+        if announcement.updates.count > 1 {
+            html += "<details><summary>Earlier updates (\(announcement.updates.count - 1))</summary><ol reversed>"
+            for update in announcement.updates.dropLast().reversed() {
+                html += "<li><span class=\"tag\">\(update.state.rawValue.capitalized)</span> \(time(Timestamp.day(update.atMs) + " " + Timestamp.clock(update.atMs), atMs: update.atMs)): \(linkify(update.message))</li>"
+            }
+            html += "</ol></details>"
+        }
+        return html + "</article>"
+    }
+
+    /// Plain text, escaped, with http(s) links made clickable and line breaks kept.
+    static func linkify(_ text: String) -> String {
+        var html = ""
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if number > 0 { html += "<br>" }
+            var words: [String] = []
+            for word in line.split(separator: " ", omittingEmptySubsequences: false) {
+                let lower = word.lowercased()
+                if lower.hasPrefix("https://") || lower.hasPrefix("http://"), word.count > 8 {
+                    // Trailing punctuation belongs to the sentence, not the link.
+                    let trimmed = word.reversed().drop { ".,;:!?)".contains($0) }.reversed()
+                    let link = String(trimmed)
+                    let rest = String(word.dropFirst(link.count))
+                    words.append("<a href=\"\(HTML.escape(link))\" rel=\"nofollow noopener\">\(HTML.escape(link))</a>\(HTML.escape(rest))")
+                } else {
+                    words.append(HTML.escape(String(word)))
+                }
+            }
+            html += words.joined(separator: " ")
+        }
+        return html
+    }
+}

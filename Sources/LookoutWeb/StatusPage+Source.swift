@@ -1,0 +1,136 @@
+import LookoutCore
+import ResilientHTTP
+
+/// One source on the page: a `<tbody>` (a card at phone width) with its current state in the
+/// first row and its history — 90-day bar, availability, response-time chart — in the second.
+extension StatusPage {
+    func source(_ index: Int, _ view: View) -> String {
+        let snapshot = view.snapshot
+        let entry = snapshot.records[index]
+        let maintenance = snapshot.maintenance[entry.name]
+        let name = HTML.escape(entry.source.name)
+        var state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
+        if maintenance != nil { state = ("maintenance", "Maintenance") }
+        var html = "<tbody id=\"source-\(name)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(StatusPage.filterText(entry.source)))\">"
+        html += "<tr><th scope=\"row\"><span class=\"name\">\(name)</span>"
+        if !view.isPublic { html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small>" }
+        html += "</th><td data-label=\"State\"><span class=\"state \(state.0)\">\(state.1)</span>"
+        if let incident = entry.incident, maintenance == nil {
+            html += "<br><small>for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))</small>"
+        }
+        if let maintenance {
+            let until = StatusPage.time("in " + Timestamp.human(maintenance.endsAtMs - view.nowMs), atMs: maintenance.endsAtMs)
+            let note = maintenance.note.isEmpty ? maintenance.window : maintenance.note
+            html += "<br><small class=\"hint\">\(HTML.escape(note)) · ends \(until)"
+            html += view.isPublic ? "</small>" : "; no notifications, not counted in availability</small>"
+        }
+        let blockedBy = snapshot.blockedBy(index)
+        if !blockedBy.isEmpty && !view.isPublic {
+            let links = blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
+            html += "<br><small class=\"hint\">Blocked by \(links), which \(blockedBy.count == 1 ? "is" : "are") down; its alerts wait</small>"
+        }
+        html += "</td><td data-label=\"Last result\">"
+        html += view.isPublic ? StatusPage.publicResult(entry, nowMs: view.nowMs) : StatusPage.lastResult(entry, nowMs: view.nowMs)
+        html += "</td><td data-label=\"Error rate (1 h)\">"
+        if let rate = snapshot.summaries[index]?.errorRate(windowMs: HealthWindow.hour) {
+            html += StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(snapshot.minuteErrorRates(index))
+        } else {
+            html += "–"
+        }
+        html += "</td><td data-label=\"Response time p50 / p95\">"
+        if let p50 = entry.recentDurations.quantile(0.5), let p95 = entry.recentDurations.quantile(0.95) {
+            html += "\(StatusPage.milliseconds(p50)) / \(StatusPage.milliseconds(p95))"
+        } else {
+            html += "–"
+        }
+        html += "</td>"
+        if !view.isPublic { html += "<td data-label=\"Circuit breaker\">" + StatusPage.breaker(snapshot.breakers[index], nowMs: view.nowMs) + "</td>" }
+        html += "</tr>\n<tr class=\"history\"><td colspan=\"\(view.isPublic ? 5 : 6)\">"
+        html += history(entry, view)
+        return html + "</td></tr></tbody>\n"
+    }
+
+    /// The text the filter box searches: name, group and label values.
+    static func filterText(_ source: SourceConfig) -> String {
+        ([source.name, source.group ?? ""] + source.labels.values.sorted()).joined(separator: " ").lowercased()
+    }
+
+    static func lastResult(_ entry: SourceRecord, nowMs: Int64) -> String {
+        guard let last = entry.last else { return "not probed yet" }
+        var html = ""
+        if let failure = last.failure {
+            html += "<strong>\(HTML.escape(failure.title))</strong><br>\(HTML.escape(last.message ?? ""))"
+            html += "<small class=\"hint\">\(HTML.escape(failure.recoverySuggestion))</small>"
+            html += "<details><summary>Details</summary><code>\(HTML.escape(failure.category.rawValue))/\(HTML.escape(failure.reason))"
+            if let status = last.httpStatus { html += " · HTTP \(status)" }
+            if let code = failure.curlCode { html += " · curl \(code)" }
+            html += " · \(last.attempts) attempt\(last.attempts == 1 ? "" : "s")"
+            if !failure.detail.isEmpty { html += " · \(HTML.escape(failure.detail))" }
+            html += "</code></details>"
+        } else {
+            html += "OK\(last.httpStatus.map { " · HTTP \($0)" } ?? "")"
+            if last.attempts > 1 { html += " <small>after \(last.attempts) attempts</small>" }
+        }
+        if let fallback = last.fallbackInUse {
+            html += "<br><span class=\"fallback\">Using fallback: <a href=\"#source-\(HTML.escape(fallback))\">\(HTML.escape(fallback))</a></span>"
+        }
+        html += "<br><small>checked \(Timestamp.human(nowMs - last.timestampMs)) ago"
+        if let success = entry.lastSuccessMs, !last.ok { html += " · last success \(Timestamp.human(nowMs - success)) ago" }
+        if entry.lastSuccessMs == nil && !last.ok { html += " · no success yet" }
+        html += "</small>"
+        if let download = entry.download { html += StatusPage.download(download) }
+        return html
+    }
+
+    /// For the public page: whether it works and since when, no error text or internals.
+    static func publicResult(_ entry: SourceRecord, nowMs: Int64) -> String {
+        guard let last = entry.last else { return "not checked yet" }
+        var html = last.ok ? "Working" : "Not working"
+        html += "<br><small>checked \(Timestamp.human(nowMs - last.timestampMs)) ago</small>"
+        return html
+    }
+
+    static func breaker(_ breaker: CircuitBreaker?, nowMs: Int64) -> String {
+        guard let breaker else { return "closed" }
+        switch breaker.state {
+        case .closed: return "closed"
+        case .open:
+            let wait = (breaker.nextAttemptAtMs ?? nowMs) - nowMs
+            return "<span class=\"state down\">open</span><br><small>next try in \(Timestamp.human(max(0, wait)))</small>"
+        case .halfOpen: return "<span class=\"state degraded\">half-open</span><br><small>trying again</small>"
+        case .forcedOpen: return "<span class=\"state down\">forced open</span><br><small>by an operator</small>"
+        case .disabled: return "disabled<br><small>by an operator</small>"
+        }
+    }
+
+    static func download(_ progress: DownloadProgress) -> String {
+        var html = "<div class=\"download\">"
+        let percent = progress.ratio.map { Int(($0 * 100).rounded()) }
+        html += "<progress max=\"100\" value=\"\(percent ?? 0)\" aria-label=\"download progress\">\(percent ?? 0)%</progress> "
+        html += HTML.escape(progress.state.rawValue.replacingOccurrences(of: "_", with: " "))
+        html += " · " + fixed(Double(progress.bytes) / 1_048_576, 1) + " MiB · " + fixed(progress.throughputBytesPerSecond / 1_048_576, 1) + " MiB/s"
+        if progress.resumes > 0 { html += " · resumed \(progress.resumes)×" }
+        switch progress.verified {
+        case true?: html += " · SHA-256 verified"
+        case false?: html += " · <strong>SHA-256 mismatch</strong>"
+        case nil: if let digest = progress.sha256 { html += " · SHA-256 \(HTML.escape(String(digest.prefix(12))))…" }
+        }
+        return html + "</div>"
+    }
+
+    /// The 90-day bar, availability over 24 h, 7 d and 30 d, and the response-time chart.
+    func history(_ entry: SourceRecord, _ view: View) -> String {
+        let health = entry.health
+        var html = "<div class=\"hist\"><div class=\"uptime\">"
+        html += StatusPage.uptimeBars(health.days.buckets(DayAxis.count, nowMs: view.nowMs), episodes: view.episodes[entry.name] ?? [], axis: view.days)
+        html += "</div><p class=\"avail\">Availability"
+        for (label, windowMs) in [("24 h", HealthWindow.day), ("7 d", 7 * HealthWindow.day), ("30 d", HealthWindow.thirtyDays)] {
+            let counts = health.counts(windowMs: windowMs, nowMs: view.nowMs)
+            let value = counts.probes == 0 ? "–" : StatusPage.percent(1 - Double(counts.failures) / Double(counts.probes))
+            html += " <span>\(label) <b>\(value)</b></span>"
+        }
+        html += "</p>"
+        html += StatusPage.responseChart(health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs))
+        return html + "</div>"
+    }
+}
