@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "ResilientHTTP", "LookoutCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "ResilientHTTP", "LookoutCore", "LookoutStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams"),
             ]
         ),

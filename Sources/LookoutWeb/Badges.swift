@@ -3,7 +3,9 @@ import MicroHTTPServer
 
 /// Shields-style SVG badges for READMEs and wikis: `/badge/NAME/status.svg`,
 /// `/badge/NAME/uptime/24h.svg` (also `7d`, `30d`) and `/badge/NAME/response-time.svg`.
-/// Each reads one snapshot of the source; an unknown source or window is a 404 badge.
+/// The same for a group as `/badge/group:NAME/…` (source names cannot hold a colon): its
+/// roll-up state, the uptime of all its sources together, the median of their response times.
+/// Each reads one snapshot; an unknown source, group or window is a 404 badge.
 struct Badges: Sendable {
     let context: LookoutContext
 
@@ -18,6 +20,7 @@ struct Badges: Sendable {
     }
 
     func badge(_ name: String, kind: String) -> HTTPResponse {
+        if name.hasPrefix("group:") { return groupBadge(String(name.dropFirst(6)), kind: kind) }
         let snapshot = context.monitor.snapshot(names: [name])
         guard let record = snapshot.records.first, record.name == name else {
             return Badges.svg(label: "lookout", value: "no such source", color: Badges.colors.neutral, status: 404)
@@ -37,14 +40,42 @@ struct Badges: Sendable {
             guard kind.hasPrefix("uptime/"), kind.hasSuffix(".svg"),
                 let windowMs = Badges.windows[String(kind.dropFirst(7).dropLast(4))]
             else { return Badges.svg(label: "lookout", value: "no such badge", color: Badges.colors.neutral, status: 404) }
-            let label = "uptime " + kind.dropFirst(7).dropLast(4)
-            guard let counts = snapshot.counts(0, windowMs: windowMs), counts.probes > 0 else {
-                return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral)
-            }
-            let ratio = 1 - Double(counts.failures) / Double(counts.probes)
-            let color = ratio >= 0.999 ? Badges.colors.ok : ratio >= 0.99 ? Badges.colors.warn : Badges.colors.down
-            return Badges.svg(label: label, value: Badges.percent(ratio), color: color)
+            return uptime(label: "uptime " + kind.dropFirst(7).dropLast(4), snapshot.counts(0, windowMs: windowMs).map { [$0] } ?? [])
         }
+    }
+
+    func groupBadge(_ group: String, kind: String) -> HTTPResponse {
+        let snapshot = context.monitor.snapshot()
+        let settings = snapshot.config.statusPage
+        let members = snapshot.records.indices.filter { settings.group(of: snapshot.records[$0].source) == group }
+        guard !members.isEmpty else { return Badges.svg(label: "lookout", value: "no such group", color: Badges.colors.neutral, status: 404) }
+        switch kind {
+        case "status.svg":
+            let state = StatusPage.rollUp(members.map { snapshot.maintenance[snapshot.records[$0].name] != nil ? nil : snapshot.records[$0].last?.ok })
+            let color = [("ok", Badges.colors.ok), ("degraded", Badges.colors.warn), ("down", Badges.colors.down)].first { $0.0 == state.0 }?.1
+            return Badges.svg(label: group, value: state.1.lowercased(), color: color ?? Badges.colors.neutral)
+        case "response-time.svg":
+            let medians = members.compactMap { snapshot.records[$0].recentDurations.quantile(0.5) }
+            guard let median = SourceRecord.RecentDurations.quantile(medians, 0.5) else {
+                return Badges.svg(label: "response time", value: "no data", color: Badges.colors.neutral)
+            }
+            let ms = Int((median * 1000).rounded())
+            return Badges.svg(label: "response time", value: "\(ms) ms", color: ms < 300 ? Badges.colors.ok : ms < 1000 ? Badges.colors.warn : Badges.colors.down)
+        default:
+            guard kind.hasPrefix("uptime/"), kind.hasSuffix(".svg"), let windowMs = Badges.windows[String(kind.dropFirst(7).dropLast(4))] else {
+                return Badges.svg(label: "lookout", value: "no such badge", color: Badges.colors.neutral, status: 404)
+            }
+            return uptime(label: "uptime " + kind.dropFirst(7).dropLast(4), members.compactMap { snapshot.counts($0, windowMs: windowMs) })
+        }
+    }
+
+    /// An uptime badge over the counts of one or more sources.
+    func uptime(label: String, _ counts: [BucketRing.Counts]) -> HTTPResponse {
+        let total = counts.reduce(BucketRing.Counts(), +)
+        guard total.probes > 0 else { return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral) }
+        let ratio = 1 - Double(total.failures) / Double(total.probes)
+        let color = ratio >= 0.999 ? Badges.colors.ok : ratio >= 0.99 ? Badges.colors.warn : Badges.colors.down
+        return Badges.svg(label: label, value: Badges.percent(ratio), color: color)
     }
 
     /// `99.95%`: two decimals below 100, none at 100.

@@ -27,8 +27,8 @@ extension StatusPage {
         .banner { padding: .75rem 1rem; border-radius: .5rem; font-weight: 600; border-left: .5rem solid; margin: 0 0 1rem; }
         .banner.ok { border-color: var(--ok); } .banner.down { border-color: var(--down); } .banner.degraded { border-color: var(--degraded); }
         .banner.pending { border-color: var(--pending); } .banner.offline { border-color: var(--offline); }
-        .problems, .incidents, .maintenance, .announcement { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin-bottom: 1rem; }
-        .problems { border-color: var(--down); } .incidents ul, .problems ul, .maintenance ul { margin: 0; padding-left: 1.2rem; }
+        .problems, .incidents, .maint, .announcement { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin-bottom: 1rem; }
+        .problems { border-color: var(--down); } .incidents ul, .problems ul, .maint ul { margin: 0; padding-left: 1.2rem; }
         .incident { margin: .3rem 0; } .incident .cause { font-weight: 600; } .doing { color: var(--muted); }
         details.incidents > summary { cursor: pointer; color: var(--muted); }
         .announcement { border-left: .5rem solid var(--degraded); } .announcement.state-resolved { border-left-color: var(--ok); }
@@ -41,14 +41,16 @@ extension StatusPage {
         .bar-head input { font: inherit; padding: .2rem .4rem; width: 14rem; max-width: 60vw; }
         details.group { border: 1px solid var(--line); border-radius: .5rem; margin-bottom: .75rem; padding: 0 .5rem; }
         details.group > summary { cursor: pointer; padding: .5rem; } details.group > summary h2 { display: inline; }
-        table { border-collapse: collapse; width: 100%; }
+        table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+        thead th:nth-child(1) { width: 20%; } thead th:nth-child(2) { width: 13%; } thead th:nth-child(4) { width: 15%; }
+        thead th:nth-child(5) { width: 13%; } thead th:nth-child(6) { width: 9%; }
         th, td { text-align: left; padding: .5rem; vertical-align: top; } tbody { border-top: 1px solid var(--line); }
         tr.history td { padding-top: 0; }
         th[scope=row] .name { display: block; font-weight: 600; } th small, td small { color: var(--muted); overflow-wrap: anywhere; }
         .state { font-weight: 600; } .state::before { content: "● "; }
         .state.ok { color: var(--ok); } .state.down { color: var(--down); } .state.pending { color: var(--pending); } .state.degraded { color: var(--degraded); } .state.maintenance { color: var(--offline); }
         .hint { display: block; } details code { font-size: .8rem; overflow-wrap: anywhere; }
-        .spark { vertical-align: middle; } .spark path { fill: none; stroke: var(--down); stroke-width: 1.5; }
+        .spark { vertical-align: middle; } .spark path { fill: none; stroke: var(--down); stroke-width: 1.5; } .spark.zero path { stroke: var(--ok); }
         .hist { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; align-items: flex-end; }
         .uptime { flex: 1 1 24rem; min-width: 0; }
         .bars { display: flex; gap: 1px; height: 1.6rem; } .bars i { flex: 1; border-radius: 1px; background: var(--none); }

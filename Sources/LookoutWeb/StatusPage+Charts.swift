@@ -136,7 +136,7 @@ extension StatusPage {
         }
         let worst = rates.compactMap { $0 }.max() ?? 0
         let minutes = rates.count
-        return "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last \(minutes) minute\(minutes == 1 ? "" : "s"), at most \(Int((worst * 100).rounded()))%\"><path d=\"\(String(decoding: path, as: UTF8.self))\"/></svg>"
+        return "<svg class=\"spark\(worst == 0 ? " zero" : "")\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last \(minutes) minute\(minutes == 1 ? "" : "s"), at most \(Int((worst * 100).rounded()))%\"><path d=\"\(String(decoding: path, as: UTF8.self))\"/></svg>"
     }
 
     /// A non-negative coordinate with one decimal, as ASCII digits.

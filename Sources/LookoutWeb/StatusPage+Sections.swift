@@ -170,7 +170,7 @@ extension StatusPage {
             }
         }
         guard !now.isEmpty || !upcoming.isEmpty else { return "" }
-        var html = "<section class=\"maintenance\" aria-label=\"Maintenance\">"
+        var html = "<section class=\"maint\" aria-label=\"Maintenance\">"
         if !now.isEmpty { html += "<h2>Maintenance in progress</h2><ul>" + now.joined() + "</ul>" }
         if !upcoming.isEmpty { html += "<h2>Upcoming maintenance</h2><ul>" + upcoming.sorted { $0.0 < $1.0 }.map(\.1).joined() + "</ul>" }
         return html + "</section>\n"

@@ -82,7 +82,7 @@ package struct StatusPage: Sendable {
         var order: [String] = []
         for (index, record) in snapshot.records.enumerated() {
             if !filter.isEmpty && !StatusPage.matches(record.source, filter) { continue }
-            let group = record.source.group ?? settings.groupByLabel.flatMap { record.source.labels[$0] } ?? ""
+            let group = settings.group(of: record.source) ?? ""
             if groups[group] == nil { order.append(group) }
             groups[group, default: []].append(index)
         }

@@ -1,66 +1,209 @@
 import Foundation
+import GRDB
+import Logging
+import LookoutCore
+import LookoutStore
 import ResilientHTTP
 import Testing
 import TestSupport
 
-/// The status page in a real browser: headless Chromium renders it at desktop and phone widths
-/// (the screenshots are kept in docs/screenshots/), and what upstreams send stays text.
+/// The status page in a real browser: headless Chromium renders a config with 3 groups, 12
+/// sources, two incidents, an announcement and a maintenance window over 90 days of history
+/// written through the store's own writer, at desktop and phone widths (screenshots kept with
+/// the test's files, or in docs/screenshots/ when asked); what upstreams and announcements
+/// say stays text, and the public page gives nothing away.
 @Suite("status page in Chromium")
 struct StatusPageBrowserTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let http = CurlTransport()
+    static let groups = [
+        ("Payments", ["payments-api", "checkout", "ledger", "refunds"]),
+        ("Content", ["feed-rss", "feed-atom", "search", "catalog"]),
+        ("Infrastructure", ["cdn", "auth", "images", "nightly-dump"]),
+    ]
 
-    @Test func rendersEscapedAtDesktopAndPhoneWidths() async throws {
+    /// 90 days of hourly probes through `RecordWriter`, with a fake clock: `search` had a bad
+    /// day 10 days ago, `catalog` exists only for the last 20 days; one stored alert episode.
+    static func writeHistory(to path: String, nowMs: Int64) throws {
+        let database = try LookoutDatabase(path: path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "history"))
+        let hour = HealthWindow.hour
+        let start = nowMs - 90 * HealthWindow.day
+        for (_, names) in groups {
+            for name in names {
+                var at = start - start % hour + hour
+                while at < nowMs - hour {
+                    let daysAgo = (nowMs - at) / HealthWindow.day
+                    if name == "catalog" && daysAgo >= 20 {
+                        at += hour
+                        continue
+                    }
+                    let failing = name == "search" && daysAgo == 10 && (at / hour) % 24 < 6
+                    let slow = Double((at / hour) % 24) / 24
+                    writer.record(ProbeResult(
+                        source: name, timestampMs: at, ok: !failing, failure: failing ? Failure(category: .serverError, reason: "http_503") : nil,
+                        httpStatus: failing ? 503 : 200, durationSeconds: 0.02 + 0.2 * slow))
+                    at += hour
+                }
+            }
+        }
+        writer.flush()
+        let episodeStart = nowMs - 10 * HealthWindow.day - 12 * hour
+        try database.writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO alerts (fingerprint, rule, source, severity, state, started_at_ms, resolved_at_ms, summary, labels, annotations)
+                    VALUES ('f-old', 'SourceDown', 'search', 'critical', 'resolved', ?, ?, 'search is down', '{}', '{}')
+                    """,
+                arguments: [episodeStart, episodeStart + 2 * hour])
+        }
+    }
+
+    /// A string as a YAML double-quoted scalar (JSON strings are valid YAML).
+    static func yaml(_ text: String) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: [text]), as: UTF8.self).dropFirst().dropLast().description
+    }
+
+    @Test func rendersGroupsHistoryAndIncidentsEscapedAtDesktopAndPhoneWidths() async throws {
         let directory = try makeTemporaryDirectory("browser")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
         let hostile = #"<img src=x onerror="document.title='pwned'"> "quoted" & <script>alert(1)</script>"#
         let encoded = hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let now = Timestamp.nowMs()
+        let database = directory.appendingPathComponent("lookout.sqlite").path
+        try Self.writeHistory(to: database, nowMs: now)
+        let tokenFile = directory.appendingPathComponent("token")
+        try "admin-secret\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+        let urls: [String: (kind: String, path: String)] = [
+            "payments-api": ("json", "/json/valid"), "checkout": ("http", "/status/503?detail=\(encoded)"), "ledger": ("http", "/ok"),
+            "refunds": ("http", "/ok"), "feed-rss": ("rss", "/rss/valid?items=3"), "feed-atom": ("rss", "/atom/valid?items=3"),
+            "search": ("http", "/status/500?detail=shard%207%20unavailable"), "catalog": ("json", "/json/valid"), "cdn": ("http", "/ok"),
+            "auth": ("http", "/ok"), "images": ("http", "/ok"), "nightly-dump": ("download", "/download/200000?seed=3"),
+        ]
+        var sources = ""
+        for (group, names) in Self.groups {
+            for name in names {
+                let (kind, path) = urls[name]!
+                sources += "  - {name: \(name), kind: \(kind), group: \(group), url: \"\(simBase)\(path)\"}\n"
+            }
+        }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
             listen: 127.0.0.1:0
-            database: ":memory:"
+            database: \(database)
+            retention: 100d
+            admin_token_file: \(tokenFile.path)
             defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
             sources:
-              - {name: healthy, kind: json, url: "\(simBase)/json/valid"}
-              - {name: hostile, url: "\(simBase)/status/500?detail=\(encoded)"}
-              - {name: file, kind: download, url: "\(simBase)/download/2000000?seed=3"}
+            \(sources)
+            maintenance:
+              - {name: refunds-migration, sources: [refunds], start: "\(Timestamp.rfc3339(now - 3_600_000))", end: "\(Timestamp.rfc3339(now + 7_200_000))", note: "Database migration"}
+            announcements:
+              - title: \(Self.yaml("Checkout errors " + hostile))
+                message: \(Self.yaml("We are looking into failed payments. " + hostile))
+                state: identified
+                sources: [checkout]
+                at: "\(Timestamp.rfc3339(now - 600_000))"
+            alerts:
+              evaluation_interval: 1s
+              rules:
+                - {name: SourceDown, severity: critical, expr: up == 0}
             """.write(to: config, atomically: true, encoding: .utf8)
 
-        // A name that is itself markup is refused before it can reach any page.
-        let named = directory.appendingPathComponent("named.yml")
-        try "sources:\n  - {name: \"<script>alert(1)</script>\", url: \"\(simBase)/ok\"}\n".write(to: named, atomically: true, encoding: .utf8)
-        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        #expect(try runTool(binary, ["check-config", "--config", named.path]).status == 1)
-
         let (lookout, base) = try await startLookout(config: config)
-        _ = try await eventually("every source probed") { () -> Bool? in
+        _ = try await eventually("every source probed, both incidents firing") { () -> Bool? in
             let page = await http.perform(TransferRequest(url: "\(base)/")).bodyText
-            return page.contains("not probed yet") ? nil : true
+            return !page.contains("not probed yet") && page.contains("<h2>Open incidents (2)</h2>") ? true : nil
         }
+
+        // Announcements through the API: bad input is a 400 naming the field.
+        func post(_ body: String, path: String = "/api/v1/announcements") async -> (Int, String) {
+            let response = await http.perform(TransferRequest(
+                url: "\(base)\(path)", method: "POST", headers: [("Authorization", "Bearer admin-secret")], body: Array(body.utf8)))
+            return (response.httpStatus ?? 0, response.bodyText)
+        }
+        let missing = await post(#"{"title": "x", "state": "investigating"}"#)
+        #expect(missing.0 == 400 && missing.1.contains("message"))
+        let unknownSource = await post(#"{"title": "x", "message": "y", "state": "identified", "sources": ["nope"]}"#)
+        #expect(unknownSource.0 == 400 && unknownSource.1.contains(#"sources: no source is named \"nope\""#))
+        let long = await post(#"{"title": "\#(String(repeating: "x", count: 201))", "message": "y", "state": "identified"}"#)
+        #expect(long.0 == 400 && long.1.contains("title: at most 200 characters"))
+        let badState = await post(#"{"title": "x", "message": "y", "state": "fixed"}"#)
+        #expect(badState.0 == 400 && badState.1.contains("state: must be one of investigating"))
+        let created = await post(#"{"title": "Search index rebuild", "message": "Results may be stale.", "state": "monitoring", "sources": ["search"]}"#)
+        #expect(created.0 == 201)
+        let id = (try? JSONSerialization.jsonObject(with: Data(created.1.utf8)) as? [String: Any])?["id"] as? String ?? ""
+        let resolved = await post(#"{"state": "resolved", "message": "Rebuilt; results are current."}"#, path: "/api/v1/announcements/\(id)")
+        #expect(resolved.0 == 200)
+
         let chromium = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(directory.path)/profile"]
-        let dom = try runTool("/usr/bin/chromium", chromium + ["--dump-dom", "\(base)/"])
-        #expect(dom.output.contains("Degraded"))
-        #expect(dom.output.contains("&lt;img src=x onerror="))
-        #expect(dom.output.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
-        #expect(!dom.output.contains("<img src=\"x\""))
-        #expect(dom.output.contains("<title>Lookout status</title>"))  // the onerror never ran
-        #expect(dom.output.contains("aria-live"))
+        let dom = try runTool("/usr/bin/chromium", chromium + ["--window-size=1280,2000", "--dump-dom", "\(base)/"]).output
+        // What is broken comes first: the incident lines before the source list.
+        let incidents = try #require(dom.range(of: #"<section class="incidents""#))
+        let list = try #require(dom.range(of: #"<section class="sources""#))
+        #expect(incidents.lowerBound < list.lowerBound)
+        #expect(dom.contains(#"data-source="checkout""#) && dom.contains(#"data-source="search""#))
+        // Three groups, each source with 90 day segments.
+        for (group, _) in Self.groups { #expect(dom.contains("<h2>\(group)</h2>")) }
+        let bodies = dom.components(separatedBy: #"<tbody id="source-"#).dropFirst()
+        #expect(bodies.count == 12)
+        for body in bodies {
+            let name = body.prefix { $0 != "\"" }
+            #expect(body.components(separatedBy: "<i class=\"").count - 1 == 90, "\(name) has \(body.components(separatedBy: "<i class=\"").count - 1) day segments")
+            // On a phone each value carries its label; only the history row spans the card.
+            for cell in body.components(separatedBy: "<td").dropFirst() {
+                #expect(cell.hasPrefix(" data-label=") || cell.hasPrefix(" colspan="), "\(name): a cell without a label: \(cell.prefix(60))")
+            }
+        }
+        #expect(dom.contains(": no data\""))  // catalog's first 70 days
+        #expect(dom.contains("1 alert: SourceDown"))  // search's bad day
+        #expect(dom.contains("Database migration"))
+        // Announcements: the open one at the top, the resolved one in the history; all escaped.
+        #expect(dom.contains("Checkout errors &lt;img src=x onerror="))
+        #expect(dom.contains("Past announcements (30 days)") && dom.contains("Rebuilt; results are current."))
+        #expect(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!dom.contains("<img src=\"x\""))
+        #expect(dom.contains("<title>Lookout status</title>"))  // the onerror never ran
+        #expect(dom.contains("aria-live"))
+
+        // The public page: no URL, no error detail, no breaker internals, no admin hint.
+        let publicHTML = await http.perform(TransferRequest(url: "\(base)/public")).bodyText
+        #expect(publicHTML.contains("<h2>Current problems (2)</h2>"))
+        for secret in [simBase, "127.0.0.1", "http://", "shard 7 unavailable", "HTTP 503", "HTTP 500", "Breaker", "breaker", "/api/", "/metrics", "Details", "Not notified", "curl"] {
+            #expect(!publicHTML.contains(secret), "the public page shows \(secret)")
+        }
+        // The filter works without JavaScript.
+        let filtered = await http.perform(TransferRequest(url: "\(base)/?q=feed")).bodyText
+        #expect(filtered.components(separatedBy: #"<tbody id="source-"#).count - 1 == 2)
+        // Group badges.
+        let badge = await http.perform(TransferRequest(url: "\(base)/badge/group:Payments/status.svg"))
+        #expect(badge.httpStatus == 200 && badge.bodyText.contains("Payments: degraded"))
 
         // The README's screenshots are rewritten only when asked (LOOKOUT_UPDATE_SCREENSHOTS=1), so
         // that testing leaves a clean checkout clean.
         let update = ProcessInfo.processInfo.environment["LOOKOUT_UPDATE_SCREENSHOTS"] == "1"
         let screenshots = update ? Self.root.appendingPathComponent("docs/screenshots") : directory.appendingPathComponent("screenshots")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
-        for width in [1280, 390] {
-            let file = screenshots.appendingPathComponent("status-\(width).png")
+        for (name, width, height, path) in [("status-1280", 1280, 2000, "/"), ("status-390", 390, 2400, "/"), ("status-public-1280", 1280, 1400, "/public")] {
+            let file = screenshots.appendingPathComponent("\(name).png")
             try? FileManager.default.removeItem(at: file)
-            let shot = try runTool("/usr/bin/chromium", chromium + ["--window-size=\(width),1400", "--screenshot=\(file.path)", "\(base)/"])
+            let shot = try runTool("/usr/bin/chromium", chromium + ["--window-size=\(width),\(height)", "--screenshot=\(file.path)", "\(base)\(path)"])
             #expect(shot.status == 0, "\(shot.output)")
             let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
-            #expect(size > 10_000, "screenshot at \(width) px is \(size) bytes")
+            #expect(size > 10_000, "screenshot \(name) is \(size) bytes")
         }
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
+    }
+
+    /// A name that is itself markup is refused before it can reach any page.
+    @Test func aSourceNamedLikeMarkupIsRefused() throws {
+        let directory = try makeTemporaryDirectory("named")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let named = directory.appendingPathComponent("named.yml")
+        try "sources:\n  - {name: \"<script>alert(1)</script>\", url: \"http://127.0.0.1:1/ok\"}\n".write(to: named, atomically: true, encoding: .utf8)
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        #expect(try runTool(binary, ["check-config", "--config", named.path]).status == 1)
     }
 }

@@ -204,6 +204,11 @@ package struct StatusPageSettings: Sendable, Equatable {
     package var groupByLabel: String?
 
     package init() {}
+
+    /// The group the page lists `source` under; nil for ungrouped.
+    package func group(of source: SourceConfig) -> String? {
+        source.group ?? groupByLabel.flatMap { source.labels[$0] }
+    }
 }
 
 /// A whole, validated config file.
