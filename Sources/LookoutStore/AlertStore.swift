@@ -133,6 +133,14 @@ package struct AlertStore: Sendable {
         package var severity: String
         package var startedAtMs: Int64
         package var resolvedAtMs: Int64?
+
+        package init(source: String, rule: String, severity: String, startedAtMs: Int64, resolvedAtMs: Int64?) {
+            self.source = source
+            self.rule = rule
+            self.severity = severity
+            self.startedAtMs = startedAtMs
+            self.resolvedAtMs = resolvedAtMs
+        }
     }
 
     /// Per-source warning and critical episodes that were firing at some time since `sinceMs`,

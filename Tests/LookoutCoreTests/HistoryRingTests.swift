@@ -1,0 +1,60 @@
+import LookoutCore
+import Testing
+
+/// The rings behind the page's 90-day bars and response-time chart, and upcoming maintenance.
+@Suite("history rings")
+struct HistoryRingTests {
+    let day = HealthWindow.day
+
+    @Test func bucketsComeOldestFirstWithGapsAsNil() {
+        var ring = BucketRing(widthMs: day, count: 91)
+        let now = 100 * day + 5_000
+        ring.add(BucketRing.Counts(probes: 10, failures: 1), atMs: now - 2 * day)
+        ring.add(BucketRing.Counts(probes: 4), atMs: now)
+        let buckets = ring.buckets(3, nowMs: now)
+        #expect(buckets == [BucketRing.Counts(probes: 10, failures: 1), nil, BucketRing.Counts(probes: 4)])
+        // A day older than the ring holds is a gap, not another day's counts.
+        #expect(ring.buckets(92, nowMs: now).first! == nil)
+    }
+
+    @Test func latencyQuantilesInterpolateWithinTheBucketsAsPrometheusDoes() throws {
+        var ring = LatencyRing(widthMs: HealthWindow.hour, count: 25)
+        let now = 1_000 * HealthWindow.hour
+        for _ in 0..<90 { ring.observe(seconds: 0.02, atMs: now) }  // the 10–25 ms bucket
+        for _ in 0..<10 { ring.observe(seconds: 0.3, atMs: now) }  // the 250–500 ms bucket
+        let hours = ring.quantiles([0.5, 0.95], last: 2, nowMs: now)
+        #expect(hours[0] == nil)  // no probes the hour before
+        let latest = try #require(hours[1])
+        #expect(abs(latest[0] - (0.01 + 0.015 * 50 / 90)) < 1e-9)
+        #expect(abs(latest[1] - (0.25 + 0.25 * 5 / 10)) < 1e-9)
+        // Above every bound: the last bound, not infinity.
+        var slow = LatencyRing(widthMs: HealthWindow.hour, count: 25)
+        slow.observe(seconds: 120, atMs: now)
+        #expect(slow.quantiles([0.5], last: 1, nowMs: now)[0] == [60])
+    }
+
+    @Test func aLatencyBucketIsReusedAfterTheRingWrapsAndRestoredCountsAdd() {
+        var ring = LatencyRing(widthMs: HealthWindow.hour, count: 25)
+        let now = 1_000 * HealthWindow.hour
+        ring.observe(seconds: 5, atMs: now - 25 * HealthWindow.hour)
+        ring.observe(seconds: 0.001, atMs: now)  // same slot, a day later: the old hour is gone
+        #expect(ring.quantiles([0.95], last: 1, nowMs: now)[0]!.first! <= 0.001)
+        var restored = LatencyRing(widthMs: HealthWindow.hour, count: 25)
+        restored.add([Int](repeating: 0, count: 3) + [4] + [Int](repeating: 0, count: 12), atMs: now)
+        #expect(restored.quantiles([1], last: 1, nowMs: now)[0] == [0.01])
+        restored.add([1, 2], atMs: now)  // the wrong length is ignored
+        #expect(restored.quantiles([1], last: 1, nowMs: now)[0] == [0.01])
+    }
+
+    @Test func upcomingMaintenanceIsFoundWithinTheHorizon() throws {
+        let now = Timestamp.parseRFC3339("2026-11-24T12:00:00Z")!  // a Tuesday
+        let weekly = MaintenanceWindow(
+            name: "w", schedule: .recurring(weekdays: [7], minuteOfDay: 120, durationMs: 3_600_000, timeZone: "UTC"), note: "")
+        let next = try #require(weekly.next(afterMs: now, withinMs: 7 * day))
+        #expect(Timestamp.rfc3339(next.startMs) == "2026-11-28T02:00:00.000Z")  // Saturday 02:00
+        #expect(weekly.next(afterMs: now, withinMs: 2 * day) == nil)
+        let once = MaintenanceWindow(name: "o", schedule: .once(startMs: now + 3_600_000, endMs: now + 7_200_000), note: "")
+        #expect(once.next(afterMs: now, withinMs: day)?.startMs == now + 3_600_000)
+        #expect(once.next(afterMs: now + 3_600_000, withinMs: day) == nil)  // started: in progress, not upcoming
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import LookoutCore
+import LookoutStore
+@testable import LookoutWeb
+import MicroHTTPServer
+import ResilientHTTP
+import Testing
+
+/// The page's order, groups, filter, audiences and history pieces, rendered without a server.
+@Suite("status page layout")
+struct StatusPageLayoutTests {
+    func monitor(_ yaml: String) throws -> Monitor {
+        let monitor = Monitor(config: try ConfigLoader.parse(yaml, file: "t.yml"), configPath: nil, logger: Logger(label: "test"))
+        monitor.start()
+        return monitor
+    }
+
+    func body(_ response: HTTPResponse) -> String {
+        switch response.body {
+        case .bytes(let bytes): String(decoding: bytes, as: UTF8.self)
+        default: ""
+        }
+    }
+
+    static let config = """
+        sources:
+          - {name: api, url: "http://127.0.0.1:1/api?key=secret", group: Payments}
+          - {name: ledger, url: "http://127.0.0.1:1/ledger", group: Payments}
+          - {name: feed, kind: rss, url: "http://127.0.0.1:1/feed", labels: {team: content}}
+          - {name: cdn, url: "http://127.0.0.1:1/cdn", group: Edge}
+        status_page: {group_by: team, title: "Acme <status>"}
+        """
+
+    func failing(_ monitor: Monitor, _ name: String, atMs: Int64, message: String) {
+        monitor.registry.record(ProbeResult(
+            source: name, timestampMs: atMs, ok: false,
+            failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: message), httpStatus: 503))
+    }
+
+    @Test func incidentsComeFirstLongestDownFirstThenTheGroups() throws {
+        let monitor = try monitor(Self.config)
+        let now = Timestamp.nowMs()
+        for name in ["ledger", "feed"] { monitor.registry.record(ProbeResult(source: name, timestampMs: now - 60_000, ok: true, httpStatus: 200)) }
+        failing(monitor, "api", atMs: now - 1_000, message: "<b>overloaded</b>")
+        failing(monitor, "cdn", atMs: now - 300_000, message: "edge down")
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        #expect(html.contains("<title>Acme &lt;status&gt; status</title>"))
+        let incidents = try #require(html.range(of: "<h2>Open incidents (2)</h2>"))
+        let sources = try #require(html.range(of: #"<section class="sources""#))
+        #expect(incidents.upperBound < sources.lowerBound)
+        // cdn has been down longer: its line comes first; each says why and what Lookout does.
+        let cdn = try #require(html.range(of: #"data-source="cdn""#)), api = try #require(html.range(of: #"data-source="api""#))
+        #expect(cdn.lowerBound < api.lowerBound)
+        #expect(html.contains("&lt;b&gt;overloaded&lt;/b&gt;"))
+        #expect(html.contains("Probing every 30s"))
+        // Groups in config order, a label-made group, and each group's roll-up state.
+        for (group, state) in [("Payments", "degraded"), ("content", "ok"), ("Edge", "down")] {
+            #expect(html.contains(#"<h2>\#(group)</h2> <span class="state \#(state)">"#), "\(group)")
+        }
+        // A group where all is well is collapsed; a broken one is open.
+        #expect(html.contains(#"<details class="group" id="group-content" data-state="ok"><summary>"#))
+        #expect(html.contains(#"<details class="group" id="group-edge" data-state="down" open><summary>"#))
+    }
+
+    @Test func theFilterNarrowsTheListWithoutScripts() throws {
+        let monitor = try monitor(Self.config)
+        let page = StatusPage(context: LookoutContext(monitor: monitor))
+        let html = page.render(filter: "PAY")
+        #expect(html.contains(#"<tbody id="source-api""#) && html.contains(#"<tbody id="source-ledger""#))
+        #expect(!html.contains(#"<tbody id="source-cdn""#))
+        #expect(page.render(filter: "content").contains(#"<tbody id="source-feed""#))  // a label value
+        let none = page.render(filter: "<nothing>")
+        #expect(none.contains("No source matches “&lt;nothing&gt;”"))
+    }
+
+    @Test func thePublicPageLeavesOutURLsErrorsAndInternals() async throws {
+        let monitor = try monitor(Self.config + "\n")
+        failing(monitor, "api", atMs: Timestamp.nowMs(), message: "db password wrong")
+        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let html = body(await router.respond(to: HTTPRequest(method: "GET", path: "/public")))
+        #expect(html.contains("<h2>Current problems (1)</h2>"))
+        for secret in ["127.0.0.1", "secret", "db password", "HTTP 503", "Breaker", "/metrics", "/api/v1"] {
+            #expect(!html.contains(secret), "the public page shows \(secret)")
+        }
+        // The full page has them, and stays the default.
+        let full = body(await router.respond(to: HTTPRequest(method: "GET", path: "/")))
+        #expect(full.contains("db password wrong") && full.contains("Breaker"))
+    }
+
+    @Test func withPublicSetTheFullPageNeedsTheAdminToken() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("public-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = directory.appendingPathComponent("token")
+        try "s3cret".write(to: token, atomically: true, encoding: .utf8)
+        let monitor = try monitor(Self.config.replacingOccurrences(of: "status_page: {", with: "admin_token_file: \(token.path)\nstatus_page: {public: true, "))
+        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        #expect(!body(await router.respond(to: HTTPRequest(method: "GET", path: "/"))).contains("127.0.0.1"))
+        let refused = await router.respond(to: HTTPRequest(method: "GET", path: "/oncall"))
+        #expect(refused.status == 401)
+        #expect(refused.headers["WWW-Authenticate"]?.hasPrefix("Basic ") == true)
+        let basic = "Basic " + Data("oncall:s3cret".utf8).base64EncodedString()
+        let allowed = await router.respond(to: HTTPRequest(method: "GET", path: "/oncall", headers: ["Authorization": basic]))
+        #expect(allowed.status == 200 && body(allowed).contains("127.0.0.1"))
+    }
+
+    @Test func groupBadgesRollUpTheirSources() async throws {
+        let monitor = try monitor(Self.config)
+        let now = Timestamp.nowMs()
+        monitor.registry.record(ProbeResult(source: "api", timestampMs: now, ok: true, httpStatus: 200))
+        failing(monitor, "ledger", atMs: now, message: "x")
+        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/status.svg"))).contains("Payments: degraded"))
+        #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/uptime/24h.svg"))).contains("uptime 24h: 50.00%"))
+        let unknown = await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Nope/status.svg"))
+        #expect(unknown.status == 404 && body(unknown).contains("no such group"))
+    }
+
+    @Test func dayBarsSayTheDayTheFigureAndTheAlerts() {
+        let axis = DayAxis(nowMs: Timestamp.parseRFC3339("2026-11-24T12:00:00Z")!)
+        var days = [BucketRing.Counts?](repeating: BucketRing.Counts(probes: 100), count: 90)
+        days[0] = nil
+        days[88] = BucketRing.Counts(probes: 1000, failures: 7)
+        let episode = AlertStore.Episode(source: "a", rule: "SourceDown<x>", severity: "critical", startedAtMs: axis.startsMs[88] + 1000, resolvedAtMs: nil)
+        let html = StatusPage.uptimeBars(days, episodes: [episode], axis: axis)
+        #expect(html.components(separatedBy: "<i class=").count - 1 == 90)
+        #expect(html.contains(#"<i class="n" title="27 Aug 2026: no data"></i>"#))
+        #expect(html.contains(#"<i class="w" title="23 Nov 2026: 99.30% up (7 of 1000 probes failed) · 1 alert: SourceDown&lt;x&gt;"></i>"#))
+        #expect(html.contains("over 89 days"))
+    }
+
+    @Test func percentagesNeverRoundUpToAHundred() {
+        #expect(StatusPage.percent(1) == "100%")
+        #expect(StatusPage.percent(0.99999) == "99.99%")
+        #expect(StatusPage.percent(0.873) == "87.3%")
+        #expect(StatusPage.rollUp([true, nil]) == ("ok", "Operational"))
+        #expect(StatusPage.rollUp([true, false]) == ("degraded", "Degraded"))
+        #expect(StatusPage.rollUp([false, nil]) == ("down", "Outage"))
+        #expect(StatusPage.rollUp([nil]) == ("pending", "Pending"))
+    }
+
+    @Test func announcementsAreTextWithLinks() {
+        let text = StatusPage.linkify("See https://status.example/x?a=1&b=2. <b>Not</b> javascript:alert(1)\nline two")
+        #expect(text == #"See <a href="https://status.example/x?a=1&amp;b=2" rel="nofollow noopener">https://status.example/x?a=1&amp;b=2</a>. &lt;b&gt;Not&lt;/b&gt; javascript:alert(1)<br>line two"#)
+    }
+
+    @Test func theResponseChartHasAxesAndUnits() {
+        var hours = [[Double]?](repeating: nil, count: 24)
+        hours[20] = [0.1, 0.3]
+        hours[23] = [0.05, 0.12]
+        let svg = StatusPage.responseChart(hours)
+        #expect(svg.contains(">500 ms</text>") && svg.contains(">24 h ago</text>") && svg.contains(">now</text>"))
+        #expect(svg.contains("latest p50 50 ms, p95 120 ms; peak p95 300 ms"))
+        #expect(StatusPage.responseChart([nil, nil]).contains("no probes in the last 24 hours"))
+    }
+}
