@@ -35,8 +35,12 @@ extension LookoutBench {
     }
 
     /// A monitor with `count` sources and 30 minutes of results each (one in seven failed).
-    static func populatedMonitor(_ count: Int) -> Monitor {
-        let sources = (0..<count).map { SourceConfig(name: "source-\($0)", url: "http://127.0.0.1:9/\($0)") }
+    static func populatedMonitor(_ count: Int, history: Bool = false) -> Monitor {
+        let sources = (0..<count).map { index in
+            var source = SourceConfig(name: "source-\(index)", url: "http://127.0.0.1:9/\(index)")
+            source.group = "group-\(index % 10)"
+            return source
+        }
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "bench"))
         monitor.start()
         for source in sources { monitor.client.configure(upstream: source.name, policy: source.policy) }
@@ -49,6 +53,18 @@ extension LookoutBench {
                     failure: failed ? Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy") : nil,
                     httpStatus: failed ? 503 : 200, attempts: failed ? 2 : 1, durationSeconds: 0.01 + Double(minute) / 1000)
                 monitor.registry.record(result)
+            }
+            // What a restart restores: 90 days of hourly sums and a day of latency buckets.
+            guard history else { continue }
+            for hour in 1..<(90 * 24) {
+                let failures = UInt32((index + hour) % 97 == 0 ? 3 : 0)
+                monitor.registry.restore(
+                    source: source.name, atMs: now - Int64(hour) * 3_600_000, counts: BucketRing.Counts(probes: 120, failures: failures), hourly: true)
+            }
+            for minute in stride(from: 0, to: 24 * 60, by: 10) {
+                var buckets = [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
+                buckets[4 + (index + minute) % 4] = 10
+                monitor.registry.restoreLatency(source: source.name, atMs: now - Int64(minute) * 60_000, buckets: buckets)
             }
         }
         return monitor
@@ -86,13 +102,19 @@ extension LookoutBench {
         let statusJSON = milliseconds { statusBytes = StatusAPI(context: context).statusBytes().count }
         var metricsBytes = 0
         let metrics = milliseconds { metricsBytes = MetricsExposition(context: context).renderBody().count }
-        let small = LookoutContext(monitor: populatedMonitor(1_000))
+        let small = LookoutContext(monitor: populatedMonitor(1_000, history: true))
         var pageBytes = 0
-        let page = milliseconds { pageBytes = StatusPage(context: small).render().utf8.count }
+        let statusPage = StatusPage(context: small)
+        let page = milliseconds { pageBytes = statusPage.renderBytes().count }
+        let badges = Badges(context: small)
+        let badge = milliseconds(rounds: 101) { _ = badges.badge("source-500", kind: "uptime/30d.svg") }
+        let groupBadge = milliseconds(rounds: 21) { _ = badges.badge("group:group-5", kind: "status.svg") }
         row("health status of 10000 sources (error rates, retry success, availability, burn over every window)", "lookout-bench status", String(format: "%.1f ms", analysis), "target < 50 ms", String(format: "%.2f", analysis / 50))
         row("alert rules over 10000 sources (one evaluation)", "lookout-bench status", String(format: "%.1f ms", evaluation), "no target", "")
         row("status of 10000 sources (GET /api/v1/status, \(statusBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", statusJSON), "no target", "")
         row("/metrics at 10000 sources (\(metricsBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", metrics), "target < 100 ms", String(format: "%.2f", metrics / 100))
-        row("status page at 1000 sources (\(pageBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", page), "target < 50 ms", String(format: "%.2f", page / 50))
+        row("status page at 1000 sources in 10 groups, 90-day bars and 24 h charts (\(pageBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", page), "target < 50 ms", String(format: "%.2f", page / 50))
+        row("a source's uptime badge (1000 sources)", "lookout-bench status", String(format: "%.3f ms", badge), "target < 1 ms", String(format: "%.2f", badge))
+        row("a group's status badge (100 of 1000 sources)", "lookout-bench status", String(format: "%.3f ms", groupBadge), "no target", "")
     }
 }

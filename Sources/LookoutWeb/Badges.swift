@@ -6,8 +6,12 @@ import MicroHTTPServer
 /// The same for a group as `/badge/group:NAME/…` (source names cannot hold a colon): its
 /// roll-up state, the uptime of all its sources together, the median of their response times.
 /// Each reads one snapshot; an unknown source, group or window is a 404 badge.
-struct Badges: Sendable {
+package struct Badges: Sendable {
     let context: LookoutContext
+
+    package init(context: LookoutContext) {
+        self.context = context
+    }
 
     static let colors = (ok: "#1a7f37", warn: "#9a6700", down: "#cf222e", neutral: "#59636e", maintenance: "#6639ba")
     static let windows: [String: Int64] = ["24h": HealthWindow.day, "7d": 7 * HealthWindow.day, "30d": HealthWindow.thirtyDays]
@@ -19,7 +23,7 @@ struct Badges: Sendable {
         }
     }
 
-    func badge(_ name: String, kind: String) -> HTTPResponse {
+    package func badge(_ name: String, kind: String) -> HTTPResponse {
         if name.hasPrefix("group:") { return groupBadge(String(name.dropFirst(6)), kind: kind) }
         let snapshot = context.monitor.snapshot(names: [name])
         guard let record = snapshot.records.first, record.name == name else {
@@ -45,10 +49,11 @@ struct Badges: Sendable {
     }
 
     func groupBadge(_ group: String, kind: String) -> HTTPResponse {
-        let snapshot = context.monitor.snapshot()
-        let settings = snapshot.config.statusPage
-        let members = snapshot.records.indices.filter { settings.group(of: snapshot.records[$0].source) == group }
-        guard !members.isEmpty else { return Badges.svg(label: "lookout", value: "no such group", color: Badges.colors.neutral, status: 404) }
+        let config = context.monitor.config
+        let names = config.sources.filter { config.statusPage.group(of: $0) == group }.map(\.name)
+        let snapshot = context.monitor.snapshot(names: names)
+        let members = Array(snapshot.records.indices)
+        guard !names.isEmpty, !members.isEmpty else { return Badges.svg(label: "lookout", value: "no such group", color: Badges.colors.neutral, status: 404) }
         switch kind {
         case "status.svg":
             let state = StatusPage.rollUp(members.map { snapshot.maintenance[snapshot.records[$0].name] != nil ? nil : snapshot.records[$0].last?.ok })

@@ -20,3 +20,17 @@ package enum HTML {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+/// A page being written, as UTF-8 bytes: each appended piece is copied once, and the server
+/// sends the bytes as they are (a page for 1,000 sources is several megabytes).
+struct HTMLOutput {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    static func += (output: inout HTMLOutput, text: String) {
+        output.bytes.append(contentsOf: text.utf8)
+    }
+}

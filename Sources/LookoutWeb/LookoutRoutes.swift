@@ -12,16 +12,16 @@ package enum LookoutRoutes {
         // `/oncall` (behind the admin token when one is set); `/public` previews the public one.
         router.get("/") { request in
             let audience: StatusPage.Audience = monitor.config.statusPage.isPublic ? .public : .onCall
-            return page(status.render(audience: audience, filter: request.query["q"]), request)
+            return page(status.renderBytes(audience: audience, filter: request.query["q"]), request)
         }
-        router.get("/public") { request in page(status.render(audience: .public, filter: request.query["q"]), request) }
+        router.get("/public") { request in page(status.renderBytes(audience: .public, filter: request.query["q"]), request) }
         router.get("/oncall") { request in
             if monitor.config.statusPage.isPublic, monitor.config.adminToken != nil,
                 let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken, browser: true)
             {
                 return refusal
             }
-            return page(status.render(audience: .onCall, filter: request.query["q"]), request)
+            return page(status.renderBytes(audience: .onCall, filter: request.query["q"]), request)
         }
         router.get("/metrics") { request in
             let body = metrics.renderBody()
@@ -68,8 +68,7 @@ package enum LookoutRoutes {
     }
 
     /// An HTML page, gzipped when the browser takes it (the page for 1,000 sources is a few MB).
-    static func page(_ html: String, _ request: HTTPRequest) -> HTTPResponse {
-        let bytes = Array(html.utf8)
+    static func page(_ bytes: [UInt8], _ request: HTTPRequest) -> HTTPResponse {
         if Gzip.accepted(by: request), let compressed = bytes.withUnsafeBytes({ Gzip.compress($0) }) {
             return HTTPResponse(
                 headers: ["Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip", "Vary": "Accept-Encoding"], body: .owned(compressed))

@@ -53,8 +53,8 @@ extension StatusPage {
         .spark { vertical-align: middle; } .spark path { fill: none; stroke: var(--down); stroke-width: 1.5; } .spark.zero path { stroke: var(--ok); }
         .hist { display: flex; flex-wrap: wrap; gap: .25rem 1.5rem; align-items: flex-end; }
         .uptime { flex: 1 1 24rem; min-width: 0; }
-        .bars { display: flex; gap: 1px; height: 1.6rem; } .bars i { flex: 1; border-radius: 1px; background: var(--none); }
-        .bars i.o { background: var(--ok); } .bars i.w { background: var(--degraded); } .bars i.m { background: var(--major); } .bars i.d { background: var(--down); }
+        .bars { display: flex; gap: 1px; height: 1.6rem; } .bars i { flex: 1; border-radius: 1px; background: var(--ok); }
+        .bars i.n { background: var(--none); } .bars i.w { background: var(--degraded); } .bars i.m { background: var(--major); } .bars i.d { background: var(--down); }
         .axis { display: flex; justify-content: space-between; color: var(--muted); font-size: .75rem; }
         .avail { margin: 0; font-size: .85rem; color: var(--muted); } .avail b { color: var(--fg); } .avail span { white-space: nowrap; margin-right: .5rem; }
         figure.rt { margin: 0; width: 15rem; } svg.rt { width: 100%; height: auto; font-size: 9px; fill: var(--muted); }

@@ -4,7 +4,7 @@ import ResilientHTTP
 /// One source on the page: a `<tbody>` (a card at phone width) with its current state in the
 /// first row and its history — 90-day bar, availability, response-time chart — in the second.
 extension StatusPage {
-    func source(_ index: Int, _ view: View) -> String {
+    func source(_ index: Int, _ view: View, into output: inout HTMLOutput) {
         let snapshot = view.snapshot
         let entry = snapshot.records[index]
         let maintenance = snapshot.maintenance[entry.name]
@@ -46,8 +46,9 @@ extension StatusPage {
         html += "</td>"
         if !view.isPublic { html += "<td data-label=\"Circuit breaker\">" + StatusPage.breaker(snapshot.breakers[index], nowMs: view.nowMs) + "</td>" }
         html += "</tr>\n<tr class=\"history\"><td colspan=\"\(view.isPublic ? 5 : 6)\">"
-        html += history(entry, view)
-        return html + "</td></tr></tbody>\n"
+        output += html
+        history(entry, view, into: &output)
+        output += "</td></tr></tbody>\n"
     }
 
     /// The text the filter box searches: name, group and label values.
@@ -119,11 +120,11 @@ extension StatusPage {
     }
 
     /// The 90-day bar, availability over 24 h, 7 d and 30 d, and the response-time chart.
-    func history(_ entry: SourceRecord, _ view: View) -> String {
+    func history(_ entry: SourceRecord, _ view: View, into output: inout HTMLOutput) {
         let health = entry.health
-        var html = "<div class=\"hist\"><div class=\"uptime\">"
-        html += StatusPage.uptimeBars(health.days.buckets(DayAxis.count, nowMs: view.nowMs), episodes: view.episodes[entry.name] ?? [], axis: view.days)
-        html += "</div><p class=\"avail\">Availability"
+        output += "<div class=\"hist\"><div class=\"uptime\">"
+        StatusPage.uptimeBars(health.days.buckets(DayAxis.count, nowMs: view.nowMs), episodes: view.episodes[entry.name] ?? [], axis: view.days, into: &output.bytes)
+        var html = "</div><p class=\"avail\">Availability"
         for (label, windowMs) in [("24 h", HealthWindow.day), ("7 d", 7 * HealthWindow.day), ("30 d", HealthWindow.thirtyDays)] {
             let counts = health.counts(windowMs: windowMs, nowMs: view.nowMs)
             let value = counts.probes == 0 ? "–" : StatusPage.percent(1 - Double(counts.failures) / Double(counts.probes))
@@ -131,6 +132,6 @@ extension StatusPage {
         }
         html += "</p>"
         html += StatusPage.responseChart(health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs))
-        return html + "</div>"
+        output += html + "</div>"
     }
 }

@@ -38,20 +38,25 @@ package struct StatusPage: Sendable {
     }
 
     package func render(nowMs: Int64 = Timestamp.nowMs(), audience: Audience = .onCall, filter: String? = nil) -> String {
+        String(decoding: renderBytes(nowMs: nowMs, audience: audience, filter: filter), as: UTF8.self)
+    }
+
+    /// The page as UTF-8, as the server sends it.
+    package func renderBytes(nowMs: Int64 = Timestamp.nowMs(), audience: Audience = .onCall, filter: String? = nil) -> [UInt8] {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let stored = history.load(nowMs: nowMs)
         let view = View(snapshot: snapshot, audience: audience, nowMs: nowMs, days: DayAxis(nowMs: nowMs), episodes: stored.episodes)
         let settings = snapshot.config.statusPage
         let filter = filter?.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100).lowercased() ?? ""
-        var html = StatusPage.head(title: settings.title)
-        html.reserveCapacity(4096 + snapshot.records.count * 6000)
+        var html = HTMLOutput(capacity: 16_384 + snapshot.records.count * 6_000)
+        html += StatusPage.head(title: settings.title)
         html += "<main id=\"content\">\n<p class=\"banner \(StatusPage.banner(snapshot.overall).0)\" id=\"banner\">\(HTML.escape(StatusPage.banner(snapshot.overall).1))</p>\n"
         if !view.isPublic { html += problems() }
         let announcements = (snapshot.config.announcements + stored.announcements).sorted { $0.updatedAtMs > $1.updatedAtMs }
         html += StatusPage.openAnnouncements(announcements.filter(\.isOpen), nowMs: nowMs)
         html += maintenanceSection(view)
         html += incidents(view)
-        html += sources(view, filter: String(filter))
+        sources(view, filter: String(filter), into: &html)
         html += StatusPage.pastAnnouncements(announcements.filter { !$0.isOpen && nowMs - $0.updatedAtMs <= 30 * HealthWindow.day }, nowMs: nowMs)
         html += "</main>\n"
         if view.isPublic {
@@ -61,7 +66,7 @@ package struct StatusPage: Sendable {
         }
         html += StatusPage.script
         html += "</body></html>\n"
-        return html
+        return html.bytes
     }
 
     static func banner(_ overall: String) -> (String, String) {
@@ -75,7 +80,7 @@ package struct StatusPage: Sendable {
     }
 
     /// The sources by group: each group a `<details>`, open unless all its sources are well.
-    func sources(_ view: View, filter: String) -> String {
+    func sources(_ view: View, filter: String, into html: inout HTMLOutput) {
         let snapshot = view.snapshot
         let settings = snapshot.config.statusPage
         var groups: [String: [Int]] = [:]
@@ -89,7 +94,7 @@ package struct StatusPage: Sendable {
         // Named groups in the order they first appear, ungrouped sources last.
         if let ungrouped = order.firstIndex(of: ""), order.count > 1 { order.append(order.remove(at: ungrouped)) }
         let up = snapshot.records.filter { $0.last?.ok == true }.count
-        var html = "<section class=\"sources\" aria-label=\"Sources\"><div class=\"bar-head\">"
+        html += "<section class=\"sources\" aria-label=\"Sources\"><div class=\"bar-head\">"
         html += "<p class=\"summary\">\(up) of \(snapshot.records.count) sources up · updated \(StatusPage.time(Timestamp.clock(view.nowMs), atMs: view.nowMs))</p>"
         html += "<form method=\"get\" role=\"search\"><label for=\"filter\">Filter</label> "
         html += "<input id=\"filter\" name=\"q\" type=\"search\" value=\"\(HTML.escape(filter))\" placeholder=\"name, group or label\" autocomplete=\"off\"> "
@@ -113,10 +118,10 @@ package struct StatusPage: Sendable {
             html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Response time p50 / p95</th>"
             html += view.isPublic ? "" : "<th scope=\"col\">Breaker</th>"
             html += "</tr></thead>\n"
-            for index in members { html += source(index, view) }
+            for index in members { source(index, view, into: &html) }
             html += "</table></details>\n"
         }
-        return html + "</section>\n"
+        html += "</section>\n"
     }
 
     /// A group's state from its members' last results (nil: not probed, or in maintenance).

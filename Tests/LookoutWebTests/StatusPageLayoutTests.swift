@@ -124,10 +124,11 @@ struct StatusPageLayoutTests {
         days[88] = BucketRing.Counts(probes: 1000, failures: 7)
         let episode = AlertStore.Episode(source: "a", rule: "SourceDown<x>", severity: "critical", startedAtMs: axis.startsMs[88] + 1000, resolvedAtMs: nil)
         let html = StatusPage.uptimeBars(days, episodes: [episode], axis: axis)
-        #expect(html.components(separatedBy: "<i class=").count - 1 == 90)
-        #expect(html.contains(#"<i class="n" title="27 Aug 2026: no data"></i>"#))
-        #expect(html.contains(#"<i class="w" title="23 Nov 2026: 99.30% up (7 of 1000 probes failed) · 1 alert: SourceDown&lt;x&gt;"></i>"#))
+        #expect(html.components(separatedBy: "<i ").count - 1 == 90)
+        #expect(html.contains(#"<i class="n" title="27 Aug: no data"></i>"#))
+        #expect(html.contains(#"<i class="w" title="23 Nov: 99.30% up (7 of 1000 probes failed) · 1 alert: SourceDown&lt;x&gt;"></i>"#))
         #expect(html.contains("over 89 days"))
+        #expect(html.contains(#"<i title="22 Nov: 100%"></i>"#))  // a good day: green by default, no class
     }
 
     @Test func percentagesNeverRoundUpToAHundred() {
