@@ -31,6 +31,13 @@ package struct Retention: Sendable {
             // A firing alert keeps its delivered rows: they say which hooks must hear it resolve.
             ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? AND alert_id NOT IN (SELECT id FROM alerts WHERE state = 'firing') LIMIT \(Retention.chunk)", old),
             ("silences", "SELECT rowid FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
+            // An announcement goes with its timeline once it was resolved before the limit.
+            ("announcement_updates", """
+                SELECT rowid FROM announcement_updates WHERE announcement_id IN (SELECT announcement_id FROM announcement_updates
+                GROUP BY announcement_id HAVING MAX(at_ms) < ? AND MAX(CASE state WHEN 'resolved' THEN at_ms END) = MAX(at_ms)) LIMIT \(Retention.chunk)
+                """, old),
+            // (The cutoff is not needed here: an announcement without updates was pruned above.)
+            ("announcements", "SELECT rowid FROM announcements WHERE id NOT IN (SELECT announcement_id FROM announcement_updates) AND ? IS NOT NULL LIMIT \(Retention.chunk)", old),
         ]
         var deleted: [String: Int] = [:]
         for (table, select, cutoff) in plans {

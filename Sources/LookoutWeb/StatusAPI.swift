@@ -58,6 +58,7 @@ package struct StatusAPI: Sendable {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
             json.field("kind") { $0.string(entry.source.kind.rawValue) }
+            json.field("group") { $0.string(entry.source.group) }
             json.field("url") { $0.string(entry.displayURL) }
             json.field("state") { $0.string(entry.last.map { $0.ok ? "up" : "down" } ?? "pending") }
             json.field("last_result") { json in
