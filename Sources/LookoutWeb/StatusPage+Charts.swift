@@ -10,6 +10,27 @@ struct DayAxis {
     /// 1,000 sources writes 90,000 of them.
     let plainPrefixes: [[UInt8]]
 
+    /// A maintenance occurrence that began on day `day`, for the sources its window covers.
+    struct Maintenance {
+        var day: Int
+        var window: MaintenanceWindow
+        var text: String
+    }
+
+    /// The occurrences of `windows` that began in the 90 days (a window of the admin API that
+    /// has ended is no longer known).
+    func maintenance(_ windows: [MaintenanceWindow]) -> [Maintenance] {
+        var found: [Maintenance] = []
+        for window in windows {
+            for (index, start) in startsMs.enumerated() {
+                guard let (from, to) = window.next(afterMs: start - 1, withinMs: HealthWindow.day - 1) else { continue }
+                let note = window.note.isEmpty ? window.name : window.note
+                found.append(Maintenance(day: index, window: window, text: "maintenance \(Timestamp.clock(from).dropLast(4))–\(Timestamp.clock(to)): \(note)"))
+            }
+        }
+        return found
+    }
+
     init(nowMs: Int64) {
         let today = nowMs - ((nowMs % HealthWindow.day) + HealthWindow.day) % HealthWindow.day
         startsMs = (0..<DayAxis.count).map { today - Int64(DayAxis.count - 1 - $0) * HealthWindow.day }
@@ -21,14 +42,15 @@ struct DayAxis {
 /// Inline SVG and bar charts: no scripts, no external assets.
 extension StatusPage {
     /// One segment per day, coloured by availability, its title saying the day, the figure and
-    /// the alerts that fired; days without probes say "no data".
-    static func uptimeBars(_ days: [BucketRing.Counts?], episodes: [AlertStore.Episode], axis: DayAxis) -> String {
+    /// `notes` (the alerts that fired, maintenance; already escaped); days without probes say
+    /// "no data".
+    static func uptimeBars(_ days: [BucketRing.Counts?], notes: [Int: String] = [:], axis: DayAxis) -> String {
         var out: [UInt8] = []
-        uptimeBars(days, episodes: episodes, axis: axis, into: &out)
+        uptimeBars(days, notes: notes, axis: axis, into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func uptimeBars(_ days: [BucketRing.Counts?], episodes: [AlertStore.Episode], axis: DayAxis, into out: inout [UInt8]) {
+    static func uptimeBars(_ days: [BucketRing.Counts?], notes: [Int: String], axis: DayAxis, into out: inout [UInt8]) {
         // The summary goes before the segments but is known after them: written into a gap.
         let opening = out.count
         var probes: UInt64 = 0
@@ -52,20 +74,16 @@ extension StatusPage {
             } else {
                 out.append(contentsOf: axis.plainPrefixes[index])
             }
-            guard let day, day.probes > 0 else {
-                out.append(contentsOf: "no data\"></i>".utf8)
-                continue
+            if let day, day.probes > 0 {
+                let availability = 1 - Double(day.failures) / Double(day.probes)
+                out.append(contentsOf: percent(availability).utf8)
+                if day.failures > 0 { out.append(contentsOf: " up (\(day.failures) of \(day.probes) probes failed)".utf8) }
+            } else {
+                out.append(contentsOf: "no data".utf8)
             }
-            let availability = 1 - Double(day.failures) / Double(day.probes)
-            out.append(contentsOf: percent(availability).utf8)
-            if day.failures > 0 { out.append(contentsOf: " up (\(day.failures) of \(day.probes) probes failed)".utf8) }
-            if !episodes.isEmpty {
-                let start = axis.startsMs[index], end = start + HealthWindow.day
-                let those = episodes.filter { $0.startedAtMs < end && ($0.resolvedAtMs ?? Int64.max) > start }
-                if !those.isEmpty {
-                    let names = Set(those.map(\.rule)).sorted().joined(separator: ", ")
-                    out.append(contentsOf: HTML.escape(" · \(those.count) alert\(those.count == 1 ? "" : "s"): \(names)").utf8)
-                }
+            if let note = notes[index] {
+                out.append(contentsOf: " · ".utf8)
+                out.append(contentsOf: note.utf8)
             }
             out.append(contentsOf: "\"></i>".utf8)
         }
@@ -75,6 +93,24 @@ extension StatusPage {
         out.append(contentsOf: "</div><div class=\"axis\"><span>90 days ago</span><span>\(overall)\(span > 0 && span < DayAxis.count ? " over \(span) day\(span == 1 ? "" : "s")" : "")</span><span>today</span></div>".utf8)
     }
 
+    /// What a source's day segments add to their titles: the alerts that fired that day and the
+    /// maintenance that covered it.
+    static func dayNotes(_ source: SourceConfig, episodes: [AlertStore.Episode], maintenance: [DayAxis.Maintenance], axis: DayAxis) -> [Int: String] {
+        var notes: [Int: [String]] = [:]
+        if !episodes.isEmpty {
+            for index in 0..<DayAxis.count {
+                let start = axis.startsMs[index], end = start + HealthWindow.day
+                let those = episodes.filter { $0.startedAtMs < end && ($0.resolvedAtMs ?? Int64.max) > start }
+                guard !those.isEmpty else { continue }
+                let names = Set(those.map(\.rule)).sorted().joined(separator: ", ")
+                notes[index, default: []].append("\(those.count) alert\(those.count == 1 ? "" : "s"): \(names)")
+            }
+        }
+        for entry in maintenance where entry.window.covers(source) {
+            notes[entry.day, default: []].append(entry.text)
+        }
+        return notes.mapValues { HTML.escape($0.joined(separator: " · ")) }
+    }
     /// p50 and p95 per hour over the last 24 hours, with the scale and the hours on the axes.
     static func responseChart(_ hours: [[Double]?]) -> String {
         let values = hours.compactMap { $0 }

@@ -123,7 +123,8 @@ extension StatusPage {
     func history(_ entry: SourceRecord, _ view: View, into output: inout HTMLOutput) {
         let health = entry.health
         output += "<div class=\"hist\"><div class=\"uptime\">"
-        StatusPage.uptimeBars(health.days.buckets(DayAxis.count, nowMs: view.nowMs), episodes: view.episodes[entry.name] ?? [], axis: view.days, into: &output.bytes)
+        let notes = StatusPage.dayNotes(entry.source, episodes: view.episodes[entry.name] ?? [], maintenance: view.maintenanceDays, axis: view.days)
+        StatusPage.uptimeBars(health.days.buckets(DayAxis.count, nowMs: view.nowMs), notes: notes, axis: view.days, into: &output.bytes)
         var html = "</div><p class=\"avail\">Availability"
         for (label, windowMs) in [("24 h", HealthWindow.day), ("7 d", 7 * HealthWindow.day), ("30 d", HealthWindow.thirtyDays)] {
             let counts = health.counts(windowMs: windowMs, nowMs: view.nowMs)

@@ -34,6 +34,8 @@ package struct StatusPage: Sendable {
         var days: DayAxis
         /// Alert episodes of the last 90 days per source, for the bars' titles.
         var episodes: [String: [AlertStore.Episode]]
+        /// Maintenance that began in those 90 days, for the bars' titles.
+        var maintenanceDays: [DayAxis.Maintenance]
         var isPublic: Bool { audience == .public }
     }
 
@@ -45,10 +47,13 @@ package struct StatusPage: Sendable {
     package func renderBytes(nowMs: Int64 = Timestamp.nowMs(), audience: Audience = .onCall, filter: String? = nil) -> [UInt8] {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let stored = history.load(nowMs: nowMs)
-        let view = View(snapshot: snapshot, audience: audience, nowMs: nowMs, days: DayAxis(nowMs: nowMs), episodes: stored.episodes)
+        let days = DayAxis(nowMs: nowMs)
+        let view = View(
+            snapshot: snapshot, audience: audience, nowMs: nowMs, days: days, episodes: stored.episodes,
+            maintenanceDays: history.maintenance(context.monitor.maintenance.windows, days: days))
         let settings = snapshot.config.statusPage
         let filter = filter?.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100).lowercased() ?? ""
-        var html = HTMLOutput(capacity: 16_384 + snapshot.records.count * 6_000)
+        var html = HTMLOutput(capacity: 16_384 + snapshot.records.count * 8_000)
         html += StatusPage.head(title: settings.title)
         html += "<main id=\"content\">\n<p class=\"banner \(StatusPage.banner(snapshot.overall).0)\" id=\"banner\">\(HTML.escape(StatusPage.banner(snapshot.overall).1))</p>\n"
         if !view.isPublic { html += problems() }
@@ -176,6 +181,18 @@ final class PageHistory: Sendable {
         }
         cache.withLock { $0 = loaded }
         return loaded
+    }
+
+    private let maintenanceCache = Mutex<(dayMs: Int64, windows: [MaintenanceWindow], found: [DayAxis.Maintenance])?>(nil)
+
+    /// The maintenance of the bars' 90 days, worked out again only when the day or the windows
+    /// change (a recurring window costs a few calendar computations per day).
+    func maintenance(_ windows: [MaintenanceWindow], days: DayAxis) -> [DayAxis.Maintenance] {
+        let today = days.startsMs.last ?? 0
+        if let cached = maintenanceCache.withLock({ $0 }), cached.dayMs == today, cached.windows == windows { return cached.found }
+        let found = days.maintenance(windows)
+        maintenanceCache.withLock { $0 = (today, windows, found) }
+        return found
     }
 
     /// Forgets the cache (after an announcement is posted).

@@ -123,12 +123,19 @@ struct StatusPageLayoutTests {
         days[0] = nil
         days[88] = BucketRing.Counts(probes: 1000, failures: 7)
         let episode = AlertStore.Episode(source: "a", rule: "SourceDown<x>", severity: "critical", startedAtMs: axis.startsMs[88] + 1000, resolvedAtMs: nil)
-        let html = StatusPage.uptimeBars(days, episodes: [episode], axis: axis)
+        let window = MaintenanceWindow(
+            name: "w", sources: ["a"], schedule: .recurring(weekdays: [1], minuteOfDay: 150, durationMs: 3_600_000, timeZone: "UTC"), note: "Backup <db>")
+        let notes = StatusPage.dayNotes(SourceConfig(name: "a", url: "http://x/"), episodes: [episode], maintenance: axis.maintenance([window]), axis: axis)
+        // 13 Sundays in 90 days, and the two days the alert (still firing) covers.
+        #expect(notes.count == 13 + 2, "\(notes.keys.sorted())")
+        let html = StatusPage.uptimeBars(days, notes: notes, axis: axis)
+        #expect(html.contains(#"<i title="22 Nov: 100% · maintenance 02:30–03:30 UTC: Backup &lt;db&gt;"></i>"#))
+        #expect(StatusPage.dayNotes(SourceConfig(name: "b", url: "http://x/"), episodes: [], maintenance: axis.maintenance([window]), axis: axis).isEmpty)
         #expect(html.components(separatedBy: "<i ").count - 1 == 90)
         #expect(html.contains(#"<i class="n" title="27 Aug: no data"></i>"#))
         #expect(html.contains(#"<i class="w" title="23 Nov: 99.30% up (7 of 1000 probes failed) · 1 alert: SourceDown&lt;x&gt;"></i>"#))
         #expect(html.contains("over 89 days"))
-        #expect(html.contains(#"<i title="22 Nov: 100%"></i>"#))  // a good day: green by default, no class
+        #expect(html.contains(#"<i title="21 Nov: 100%"></i>"#))  // a good day: green by default, no class
     }
 
     @Test func percentagesNeverRoundUpToAHundred() {
