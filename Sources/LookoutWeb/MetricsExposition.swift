@@ -38,6 +38,14 @@ package struct MetricsExposition: Sendable {
         for i in tallies.indices where tallies[i].probed {
             writer.sample("lookout_probe_success", prefixes, i, value: tallies[i].lastOk ? 1 : 0)
         }
+        // For dashboards and joins: the group and kind of each source (`* on (source) group_left (group)`).
+        writer.family("lookout_source_info", type: .gauge, help: "A configured source's kind and group (empty when ungrouped); always 1.")
+        let statusPage = snapshot.config.statusPage
+        for record in snapshot.records {
+            writer.sample(
+                "lookout_source_info",
+                labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")], value: 1)
+        }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of whole probe calls, retries and backoff included (calls an open breaker refused are not probes).")
         let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
         for i in tallies.indices where tallies[i].probed {
@@ -208,10 +216,16 @@ package struct MetricsExposition: Sendable {
         if let alerts = context.alerts {
             var counts: [String: (String, Int)] = [:]
             for rule in alerts.rules { counts[rule.name] = (rule.severity, 0) }
-            for alert in alerts.firing { counts[alert.rule, default: (alert.severity, 0)].1 += 1 }
+            let firing = alerts.firing
+            for alert in firing { counts[alert.rule, default: (alert.severity, 0)].1 += 1 }
             writer.family("lookout_alerts_firing", type: .gauge, help: "Alerts firing now, by rule.")
             for (name, (severity, count)) in counts.sorted(by: { $0.key < $1.key }) {
                 writer.sample("lookout_alerts_firing", labels: [("alertname", name), ("severity", severity)], value: Double(count))
+            }
+            // One series per firing alert, so a dashboard's table can name the source.
+            writer.family("lookout_alert_active", type: .gauge, help: "A firing alert, with its source (empty for service-wide rules); always 1.")
+            for alert in firing.sorted(by: { ($0.rule, $0.source ?? "") < ($1.rule, $1.source ?? "") }) {
+                writer.sample("lookout_alert_active", labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")], value: 1)
             }
             let unstored = alerts.unstoredChanges
             writer.single("lookout_alert_changes_unstored", type: .gauge, help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.", value: Double(unstored.pending))

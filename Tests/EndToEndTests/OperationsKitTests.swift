@@ -18,18 +18,30 @@ struct OperationsKitTests {
         return walker.compactMap { $0 as? URL }.filter { extensions.contains($0.pathExtension) }
     }
 
-    /// The PromQL of the dashboard's panels.
-    static func dashboardQueries() throws -> [String] {
-        var queries: [String] = []
-        for file in files(under: "Dashboards", extensions: ["json"]) {
-            let dashboard = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
-            for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
-                for target in panel["targets"] as? [[String: Any]] ?? [] {
-                    if let expr = target["expr"] as? String { queries.append(expr) }
-                }
+    static func dashboard() throws -> [String: Any] {
+        let file = root.appendingPathComponent("Dashboards/lookout-overview.json")
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+    }
+
+    /// The panels (rows left out), with their titles.
+    static func panels() throws -> [[String: Any]] {
+        (try dashboard()["panels"] as? [[String: Any]] ?? []).filter { $0["type"] as? String != "row" }
+    }
+
+    /// Grafana's variables as a query runs with every value chosen ("All" is `.*`).
+    static func substituted(_ query: String) -> String {
+        var text = query.replacingOccurrences(of: "$__rate_interval", with: "1m")
+        for name in ["job", "instance", "group", "source"] { text = text.replacingOccurrences(of: "$\(name)", with: ".*") }
+        return text
+    }
+
+    /// The PromQL of the dashboard's panels, variables substituted, with each panel's title.
+    static func dashboardQueries() throws -> [(panel: String, query: String)] {
+        try panels().flatMap { panel in
+            (panel["targets"] as? [[String: Any]] ?? []).compactMap { target in
+                (target["expr"] as? String).map { (panel["title"] as? String ?? "?", substituted($0)) }
             }
         }
-        return queries
     }
 
     /// Every metric SPEC section 7 lists.
@@ -85,8 +97,8 @@ struct OperationsKitTests {
         #expect(alertmanager.status == 0, "\(alertmanager.output)")
 
         // promtool parses each dashboard query when it is written as a recording rule.
-        let queries = try Self.dashboardQueries()
-        #expect(queries.count >= 16)
+        let queries = try Self.dashboardQueries().map(\.query)
+        #expect(queries.count >= 25)
         let directory = try makeTemporaryDirectory("dash")
         defer { try? FileManager.default.removeItem(at: directory) }
         var file = "groups:\n  - name: dashboard\n    rules:\n"
@@ -130,11 +142,105 @@ struct OperationsKitTests {
             #expect(exported.contains(name), "\(name) is in SPEC section 7 but Lookout does not export it")
         }
         let rules = try String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-rules.yml"), encoding: .utf8)
-        let named = Self.metricNames(rules).union(Self.metricNames(try Self.dashboardQueries().joined(separator: "\n")))
+        let named = Self.metricNames(rules).union(Self.metricNames(try Self.dashboardQueries().map(\.query).joined(separator: "\n")))
         #expect(named.count >= 20)
         for name in named.sorted() {
             #expect(exported.contains(name), "\(name) is named by deploy/ or Dashboards/ but Lookout does not export it")
         }
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+
+    /// Built for 10 to 10,000 sources and for replicas: variables, units, no line per source in
+    /// the overview, no hard-coded data source.
+    @Test func theDashboardHasVariablesUnitsAndNoLinePerSource() throws {
+        let dashboard = try Self.dashboard()
+        let variables = ((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(variables == ["datasource", "job", "instance", "group", "source"])
+        let panels = try Self.panels()
+        #expect(panels.count >= 25)
+        for panel in panels {
+            let title = panel["title"] as? String ?? "?"
+            let unit = ((panel["fieldConfig"] as? [String: Any])?["defaults"] as? [String: Any])?["unit"] as? String
+            #expect(unit?.isEmpty == false, "\(title) has no unit")
+            #expect((panel["datasource"] as? [String: String])?["uid"] == "${datasource}", "\(title) names a data source")
+            #expect((panel["description"] as? String)?.isEmpty == false, "\(title) says nothing about itself")
+        }
+        // Before the drill-down row, a query either aggregates or keeps the top N: no line per source.
+        let rows = (dashboard["panels"] as? [[String: Any]] ?? [])
+        let drillDown = rows.firstIndex { ($0["title"] as? String)?.hasPrefix("Source drill-down") == true } ?? rows.count
+        for panel in rows[..<drillDown] where panel["type"] as? String != "row" && panel["type"] as? String != "table" {
+            for target in panel["targets"] as? [[String: Any]] ?? [] {
+                let query = target["expr"] as? String ?? ""
+                let bounded = ["count(", "sum(", "sum by (category)", "sum by (le)", "sum by (hook", "topk(", "avg(", "min(", "max(", "histogram_quantile(0.", "max by (instance)", "sum by (instance)", "max by (hook)"]
+                    .contains { query.hasPrefix($0) } || (panel["title"] as? String) == "Download throughput"
+                #expect(bounded, "\(panel["title"] ?? "?"): \(query)")
+            }
+        }
+    }
+
+    /// Every panel's query returns data from a real Prometheus scraping a running Lookout with a
+    /// healthy source, a failing one (errors, retries, an open breaker, an alert notified) and a
+    /// download; every variable's query finds values.
+    @Test func everyDashboardQueryReturnsDataFromPrometheus() async throws {
+        let directory = try makeTemporaryDirectory("dashboard")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, simBase) = try await startSimulator()
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 2, base: 10ms, max: 20ms}}, circuit_breaker: {failure_threshold: 2, open_timeout: 2s}}
+            sources:
+              - {name: api, group: Payments, url: "\(simBase)/ok"}
+              - {name: checkout, group: Payments, url: "\(simBase)/status/503"}
+              - {name: dump, kind: download, url: "\(simBase)/download/100000?seed=1"}
+            alerts:
+              evaluation_interval: 1s
+              rules: [{name: SourceDown, severity: critical, expr: up == 0}]
+              hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook", group_wait: 0s}]
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, base) = try await startLookout(config: config)
+        let port = base.split(separator: ":").last.map(String.init) ?? ""
+        let prometheusPort = closedPort()
+        try """
+            global: {scrape_interval: 1s, evaluation_interval: 1s}
+            scrape_configs:
+              - job_name: lookout
+                static_configs: [{targets: ["127.0.0.1:\(port)"]}]
+            """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
+        let prometheus = try ChildProcess("/usr/bin/prometheus", [
+            "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
+            "--web.listen-address=127.0.0.1:\(prometheusPort)",
+        ])
+        func results(_ query: String) async -> Int? {
+            let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(prometheusPort)/api/v1/query?query=\(encoded)"))
+            guard let body = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any], body["status"] as? String == "success",
+                let data = body["data"] as? [String: Any], let list = data["result"] as? [Any]
+            else { return nil }
+            return list.count
+        }
+        let queries = try Self.dashboardQueries()
+        // Until every panel has data (a rate needs two scrapes; the breaker and the alert a few seconds).
+        let empty = try await eventually(deadline: .seconds(90), "every panel's query to return data") { () -> [String]? in
+            var missing: [String] = []
+            for (panel, query) in queries where (await results(query) ?? 0) == 0 { missing.append("\(panel): \(query)") }
+            return missing.isEmpty ? missing : nil
+        }
+        #expect(empty.isEmpty)
+        // The variables: label_values(QUERY, label) finds values.
+        let variables = (try Self.dashboard()["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+        for variable in variables where variable["type"] as? String == "query" {
+            let definition = variable["definition"] as? String ?? ""
+            let arguments = definition.dropFirst("label_values(".count)
+            let inner = String(arguments[..<(arguments.lastIndex(of: ",") ?? arguments.endIndex)])
+            #expect((await results(Self.substituted(inner)) ?? 0) > 0, "the \(variable["name"] ?? "?") variable finds nothing: \(definition)")
+        }
+        // The firing-alerts table names the source.
+        #expect((await results(#"lookout_alert_active{alertname="SourceDown", source="checkout"}"#) ?? 0) == 1)
+        #expect((await results(#"lookout_source_info{source="api", group="Payments"}"#) ?? 0) == 1)
+        _ = try await prometheus.terminate()
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }
