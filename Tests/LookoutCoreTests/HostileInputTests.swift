@@ -156,6 +156,25 @@ struct HostileInputTests {
         ])
     }
 
+    /// A call ends at the interval: retries that could never start are a warning, once under
+    /// `defaults` when inherited, and per source where the source sets its own timing.
+    @Test func retriesThatCannotFitInTheIntervalAreAWarning() throws {
+        let config = try ConfigLoader.parse("""
+            defaults: {interval: 30s, retry: {server_error: {max_attempts: 6, base: 5s}}}
+            sources:
+              - {name: a, url: "http://x/"}
+              - {name: b, url: "http://x/", interval: 1m}
+              - {name: c, url: "http://x/", interval: 2m, timeout: 50s, retry: {server_error: {max_attempts: 2}, timeout: {max_attempts: 4}}}
+            """, file: "t.yml", environment: [:])
+        #expect(config.warnings.map(\.description) == [
+            "t.yml:1:49: defaults.retry: retries that cannot start before the call's deadline, the interval (30s): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 3 can start; lower max_attempts or the backoff, or raise the interval",
+            "t.yml:4:43: sources[1].retry: retries that cannot start before the call's deadline, the interval (1m): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 4 can start; lower max_attempts or the backoff, or raise the interval",
+            "t.yml:5:111: sources[2].retry: retries that cannot start before the call's deadline, the interval (2m): timeout 4 attempts of up to 50s with waits of 1s, 2s, 3s, only 3 can start; lower max_attempts or the backoff, or raise the interval",
+        ], "got: \(config.warnings)")
+        // The defaults alone fit: no warning.
+        #expect(try ConfigLoader.parse("sources:\n  - {name: a, url: \"http://x/\"}\n", file: "t.yml", environment: [:]).warnings.isEmpty)
+    }
+
     @Test func aCanaryOnTheSourcesHostIsAWarning() throws {
         let config = try ConfigLoader.parse("""
             connectivity:

@@ -19,6 +19,7 @@ extension ConfigReader {
         var defaults = SourceConfig(name: "", url: "")
         if let defaultsNode, let map = mapping(defaultsNode, "defaults", known: ConfigReader.policyKeys) {
             readPolicy(map, "defaults", into: &defaults)
+            checkRetriesFit(defaults, map, "defaults", fallback: defaultsNode)
         }
         guard let node else {
             problem(root, "sources", "is missing: list at least one source to watch")
@@ -95,6 +96,9 @@ extension ConfigReader {
             if source.timeout > source.interval {
                 let node = map["timeout"]?.value ?? map["interval"]?.value ?? item
                 warning(node, "\(path).timeout", "\(ConfigValues.format(source.timeout)) is longer than the interval (\(ConfigValues.format(source.interval))): each probe is cut off at the interval, so the timeout never applies")
+            } else if ["retry", "interval", "timeout"].contains(where: { map[$0] != nil }) {
+                // Inherited settings were checked once, under defaults.
+                checkRetriesFit(source, map, path, fallback: item)
             }
             if problems.count == before { sources.append(source) }
         }
@@ -161,6 +165,40 @@ extension ConfigReader {
     }
 
     /// The keys a source shares with `defaults`.
+    /// Warns about retries that can never run. A call ends at the interval (its deadline), so an
+    /// attempt that would start after it never does: with a 30 s interval, `max_attempts: 5` of
+    /// exponential backoff from 5 s leaves the fifth attempt out (0 + 5 + 10 + 20 s).
+    mutating func checkRetriesFit(_ source: SourceConfig, _ map: [String: (key: Node, value: Node)], _ path: String, fallback: Node) {
+        let intervalMs = source.interval.totalMilliseconds
+        var parts: [String] = []
+        var first: ErrorCategory?
+        for category in ErrorCategory.allCases {
+            guard let rule = source.policy.retry.rules[category], rule.maxAttempts > 1, category.isRetryable else { continue }
+            // A timed-out attempt takes the whole timeout; other failures come back quickly.
+            let attemptMs = category == .timeout ? source.timeout.totalMilliseconds : 0
+            // Waits without jitter (random 0.5 is the middle of the spread).
+            let waits = (1..<min(rule.maxAttempts, 100)).map { RetryPolicy.backoff(rule, failedAttempt: $0, random: 0.5) }
+            var startMs: Int64 = 0
+            var starting = 0
+            for attempt in 1...min(rule.maxAttempts, 100) {
+                guard startMs < intervalMs else { break }
+                starting += 1
+                startMs = startMs &+ attemptMs &+ (attempt <= waits.count ? waits[attempt - 1].totalMilliseconds : 0)
+            }
+            guard starting < rule.maxAttempts else { continue }
+            first = first ?? category
+            let each = category == .timeout ? " of up to \(ConfigValues.format(source.timeout))" : ""
+            let shown = waits.prefix(4).map(ConfigValues.format).joined(separator: ", ") + (waits.count > 4 ? "…" : "")
+            parts.append("\(category.rawValue) \(rule.maxAttempts) attempts\(each) with waits of \(shown), only \(starting) can start")
+        }
+        guard let first else { return }
+        let retry = map["retry"]?.value
+        let node = retry?.mapping?[Node(first.rawValue)] ?? retry ?? map["interval"]?.value ?? fallback
+        warning(
+            node, "\(path).retry",
+            "retries that cannot start before the call's deadline, the interval (\(ConfigValues.format(source.interval))): \(parts.joined(separator: "; ")); lower max_attempts or the backoff, or raise the interval")
+    }
+
     mutating func readPolicy(_ map: [String: (key: Node, value: Node)], _ path: String, into source: inout SourceConfig) {
         if let node = map["interval"]?.value, let value = duration(node, "\(path).interval") { source.interval = value }
         if let node = map["timeout"]?.value, let value = duration(node, "\(path).timeout") { source.timeout = value }
