@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_BUILD := libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config
 # Test tools: Prometheus (promtool), Alertmanager, blackbox_exporter and nginx for end-to-end tests;
 # iproute2 and openssl for fault and TLS tests.
-APT_TEST := prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light chromium iproute2 openssl systemd python3-aiosmtpd
+APT_TEST := curl prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light chromium iproute2 openssl systemd python3-aiosmtpd
 # Benchmark peers and load tools.
 APT_BENCH := nginx-light wrk prometheus-blackbox-exporter curl python3
 

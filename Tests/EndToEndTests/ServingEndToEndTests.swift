@@ -145,4 +145,49 @@ struct ServingEndToEndTests {
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }
+
+    /// `curl --compressed` gets /metrics gzipped; it decompresses to exactly the plain scrape
+    /// (the process's own figures and the database's aside, which move between two requests),
+    /// and promtool accepts it. The page is gzipped the same way.
+    @Test func curlCompressedGetsTheSameScrape() async throws {
+        let directory = try makeTemporaryDirectory("compressed")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, simBase) = try await startSimulator()
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            defaults: {interval: 1h, timeout: 2s}
+            sources:
+              - {name: up, url: "\(simBase)/ok"}
+              - {name: down, url: "\(simBase)/status/503"}
+              - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, base) = try await startLookout(config: config)
+        _ = try await eventually("every source probed") { () -> Bool? in
+            let text = await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText
+            return ["up", "down", "feed"].allSatisfy { text.contains(#"lookout_probes_total{source="\#($0)",result="#) } ? true : nil
+        }
+        let headers = directory.appendingPathComponent("headers").path
+        let compressed = try runTool("/usr/bin/curl", ["-sS", "--compressed", "-D", headers, "\(base)/metrics"])
+        let plain = try runTool("/usr/bin/curl", ["-sS", "\(base)/metrics"])
+        #expect(compressed.status == 0 && plain.status == 0)
+        let received = try String(contentsOfFile: headers, encoding: .utf8).lowercased()
+        #expect(received.contains("content-encoding: gzip"))
+        func steady(_ text: String) -> [Substring] {
+            text.split(separator: "\n").filter { line in
+                !["process_", "lookout_db_", "lookout_http_", "# HELP process_", "# TYPE process_"].contains { line.hasPrefix($0) }
+            }
+        }
+        #expect(steady(compressed.output) == steady(plain.output))
+        #expect(steady(plain.output).count > 100)
+        let promtool = try runTool("/usr/bin/promtool", ["check", "metrics"], input: compressed.output)
+        #expect(promtool.status == 0 && promtool.output.isEmpty, "\(promtool.output)")
+        // The page too, a few megabytes at 1,000 sources.
+        let page = try runTool("/usr/bin/curl", ["-sS", "--compressed", "-D", headers, "\(base)/"])
+        #expect(page.output.contains("</html>"))
+        #expect(try String(contentsOfFile: headers, encoding: .utf8).lowercased().contains("content-encoding: gzip"))
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
 }
