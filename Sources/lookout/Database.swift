@@ -5,7 +5,53 @@ import LookoutStore
 
 struct DatabaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "db", abstract: "Maintains the SQLite database.", subcommands: [Prune.self])
+        commandName: "db", abstract: "Maintains the SQLite database.", subcommands: [Prune.self, Backup.self, Check.self])
+
+    struct Backup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copies the database to a new file, consistently (safe while serve runs; a plain cp misses the WAL).")
+
+        @Option(help: "The SQLite database.")
+        var db: String
+
+        @Option(help: "The new file (must not exist).")
+        var to: String
+
+        func run() async throws {
+            do {
+                let size = try DatabaseMaintenance.backup(db, to: to)
+                print("\(db): backed up to \(to) (\(size / 1024) KiB, integrity check ok)")
+            } catch {
+                printError("lookout: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Runs SQLite's full integrity check (safe while serve runs); exit 0 when sound, 1 when not.")
+
+        @Option(help: "The SQLite database.")
+        var db: String
+
+        func run() async throws {
+            do {
+                let problems = try DatabaseMaintenance.check(db)
+                guard problems.isEmpty else {
+                    printError("lookout: \(db) is damaged (integrity_check):")
+                    for problem in problems { printError("  \(problem)") }
+                    throw ExitCode(1)
+                }
+                print("\(db): ok (integrity_check)")
+            } catch let exit as ExitCode {
+                throw exit
+            } catch {
+                printError("lookout: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
 
     struct Prune: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
