@@ -113,7 +113,7 @@ package final class LookoutDatabase: Sendable {
         }
     }
 
-    static var migrator: DatabaseMigrator {
+    package static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: probe_results") { db in
             try db.create(table: "probe_results") { table in
@@ -260,6 +260,31 @@ package final class LookoutDatabase: Sendable {
                 table.column("message", .text).notNull()
             }
             try db.create(index: "announcement_updates_announcement", on: "announcement_updates", columns: ["announcement_id", "at_ms"])
+        }
+        migrator.registerMigration("v6: hourly and daily rollups") { db in
+            // Finished hours of probe_rollups, and finished days of those (RollupTiers); the
+            // columns are probe_rollups' with the hour or the day instead of the minute.
+            for (table, time) in [("probe_rollups_hourly", "hour_ms"), ("probe_rollups_daily", "day_ms")] {
+                try db.create(table: table, options: .withoutRowID) { table in
+                    table.column(time, .integer).notNull()
+                    table.column("source", .text).notNull()
+                    table.column("probes", .integer).notNull()
+                    table.column("failures", .integer).notNull()
+                    table.column("retried", .integer).notNull()
+                    table.column("retry_succeeded", .integer).notNull()
+                    table.column("duration_ms_sum", .double).notNull()
+                    table.column("duration_ms_max", .double).notNull()
+                    table.column("latency_buckets", .text).notNull()
+                    table.primaryKey(["source", time])
+                }
+                try db.create(index: "\(table)_time", on: table, columns: [time])
+            }
+            // Where each tier is complete up to; the finer rows are pruned only behind it. The
+            // first step after this migration folds every existing minute row into the tiers.
+            try db.create(table: "rollup_progress", options: .withoutRowID) { table in
+                table.column("tier", .text).notNull().primaryKey()
+                table.column("done_until_ms", .integer).notNull()
+            }
         }
         return migrator
     }

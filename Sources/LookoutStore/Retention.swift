@@ -4,29 +4,40 @@ import Logging
 import LookoutCore
 import ResilientHTTP
 
-/// Deletes old rows in small chunks, each its own short transaction, so the writer is never held
-/// for long: raw probe results after `raw_retention`, everything else after `retention`.
-/// Undelivered outbox rows and firing alerts are never pruned.
+/// Rolls finished hours and days up (`RollupTiers`), then deletes old rows in small chunks, each
+/// its own short transaction, so the writer is never held for long: raw probe results after
+/// `raw_retention`; minute, hour and day rollups after their tier's retention, and never before
+/// the next tier holds them; everything else after `retention`. Undelivered outbox rows and
+/// firing alerts are never pruned.
 package struct Retention: Sendable {
     package var retentionMs: Int64
     package var rawRetentionMs: Int64
+    package var tiers: RollupRetention
     package static let chunk = 2_000
 
-    package init(retention: Duration, rawRetention: Duration) {
+    package init(retention: Duration, rawRetention: Duration, tiers: RollupRetention = RollupRetention()) {
         retentionMs = retention.totalMilliseconds
         rawRetentionMs = rawRetention.totalMilliseconds
+        self.tiers = tiers
     }
 
-    /// Deletes what is older than the limits; returns the rows deleted per table.
+    /// Rolls up, then deletes what is older than the limits; returns the rows deleted per table.
     @discardableResult
     package func prune(_ database: LookoutDatabase, nowMs: Int64) throws -> [String: Int] {
+        try RollupTiers.advance(database, nowMs: nowMs)
+        let (hourMark, dayMark) = try database.writer.read { db in (try RollupTiers.mark(db, "hour"), try RollupTiers.mark(db, "day")) }
         let old = nowMs - retentionMs
         let raw = nowMs - rawRetentionMs
+        // A finer row goes only once the coarser tier holds it, and a whole hour (or day) at a
+        // time, so every hour is either in the minute rows or in the hourly tier, never split.
+        let minuteCutoff = RollupTiers.floor(min(nowMs - tiers.minute.totalMilliseconds, hourMark ?? Int64.min / 2), HealthWindow.hour)
+        let hourCutoff = RollupTiers.floor(min(nowMs - tiers.hour.totalMilliseconds, dayMark ?? Int64.min / 2), HealthWindow.day)
+        let dayCutoff = nowMs - tiers.day.totalMilliseconds
         let plans: [(String, String, Int64)] = [
             ("probe_results", "SELECT rowid FROM probe_results WHERE ts_ms < ? LIMIT \(Retention.chunk)", raw),
             ("error_records", "SELECT rowid FROM error_records WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
             ("breaker_transitions", "SELECT rowid FROM breaker_transitions WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
-            ("probe_rollups", "SELECT rowid FROM probe_rollups WHERE minute_ms < ? LIMIT \(Retention.chunk)", old),
+            ("probe_rollups", "SELECT rowid FROM probe_rollups WHERE minute_ms < ? LIMIT \(Retention.chunk)", minuteCutoff),
             ("alerts", "SELECT rowid FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)", old),
             // A firing alert keeps its delivered rows: they say which hooks must hear it resolve.
             ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? AND alert_id NOT IN (SELECT id FROM alerts WHERE state = 'firing') LIMIT \(Retention.chunk)", old),
@@ -40,10 +51,15 @@ package struct Retention: Sendable {
             ("announcements", "SELECT rowid FROM announcements WHERE id NOT IN (SELECT announcement_id FROM announcement_updates) AND ? IS NOT NULL LIMIT \(Retention.chunk)", old),
         ]
         var deleted: [String: Int] = [:]
-        for (table, select, cutoff) in plans {
+        var statements = plans.map { ($0.0, "DELETE FROM \($0.0) WHERE rowid IN (\($0.1))", $0.2) }
+        // The tiers have no rowid: their keys are (source, time).
+        for (table, time, cutoff) in [("probe_rollups_hourly", "hour_ms", hourCutoff), ("probe_rollups_daily", "day_ms", dayCutoff)] {
+            statements.append((table, "DELETE FROM \(table) WHERE (source, \(time)) IN (SELECT source, \(time) FROM \(table) WHERE \(time) < ? LIMIT \(Retention.chunk))", cutoff))
+        }
+        for (table, statement, cutoff) in statements {
             while true {
                 let count = try database.writer.write { db -> Int in
-                    try db.execute(sql: "DELETE FROM \(table) WHERE rowid IN (\(select))", arguments: [cutoff])
+                    try db.execute(sql: statement, arguments: [cutoff])
                     return db.changesCount
                 }
                 deleted[table, default: 0] += count
@@ -53,7 +69,7 @@ package struct Retention: Sendable {
         return deleted
     }
 
-    /// Prunes every 10 minutes until cancelled.
+    /// Rolls up and prunes every 10 minutes until cancelled.
     package func run(_ database: LookoutDatabase, logger: Logger) async {
         while !Task.isCancelled {
             do {

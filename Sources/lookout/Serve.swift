@@ -102,7 +102,7 @@ struct Serve: AsyncParsableCommand {
         ]
 
         // Shut down in reverse order: the server drains first, the writer flushes once, last.
-        let retention = Retention(retention: loaded.retention, rawRetention: loaded.rawRetention)
+        let retention = Retention(retention: loaded.retention, rawRetention: loaded.rawRetention, tiers: loaded.rollupRetention)
         let parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: RunningPart("writer") { await writer.run() }),
             .init(service: RunningPart("monitor") { await monitor.run() }),

@@ -20,9 +20,16 @@ struct PageHistoryStoreTests {
         }
         writer.record(ProbeResult(source: "a", timestampMs: now - 2 * HealthWindow.hour, ok: true, durationSeconds: 0.02))
         writer.flush()
+        // Before the tiers are rolled up, and after (the minute rows older than 48 h are then
+        // gone): the same history either way.
+        let before = SourceRegistry(sources: [SourceConfig(name: "a", url: "http://127.0.0.1/")])
+        try HistoryStore.restore(into: before, from: database, nowMs: now)
+        let deleted = try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400)).prune(database, nowMs: now)
+        #expect(deleted["probe_rollups"] == 2)  // 40 and 89 days old; the one of yesterday stays
         let registry = SourceRegistry(sources: [SourceConfig(name: "a", url: "http://127.0.0.1/")])
         try HistoryStore.restore(into: registry, from: database, nowMs: now)
         let health = try #require(registry.snapshot(nowMs: now).records.first).health
+        #expect(try #require(before.snapshot(nowMs: now).records.first).health.days.buckets(90, nowMs: now) == health.days.buckets(90, nowMs: now))
         let days = health.days.buckets(90, nowMs: now)
         #expect(days[89 - 89]?.probes == 1 && days[89 - 40]?.failures == 1 && days[89 - 1]?.probes == 1)
         #expect(days[89 - 50] == nil)

@@ -4,7 +4,7 @@ import Yams
 /// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
 extension ConfigReader {
     static let topKeys = [
-        "listen", "database", "retention", "raw_retention", "external_url", "admin_token_file", "admin_token", "shard",
+        "listen", "database", "retention", "raw_retention", "rollup_retention", "external_url", "admin_token_file", "admin_token", "shard",
         "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements",
     ]
 
@@ -23,6 +23,22 @@ extension ConfigReader {
         }
         if let node = top["retention"]?.value, let value = duration(node, "retention") { config.retention = value }
         if let node = top["raw_retention"]?.value, let value = duration(node, "raw_retention") { config.rawRetention = value }
+        if let node = top["rollup_retention"]?.value, let tiers = mapping(node, "rollup_retention", known: ["minute", "hour", "day"]) {
+            var retention = config.rollupRetention
+            if let value = tiers["minute"].flatMap({ duration($0.value, "rollup_retention.minute") }) { retention.minute = value }
+            if let value = tiers["hour"].flatMap({ duration($0.value, "rollup_retention.hour") }) { retention.hour = value }
+            if let value = tiers["day"].flatMap({ duration($0.value, "rollup_retention.day") }) { retention.day = value }
+            // The last day's response-time chart reads minute rows; each tier outlives the finer one.
+            if retention.minute < .seconds(25 * 3600) {
+                problem(tiers["minute"]?.value ?? node, "rollup_retention.minute", "must be at least 25h: the status page's 24-hour response-time chart reads minute rows")
+            } else if retention.hour < retention.minute {
+                problem(tiers["hour"]?.value ?? node, "rollup_retention.hour", "must be at least rollup_retention.minute (\(ConfigValues.format(retention.minute)))")
+            } else if retention.day < retention.hour {
+                problem(tiers["day"]?.value ?? node, "rollup_retention.day", "must be at least rollup_retention.hour (\(ConfigValues.format(retention.hour)))")
+            } else {
+                config.rollupRetention = retention
+            }
+        }
         if let node = top["external_url"]?.value, let value = url(node, "external_url") {
             config.externalURL = value.hasSuffix("/") ? String(value.dropLast()) : value
         }

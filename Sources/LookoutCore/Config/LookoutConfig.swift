@@ -195,6 +195,16 @@ package struct MailSettings: Sendable, Equatable {
     package init() {}
 }
 
+/// How long each rollup tier is kept (`rollup_retention`): per-minute rows feed the last day's
+/// charts, per-hour rows the 90-day bars, per-day rows everything older.
+package struct RollupRetention: Sendable, Equatable {
+    package var minute: Duration = .seconds(48 * 3600)
+    package var hour: Duration = .seconds(90 * 86400)
+    package var day: Duration = .seconds(730 * 86400)
+
+    package init() {}
+}
+
 /// How the status page looks, and to whom (`status_page`).
 package struct StatusPageSettings: Sendable, Equatable {
     /// For sharing with customers: no URLs, error details, breaker internals or admin hints.
@@ -218,6 +228,7 @@ package struct LookoutConfig: Sendable, Equatable {
     package var database = "lookout.sqlite"
     package var retention: Duration = .seconds(30 * 86400)
     package var rawRetention: Duration = .seconds(86400)
+    package var rollupRetention = RollupRetention()
     package var externalURL: String?
     /// nil: admin endpoints answer 403.
     package var adminToken: String?
