@@ -36,6 +36,8 @@ rows="$work/rows.md"
 "$bin/lookout-bench" decisions >> "$rows"
 "$bin/lookout-bench" store >> "$rows"
 "$bin/lookout-bench" status >> "$rows"
+# /metrics gzipped as Prometheus asks for it: the compressed size and the time it adds.
+"$bin/lookout-bench" metrics | grep gzip >> "$rows"
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
 
 # The ceiling: wrk straight at nginx, one request per connection.
