@@ -115,9 +115,10 @@ package final class ExpositionWriter {
             self.ends = ends
         }
 
-        /// `{LABEL="VALUE"` for each of `values`.
-        package static func prefixes(_ label: String, _ values: [String]) -> Labels {
-            Labels(fragments: values.map { "{\(label)=\"\(ExpositionWriter.escapeLabel($0))\"" })
+        /// `{LABEL="VALUE"` for each of `values`, then the `constant` labels every series shares.
+        package static func prefixes(_ label: String, _ values: [String], _ constant: [(String, String)] = []) -> Labels {
+            let tail = constant.map { ",\($0.0)=\"\(ExpositionWriter.escapeLabel($0.1))\"" }.joined()
+            return Labels(fragments: values.map { "{\(label)=\"\(ExpositionWriter.escapeLabel($0))\"" + tail })
         }
 
         /// `,LABEL="VALUE"} ` for each of `values`.

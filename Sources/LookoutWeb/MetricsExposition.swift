@@ -32,7 +32,10 @@ package struct MetricsExposition: Sendable {
         // Room for the whole exposition up front, from the last one's size: growing a 30 MB
         // buffer copies it and touches twice the memory.
         writer.reserve(max(names.count * 3400, MetricsExposition.lastSize.load(ordering: .relaxed) * 21 / 20))
-        let prefixes = ExpositionWriter.Labels.prefixes("source", names)
+        // With `location`, every per-source series carries it: rules can ask how many locations
+        // see a source down (deploy/lookout-location-rules.yml).
+        let place = MetricsExposition.place(snapshot)
+        let prefixes = ExpositionWriter.Labels.prefixes("source", names, place)
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
         for i in tallies.indices where tallies[i].probed {
@@ -44,7 +47,7 @@ package struct MetricsExposition: Sendable {
         for record in snapshot.records {
             writer.sample(
                 "lookout_source_info",
-                labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")], value: 1)
+                labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")] + place, value: 1)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of whole probe calls, retries and backoff included (calls an open breaker refused are not probes).")
         let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
@@ -92,10 +95,15 @@ package struct MetricsExposition: Sendable {
         writer.single("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.", value: Double(stats.started))
         writer.single("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.", value: Double(stats.lateStarts))
         writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
-        writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)], value: 1)
+        writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)] + place, value: 1)
         ProcessMetrics.render(writer)
         MetricsExposition.lastSize.store(writer.size, ordering: .relaxed)
         return writer
+    }
+
+    /// `location="…"` when the config names one: on every per-source series and build_info.
+    static func place(_ snapshot: RegistrySnapshot) -> [(String, String)] {
+        snapshot.config.location.map { [("location", $0)] } ?? []
     }
 
     /// The size of the last exposition, in bytes.
@@ -109,12 +117,13 @@ package struct MetricsExposition: Sendable {
         let counters = snapshot.records.map(\.client)
         let breakers = snapshot.breakers
         let tokens = snapshot.tokens
+        let place = MetricsExposition.place(snapshot)
 
         writer.family("lookout_errors_total", type: .counter, help: "Failed attempts, by category and reason.")
         for i in names.indices where !counters[i].errors.isEmpty {
             for (key, value) in counters[i].errors.sorted(by: { $0.key < $1.key }) {
                 let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-                writer.sample("lookout_errors_total", labels: [("source", names[i]), ("category", parts[0]), ("reason", parts[1])], value: Double(value))
+                writer.sample("lookout_errors_total", labels: [("source", names[i]), ("category", parts[0]), ("reason", parts[1])] + place, value: Double(value))
             }
         }
         writer.family("lookout_retries_total", type: .counter, help: "Retries made, by the category of the failure retried.")
@@ -225,7 +234,7 @@ package struct MetricsExposition: Sendable {
             // One series per firing alert, so a dashboard's table can name the source.
             writer.family("lookout_alert_active", type: .gauge, help: "A firing alert, with its source (empty for service-wide rules); always 1.")
             for alert in firing.sorted(by: { ($0.rule, $0.source ?? "") < ($1.rule, $1.source ?? "") }) {
-                writer.sample("lookout_alert_active", labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")], value: 1)
+                writer.sample("lookout_alert_active", labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")] + MetricsExposition.place(snapshot), value: 1)
             }
             let unstored = alerts.unstoredChanges
             writer.single("lookout_alert_changes_unstored", type: .gauge, help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.", value: Double(unstored.pending))

@@ -29,6 +29,7 @@ package struct StatusAPI: Sendable {
             json.field("status") { $0.string(snapshot.overall) }
             json.field("network_online") { $0.bool(!offline) }
             json.field("generated_at") { $0.string(Timestamp.rfc3339(nowMs)) }
+            json.field("location") { $0.string(snapshot.config.location) }
             json.field("shard") { json in
                 json.object { json in
                     json.field("index") { $0.int(Int64(snapshot.shard.index)) }

@@ -93,6 +93,11 @@ struct OperationsKitTests {
         let rules = try runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-rules.yml").path])
         #expect(rules.status == 0, "\(rules.output)")
         #expect(rules.output.contains("13 rules found"))
+        // The location rules: one location failing is no page, two are one (promtool's unit test).
+        let locations = try runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-location-rules.yml").path])
+        #expect(locations.status == 0 && locations.output.contains("2 rules found"), "\(locations.output)")
+        let quorum = try runTool("/usr/bin/promtool", ["test", "rules", deploy.appendingPathComponent("lookout-location-rules.test.yml").path])
+        #expect(quorum.status == 0 && quorum.output.contains("SUCCESS"), "\(quorum.output)")
         let alertmanager = try runTool("/usr/bin/amtool", ["check-config", deploy.appendingPathComponent("alertmanager.yml").path])
         #expect(alertmanager.status == 0, "\(alertmanager.output)")
 
@@ -142,6 +147,7 @@ struct OperationsKitTests {
             #expect(exported.contains(name), "\(name) is in SPEC section 7 but Lookout does not export it")
         }
         let rules = try String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-rules.yml"), encoding: .utf8)
+            + String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-location-rules.yml"), encoding: .utf8)
         let named = Self.metricNames(rules).union(Self.metricNames(try Self.dashboardQueries().map(\.query).joined(separator: "\n")))
         #expect(named.count >= 20)
         for name in named.sorted() {

@@ -138,6 +138,20 @@ struct StatusPageLayoutTests {
         #expect(html.contains(#"<i title="21 Nov: 100%"></i>"#))  // a good day: green by default, no class
     }
 
+    /// With `location`, every per-source series and build_info carry it.
+    @Test func theLocationIsALabelOnEverySourceSeries() throws {
+        let monitor = try monitor("location: eu-west\n" + Self.config)
+        failing(monitor, "api", atMs: Timestamp.nowMs(), message: "x")
+        let text = MetricsExposition(context: LookoutContext(monitor: monitor)).render()
+        let perSource = text.split(separator: "\n").filter { $0.contains(#"source=""#) }
+        #expect(perSource.count > 40)
+        for line in perSource { #expect(line.contains(#"location="eu-west""#), "\(line)") }
+        #expect(text.contains(#"lookout_build_info{version="#) && text.contains(#",location="eu-west"} 1"#))
+        #expect(text.contains(#"lookout_probe_success{source="api",location="eu-west"} 0"#))
+        let refused = try? ConfigLoader.parse("location: \"eu west\"\n" + Self.config, file: "t.yml")
+        #expect(refused == nil)
+    }
+
     @Test func percentagesNeverRoundUpToAHundred() {
         #expect(StatusPage.percent(1) == "100%")
         #expect(StatusPage.percent(0.99999) == "99.99%")

@@ -4,7 +4,7 @@ import Yams
 /// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
 extension ConfigReader {
     static let topKeys = [
-        "listen", "database", "retention", "raw_retention", "rollup_retention", "external_url", "admin_token_file", "admin_token", "shard",
+        "listen", "database", "retention", "raw_retention", "rollup_retention", "location", "external_url", "admin_token_file", "admin_token", "shard",
         "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements",
     ]
 
@@ -37,6 +37,13 @@ extension ConfigReader {
                 problem(tiers["day"]?.value ?? node, "rollup_retention.day", "must be at least rollup_retention.hour (\(ConfigValues.format(retention.hour)))")
             } else {
                 config.rollupRetention = retention
+            }
+        }
+        if let node = top["location"]?.value, let value = string(node, "location") {
+            if ConfigReader.isSourceName(value) {
+                config.location = value
+            } else {
+                problem(node, "location", "\"\(value)\" must be 1 to 64 letters, digits, '.', '_' or '-' (it becomes a Prometheus label value)")
             }
         }
         if let node = top["external_url"]?.value, let value = url(node, "external_url") {

@@ -233,6 +233,8 @@ package struct LookoutConfig: Sendable, Equatable {
     /// nil: admin endpoints answer 403.
     package var adminToken: String?
     package var shard = Shard()
+    /// Where this instance probes from (`location`): a label on every per-source series.
+    package var location: String?
     package var sources: [SourceConfig] = []
     package var canaries: [String] = []
     /// Planned windows when sources may fail without notifying anyone.
