@@ -8,6 +8,10 @@ APT_BUILD := libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zl
 # Test tools: Prometheus (promtool), Alertmanager, blackbox_exporter and nginx for end-to-end tests;
 # iproute2 and openssl for fault and TLS tests.
 APT_TEST := curl prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light chromium iproute2 openssl systemd python3-aiosmtpd
+# From PyPI: kubernetes-validate, which carries the Kubernetes schemas the manifests are checked
+# against (installed into .build/pydeps, outside any system Python).
+PYPI_TEST := kubernetes-validate==1.37.0
+PYDEPS := .build/pydeps
 # Benchmark peers and load tools.
 APT_BENCH := nginx-light wrk prometheus-blackbox-exporter curl python3
 
@@ -31,6 +35,7 @@ deps:
 
 test-deps: deps
 	$(call ensure_packages,$(APT_TEST))
+	@[ -d $(PYDEPS)/kubernetes_validate ] || { echo "make: installing $(PYPI_TEST)"; python3 -m pip install -q --disable-pip-version-check --target $(PYDEPS) $(PYPI_TEST); }
 
 bench-deps: deps
 	$(call ensure_packages,$(APT_BENCH))
@@ -44,7 +49,7 @@ run: build
 test: test-deps
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
-	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
+	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" LOOKOUT_PYDEPS="$(CURDIR)/$(PYDEPS)" $(SWIFT) test --skip-build
 	FUZZ_SECONDS=30 SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh
 
 # Every libFuzzer target for FUZZ_SECONDS (default 600) or FUZZ_RUNS executions each, two at a

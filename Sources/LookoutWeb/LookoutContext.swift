@@ -12,6 +12,8 @@ package struct LookoutContext: Sendable {
     package var outbox: OutboxDeliverer?
     /// The serving HTTP server's counters, for `/metrics`.
     package var server: HTTPServerStatistics?
+    /// This instance's name among its shard's replicas (`--replica`), on `lookout_build_info`.
+    package var replica: String?
 
     package init(
         monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil,

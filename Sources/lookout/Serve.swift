@@ -22,8 +22,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "SQLite database path (overrides the config's database).")
     var db: String?
 
-    @Option(help: "Probe only this shard of the sources, I/N (overrides the config's shard).")
+    @Option(help: "Probe only this shard of the sources: I/N, or auto (a StatefulSet pod's ordinal; N is the config's shard.count).")
     var shard: String?
+
+    @Option(help: "With --shard auto: pods per shard (replicas of one shard probe the same sources).")
+    var replicas: Int = 1
+
+    @Option(help: "This instance's name among the replicas of its shard (a label on lookout_build_info and in the logs).")
+    var replica: String?
 
     @Option(help: "Log line format: logfmt or json.")
     var logFormat: String = "logfmt"
@@ -33,10 +39,11 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--log-format must be logfmt or json")
         }
         var shardOverride: Shard?
-        if let shard {
-            guard let parsed = Shard.parse(shard) else { throw ValidationError("--shard must be I/N with 0 ≤ I < N, e.g. 0/2") }
+        if let shard, shard != "auto" {
+            guard let parsed = Shard.parse(shard) else { throw ValidationError("--shard must be I/N with 0 ≤ I < N, e.g. 0/2, or auto") }
             shardOverride = parsed
         }
+        guard replicas >= 1 && replicas <= 100 else { throw ValidationError("--replicas must be 1 to 100") }
         LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, format: format) }
         // Trapped first: a signal sent as soon as "listening" is logged must be handled, not fatal.
         let signals = TrappedSignals.install([SIGTERM, SIGINT, SIGHUP])
@@ -51,6 +58,19 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(1)
         }
         for warning in loaded.warnings { logger.warning("config: \(warning)") }
+        var replicaName = replica
+        if shard == "auto" {
+            // In a StatefulSet the pod's host name is NAME-ORDINAL.
+            let host = ProcessInfo.processInfo.environment["HOSTNAME"] ?? ProcessInfo.processInfo.hostName
+            switch Shard.fromPod(hostName: host, replicas: replicas, count: loaded.shard.count) {
+            case .success(let placed):
+                shardOverride = placed.shard
+                replicaName = replicaName ?? "\(placed.replica)"
+            case .failure(let problem):
+                printError("lookout: not starting: \(problem.message)")
+                throw ExitCode(1)
+            }
+        }
         let address = listen ?? loaded.listen
         guard let (host, port) = HTTPServerConfiguration.parseAddress(address) else {
             throw ValidationError("listen address \(address) is not HOST:PORT")
@@ -88,7 +108,8 @@ struct Serve: AsyncParsableCommand {
             logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
         let statistics = HTTPServerStatistics()
-        let context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
+        var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
+        context.replica = replicaName
         let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
         do {
             try server.start()
@@ -98,7 +119,7 @@ struct Serve: AsyncParsableCommand {
         }
         let listening: Logger.Metadata = [
             "address": "\(host):\(server.port)", "sources": "\(monitor.ownSources.count)", "database": "\(database.path)",
-            "shard": "\(monitor.shard.index)/\(monitor.shard.count)",
+            "shard": "\(monitor.shard.index)/\(monitor.shard.count)", "replica": "\(replicaName ?? "-")",
         ]
 
         // Shut down in reverse order: the server drains first, the writer flushes once, last.
@@ -109,6 +130,13 @@ struct Serve: AsyncParsableCommand {
             .init(service: RunningPart("alerts") { await alerts.run() }),
             .init(service: RunningPart("outbox") { await outbox.run() }),
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
+            // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
+            .init(service: RunningPart("config-watch") {
+                await ConfigWatcher(path: config).run {
+                    logger.info("config file changed; reloading", metadata: ["config": "\(config)"])
+                    monitor.reloadConfig()
+                }
+            }),
             .init(service: RunningPart("database-reopen") {
                 guard database.unwritableReason != nil else { return }
                 await database.reopenWhenWritable {

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutCore
 import ResilientHTTP
 import Testing
 import TestSupport
@@ -83,7 +84,7 @@ struct OperationsKitTests {
         }
         let kubernetes = try String(contentsOf: Self.root.appendingPathComponent("deploy/kubernetes/lookout.yaml"), encoding: .utf8)
         let kinds = try Yams.load_all(yaml: kubernetes).compactMap { ($0 as? [String: Any])?["kind"] as? String }
-        #expect(Set(kinds) == ["ConfigMap", "Service", "StatefulSet", "ServiceMonitor"])
+        #expect(Set(kinds) == ["ConfigMap", "Service", "StatefulSet", "PodDisruptionBudget", "ServiceMonitor"])
     }
 
     @Test func prometheusAcceptsTheConfigRulesAndDashboardQueries() throws {
@@ -249,6 +250,104 @@ struct OperationsKitTests {
         _ = try await prometheus.terminate()
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
+    }
+
+    /// `--shard auto` in a StatefulSet: pod NAME-k is replica k mod R of shard k div R; a pod
+    /// past the shards refuses to start, saying how many pods there should be.
+    @Test func shardAutoTakesTheShardFromThePodsOrdinal() async throws {
+        let directory = try makeTemporaryDirectory("auto")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: ":memory:"
+            shard: {count: 2}
+            defaults: {interval: 1h}
+            sources:
+            \((0..<8).map { "  - {name: s\($0), url: \"http://127.0.0.1:1/\($0)\"}" }.joined(separator: "\n"))
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let pod = try ChildProcess("lookout", ["serve", "--config", config.path, "--shard", "auto", "--replicas", "2"], environment: ["HOSTNAME": "lookout-3"])
+        let port = try await pod.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        #expect(pod.text.contains("shard=1/2") && pod.text.contains("replica=1"))
+        let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+        #expect(metrics.contains(#"lookout_shard_info{index="1",count="2"} 1"#))
+        #expect(metrics.contains(#"replica="1"} 1"#))
+        #expect(try await pod.terminate() == 0)
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        for (host, message) in [("lookout-4", "that is shard 2, but shard.count is 2; set the StatefulSet's replicas to shard.count × --replicas (4)"), ("laptop", "needs a StatefulSet pod's host name")] {
+            let refused = try runTool("/usr/bin/env", ["HOSTNAME=\(host)", binary, "serve", "--config", config.path, "--shard", "auto", "--replicas", "2"])
+            #expect(refused.status == 1)
+            #expect(refused.output.contains(message), "\(refused.output)")
+        }
+    }
+
+    /// A ConfigMap update — Kubernetes swaps a `..data` symlink — is picked up without a restart
+    /// or a signal; a broken update keeps the running config.
+    @Test func aConfigMapUpdateIsReloadedByItself() async throws {
+        let directory = try makeTemporaryDirectory("configmap")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = FileManager.default
+        func version(_ name: String, _ text: String) throws {
+            let folder = directory.appendingPathComponent(name)
+            try files.createDirectory(at: folder, withIntermediateDirectories: true)
+            try text.write(to: folder.appendingPathComponent("lookout.yml"), atomically: true, encoding: .utf8)
+            // As the kubelet does: a new ..data link, renamed over the old one.
+            let link = directory.appendingPathComponent("..data_tmp").path
+            try? files.removeItem(atPath: link)
+            try files.createSymbolicLink(atPath: link, withDestinationPath: name)
+            _ = rename(link, directory.appendingPathComponent("..data").path)
+        }
+        let head = "listen: 127.0.0.1:0\ndatabase: \":memory:\"\ndefaults: {interval: 1h}\nsources:\n  - {name: a, url: \"http://127.0.0.1:1/\"}\n"
+        try version("v1", head)
+        let config = directory.appendingPathComponent("lookout.yml").path
+        try files.createSymbolicLink(atPath: config, withDestinationPath: "..data/lookout.yml")
+        let (lookout, base) = try await startLookout(config: URL(fileURLWithPath: config))
+        func names() async -> [String] {
+            let result = await http.perform(TransferRequest(url: "\(base)/api/v1/status"))
+            let object = (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any]) ?? [:]
+            return (object["sources"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }.sorted()
+        }
+        #expect(await names() == ["a"])
+        try version("v2", head + "  - {name: b, url: \"http://127.0.0.1:1/b\"}\n")
+        _ = try await eventually(deadline: .seconds(30), "the new source") { await names() == ["a", "b"] ? true : nil }
+        try version("v3", head + "  - {name: b, url: \"http://127.0.0.1:1/b\", interval: 5x}\n")
+        _ = try await eventually(deadline: .seconds(30), "the failed reload") { () -> Bool? in
+            let text = await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText
+            return text.contains("lookout_config_last_reload_successful 0") ? true : nil
+        }
+        #expect(await names() == ["a", "b"])
+        #expect(lookout.text.contains("config file changed; reloading"))
+        #expect(try await lookout.terminate() == 0)
+    }
+
+    /// The manifests against Kubernetes' own schemas (kubernetes-validate from PyPI, installed
+    /// by `make test`), strictly: no unknown field; the ConfigMap's config passes check-config;
+    /// the StatefulSet's pods take their shard from their ordinal, replicas = shards × 2.
+    @Test func theKubernetesManifestsValidate() throws {
+        let manifest = Self.root.appendingPathComponent("deploy/kubernetes/lookout.yaml").path
+        let pydeps = ProcessInfo.processInfo.environment["LOOKOUT_PYDEPS"] ?? Self.root.appendingPathComponent(".build/pydeps").path
+        let validated = try runTool("/usr/bin/env", ["PYTHONPATH=\(pydeps)", "python3", "-m", "kubernetes_validate", "--strict", manifest])
+        #expect(validated.status == 0, "\(validated.output)")
+        for kind in ["configmap", "service", "statefulset", "poddisruptionbudget"] {
+            #expect(validated.output.contains("passed for resource \(kind)/lookout"), "\(validated.output)")
+        }
+        let documents = try Yams.load_all(yaml: String(contentsOfFile: manifest, encoding: .utf8)).compactMap { $0 as? [String: Any] }
+        let configMap = try #require(documents.first { $0["kind"] as? String == "ConfigMap" })
+        let text = try #require((configMap["data"] as? [String: String])?["lookout.yml"])
+        let directory = try makeTemporaryDirectory("k8s")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("lookout.yml")
+        try text.write(to: config, atomically: true, encoding: .utf8)
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let checked = try runTool(binary, ["check-config", "--config", config.path])
+        #expect(checked.status == 0, "\(checked.output)")
+        let loaded = try ConfigLoader.parse(text, file: "configmap")
+        let set = try #require(documents.first { $0["kind"] as? String == "StatefulSet" })
+        let spec = try #require(set["spec"] as? [String: Any])
+        let args = ((((spec["template"] as? [String: Any])?["spec"] as? [String: Any])?["containers"] as? [[String: Any]])?.first?["args"] as? [String]) ?? []
+        let replicasPerShard = args.firstIndex(of: "--replicas").flatMap { Int(args[$0 + 1]) } ?? 1
+        #expect(args.contains("auto"))
+        #expect(spec["replicas"] as? Int == loaded.shard.count * replicasPerShard)
     }
 
     @Test func theSystemdUnitVerifies() throws {

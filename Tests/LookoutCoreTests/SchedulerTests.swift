@@ -31,6 +31,17 @@ struct SchedulerTests {
         #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + .seconds(25)) == start + .seconds(30))
         #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + .seconds(10)) == start + .seconds(20))
     }
+
+    /// `--shard auto`: ordinal k of a StatefulSet with R pods per shard is replica k mod R of
+    /// shard k div R.
+    @Test func aPodsOrdinalPicksItsShardAndReplica() throws {
+        let placed = try Shard.fromPod(hostName: "lookout-5", replicas: 2, count: 3).get()
+        #expect(placed.shard == Shard(index: 2, count: 3) && placed.replica == 1)
+        #expect(try Shard.fromPod(hostName: "my-lookout-0", replicas: 1, count: 1).get().shard == Shard(index: 0, count: 1))
+        #expect(throws: Shard.Problem.self) { try Shard.fromPod(hostName: "lookout-6", replicas: 2, count: 3).get() }
+        #expect(throws: Shard.Problem.self) { try Shard.fromPod(hostName: "lookout", replicas: 2, count: 3).get() }
+        #expect(throws: Shard.Problem.self) { try Shard.fromPod(hostName: "lookout-x", replicas: 2, count: 3).get() }
+    }
 }
 
 @Suite("Histogram")

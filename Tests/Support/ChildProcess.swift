@@ -13,10 +13,13 @@ public final class ChildProcess: Sendable {
             .deletingLastPathComponent().appendingPathComponent(".build/debug")
     }
 
-    public init(_ name: String, _ arguments: [String]) throws {
+    /// Starts `name` (a path, or one of this package's executables) with `arguments`, and with
+    /// `environment` added to this process's.
+    public init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = name.hasPrefix("/") ? URL(fileURLWithPath: name) : ChildProcess.binDirectory.appendingPathComponent(name)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

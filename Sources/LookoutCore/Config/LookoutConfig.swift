@@ -120,6 +120,28 @@ package struct Shard: Sendable, Equatable {
         count <= 1 || Int(ProbeScheduler.stableHash(source) % UInt64(count)) == index
     }
 
+    /// Why `--shard auto` cannot place this pod.
+    package struct Problem: Error, Equatable {
+        package var message: String
+    }
+
+    /// A StatefulSet pod's shard (`--shard auto`): pods are numbered `NAME-0` … `NAME-(N×R−1)`,
+    /// `replicas` pods per shard, so ordinal k is replica k mod R of shard k div R. A clear
+    /// message when the host name has no ordinal or the ordinal is past the shards.
+    package static func fromPod(hostName: String, replicas: Int, count: Int) -> Result<(shard: Shard, replica: Int), Shard.Problem> {
+        guard replicas >= 1 else { return .failure(Shard.Problem(message: "--replicas must be at least 1")) }
+        guard let dash = hostName.lastIndex(of: "-"), let ordinal = Int(hostName[hostName.index(after: dash)...]), ordinal >= 0 else {
+            return .failure(Shard.Problem(
+                message: "--shard auto needs a StatefulSet pod's host name, NAME-ORDINAL (this host is \"\(hostName)\"); use --shard I/N elsewhere"))
+        }
+        let index = ordinal / replicas
+        guard index < count else {
+            return .failure(Shard.Problem(
+                message: "pod \(hostName) is ordinal \(ordinal): with \(replicas) replica\(replicas == 1 ? "" : "s") per shard that is shard \(index), but shard.count is \(count); set the StatefulSet's replicas to shard.count × --replicas (\(count * replicas))"))
+        }
+        return .success((Shard(index: index, count: count), ordinal % replicas))
+    }
+
     /// Parses `I/N`.
     package static func parse(_ text: String) -> Shard? {
         let parts = text.split(separator: "/")
