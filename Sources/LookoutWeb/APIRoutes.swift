@@ -11,7 +11,7 @@ struct APIRoutes: Sendable {
     var monitor: Monitor { context.monitor }
 
     func install(into router: inout Router) {
-        router.get("/api/v1/status") { _ in .json(StatusAPI(context: context).statusBytes()) }
+        router.get("/api/v1/status") { request in .json(StatusAPI(context: context).statusBytes(peers: request.query["local"] != "1")) }
         router.get("/api/v1/sources/:name") { request in sourceDetail(request) }
         router.get("/api/v1/sources/:name/errors") { request in errors(request) }
         router.get("/api/v1/alerts") { _ in alerts() }

@@ -12,6 +12,8 @@ package struct LookoutContext: Sendable {
     package var outbox: OutboxDeliverer?
     /// The serving HTTP server's counters, for `/metrics`.
     package var server: HTTPServerStatistics?
+    /// The other instances of `peers`, for one view over all of them.
+    package var peers: Peers?
     /// This instance's name among its shard's replicas (`--replica`), on `lookout_build_info`.
     package var replica: String?
 

@@ -13,8 +13,9 @@ package struct StatusAPI: Sendable {
         self.context = context
     }
 
-    /// `GET /api/v1/status`, written straight into bytes (10,000 sources render in a few ms).
-    package func statusBytes(nowMs: Int64 = Timestamp.nowMs()) -> [UInt8] {
+    /// `GET /api/v1/status`, written straight into bytes (10,000 sources render in a few ms);
+    /// with `peers`, each peer's last answer too (`?local=1` leaves them out: what peers ask).
+    package func statusBytes(nowMs: Int64 = Timestamp.nowMs(), peers: Bool = true) -> [UInt8] {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let entries = snapshot.records
         let offline = snapshot.offline
@@ -47,8 +48,39 @@ package struct StatusAPI: Sendable {
                     }
                 }
             }
+            if peers, let known = context.peers?.peers, !known.isEmpty {
+                json.field("peers") { json in
+                    json.array { json in for peer in known { StatusAPI.writePeer(peer, to: &json) } }
+                }
+            }
         }
         return json.bytes
+    }
+
+    static func writePeer(_ peer: Peers.Peer, to json: inout JSONWriter) {
+        json.object { json in
+            json.field("url") { $0.string(peer.url) }
+            json.field("location") { $0.string(peer.location) }
+            json.field("shard") { $0.string(peer.shard) }
+            json.field("reachable") { $0.bool(peer.problem == nil && peer.lastSuccessMs != nil) }
+            json.field("status") { $0.string(peer.problem == nil ? peer.overall : "unreachable") }
+            json.field("problem") { $0.string(peer.problem) }
+            json.field("unreachable_since") { $0.string(peer.failingSinceMs.map(Timestamp.rfc3339)) }
+            json.field("last_success_at") { $0.string(peer.lastSuccessMs.map(Timestamp.rfc3339)) }
+            json.field("sources") { json in
+                json.array { json in
+                    for source in peer.sources {
+                        json.object { json in
+                            json.field("name") { $0.string(source.name) }
+                            json.field("state") { $0.string(source.state) }
+                            json.field("group") { $0.string(source.group) }
+                            json.field("down_since") { $0.string(source.downSinceMs.map(Timestamp.rfc3339)) }
+                            json.field("cause") { $0.string(source.cause) }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// One source's object in the status document.

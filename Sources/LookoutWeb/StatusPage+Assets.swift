@@ -27,13 +27,13 @@ extension StatusPage {
         .banner { padding: .75rem 1rem; border-radius: .5rem; font-weight: 600; border-left: .5rem solid; margin: 0 0 1rem; }
         .banner.ok { border-color: var(--ok); } .banner.down { border-color: var(--down); } .banner.degraded { border-color: var(--degraded); }
         .banner.pending { border-color: var(--pending); } .banner.offline { border-color: var(--offline); }
-        .problems, .incidents, .maint, .announcement { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin-bottom: 1rem; }
-        .problems { border-color: var(--down); } .incidents ul, .problems ul, .maint ul { margin: 0; padding-left: 1.2rem; }
+        .problems, .incidents, .maint, .peers, .announcement { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin-bottom: 1rem; }
+        .problems { border-color: var(--down); } .incidents ul, .problems ul, .maint ul, .peers ul { margin: 0; padding-left: 1.2rem; }
         .incident { margin: .3rem 0; } .incident .cause { font-weight: 600; } .doing { color: var(--muted); }
         details.incidents > summary { cursor: pointer; color: var(--muted); }
         .announcement { border-left: .5rem solid var(--degraded); } .announcement.state-resolved { border-left-color: var(--ok); }
         .announcement.state-monitoring { border-left-color: var(--offline); } .announcement p { margin: .3rem 0; overflow-wrap: anywhere; }
-        .meta { color: var(--muted); font-size: .9rem; } .past h2 { margin-top: 1rem; }
+        .meta { color: var(--muted); font-size: .9rem; } .peer-sources .state { margin-right: .6rem; font-weight: 400; } .past h2 { margin-top: 1rem; }
         .tag { font-size: .75rem; border: 1px solid var(--line); border-radius: 1rem; padding: 0 .4rem; }
         .sev-critical .tag, .sev-down .tag { border-color: var(--down); color: var(--down); } .sev-warning .tag { border-color: var(--degraded); color: var(--degraded); }
         .summary, .foot { color: var(--muted); margin: 0; }

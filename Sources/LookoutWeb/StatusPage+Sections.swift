@@ -152,6 +152,44 @@ extension StatusPage {
         return parts.joined(separator: " · ")
     }
 
+    /// The other instances of `peers`: each one's state and sources, and plainly which cannot be
+    /// reached (since when, and why) — their sources are then not shown, never shown as healthy.
+    func peersSection(_ view: View) -> String {
+        guard !view.peers.isEmpty else { return "" }
+        var html = "<section class=\"peers\" aria-label=\"Other instances\"><h2>Other instances (\(view.peers.count))</h2><ul>"
+        for peer in view.peers {
+            // The public page does not give out addresses.
+            let label = HTML.escape(view.isPublic && peer.label == peer.url ? "another location" : peer.label)
+            if let problem = peer.problem {
+                let since = peer.failingSinceMs.map { " since " + StatusPage.time(Timestamp.clock($0), atMs: $0) } ?? ""
+                html += "<li class=\"peer\" data-peer=\"unreachable\"><strong>\(label)</strong> <span class=\"state down\">Unreachable</span>\(since)"
+                if !view.isPublic { html += ": \(HTML.escape(problem)) <small>(\(HTML.escape(peer.url)))</small>" }
+                html += "; its sources are not shown.</li>"
+                continue
+            }
+            guard peer.lastSuccessMs != nil else {
+                html += "<li class=\"peer\" data-peer=\"pending\"><strong>\(label)</strong> <span class=\"state pending\">Waiting for its first answer</span></li>"
+                continue
+            }
+            let up = peer.sources.filter { $0.state == "up" }.count
+            let state = StatusPage.banner(peer.overall ?? "")
+            html += "<li class=\"peer\" data-peer=\"\(state.0)\"><strong>\(label)</strong> <span class=\"state \(state.0)\">\(HTML.escape(peer.overall ?? "unknown"))</span> · \(up) of \(peer.sources.count) sources up"
+            let down = peer.sources.filter { $0.state == "down" }
+            if !down.isEmpty {
+                html += "<ul>" + down.prefix(50).map { source in
+                    var line = "<li><strong>\(HTML.escape(source.name))</strong> <span class=\"state down\">down</span>"
+                    if let since = source.downSinceMs { line += " for " + StatusPage.time(Timestamp.human(view.nowMs - since), atMs: since) }
+                    if let cause = source.cause, !view.isPublic { line += " · \(HTML.escape(cause))" }
+                    return line + "</li>"
+                }.joined() + "</ul>"
+            }
+            html += "<details><summary>All \(peer.sources.count) sources</summary><p class=\"peer-sources\">"
+            html += peer.sources.prefix(5_000).map { "<span class=\"state \($0.state == "up" ? "ok" : $0.state == "down" ? "down" : "pending")\">\(HTML.escape($0.name))</span>" }.joined(separator: " ")
+            html += "</p></details></li>"
+        }
+        return html + "</ul></section>\n"
+    }
+
     /// Maintenance in progress, and what starts in the next 7 days.
     func maintenanceSection(_ view: View) -> String {
         let windows = context.monitor.maintenance.windows

@@ -24,6 +24,10 @@ extension StatusPage {
             html += "<br><small class=\"hint\">\(HTML.escape(note)) · ends \(until)"
             html += view.isPublic ? "</small>" : "; no notifications, not counted in availability</small>"
         }
+        if let others = view.elsewhere[entry.name] {
+            let states = others.map { "\(HTML.escape($0.peer)) <span class=\"state \($0.state == "up" ? "ok" : $0.state == "down" ? "down" : "pending")\">\(HTML.escape($0.state))</span>" }
+            html += "<br><small class=\"hint\">Elsewhere: " + states.joined(separator: ", ") + "</small>"
+        }
         let blockedBy = snapshot.blockedBy(index)
         if !blockedBy.isEmpty && !view.isPublic {
             let links = blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")

@@ -36,6 +36,10 @@ package struct StatusPage: Sendable {
         var episodes: [String: [AlertStore.Episode]]
         /// Maintenance that began in those 90 days, for the bars' titles.
         var maintenanceDays: [DayAxis.Maintenance]
+        /// The other instances (`peers`), as last fetched.
+        var peers: [Peers.Peer] = []
+        /// Per source name, its state as each reachable peer sees it (other locations).
+        var elsewhere: [String: [(peer: String, state: String)]] = [:]
         var isPublic: Bool { audience == .public }
     }
 
@@ -48,9 +52,15 @@ package struct StatusPage: Sendable {
         let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let stored = history.load(nowMs: nowMs)
         let days = DayAxis(nowMs: nowMs)
-        let view = View(
+        var view = View(
             snapshot: snapshot, audience: audience, nowMs: nowMs, days: days, episodes: stored.episodes,
             maintenanceDays: history.maintenance(context.monitor.maintenance.windows, days: days))
+        if let peers = context.peers?.peers, !peers.isEmpty {
+            view.peers = peers
+            for peer in peers where peer.problem == nil {
+                for source in peer.sources { view.elsewhere[source.name, default: []].append((peer.label, source.state)) }
+            }
+        }
         let settings = snapshot.config.statusPage
         let filter = filter?.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100).lowercased() ?? ""
         var html = HTMLOutput(capacity: 16_384 + snapshot.records.count * 8_000)
@@ -61,6 +71,7 @@ package struct StatusPage: Sendable {
         html += StatusPage.openAnnouncements(announcements.filter(\.isOpen), nowMs: nowMs)
         html += maintenanceSection(view)
         html += incidents(view)
+        html += peersSection(view)
         sources(view, filter: String(filter), into: &html)
         html += StatusPage.pastAnnouncements(announcements.filter { !$0.isOpen && nowMs - $0.updatedAtMs <= 30 * HealthWindow.day }, nowMs: nowMs)
         html += "</main>\n"

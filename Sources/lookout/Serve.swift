@@ -110,6 +110,8 @@ struct Serve: AsyncParsableCommand {
         let statistics = HTTPServerStatistics()
         var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
         context.replica = replicaName
+        let peers = Peers(urls: { monitor.config.peers })
+        context.peers = peers
         let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
         do {
             try server.start()
@@ -130,6 +132,7 @@ struct Serve: AsyncParsableCommand {
             .init(service: RunningPart("alerts") { await alerts.run() }),
             .init(service: RunningPart("outbox") { await outbox.run() }),
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
+            .init(service: RunningPart("peers") { await peers.run() }),
             // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
             .init(service: RunningPart("config-watch") {
                 await ConfigWatcher(path: config).run {

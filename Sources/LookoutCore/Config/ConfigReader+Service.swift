@@ -4,7 +4,7 @@ import Yams
 /// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
 extension ConfigReader {
     static let topKeys = [
-        "listen", "database", "retention", "raw_retention", "rollup_retention", "location", "external_url", "admin_token_file", "admin_token", "shard",
+        "listen", "database", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url", "admin_token_file", "admin_token", "shard",
         "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements",
     ]
 
@@ -44,6 +44,12 @@ extension ConfigReader {
                 config.location = value
             } else {
                 problem(node, "location", "\"\(value)\" must be 1 to 64 letters, digits, '.', '_' or '-' (it becomes a Prometheus label value)")
+            }
+        }
+        if let node = top["peers"]?.value, let list = sequence(node, "peers") {
+            if list.count > 64 { problem(node, "peers", "at most 64 peers (\(list.count) listed)") }
+            config.peers = list.prefix(64).enumerated().compactMap { url($0.element, "peers[\($0.offset)]") }.map {
+                $0.hasSuffix("/") ? String($0.dropLast()) : $0
             }
         }
         if let node = top["external_url"]?.value, let value = url(node, "external_url") {

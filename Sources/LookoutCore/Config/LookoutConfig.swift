@@ -257,6 +257,9 @@ package struct LookoutConfig: Sendable, Equatable {
     package var shard = Shard()
     /// Where this instance probes from (`location`): a label on every per-source series.
     package var location: String?
+    /// Other Lookout instances (other shards, locations) whose sources this one's page and
+    /// status JSON show too.
+    package var peers: [String] = []
     package var sources: [SourceConfig] = []
     package var canaries: [String] = []
     /// Planned windows when sources may fail without notifying anyone.
