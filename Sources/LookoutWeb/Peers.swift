@@ -96,13 +96,13 @@ package final class Peers: Sendable {
         }
     }
 
-    struct PeerProblem: Error {
-        var message: String
+    package struct PeerProblem: Error {
+        package var message: String
     }
 
     /// A peer's answer, read defensively: anything but a 200 with Lookout's status document is a
     /// problem named for people.
-    static func parse(_ result: TransferResult, url: String) -> Result<Peer, PeerProblem> {
+    package static func parse(_ result: TransferResult, url: String) -> Result<Peer, PeerProblem> {
         if let failure = FailureClassifier.classify(result) {
             return .failure(PeerProblem(message: "\(failure.title.lowercased()) (\(failure.category.rawValue)/\(failure.reason))"))
         }

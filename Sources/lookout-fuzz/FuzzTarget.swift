@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import LookoutWeb
 import ResilientHTTP
 
 /// One parser of outside input, driven by arbitrary bytes. Each must return without trapping,
@@ -21,6 +22,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case serverMessage = "server-message"
     /// Lookout's HTTP handling above libmicrohttpd: routes, query strings, headers and bodies.
     case httpRequest = "http-request"
+    /// A peer's status document, as `peers` reads it from another instance.
+    case peerStatus = "peer-status"
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -81,6 +84,11 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             }
         case .httpRequest:
             HTTPRequestFuzzing.shared.run(data)
+        case .peerStatus:
+            if case .success(let peer) = Peers.parse(TransferResult(httpStatus: 200, body: data), url: "http://127.0.0.1:1") {
+                precondition(peer.sources.count <= 100_000)
+                _ = peer.label
+            }
         }
     }
 }
