@@ -106,7 +106,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "TestSupport", path: "Tests/Support", exclude: ["Scripts"]),
+        .target(name: "TestSupport", dependencies: ["ResilientHTTP"], path: "Tests/Support", exclude: ["Scripts"]),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
         .testTarget(

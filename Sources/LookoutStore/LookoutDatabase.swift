@@ -136,18 +136,7 @@ package final class LookoutDatabase: Sendable {
             try db.alter(table: "probe_results") { table in
                 table.add(column: "fallback", .text)
             }
-            try db.create(table: "probe_rollups") { table in
-                table.column("minute_ms", .integer).notNull()
-                table.column("source", .text).notNull()
-                table.column("probes", .integer).notNull()
-                table.column("failures", .integer).notNull()
-                table.column("retried", .integer).notNull()
-                table.column("retry_succeeded", .integer).notNull()
-                table.column("duration_ms_sum", .double).notNull()
-                table.column("duration_ms_max", .double).notNull()
-                table.column("latency_buckets", .text).notNull()
-                table.primaryKey(["source", "minute_ms"])
-            }
+            try db.create(table: "probe_rollups") { table in LookoutDatabase.rollupColumns(table, time: "minute_ms") }
             try db.create(index: "probe_rollups_minute", on: "probe_rollups", columns: ["minute_ms"])
             try db.create(table: "error_records") { table in
                 table.autoIncrementedPrimaryKey("id")
@@ -265,18 +254,7 @@ package final class LookoutDatabase: Sendable {
             // Finished hours of probe_rollups, and finished days of those (RollupTiers); the
             // columns are probe_rollups' with the hour or the day instead of the minute.
             for (table, time) in [("probe_rollups_hourly", "hour_ms"), ("probe_rollups_daily", "day_ms")] {
-                try db.create(table: table, options: .withoutRowID) { table in
-                    table.column(time, .integer).notNull()
-                    table.column("source", .text).notNull()
-                    table.column("probes", .integer).notNull()
-                    table.column("failures", .integer).notNull()
-                    table.column("retried", .integer).notNull()
-                    table.column("retry_succeeded", .integer).notNull()
-                    table.column("duration_ms_sum", .double).notNull()
-                    table.column("duration_ms_max", .double).notNull()
-                    table.column("latency_buckets", .text).notNull()
-                    table.primaryKey(["source", time])
-                }
+                try db.create(table: table, options: .withoutRowID) { table in LookoutDatabase.rollupColumns(table, time: time) }
                 try db.create(index: "\(table)_time", on: table, columns: [time])
             }
             // Where each tier is complete up to; the finer rows are pruned only behind it. The
@@ -287,6 +265,21 @@ package final class LookoutDatabase: Sendable {
             }
         }
         return migrator
+    }
+
+    /// A rollup table's columns: per source and `time` (minute, hour or day), counts, durations
+    /// and latency buckets (`Histogram.latencyBuckets` then +Inf, as text).
+    static func rollupColumns(_ table: TableDefinition, time: String) {
+        table.column(time, .integer).notNull()
+        table.column("source", .text).notNull()
+        table.column("probes", .integer).notNull()
+        table.column("failures", .integer).notNull()
+        table.column("retried", .integer).notNull()
+        table.column("retry_succeeded", .integer).notNull()
+        table.column("duration_ms_sum", .double).notNull()
+        table.column("duration_ms_max", .double).notNull()
+        table.column("latency_buckets", .text).notNull()
+        table.primaryKey(["source", time])
     }
 
     /// The database file's size in bytes (main file and WAL), 0 in memory.

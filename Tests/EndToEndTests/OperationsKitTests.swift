@@ -208,26 +208,8 @@ struct OperationsKitTests {
               hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook", group_wait: 0s}]
             """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
-        let port = base.split(separator: ":").last.map(String.init) ?? ""
-        let prometheusPort = closedPort()
-        try """
-            global: {scrape_interval: 1s, evaluation_interval: 1s}
-            scrape_configs:
-              - job_name: lookout
-                static_configs: [{targets: ["127.0.0.1:\(port)"]}]
-            """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
-        let prometheus = try ChildProcess("/usr/bin/prometheus", [
-            "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
-            "--web.listen-address=127.0.0.1:\(prometheusPort)",
-        ])
-        func results(_ query: String) async -> Int? {
-            let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(prometheusPort)/api/v1/query?query=\(encoded)"))
-            guard let body = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any], body["status"] as? String == "success",
-                let data = body["data"] as? [String: Any], let list = data["result"] as? [Any]
-            else { return nil }
-            return list.count
-        }
+        let prometheus = try TestPrometheus(scraping: [String(base.dropFirst("http://".count))], in: directory)
+        func results(_ query: String) async -> Int? { await prometheus.query(query)?.count }
         let queries = try Self.dashboardQueries()
         // Until every panel has data (a rate needs two scrapes; the breaker and the alert a few seconds).
         let empty = try await eventually(deadline: .seconds(90), "every panel's query to return data") { () -> [String]? in
@@ -247,7 +229,7 @@ struct OperationsKitTests {
         // The firing-alerts table names the source.
         #expect((await results(#"lookout_alert_active{alertname="SourceDown", source="checkout"}"#) ?? 0) == 1)
         #expect((await results(#"lookout_source_info{source="api", group="Payments"}"#) ?? 0) == 1)
-        _ = try await prometheus.terminate()
+        _ = try await prometheus.process.terminate()
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }

@@ -116,24 +116,10 @@ struct ServingEndToEndTests {
         #expect(promtool.status == 0, "\(promtool.output)")
         #expect(promtool.output.isEmpty, "\(promtool.output)")
 
-        let prometheusPort = closedPort()
-        try """
-            global: {scrape_interval: 1s, evaluation_interval: 1s}
-            scrape_configs:
-              - job_name: lookout
-                static_configs: [{targets: ["127.0.0.1:\(port)"]}]
-            """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
-        let prometheus = try ChildProcess("/usr/bin/prometheus", [
-            "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
-            "--web.listen-address=127.0.0.1:\(prometheusPort)",
-        ])
+        let prometheus = try TestPrometheus(scraping: ["127.0.0.1:\(port)"], in: directory)
         let series = try await eventually("Prometheus to have lookout_probe_success for every source") { () -> [String: String]? in
-            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(prometheusPort)/api/v1/query?query=lookout_probe_success"))
-            guard let body = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any],
-                let data = body["data"] as? [String: Any], let results = data["result"] as? [[String: Any]]
-            else { return nil }
             var values: [String: String] = [:]
-            for item in results {
+            for item in await prometheus.query("lookout_probe_success") ?? [] {
                 if let metric = item["metric"] as? [String: String], let source = metric["source"], let value = item["value"] as? [Any] {
                     values[source] = value.last as? String
                 }
@@ -141,7 +127,7 @@ struct ServingEndToEndTests {
             return values.count == 3 ? values : nil
         }
         #expect(series == ["up": "1", "odd.name": "0", "feed": "1"])
-        _ = try await prometheus.terminate()
+        _ = try await prometheus.process.terminate()
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }

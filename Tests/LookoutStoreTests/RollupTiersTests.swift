@@ -45,6 +45,18 @@ struct RollupTiersTests {
         }
     }
 
+    /// Source a's whole history, each stretch from the tier that holds it: days wholly before the
+    /// first hourly row (as the page's restore reads them), hours up to the hour mark, minutes after.
+    func history(_ database: LookoutDatabase, until now: Int64) throws -> Totals {
+        let hourMark = try database.writer.read { db in try RollupTiers.mark(db, "hour") } ?? 0
+        let oldestHour = try database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM probe_rollups_hourly") } ?? 0
+        return [
+            try totals(database, "probe_rollups_daily", "day_ms", from: 0, to: RollupTiers.floor(oldestHour, day)),
+            try totals(database, "probe_rollups_hourly", "hour_ms", from: oldestHour, to: hourMark),
+            try totals(database, "probe_rollups", "minute_ms", from: hourMark, to: now),
+        ].reduce(Totals()) { Totals(probes: $0.probes + $1.probes, failures: $0.failures + $1.failures, retried: $0.retried + $1.retried) }
+    }
+
     @Test func aDaysAvailabilityIsTheSameFromEveryTier() throws {
         let database = try LookoutDatabase(path: ":memory:")
         let now = midnight + 30 * 60_000
@@ -122,12 +134,7 @@ struct RollupTiersTests {
         let hourMark = try database.writer.read { db in try RollupTiers.mark(db, "hour") } ?? 0
         let dayMark = try database.writer.read { db in try RollupTiers.mark(db, "day") } ?? 0
         let oldestHour = try database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM probe_rollups_hourly") } ?? 0
-        let stitched = [
-            // Days wholly before the first hourly row (as the page's restore reads them).
-            try totals(database, "probe_rollups_daily", "day_ms", from: 0, to: RollupTiers.floor(oldestHour, day)),
-            try totals(database, "probe_rollups_hourly", "hour_ms", from: oldestHour, to: hourMark),
-            try totals(database, "probe_rollups", "minute_ms", from: hourMark, to: now),
-        ].reduce(Totals()) { Totals(probes: $0.probes + $1.probes, failures: $0.failures + $1.failures, retried: $0.retried + $1.retried) }
+        let stitched = try history(database, until: now)
         #expect(oldestHour % day == 0 && oldestHour <= dayMark)
         #expect(stitched == before)
     }
@@ -155,13 +162,7 @@ struct RollupTiersTests {
         let database = try LookoutDatabase(path: path)
         try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400)).prune(database, nowMs: now)
         let hourMark = try database.writer.read { db in try RollupTiers.mark(db, "hour") } ?? 0
-        let oldestHour = try database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM probe_rollups_hourly") } ?? 0
-        let kept = [
-            // Days wholly before the first hourly row (as the page's restore reads them).
-            try totals(database, "probe_rollups_daily", "day_ms", from: 0, to: RollupTiers.floor(oldestHour, day)),
-            try totals(database, "probe_rollups_hourly", "hour_ms", from: oldestHour, to: hourMark),
-            try totals(database, "probe_rollups", "minute_ms", from: hourMark, to: now),
-        ].reduce(Totals()) { Totals(probes: $0.probes + $1.probes, failures: $0.failures + $1.failures, retried: $0.retried + $1.retried) }
+        let kept = try history(database, until: now)
         #expect(kept == expected)
         // Minute rows older than 48 h are gone; the 90-day tier kept all 20 days by the hour.
         #expect(try totals(database, "probe_rollups", "minute_ms", from: 0, to: now - 48 * hour).probes == 0)
