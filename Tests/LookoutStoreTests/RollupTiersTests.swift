@@ -131,7 +131,6 @@ struct RollupTiersTests {
         // whole history is still there, once.
         let oldestMinute = try database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT MIN(minute_ms) FROM probe_rollups") } ?? 0
         #expect(oldestMinute >= now - 26 * hour && oldestMinute % hour == 0)
-        let hourMark = try database.writer.read { db in try RollupTiers.mark(db, "hour") } ?? 0
         let dayMark = try database.writer.read { db in try RollupTiers.mark(db, "day") } ?? 0
         let oldestHour = try database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM probe_rollups_hourly") } ?? 0
         let stitched = try history(database, until: now)
