@@ -10,6 +10,8 @@ enum LookoutBench {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         switch arguments.first {
+        case "--version":
+            print(LookoutVersion.string)
         case "decisions":
             decisions()
         case "store":
@@ -44,7 +46,7 @@ enum LookoutBench {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY\n".utf8))
+        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY | --version\n".utf8))
         exit(2)
     }
 

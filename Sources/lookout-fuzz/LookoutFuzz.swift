@@ -1,6 +1,7 @@
 // lookout-fuzz: libFuzzer targets for every parser of outside input (`make fuzz`), and, in a
 // normal build, a replayer that runs committed inputs through the same targets (`make test`).
 import Foundation
+import ResilientHTTP
 
 #if LOOKOUT_FUZZ
 /// libFuzzer's entry for programs with their own `main` (clang's FuzzerInterface.h).
@@ -20,11 +21,16 @@ struct LookoutFuzz {
     static let usage = """
         usage: lookout-fuzz TARGET [FILE|DIR ...]            replay inputs (any build)
                lookout-fuzz TARGET [libFuzzer options] CORPUS  fuzz (a -DLOOKOUT_FUZZ build: make fuzz)
+               lookout-fuzz --version
         targets: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))
         """
 
     static func main() {
         var arguments = CommandLine.arguments
+        if arguments.count == 2 && arguments[1] == "--version" {
+            print(LookoutVersion.string)
+            exit(0)
+        }
         guard arguments.count >= 2, let target = FuzzTarget(rawValue: arguments[1]) else {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             exit(2)

@@ -7,7 +7,7 @@ import TestSupport
 struct CommandLineEndToEndTests {
     func tool(_ name: String) -> String { ChildProcess.binDirectory.appendingPathComponent(name).path }
 
-    @Test(arguments: ["lookout", "lookout-sim"])
+    @Test(arguments: ["lookout", "lookout-sim", "lookout-bench", "lookout-fuzz"])
     func everyExecutableTellsItsVersion(name: String) throws {
         let result = try runTool(tool(name), ["--version"])
         #expect(result.status == 0)
