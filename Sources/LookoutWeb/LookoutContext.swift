@@ -1,3 +1,4 @@
+import Foundation
 import LookoutAlerting
 import LookoutCore
 import LookoutStore
@@ -16,6 +17,9 @@ package struct LookoutContext: Sendable {
     package var peers: Peers?
     /// This instance's name among its shard's replicas (`--replica`), on `lookout_build_info`.
     package var replica: String?
+    /// A random id for this process, in the status JSON: a peer list may name this instance
+    /// itself (one config for every instance), and `Peers` skips the peer that answers with it.
+    package var instanceID = UUID().uuidString
 
     package init(
         monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil,

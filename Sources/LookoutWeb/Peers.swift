@@ -22,6 +22,11 @@ package final class Peers: Sendable {
         package var url: String
         package var location: String?
         package var shard: String?
+        package var replica: String?
+        /// The peer is this instance (one peer list for every instance): not shown.
+        package var isSelf = false
+        /// The peer's process id, as it answered.
+        package var instance: String?
         package var overall: String?
         package var sources: [Source] = []
         package var lastSuccessMs: Int64?
@@ -31,7 +36,7 @@ package final class Peers: Sendable {
 
         /// How people name it: its location and shard where known, else its address.
         package var label: String {
-            let parts = [location, shard.map { "shard \($0)" }].compactMap { $0 }
+            let parts = [location, shard.map { "shard \($0)" }, replica.map { "replica \($0)" }].compactMap { $0 }
             return parts.isEmpty ? url : parts.joined(separator: " · ")
         }
     }
@@ -42,11 +47,13 @@ package final class Peers: Sendable {
     static let maxBytes = 64 << 20
 
     private let urls: @Sendable () -> [String]
+    private let instanceID: String
     private let state = Mutex<[String: Peer]>([:])
     private let transport = CurlTransport()
 
-    package init(urls: @escaping @Sendable () -> [String]) {
+    package init(urls: @escaping @Sendable () -> [String], instanceID: String = "") {
         self.urls = urls
+        self.instanceID = instanceID
     }
 
     /// The configured peers, in config order, as last fetched (not fetched yet: no problem, no
@@ -75,6 +82,7 @@ package final class Peers: Sendable {
                     case .success(let fetched):
                         peer = fetched
                         peer.lastSuccessMs = nowMs
+                        peer.isSelf = !instanceID.isEmpty && fetched.instance == instanceID
                     case .failure(let problem):
                         peer.problem = problem.message
                         peer.failingSinceMs = peer.failingSinceMs ?? nowMs
@@ -112,7 +120,8 @@ package final class Peers: Sendable {
         else {
             return .failure(PeerProblem(message: "answered something that is not Lookout's status JSON"))
         }
-        var peer = Peer(url: url, location: object["location"] as? String, overall: overall)
+        var peer = Peer(url: url, location: object["location"] as? String, replica: object["replica"] as? String, overall: overall)
+        peer.instance = object["instance"] as? String
         if let shard = object["shard"] as? [String: Any], let index = shard["index"] as? Int, let count = shard["count"] as? Int, count > 1 {
             peer.shard = "\(index + 1) of \(count)"
         }

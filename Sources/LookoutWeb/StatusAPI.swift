@@ -31,6 +31,8 @@ package struct StatusAPI: Sendable {
             json.field("network_online") { $0.bool(!offline) }
             json.field("generated_at") { $0.string(Timestamp.rfc3339(nowMs)) }
             json.field("location") { $0.string(snapshot.config.location) }
+            json.field("replica") { $0.string(context.replica) }
+            json.field("instance") { $0.string(context.instanceID) }
             json.field("shard") { json in
                 json.object { json in
                     json.field("index") { $0.int(Int64(snapshot.shard.index)) }
@@ -48,7 +50,7 @@ package struct StatusAPI: Sendable {
                     }
                 }
             }
-            if peers, let known = context.peers?.peers, !known.isEmpty {
+            if peers, let known = context.peers?.peers.filter({ !$0.isSelf }), !known.isEmpty {
                 json.field("peers") { json in
                     json.array { json in for peer in known { StatusAPI.writePeer(peer, to: &json) } }
                 }
@@ -62,6 +64,7 @@ package struct StatusAPI: Sendable {
             json.field("url") { $0.string(peer.url) }
             json.field("location") { $0.string(peer.location) }
             json.field("shard") { $0.string(peer.shard) }
+            json.field("replica") { $0.string(peer.replica) }
             json.field("reachable") { $0.bool(peer.problem == nil && peer.lastSuccessMs != nil) }
             json.field("status") { $0.string(peer.problem == nil ? peer.overall : "unreachable") }
             json.field("problem") { $0.string(peer.problem) }

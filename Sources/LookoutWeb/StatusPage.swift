@@ -55,7 +55,7 @@ package struct StatusPage: Sendable {
         var view = View(
             snapshot: snapshot, audience: audience, nowMs: nowMs, days: days, episodes: stored.episodes,
             maintenanceDays: history.maintenance(context.monitor.maintenance.windows, days: days))
-        if let peers = context.peers?.peers, !peers.isEmpty {
+        if let peers = context.peers?.peers.filter({ !$0.isSelf }), !peers.isEmpty {
             view.peers = peers
             for peer in peers where peer.problem == nil {
                 for source in peer.sources { view.elsewhere[source.name, default: []].append((peer.label, source.state)) }

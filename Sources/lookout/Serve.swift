@@ -110,7 +110,7 @@ struct Serve: AsyncParsableCommand {
         let statistics = HTTPServerStatistics()
         var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
         context.replica = replicaName
-        let peers = Peers(urls: { monitor.config.peers })
+        let peers = Peers(urls: { monitor.config.peers }, instanceID: context.instanceID)
         context.peers = peers
         let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
         do {

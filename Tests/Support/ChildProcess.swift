@@ -84,6 +84,9 @@ public final class ChildProcess: Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// The process id (to kill -9 it, say).
+    public var pid: Int32 { process.processIdentifier }
+
     /// Sends SIGTERM and waits (polling, with a deadline) for the exit; returns the exit status.
     public func terminate(deadline: Duration = .seconds(10)) async throws -> Int32 {
         process.terminate()

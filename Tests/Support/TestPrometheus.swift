@@ -31,3 +31,9 @@ public struct TestPrometheus: Sendable {
         return list
     }
 }
+
+/// What lookout-sim's `/webhook` received, oldest first (`/webhook/log`).
+public func simulatorWebhookLog(_ simBase: String) async -> [[String: Any]] {
+    let result = await CurlTransport().perform(TransferRequest(url: "\(simBase)/webhook/log"))
+    return (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [[String: Any]]) ?? []
+}
