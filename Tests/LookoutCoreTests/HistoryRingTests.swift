@@ -46,6 +46,18 @@ struct HistoryRingTests {
         #expect(restored.quantiles([1], last: 1, nowMs: now)[0] == [0.01])
     }
 
+    /// Counts are 16 bits: they saturate instead of wrapping, and a huge count read back from
+    /// the database does not trap.
+    @Test func latencyCountsSaturate() {
+        var ring = LatencyRing(widthMs: HealthWindow.hour, count: 25)
+        let now = 1_000 * HealthWindow.hour
+        ring.add([Int](repeating: 0, count: 4) + [Int.max] + [Int](repeating: 0, count: 11), atMs: now)
+        ring.add([Int](repeating: 0, count: 4) + [Int.max] + [Int](repeating: 0, count: 11), atMs: now)
+        ring.observe(seconds: 0.02, atMs: now)
+        ring.add([Int](repeating: 0, count: 15) + [-5], atMs: now)
+        #expect(ring.quantiles([0.5, 1], last: 1, nowMs: now)[0] == [0.0175, 0.025])
+    }
+
     @Test func upcomingMaintenanceIsFoundWithinTheHorizon() throws {
         let now = Timestamp.parseRFC3339("2026-11-24T12:00:00Z")!  // a Tuesday
         let weekly = MaintenanceWindow(

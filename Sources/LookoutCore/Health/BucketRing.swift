@@ -18,9 +18,10 @@ package struct BucketRing: Sendable, Equatable {
         }
     }
 
-    /// One bucket: when it starts, and what it counted.
+    /// One bucket: which one it is (its start ÷ the width: 4 bytes, not 8, across the 250
+    /// buckets every source holds), and what it counted.
     struct Slot: Sendable, Equatable {
-        var start = Int64.min
+        var number = Int32.min
         var counts = Counts()
     }
 
@@ -35,9 +36,10 @@ package struct BucketRing: Sendable, Equatable {
     package mutating func add(_ delta: Counts, atMs: Int64) {
         let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
         let index = Int(((start / widthMs) % Int64(slots.count) + Int64(slots.count)) % Int64(slots.count))
-        if slots[index].start != start {
-            guard start > slots[index].start else { return }  // older than what the ring holds
-            slots[index] = Slot(start: start)
+        let number = Int32(clamping: start / widthMs)
+        if slots[index].number != number {
+            guard number > slots[index].number else { return }  // older than what the ring holds
+            slots[index] = Slot(number: number)
         }
         slots[index].counts = slots[index].counts + delta
     }
@@ -64,7 +66,7 @@ package struct BucketRing: Sendable, Equatable {
         return (0..<max(0, count)).map { offset in
             let start = newest - Int64(count - 1 - offset) * widthMs
             let slot = slots[Int(((start / widthMs) % size + size) % size)]
-            return slot.start == start ? slot.counts : nil
+            return slot.number == Int32(clamping: start / widthMs) ? slot.counts : nil
         }
     }
 
@@ -89,7 +91,7 @@ package struct BucketRing: Sendable, Equatable {
         slots.withUnsafeBufferPointer { slots in
             var visited = 0
             while visited < count && start + widthMs > oldest {
-                if slots[index].start == start { running = running + slots[index].counts }
+                if slots[index].number == Int32(clamping: start / widthMs) { running = running + slots[index].counts }
                 start -= widthMs
                 index = index == 0 ? count - 1 : index - 1
                 visited += 1

@@ -5,8 +5,9 @@ package struct LatencyRing: Sendable, Equatable {
     package let widthMs: Int64
     private static let width = Histogram.latencyBuckets.count + 1
     private var starts: [Int64]
-    /// `starts.count` histograms of `width` counts each, flat.
-    private var counts: [UInt32]
+    /// `starts.count` histograms of `width` counts each, flat; 16 bits saturate at 65,535 an hour
+    /// in one bucket (a probe every 55 ms), far past any interval, at half the memory.
+    private var counts: [UInt16]
 
     package init(widthMs: Int64, count: Int) {
         self.widthMs = widthMs
@@ -17,13 +18,16 @@ package struct LatencyRing: Sendable, Equatable {
     package mutating func observe(seconds: Double, atMs: Int64) {
         guard let base = slot(atMs) else { return }
         let index = Histogram.latencyBuckets.firstIndex { seconds <= $0 } ?? Histogram.latencyBuckets.count
-        counts[base + index] &+= 1
+        if counts[base + index] < UInt16.max { counts[base + index] += 1 }
     }
 
     /// Adds bucket counts (`Histogram.latencyBuckets`, then +Inf); others are ignored.
     package mutating func add(_ bucketCounts: [Int], atMs: Int64) {
         guard bucketCounts.count == LatencyRing.width, let base = slot(atMs) else { return }
-        for (index, count) in bucketCounts.enumerated() { counts[base + index] &+= UInt32(clamping: count) }
+        for (index, count) in bucketCounts.enumerated() {
+            // Clamped before adding: a count read back from the database is not trusted.
+            counts[base + index] = UInt16(clamping: Int(counts[base + index]) + min(Int(UInt16.max), max(0, count)))
+        }
     }
 
     /// The bucket holding `atMs`, cleared when it held an older one; nil when older than the ring.
@@ -58,7 +62,7 @@ package struct LatencyRing: Sendable, Equatable {
         }
     }
 
-    static func quantile(_ q: Double, _ histogram: ArraySlice<UInt32>, total: UInt64) -> Double {
+    static func quantile(_ q: Double, _ histogram: ArraySlice<UInt16>, total: UInt64) -> Double {
         let bounds = Histogram.latencyBuckets
         let rank = max(0, min(1, q)) * Double(total)
         var below: UInt64 = 0
