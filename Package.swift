@@ -95,7 +95,7 @@ let package = Package(
             name: "lookout-bench",
             dependencies: [
                 "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/lookout-bench"
         ),

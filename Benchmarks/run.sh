@@ -38,6 +38,8 @@ rows="$work/rows.md"
 "$bin/lookout-bench" status >> "$rows"
 # /metrics gzipped as Prometheus asks for it: the compressed size and the time it adds.
 "$bin/lookout-bench" metrics | grep gzip >> "$rows"
+# History over 400 simulated days: size per week and per tier, extrapolated to 10,000 sources.
+"$bin/lookout-bench" history 10 400 >> "$rows"
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
 
 # The ceiling: wrk straight at nginx, one request per connection.

@@ -37,6 +37,13 @@ enum LookoutBench {
             let page = StatusPage(context: LookoutContext(monitor: populatedMonitor(1_000, history: true)))
             let time = milliseconds(rounds: 21) { _ = page.renderBytes() }
             row("status page at 1000 sources, 90-day bars", "lookout-bench page", String(format: "%.1f ms", time), "target < 50 ms", String(format: "%.2f", time / 50))
+        case "history":
+            let sources = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
+            let days = arguments.count > 2 ? Int(arguments[2]) ?? 400 : 400
+            do { try history(sources: max(1, min(sources, 10_000)), days: max(1, min(days, 3_000))) } catch {
+                FileHandle.standardError.write(Data("lookout-bench history: \(error)\n".utf8))
+                exit(1)
+            }
         case "probes":
             guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }
             await probes(url: arguments[1], count: count, concurrency: concurrency)
@@ -46,7 +53,7 @@ enum LookoutBench {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY | --version\n".utf8))
+        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY | history [SOURCES] [DAYS] | --version\n".utf8))
         exit(2)
     }
 
