@@ -118,16 +118,16 @@ struct HighAvailabilityEndToEndTests {
         #expect(try await notifications("firing") == 1)
         #expect(try await notifications("resolved") == 1)
 
-        // Every surviving instance lists every source and the dead one as unreachable.
+        // Every surviving instance lists every source and the dead one as unreachable. (Another
+        // peer may also show as unreachable for a moment when a loaded machine keeps it from
+        // answering within the 5-s timeout; that is the page telling the truth.)
         let viewer = bases[(killed + 2) % 6]
         let page = try await eventually(deadline: .seconds(40), "the dead replica marked unreachable") { () -> String? in
             let page = await http.perform(TransferRequest(url: "\(viewer)/")).bodyText
-            return page.components(separatedBy: #"data-peer="unreachable""#).count - 1 == 1 ? page : nil
+            let unreachable = page.components(separatedBy: #"data-peer="unreachable">"#).dropFirst()
+            return unreachable.contains { $0.prefix(2_000).contains("(\(bases[killed]))") } ? page : nil
         }
         #expect(page.contains("<h2>Other instances (5)</h2>"))
-        // Named by its shard and replica if this instance heard from it before, else by address.
-        let deadEntry = page.components(separatedBy: #"data-peer="unreachable">"#).dropFirst().first ?? ""
-        #expect(deadEntry.contains(bases[killed]) || deadEntry.contains("shard \(flakyShard + 1) of 3 · replica a"), "\(deadEntry.prefix(300))")
         for name in names { #expect(page.contains(">\(name)<"), "\(name) is not on the merged page") }
 
         _ = try await prometheus.process.terminate()
