@@ -43,6 +43,7 @@ package final class Peers: Sendable {
 
     static let timeout: Duration = .seconds(5)
     static let period: Duration = .seconds(15)
+    static let retryPeriod: Duration = .seconds(3)
     /// A status document bigger than this is not read (10,000 sources are about 8 MB).
     static let maxBytes = 64 << 20
 
@@ -96,11 +97,13 @@ package final class Peers: Sendable {
         state.withLock { state in state = state.filter { list.contains($0.key) } }
     }
 
-    /// Refreshes every 15 s until cancelled.
+    /// Refreshes every 15 s until cancelled; every 3 s while a peer fails, so one that was
+    /// merely starting (a StatefulSet's pods come up together) is seen as soon as it answers.
     package func run() async {
         while !Task.isCancelled {
             if !urls().isEmpty { await refresh() }
-            do { try await Task.sleep(for: Peers.period) } catch { return }
+            let failing = state.withLock { $0.values.contains { $0.problem != nil } }
+            do { try await Task.sleep(for: failing ? Peers.retryPeriod : Peers.period) } catch { return }
         }
     }
 
