@@ -15,7 +15,7 @@ extension LookoutBench {
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let database = try LookoutDatabase(path: path)
         let writer = RecordWriter(database: database, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
-        let retention = Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400))
+        let retention = Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400), tiers: RollupRetention())
         let names = (0..<sources).map { "source-\($0)" }
         let start: Int64 = 1_767_225_600_000  // 2026-01-01
         var weekly: [Double] = []

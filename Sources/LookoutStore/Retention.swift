@@ -12,27 +12,33 @@ import ResilientHTTP
 package struct Retention: Sendable {
     package var retentionMs: Int64
     package var rawRetentionMs: Int64
-    package var tiers: RollupRetention
+    /// nil: the tiers are rolled up but their rows are left alone (`lookout db prune` without
+    /// the config, which knows how long they are kept).
+    package var tiers: RollupRetention?
+    /// How long minute rows may still change: the longest call of any source, and a margin.
+    package var rollupGraceMs: Int64
     package static let chunk = 2_000
 
-    package init(retention: Duration, rawRetention: Duration, tiers: RollupRetention = RollupRetention()) {
+    package init(retention: Duration, rawRetention: Duration, tiers: RollupRetention?, rollupGrace: Duration = .milliseconds(RollupTiers.graceMs)) {
         retentionMs = retention.totalMilliseconds
         rawRetentionMs = rawRetention.totalMilliseconds
         self.tiers = tiers
+        rollupGraceMs = rollupGrace.totalMilliseconds
     }
 
     /// Rolls up, then deletes what is older than the limits; returns the rows deleted per table.
     @discardableResult
     package func prune(_ database: LookoutDatabase, nowMs: Int64) throws -> [String: Int] {
-        try RollupTiers.advance(database, nowMs: nowMs)
+        try RollupTiers.advance(database, nowMs: nowMs, graceMs: rollupGraceMs)
         let (hourMark, dayMark) = try database.writer.read { db in (try RollupTiers.mark(db, "hour"), try RollupTiers.mark(db, "day")) }
         let old = nowMs - retentionMs
         let raw = nowMs - rawRetentionMs
         // A finer row goes only once the coarser tier holds it, and a whole hour (or day) at a
         // time, so every hour is either in the minute rows or in the hourly tier, never split.
-        let minuteCutoff = RollupTiers.floor(min(nowMs - tiers.minute.totalMilliseconds, hourMark ?? Int64.min / 2), HealthWindow.hour)
-        let hourCutoff = RollupTiers.floor(min(nowMs - tiers.hour.totalMilliseconds, dayMark ?? Int64.min / 2), HealthWindow.day)
-        let dayCutoff = nowMs - tiers.day.totalMilliseconds
+        let never = Int64.min / 2
+        let minuteCutoff = tiers.map { RollupTiers.floor(min(nowMs - $0.minute.totalMilliseconds, hourMark ?? never), HealthWindow.hour) } ?? never
+        let hourCutoff = tiers.map { RollupTiers.floor(min(nowMs - $0.hour.totalMilliseconds, dayMark ?? never), HealthWindow.day) } ?? never
+        let dayCutoff = tiers.map { nowMs - $0.day.totalMilliseconds } ?? never
         let plans: [(String, String, Int64)] = [
             ("probe_results", "SELECT rowid FROM probe_results WHERE ts_ms < ? LIMIT \(Retention.chunk)", raw),
             ("error_records", "SELECT rowid FROM error_records WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),

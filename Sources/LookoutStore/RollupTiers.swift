@@ -8,8 +8,9 @@ import LookoutCore
 /// the middle of a step loses nothing and counts nothing twice (a step recomputes its whole
 /// hour from the finer rows, and the finer rows are pruned only behind the mark).
 package enum RollupTiers {
-    /// Minute rows may still change this long after their minute (a probe that started at 10:59
-    /// finishes after 11:00; the writer commits up to a second behind).
+    /// Minute rows may still change this long after their minute: a probe is filed under the
+    /// minute it started and written when it ends, and the writer commits up to a second behind.
+    /// The least grace; `Retention` passes more when a source's calls may last longer.
     package static let graceMs: Int64 = 5 * 60_000
 
     package struct Tier: Sendable {
@@ -37,8 +38,10 @@ package enum RollupTiers {
     /// Rolls up what has finished by `nowMs`, at most `maxSteps` hours and days; returns how
     /// many of each it wrote.
     @discardableResult
-    package static func advance(_ database: LookoutDatabase, nowMs: Int64, maxSteps: Int = 24 * 400) throws -> (hours: Int, days: Int) {
-        let hours = try advance(hour, in: database, until: floor(nowMs - graceMs, hour.widthMs), maxSteps: maxSteps)
+    package static func advance(
+        _ database: LookoutDatabase, nowMs: Int64, graceMs: Int64 = RollupTiers.graceMs, maxSteps: Int = 24 * 400
+    ) throws -> (hours: Int, days: Int) {
+        let hours = try advance(hour, in: database, until: floor(nowMs - max(RollupTiers.graceMs, graceMs), hour.widthMs), maxSteps: maxSteps)
         // A day is finished once every hour of it is.
         let hourMark = try database.writer.read { db in try mark(db, hour.name) } ?? 0
         let days = try advance(day, in: database, until: floor(hourMark, day.widthMs), maxSteps: maxSteps)

@@ -45,7 +45,10 @@ package final class Peers: Sendable {
     static let period: Duration = .seconds(15)
     static let retryPeriod: Duration = .seconds(3)
     /// A status document bigger than this is not read (10,000 sources are about 8 MB).
-    static let maxBytes = 64 << 20
+    static let maxBytes = 16 << 20
+    /// More JSON objects than this are not parsed: a hostile peer's `[{},{},…]` would otherwise
+    /// cost gigabytes once parsed (a real document has a few objects per source).
+    static let maxObjects = 1_000_000
 
     private let urls: @Sendable () -> [String]
     private let instanceID: String
@@ -64,9 +67,10 @@ package final class Peers: Sendable {
         return urls().map { known[$0] ?? Peer(url: $0) }
     }
 
-    /// Fetches every peer once, at the same time.
-    package func refresh(nowMs: Int64 = Timestamp.nowMs()) async {
-        let list = urls()
+    /// Fetches every peer once (or only `only`), at the same time.
+    package func refresh(nowMs: Int64 = Timestamp.nowMs(), only: Set<String>? = nil) async {
+        let configured = urls()
+        let list = only.map { wanted in configured.filter { wanted.contains($0) } } ?? configured
         await withTaskGroup(of: (String, Result<Peer, PeerProblem>).self) { group in
             for url in list {
                 group.addTask { [transport] in
@@ -94,16 +98,24 @@ package final class Peers: Sendable {
             }
         }
         // Forget peers no longer configured.
-        state.withLock { state in state = state.filter { list.contains($0.key) } }
+        state.withLock { state in state = state.filter { configured.contains($0.key) } }
     }
 
     /// Refreshes every 15 s until cancelled; every 3 s while a peer fails, so one that was
     /// merely starting (a StatefulSet's pods come up together) is seen as soon as it answers.
     package func run() async {
+        var sinceFull = Peers.period
         while !Task.isCancelled {
-            if !urls().isEmpty { await refresh() }
-            let failing = state.withLock { $0.values.contains { $0.problem != nil } }
-            do { try await Task.sleep(for: failing ? Peers.retryPeriod : Peers.period) } catch { return }
+            if sinceFull >= Peers.period {
+                if !urls().isEmpty { await refresh() }
+                sinceFull = .zero
+            } else {
+                // Between full rounds only the failing peers are asked again.
+                let failing = Set(state.withLock { $0.values.filter { $0.problem != nil }.map(\.url) })
+                if !failing.isEmpty { await refresh(only: failing) }
+            }
+            do { try await Task.sleep(for: Peers.retryPeriod) } catch { return }
+            sinceFull += Peers.retryPeriod
         }
     }
 
@@ -118,6 +130,9 @@ package final class Peers: Sendable {
             return .failure(PeerProblem(message: "\(failure.title.lowercased()) (\(failure.category.rawValue)/\(failure.reason))"))
         }
         guard result.httpStatus == 200 else { return .failure(PeerProblem(message: "answered HTTP \(result.httpStatus ?? 0)")) }
+        guard result.body.reduce(0, { $0 + ($1 == UInt8(ascii: "{") ? 1 : 0) }) <= maxObjects else {
+            return .failure(PeerProblem(message: "answered a document with more than \(maxObjects) objects"))
+        }
         guard let object = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any],
             let overall = object["status"] as? String, let sources = object["sources"] as? [[String: Any]]
         else {
@@ -125,7 +140,10 @@ package final class Peers: Sendable {
         }
         var peer = Peer(url: url, location: object["location"] as? String, replica: object["replica"] as? String, overall: overall)
         peer.instance = object["instance"] as? String
-        if let shard = object["shard"] as? [String: Any], let index = shard["index"] as? Int, let count = shard["count"] as? Int, count > 1 {
+        // Numbers from a peer are hostile: an index past the count is not shown (and never +1'd).
+        if let shard = object["shard"] as? [String: Any], let index = shard["index"] as? Int, let count = shard["count"] as? Int,
+            count > 1, count <= 100_000, (0..<count).contains(index)
+        {
             peer.shard = "\(index + 1) of \(count)"
         }
         peer.sources = sources.prefix(100_000).compactMap { source in

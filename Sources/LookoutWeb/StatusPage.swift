@@ -58,7 +58,9 @@ package struct StatusPage: Sendable {
         if let peers = context.peers?.peers.filter({ !$0.isSelf }), !peers.isEmpty {
             view.peers = peers
             for peer in peers where peer.problem == nil {
-                for source in peer.sources { view.elsewhere[source.name, default: []].append((peer.label, source.state)) }
+                // The public page does not give out addresses.
+                let label = audience == .public && peer.label == peer.url ? "another location" : peer.label
+                for source in peer.sources { view.elsewhere[source.name, default: []].append((label, source.state)) }
             }
         }
         let settings = snapshot.config.statusPage
@@ -118,13 +120,17 @@ package struct StatusPage: Sendable {
         if !filter.isEmpty && order.isEmpty {
             html += "<p>No source matches “\(HTML.escape(filter))”. <a href=\"?\">Show all</a></p>"
         }
+        var usedIDs: Set<String> = []
         for group in order {
             let members = groups[group] ?? []
             let state = StatusPage.rollUp(members.map { index in
                 snapshot.maintenance[snapshot.records[index].name] != nil ? nil : snapshot.records[index].last?.ok
             })
             let name = group.isEmpty ? (order.count > 1 ? "Other sources" : "Sources") : group
-            let id = "group-" + StatusPage.slug(name)
+            // Names that slug alike ("A B", "A-B") get -2, -3…: ids stay unique.
+            var id = "group-" + StatusPage.slug(name)
+            if usedIDs.contains(id) { id += "-\((2...).first { !usedIDs.contains(id + "-\($0)") } ?? 2)" }
+            usedIDs.insert(id)
             let healthy = members.filter { snapshot.records[$0].last?.ok == true }.count
             // Collapsed when all is well, unless a filter narrowed the list.
             let open = state.0 != "ok" || !filter.isEmpty || order.count == 1
@@ -176,6 +182,8 @@ final class PageHistory: Sendable {
 
     let database: LookoutDatabase?
     private let cache = Mutex<Loaded?>(nil)
+    /// Bumped by `invalidate`: a load that began before it does not store its older result.
+    private let generation = Atomic<Int>(0)
 
     init(database: LookoutDatabase?) {
         self.database = database
@@ -183,6 +191,7 @@ final class PageHistory: Sendable {
 
     func load(nowMs: Int64) -> Loaded {
         if let cached = cache.withLock({ $0 }), cached.atMs <= nowMs, nowMs - cached.atMs < 15_000 { return cached }
+        let began = generation.load(ordering: .acquiring)
         var loaded = Loaded(atMs: nowMs, episodes: [:], announcements: [])
         if let database {
             let since = nowMs - 90 * HealthWindow.day
@@ -190,7 +199,9 @@ final class PageHistory: Sendable {
             loaded.episodes = Dictionary(grouping: episodes, by: \.source)
             loaded.announcements = (try? AnnouncementStore(database: database).recent(sinceMs: nowMs - 30 * HealthWindow.day)) ?? []
         }
-        cache.withLock { $0 = loaded }
+        cache.withLock { cache in
+            if generation.load(ordering: .acquiring) == began { cache = loaded }
+        }
         return loaded
     }
 
@@ -208,6 +219,9 @@ final class PageHistory: Sendable {
 
     /// Forgets the cache (after an announcement is posted).
     func invalidate() {
-        cache.withLock { $0 = nil }
+        cache.withLock { cache in
+            generation.add(1, ordering: .releasing)
+            cache = nil
+        }
     }
 }

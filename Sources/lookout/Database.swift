@@ -66,6 +66,9 @@ struct DatabaseCommand: AsyncParsableCommand {
         @Option(help: "Raw probe_results older than this are deleted too (default: --older-than).")
         var rawOlderThan: String?
 
+        @Option(help: "The config, for its rollup_retention (without it the rollup tiers are not pruned).")
+        var config: String?
+
         func validate() throws {
             guard ConfigValues.duration(olderThan) != nil else {
                 throw ValidationError("--older-than \"\(olderThan)\" is not a duration (use 24h, 7d, 30d)")
@@ -86,7 +89,16 @@ struct DatabaseCommand: AsyncParsableCommand {
             }
             let retention = ConfigValues.duration(olderThan)!
             let raw = rawOlderThan.flatMap(ConfigValues.duration) ?? retention
-            let deleted = try Retention(retention: retention, rawRetention: raw)
+            // The rollup tiers are kept as long as the config says: without it, they are rolled
+            // up but not pruned.
+            var tiers: RollupRetention?
+            if let config {
+                do { tiers = try ConfigLoader.load(path: config).rollupRetention } catch {
+                    printError("lookout: \(error)")
+                    throw ExitCode(1)
+                }
+            }
+            let deleted = try Retention(retention: retention, rawRetention: raw, tiers: tiers)
                 .prune(database, nowMs: Timestamp.nowMs())
             for (table, count) in deleted.sorted(by: { $0.key < $1.key }) where count > 0 {
                 print("\(table): \(count) rows deleted")

@@ -125,7 +125,11 @@ struct Serve: AsyncParsableCommand {
         ]
 
         // Shut down in reverse order: the server drains first, the writer flushes once, last.
-        let retention = Retention(retention: loaded.retention, rawRetention: loaded.rawRetention, tiers: loaded.rollupRetention)
+        // Minute rows are rolled up once no call that started in them can still be running.
+        let longestCall = loaded.sources.map(SourceProber.deadline(for:)).max() ?? .zero
+        let retention = Retention(
+            retention: loaded.retention, rawRetention: loaded.rawRetention, tiers: loaded.rollupRetention,
+            rollupGrace: longestCall + .seconds(60))
         let parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: RunningPart("writer") { await writer.run() }),
             .init(service: RunningPart("monitor") { await monitor.run() }),

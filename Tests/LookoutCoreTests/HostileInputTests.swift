@@ -167,10 +167,15 @@ struct HostileInputTests {
               - {name: c, url: "http://x/", interval: 2m, timeout: 50s, retry: {server_error: {max_attempts: 2}, timeout: {max_attempts: 4}}}
             """, file: "t.yml", environment: [:])
         #expect(config.warnings.map(\.description) == [
-            "t.yml:1:49: defaults.retry: retries that cannot start before the call's deadline, the interval (30s): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 3 can start; lower max_attempts or the backoff, or raise the interval",
-            "t.yml:4:43: sources[1].retry: retries that cannot start before the call's deadline, the interval (1m): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 4 can start; lower max_attempts or the backoff, or raise the interval",
-            "t.yml:5:111: sources[2].retry: retries that cannot start before the call's deadline, the interval (2m): timeout 4 attempts of up to 50s with waits of 1s, 2s, 3s, only 3 can start; lower max_attempts or the backoff, or raise the interval",
+            "t.yml:1:49: defaults.retry: retries that cannot start before the call's deadline (30s, the interval): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 3 can start; lower max_attempts or the backoff, or raise the interval",
+            "t.yml:4:43: sources[1].retry: retries that cannot start before the call's deadline (1m, the interval): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 4 can start; lower max_attempts or the backoff, or raise the interval",
+            "t.yml:5:111: sources[2].retry: retries that cannot start before the call's deadline (2m, the interval): timeout 4 attempts of up to 50s with waits of 1s, 2s, 3s, only 3 can start; lower max_attempts or the backoff, or raise the interval",
         ], "got: \(config.warnings)")
+        // A short timeout makes the deadline 2 × timeout × attempts, shorter than the interval.
+        let short = try ConfigLoader.parse(
+            "sources:\n  - {name: a, url: \"http://x/\", interval: 60s, timeout: 2s, retry: {server_error: {max_attempts: 4, base: 5s}}}\n",
+            file: "t.yml", environment: [:])
+        #expect(short.warnings.map(\.description).first?.contains("deadline (16s: 2 × timeout × attempts): server_error 4 attempts with waits of 5s, 10s, 20s, only 3 can start; lower max_attempts or the backoff, or raise the timeout") == true, "\(short.warnings)")
         // The defaults alone fit: no warning.
         #expect(try ConfigLoader.parse("sources:\n  - {name: a, url: \"http://x/\"}\n", file: "t.yml", environment: [:]).warnings.isEmpty)
     }

@@ -24,7 +24,7 @@ struct PageHistoryStoreTests {
         // gone): the same history either way.
         let before = SourceRegistry(sources: [SourceConfig(name: "a", url: "http://127.0.0.1/")])
         try HistoryStore.restore(into: before, from: database, nowMs: now)
-        let deleted = try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400)).prune(database, nowMs: now)
+        let deleted = try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400), tiers: RollupRetention()).prune(database, nowMs: now)
         #expect(deleted["probe_rollups"] == 2)  // 40 and 89 days old; the one of yesterday stays
         let registry = SourceRegistry(sources: [SourceConfig(name: "a", url: "http://127.0.0.1/")])
         try HistoryStore.restore(into: registry, from: database, nowMs: now)
@@ -52,7 +52,7 @@ struct PageHistoryStoreTests {
         #expect(listed.map(\.title) == ["Recent", "Open"])  // the old resolved one is past the page's 30 days
         #expect(listed.last?.sources == ["x"] && listed.last?.isOpen == true)
 
-        try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400)).prune(database, nowMs: now)
+        try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400), tiers: RollupRetention()).prune(database, nowMs: now)
         let all = try store.recent(sinceMs: 0)
         #expect(Set(all.map(\.id)) == [String(open), String(recent)])
         #expect(try store.delete(open) && !(try store.delete(open)))

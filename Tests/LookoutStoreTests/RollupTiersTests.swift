@@ -85,6 +85,25 @@ struct RollupTiersTests {
         #expect(try totals(database, "probe_rollups_daily", "day_ms", from: yesterday.0, to: yesterday.1) == raw)
     }
 
+    /// A source whose calls may last hours (a big download) holds the hour tier back that long:
+    /// a row filed under its start minute and written at its end is never left behind the mark.
+    @Test func aLongerGraceHoldsTheHourTierBack() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let now = midnight + 30 * 60_000
+        written(database, until: now)
+        try RollupTiers.advance(database, nowMs: now, graceMs: 3 * hour)
+        let mark = try database.writer.read { db in try RollupTiers.mark(db, "hour") }
+        #expect(mark == RollupTiers.floor(now - 3 * hour, hour))
+        // A late row for an hour not rolled yet is counted when the hour is.
+        let late = midnight - 2 * hour + 10 * 60_000
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        writer.record(ProbeResult(source: "a", timestampMs: late, ok: false))
+        writer.flush()
+        let before = try totals(database, "probe_rollups", "minute_ms", from: midnight - 2 * hour, to: midnight - hour)
+        try RollupTiers.advance(database, nowMs: now + 4 * hour, graceMs: 3 * hour)
+        #expect(try totals(database, "probe_rollups_hourly", "hour_ms", from: midnight - 2 * hour, to: midnight - hour) == before)
+    }
+
     /// A step that fails half-way (as a kill -9 would end it) leaves the mark before it: the rerun
     /// completes the tiers, nothing lost, nothing counted twice.
     @Test func aStepThatFailsHalfWayIsRedoneWhole() throws {
@@ -104,7 +123,7 @@ struct RollupTiersTests {
         #expect(try totals(database, "probe_rollups_hourly", "hour_ms", from: broken, to: broken + hour) == Totals())
         // Retention never deletes minute rows the hourly tier does not hold.
         #expect(throws: (any Error).self) {
-            try Retention(retention: .seconds(86_400), rawRetention: .seconds(3600)).prune(database, nowMs: now + 10 * day)
+            try Retention(retention: .seconds(86_400), rawRetention: .seconds(3600), tiers: RollupRetention()).prune(database, nowMs: now + 10 * day)
         }
         #expect(try totals(database, "probe_rollups", "minute_ms", from: broken, to: broken + hour).probes == 12)
         try database.writer.write { db in try db.execute(sql: "DROP TRIGGER fail_once") }
@@ -159,7 +178,7 @@ struct RollupTiersTests {
         }
         try old.close()
         let database = try LookoutDatabase(path: path)
-        try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400)).prune(database, nowMs: now)
+        try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400), tiers: RollupRetention()).prune(database, nowMs: now)
         let hourMark = try database.writer.read { db in try RollupTiers.mark(db, "hour") } ?? 0
         let kept = try history(database, until: now)
         #expect(kept == expected)

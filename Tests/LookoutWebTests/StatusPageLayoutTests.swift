@@ -152,6 +152,36 @@ struct StatusPageLayoutTests {
         #expect(refused == nil)
     }
 
+    /// A peer's answer is hostile input: numbers that would overflow, and a document of a
+    /// million tiny objects, are refused or ignored, never a trap or gigabytes of memory.
+    @Test func aPeersAnswerIsReadDefensively() {
+        let overflow = Peers.parse(TransferResult(httpStatus: 200, body: Array(#"{"status":"ok","sources":[],"shard":{"index":9223372036854775807,"count":2}}"#.utf8)), url: "http://p")
+        #expect((try? overflow.get())?.shard == nil)
+        let good = Peers.parse(TransferResult(httpStatus: 200, body: Array(#"{"status":"ok","location":"us","shard":{"index":1,"count":3},"sources":[{"name":"a","state":"up"}]}"#.utf8)), url: "http://p")
+        #expect((try? good.get())?.label == "us · shard 2 of 3")
+        let bomb = Array("{\"status\":\"x\",\"sources\":[".utf8) + Array(repeating: Array("{},".utf8), count: 1_000_001).flatMap { $0 } + Array("{}]}".utf8)
+        guard case .failure(let problem) = Peers.parse(TransferResult(httpStatus: 200, body: bomb), url: "http://p") else {
+            Issue.record("a million objects were parsed")
+            return
+        }
+        #expect(problem.message.contains("more than 1000000 objects"))
+        guard case .failure(let garbage) = Peers.parse(TransferResult(httpStatus: 200, body: Array("[1,2]".utf8)), url: "http://p") else {
+            Issue.record("garbage was taken for a status")
+            return
+        }
+        #expect(garbage.message == "answered something that is not Lookout's status JSON")
+    }
+
+    @Test func groupsWhoseNamesLookAlikeKeepDistinctIDs() throws {
+        let monitor = try monitor("""
+            sources:
+              - {name: a, url: "http://127.0.0.1:1/a", group: "A B"}
+              - {name: b, url: "http://127.0.0.1:1/b", group: "A-B"}
+            """)
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
+        #expect(html.contains(#"id="group-a-b" "#) && html.contains(#"id="group-a-b-2" "#))
+    }
+
     @Test func percentagesNeverRoundUpToAHundred() {
         #expect(StatusPage.percent(1) == "100%")
         #expect(StatusPage.percent(0.99999) == "99.99%")

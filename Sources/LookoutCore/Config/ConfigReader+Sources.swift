@@ -169,7 +169,9 @@ extension ConfigReader {
     /// attempt that would start after it never does: with a 30 s interval, `max_attempts: 5` of
     /// exponential backoff from 5 s leaves the fifth attempt out (0 + 5 + 10 + 20 s).
     mutating func checkRetriesFit(_ source: SourceConfig, _ map: [String: (key: Node, value: Node)], _ path: String, fallback: Node) {
-        let intervalMs = source.interval.totalMilliseconds
+        // A call ends at its deadline: the interval, or 2 × timeout × attempts if shorter.
+        let deadline = SourceProber.deadline(for: source)
+        let intervalMs = deadline.totalMilliseconds
         var parts: [String] = []
         var first: ErrorCategory?
         for category in ErrorCategory.allCases {
@@ -196,7 +198,7 @@ extension ConfigReader {
         let node = retry?.mapping?[Node(first.rawValue)] ?? retry ?? map["interval"]?.value ?? fallback
         warning(
             node, "\(path).retry",
-            "retries that cannot start before the call's deadline, the interval (\(ConfigValues.format(source.interval))): \(parts.joined(separator: "; ")); lower max_attempts or the backoff, or raise the interval")
+            "retries that cannot start before the call's deadline (\(ConfigValues.format(deadline))\(deadline < source.interval ? ": 2 × timeout × attempts" : ", the interval")): \(parts.joined(separator: "; ")); lower max_attempts or the backoff, or raise \(deadline < source.interval ? "the timeout" : "the interval")")
     }
 
     mutating func readPolicy(_ map: [String: (key: Node, value: Node)], _ path: String, into source: inout SourceConfig) {
