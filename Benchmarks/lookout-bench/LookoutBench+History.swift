@@ -66,4 +66,32 @@ extension LookoutBench {
             "history per source at steady state: \(perSource.joined(separator: ", "))", "lookout-bench history \(sources) \(days)",
             String(format: "%.1f GB at 10,000 sources every 30 s", extrapolated / 1e9), "target ≤ 3 GB (SPEC section 5)", String(format: "%.2f", extrapolated / 3e9))
     }
+
+    /// The history queries at steady state: 1,000 sources with 730 days of daily rows and 90
+    /// days of hourly rows (the default retentions), marks at today; the median of 9 runs of a
+    /// 90-day daily availability for every source, and of a 1-year one for one source.
+    static func historyQueries() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("queries-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let database = try LookoutDatabase(path: path)
+        let day = HealthWindow.day, hour = HealthWindow.hour
+        let now = Timestamp.nowMs()
+        let today = now - now % day
+        try database.writer.write { db in
+            let daily = try db.makeStatement(sql: "INSERT INTO probe_rollups_daily VALUES (?, ?, 2880, ?, 0, 0, 0, 0, '0,0,0,0,2880,0,0,0,0,0,0,0,0,0,0,0')")
+            let hourly = try db.makeStatement(sql: "INSERT INTO probe_rollups_hourly VALUES (?, ?, 120, ?, 0, 0, 0, 0, '0,0,0,0,120,0,0,0,0,0,0,0,0,0,0,0')")
+            for index in 0..<1_000 {
+                let name = "source-\(index)"
+                for back in 1...730 { try daily.execute(arguments: [today - Int64(back) * day, name, (index + back) % 13 == 0 ? 3 : 0]) }
+                for back in 1...(90 * 24) { try hourly.execute(arguments: [today - Int64(back) * hour, name, (index + back) % 97 == 0 ? 1 : 0]) }
+            }
+            try db.execute(sql: "INSERT INTO rollup_progress VALUES ('hour', ?), ('day', ?)", arguments: [today, today])
+        }
+        var rows = 0
+        let everyone = milliseconds { rows = (try? HistoryStore.days(database, source: nil, sinceMs: today - 90 * day).values.reduce(0) { $0 + $1.count }) ?? 0 }
+        var year = 0
+        let one = milliseconds(rounds: 21) { year = (try? HistoryStore.days(database, source: "source-500", sinceMs: today - 365 * day)["source-500"]?.count) ?? 0 }
+        row("90-day daily availability of 1000 sources from the tiers (\(rows) days)", "lookout-bench history", String(format: "%.1f ms", everyone), "target < 20 ms", String(format: "%.2f", everyone / 20))
+        row("one source's 1-year daily availability (\(year) days)", "lookout-bench history", String(format: "%.2f ms", one), "target < 5 ms", String(format: "%.2f", one / 5))
+    }
 }

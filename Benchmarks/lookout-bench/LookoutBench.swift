@@ -40,7 +40,10 @@ enum LookoutBench {
         case "history":
             let sources = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
             let days = arguments.count > 2 ? Int(arguments[2]) ?? 400 : 400
-            do { try history(sources: max(1, min(sources, 10_000)), days: max(1, min(days, 3_000))) } catch {
+            do {
+                try historyQueries()
+                try history(sources: max(1, min(sources, 10_000)), days: max(1, min(days, 3_000)))
+            } catch {
                 FileHandle.standardError.write(Data("lookout-bench history: \(error)\n".utf8))
                 exit(1)
             }

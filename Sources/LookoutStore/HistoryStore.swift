@@ -58,6 +58,67 @@ package enum HistoryStore {
         }
     }
 
+    /// One day's probes and failures.
+    package struct Day: Sendable, Equatable {
+        package var dayMs: Int64
+        package var probes: Int
+        package var failures: Int
+
+        package init(dayMs: Int64, probes: Int, failures: Int) {
+            self.dayMs = dayMs
+            self.probes = probes
+            self.failures = failures
+        }
+    }
+
+    /// Per UTC day from `sinceMs` (a day boundary) to now, the probes and failures of `source`
+    /// (or of every source), each stretch read from the coarsest tier that holds it: days before
+    /// the day mark from the day tier, hours before the hour mark from the hour tier (summed by
+    /// day), the minutes since from the minute rows. Keyed by source, days in order.
+    package static func days(_ database: LookoutDatabase, source: String?, sinceMs: Int64) throws -> [String: [Day]] {
+        try database.writer.read { db in
+            let dayMark = max(sinceMs, try RollupTiers.mark(db, "day") ?? sinceMs)
+            let hourMark = max(dayMark, try RollupTiers.mark(db, "hour") ?? dayMark)
+            let only = source == nil ? "" : " AND source = :source"
+            let rows = try Row.fetchCursor(
+                db, sql: """
+                    SELECT source, day_ms AS day, probes, failures FROM probe_rollups_daily
+                    WHERE day_ms >= :since AND day_ms < :dayMark\(only)
+                    UNION ALL
+                    SELECT source, (hour_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM probe_rollups_hourly
+                    WHERE hour_ms >= :dayMark AND hour_ms < :hourMark\(only) GROUP BY source, day
+                    UNION ALL
+                    SELECT source, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM probe_rollups
+                    WHERE minute_ms >= :hourMark\(only) GROUP BY source, day
+                    """,
+                arguments: ["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark, "source": source])
+            // The three parts cover disjoint times; only the day of a mark can come in two parts,
+            // so rows are appended and equal days merged once at the end.
+            var found: [String: [Day]] = [:]
+            while let row = try rows.next() {
+                found[row[0] as String, default: []].append(Day(dayMs: row[1], probes: row[2], failures: row[3]))
+            }
+            for (name, days) in found {
+                // The rows come in time order (the tiers are keyed by time first); a source whose
+                // days do not is sorted.
+                let ordered = zip(days, days.dropFirst()).allSatisfy { $0.dayMs < $1.dayMs }
+                if ordered { continue }
+                var merged: [Day] = []
+                merged.reserveCapacity(days.count)
+                for day in days.sorted(by: { $0.dayMs < $1.dayMs }) {
+                    if merged.last?.dayMs == day.dayMs {
+                        merged[merged.count - 1].probes &+= day.probes
+                        merged[merged.count - 1].failures &+= day.failures
+                    } else {
+                        merged.append(day)
+                    }
+                }
+                found[name] = merged
+            }
+            return found
+        }
+    }
+
     static func counts(_ row: Row) -> BucketRing.Counts {
         BucketRing.Counts(
             probes: UInt32(clamping: row["probes"] as Int), failures: UInt32(clamping: row["failures"] as Int),

@@ -254,8 +254,11 @@ package final class LookoutDatabase: Sendable {
             // Finished hours of probe_rollups, and finished days of those (RollupTiers); the
             // columns are probe_rollups' with the hour or the day instead of the minute.
             for (table, time) in [("probe_rollups_hourly", "hour_ms"), ("probe_rollups_daily", "day_ms")] {
-                try db.create(table: table, options: .withoutRowID) { table in LookoutDatabase.rollupColumns(table, time: time) }
-                try db.create(index: "\(table)_time", on: table, columns: [time])
+                // Keyed by time first: rolling up appends at the end, and a window over every
+                // source reads one stretch of the table (90 days of 1,000 sources in a few ms);
+                // one source's history goes through the (source, time) index.
+                try db.create(table: table, options: .withoutRowID) { table in LookoutDatabase.rollupColumns(table, time: time, timeFirst: true) }
+                try db.create(index: "\(table)_source", on: table, columns: ["source", time])
             }
             // Where each tier is complete up to; the finer rows are pruned only behind it. The
             // first step after this migration folds every existing minute row into the tiers.
@@ -269,7 +272,7 @@ package final class LookoutDatabase: Sendable {
 
     /// A rollup table's columns: per source and `time` (minute, hour or day), counts, durations
     /// and latency buckets (`Histogram.latencyBuckets` then +Inf, as text).
-    static func rollupColumns(_ table: TableDefinition, time: String) {
+    static func rollupColumns(_ table: TableDefinition, time: String, timeFirst: Bool = false) {
         table.column(time, .integer).notNull()
         table.column("source", .text).notNull()
         table.column("probes", .integer).notNull()
@@ -279,7 +282,7 @@ package final class LookoutDatabase: Sendable {
         table.column("duration_ms_sum", .double).notNull()
         table.column("duration_ms_max", .double).notNull()
         table.column("latency_buckets", .text).notNull()
-        table.primaryKey(["source", time])
+        table.primaryKey(timeFirst ? [time, "source"] : ["source", time])
     }
 
     /// The database file's size in bytes (main file and WAL), 0 in memory.

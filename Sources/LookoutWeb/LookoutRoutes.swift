@@ -38,6 +38,7 @@ package enum LookoutRoutes {
         APIRoutes(context: context).install(into: &router)
         MaintenanceRoutes(context: context).install(into: &router)
         AnnouncementRoutes(context: context, page: status).install(into: &router)
+        AvailabilityRoutes(context: context).install(into: &router)
         Badges(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)
         router.get("/probe") { request in await probe.handle(request) }

@@ -104,6 +104,27 @@ struct RollupTiersTests {
         #expect(try totals(database, "probe_rollups_hourly", "hour_ms", from: midnight - 2 * hour, to: midnight - hour) == before)
     }
 
+    /// Availability over any window reads each stretch from the coarsest tier that holds it, and
+    /// gets the same days as the raw results, before and after rolling up and pruning.
+    @Test func daysReadTheCoarsestTierAndAgreeWithTheRawResults() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let now = midnight + 30 * 60_000
+        written(database, until: now)
+        let since = midnight - 3 * day
+        let raw = try database.writer.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT (ts_ms / 86400000) * 86400000 AS d, COUNT(*) AS p, SUM(ok = 0) AS f FROM probe_results WHERE source = 'b' GROUP BY d ORDER BY d"
+            ).map { HistoryStore.Day(dayMs: $0["d"], probes: $0["p"], failures: $0["f"]) }
+        }
+        #expect(raw.count == 4)
+        #expect(try HistoryStore.days(database, source: "b", sinceMs: since)["b"] == raw)  // all from minute rows
+        try Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400), tiers: RollupRetention()).prune(database, nowMs: now)
+        #expect(try HistoryStore.days(database, source: "b", sinceMs: since)["b"] == raw)  // days, then minutes
+        let everyone = try HistoryStore.days(database, source: nil, sinceMs: since)
+        #expect(Set(everyone.keys) == ["a", "b"] && everyone["b"] == raw)
+        #expect(try HistoryStore.days(database, source: "b", sinceMs: midnight)["b"] == Array(raw.suffix(1)))
+    }
+
     /// A step that fails half-way (as a kill -9 would end it) leaves the mark before it: the rerun
     /// completes the tiers, nothing lost, nothing counted twice.
     @Test func aStepThatFailsHalfWayIsRedoneWhole() throws {

@@ -182,6 +182,26 @@ struct StatusPageLayoutTests {
         #expect(html.contains(#"id="group-a-b" "#) && html.contains(#"id="group-a-b-2" "#))
     }
 
+    /// `/api/v1/sources/NAME/availability?days=N`: per day and in total, from the tiers.
+    @Test func availabilityPerDayForAReport() async throws {
+        let monitor = try monitor(Self.config)
+        let database = try LookoutDatabase(path: ":memory:")
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        let now = Timestamp.nowMs()
+        for back in 0..<40 { writer.record(ProbeResult(source: "api", timestampMs: now - Int64(back) * 86_400_000, ok: back % 10 != 3)) }
+        writer.flush()
+        let router = LookoutRoutes.router(LookoutContext(monitor: monitor, database: database))
+        let response = await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/sources/api/availability", query: ["days": "30"]))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body(response).utf8)) as? [String: Any])
+        #expect(object["probes"] as? Int == 30 && object["failures"] as? Int == 3)
+        #expect((object["days"] as? [[String: Any]])?.count == 30)
+        #expect(abs((object["availability"] as? Double ?? 0) - 0.9) < 1e-9)
+        for (query, status) in [(["days": "0"], 400), (["days": "x"], 400), (["days": "3651"], 400)] {
+            #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/sources/api/availability", query: query)).status == status)
+        }
+        #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/sources/nope/availability")).status == 404)
+    }
+
     @Test func percentagesNeverRoundUpToAHundred() {
         #expect(StatusPage.percent(1) == "100%")
         #expect(StatusPage.percent(0.99999) == "99.99%")
