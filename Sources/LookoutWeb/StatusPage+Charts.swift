@@ -121,18 +121,20 @@ extension StatusPage {
         let step = (width - left) / Double(max(1, hours.count - 1))
         func path(_ which: Int) -> String {
             var d: [UInt8] = []
-            var drawing = false
             for (index, hour) in hours.enumerated() {
-                guard let hour else {
-                    drawing = false
-                    continue
+                guard let hour else { continue }
+                let x = left + Double(index) * step, y = height - 2 - min(1, hour[which] / top) * (height - 4)
+                let joined = index > 0 && hours[index - 1] != nil
+                let alone = !joined && (index + 1 >= hours.count || hours[index + 1] == nil)
+                // An hour alone (the first after a start, one between gaps) is a short dash, not
+                // an invisible point.
+                for (letter, at) in alone ? [("M", max(left, x - 4)), ("L", x)] : [(joined ? "L" : "M", x)] {
+                    d.append(contentsOf: letter.utf8)
+                    appendTenths(at, to: &d)
+                    d.append(UInt8(ascii: " "))
+                    appendTenths(y, to: &d)
+                    d.append(UInt8(ascii: " "))
                 }
-                d.append(drawing ? UInt8(ascii: "L") : UInt8(ascii: "M"))
-                appendTenths(left + Double(index) * step, to: &d)
-                d.append(UInt8(ascii: " "))
-                appendTenths(height - 2 - min(1, hour[which] / top) * (height - 4), to: &d)
-                d.append(UInt8(ascii: " "))
-                drawing = true
             }
             return String(decoding: d, as: UTF8.self)
         }

@@ -124,10 +124,16 @@ extension StatusPage {
             html += "<small class=\"hint\">\(HTML.escape(suggestion))</small>"
         }
         if !alerts.isEmpty {
-            html += "<small class=\"hint\">Alerts: " + alerts.map { HTML.escape($0.rule) }.joined(separator: ", ")
-            let reasons = Set(alerts.compactMap { holds[$0.fingerprint]?.reason })
-            if !reasons.isEmpty { html += " · not notified: " + reasons.sorted().map(HTML.escape).joined(separator: "; ") }
-            html += "</small>"
+            // Which alerts paged, and which are held back and why, each reason once.
+            let notified = alerts.filter { holds[$0.fingerprint] == nil }.map { HTML.escape($0.rule) }
+            var held: [String: [String]] = [:]
+            for alert in alerts { if let hold = holds[alert.fingerprint] { held[hold.reason, default: []].append(HTML.escape(alert.rule)) } }
+            var parts: [String] = []
+            if !notified.isEmpty { parts.append("Alerts: " + notified.joined(separator: ", ")) }
+            for (reason, names) in held.sorted(by: { $0.key < $1.key }) {
+                parts.append("not notified: " + names.joined(separator: ", ") + " (" + HTML.escape(reason) + ")")
+            }
+            html += "<small class=\"hint\">" + parts.joined(separator: " · ") + "</small>"
         }
         return html + "</li>"
     }

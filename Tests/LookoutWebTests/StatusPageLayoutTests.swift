@@ -225,5 +225,8 @@ struct StatusPageLayoutTests {
         #expect(svg.contains(">500 ms</text>") && svg.contains(">24 h ago</text>") && svg.contains(">now</text>"))
         #expect(svg.contains("latest p50 50 ms, p95 120 ms; peak p95 300 ms"))
         #expect(StatusPage.responseChart([nil, nil]).contains("no probes in the last 24 hours"))
+        // Hours alone between gaps are short dashes, visible, not bare points.
+        let p50 = svg.components(separatedBy: #"<path class="p50" d=""#).last?.prefix { $0 != "\"" } ?? ""
+        #expect(p50.components(separatedBy: "L").count - 1 == 2, "\(p50)")
     }
 }
