@@ -19,7 +19,8 @@ package enum HistoryStore {
             }
             // Whole hours before the last six come from the hourly tier up to its mark; later
             // ones (and the hour the six-hour line cuts) from the minute rows.
-            let cut = min(try RollupTiers.mark(db, "hour") ?? Int64.min, RollupTiers.floor(sixHoursAgo, HealthWindow.hour))
+            let hourMark = try RollupTiers.mark(db, "hour") ?? Int64.min
+            let cut = min(hourMark, HealthWindow.floor(sixHoursAgo, to: HealthWindow.hour))
             let tier = try Row.fetchCursor(
                 db, sql: """
                     SELECT source, hour_ms, probes, failures, retried, retry_succeeded FROM probe_rollups_hourly
@@ -49,11 +50,18 @@ package enum HistoryStore {
             while let row = try days.next() {
                 registry.restore(source: row["source"], atMs: row["day_ms"], counts: counts(row), hourly: true)
             }
+            // Response times of the last 25 hours: whole hours from the hourly tier (25 rows a
+            // source, not 1,500 minute rows to parse at every start), minutes past its mark.
+            let dayAgo = HealthWindow.floor(nowMs - 25 * HealthWindow.hour, to: HealthWindow.hour)
             let latencies = try Row.fetchCursor(
-                db, sql: "SELECT source, minute_ms, latency_buckets FROM probe_rollups WHERE minute_ms >= ?",
-                arguments: [nowMs - 25 * HealthWindow.hour])
+                db, sql: """
+                    SELECT source, hour_ms AS at, latency_buckets FROM probe_rollups_hourly WHERE hour_ms >= ? AND hour_ms < ?
+                    UNION ALL
+                    SELECT source, minute_ms, latency_buckets FROM probe_rollups WHERE minute_ms >= ?
+                    """,
+                arguments: [dayAgo, hourMark, max(dayAgo, hourMark)])
             while let row = try latencies.next() {
-                registry.restoreLatency(source: row["source"], atMs: row["minute_ms"], buckets: RecordWriter.buckets(row["latency_buckets"]))
+                registry.restoreLatency(source: row[0], atMs: row[1], buckets: RecordWriter.buckets(row[2]))
             }
         }
     }

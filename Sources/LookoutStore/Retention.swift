@@ -36,8 +36,8 @@ package struct Retention: Sendable {
         // A finer row goes only once the coarser tier holds it, and a whole hour (or day) at a
         // time, so every hour is either in the minute rows or in the hourly tier, never split.
         let never = Int64.min / 2
-        let minuteCutoff = tiers.map { RollupTiers.floor(min(nowMs - $0.minute.totalMilliseconds, hourMark ?? never), HealthWindow.hour) } ?? never
-        let hourCutoff = tiers.map { RollupTiers.floor(min(nowMs - $0.hour.totalMilliseconds, dayMark ?? never), HealthWindow.day) } ?? never
+        let minuteCutoff = tiers.map { HealthWindow.floor(min(nowMs - $0.minute.totalMilliseconds, hourMark ?? never), to: HealthWindow.hour) } ?? never
+        let hourCutoff = tiers.map { HealthWindow.floor(min(nowMs - $0.hour.totalMilliseconds, dayMark ?? never), to: HealthWindow.day) } ?? never
         let dayCutoff = tiers.map { nowMs - $0.day.totalMilliseconds } ?? never
         let plans: [(String, String, Int64)] = [
             ("probe_results", "SELECT rowid FROM probe_results WHERE ts_ms < ? LIMIT \(Retention.chunk)", raw),

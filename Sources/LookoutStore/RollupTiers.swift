@@ -41,15 +41,11 @@ package enum RollupTiers {
     package static func advance(
         _ database: LookoutDatabase, nowMs: Int64, graceMs: Int64 = RollupTiers.graceMs, maxSteps: Int = 24 * 400
     ) throws -> (hours: Int, days: Int) {
-        let hours = try advance(hour, in: database, until: floor(nowMs - max(RollupTiers.graceMs, graceMs), hour.widthMs), maxSteps: maxSteps)
+        let hours = try advance(hour, in: database, until: HealthWindow.floor(nowMs - max(RollupTiers.graceMs, graceMs), to: hour.widthMs), maxSteps: maxSteps)
         // A day is finished once every hour of it is.
         let hourMark = try database.writer.read { db in try mark(db, hour.name) } ?? 0
-        let days = try advance(day, in: database, until: floor(hourMark, day.widthMs), maxSteps: maxSteps)
+        let days = try advance(day, in: database, until: HealthWindow.floor(hourMark, to: day.widthMs), maxSteps: maxSteps)
         return (hours, days)
-    }
-
-    package static func floor(_ ms: Int64, _ width: Int64) -> Int64 {
-        ms - ((ms % width) + width) % width
     }
 
     private static func advance(_ tier: Tier, in database: LookoutDatabase, until limit: Int64, maxSteps: Int) throws -> Int {
@@ -62,7 +58,7 @@ package enum RollupTiers {
                     let next = try Int64.fetchOne(
                         db, sql: "SELECT MIN(\(tier.sourceTime)) FROM \(tier.source) WHERE \(tier.sourceTime) >= ?", arguments: [mark])
                 else { return false }
-                let start = floor(next, tier.widthMs)
+                let start = HealthWindow.floor(next, to: tier.widthMs)
                 guard start + tier.widthMs <= limit else { return false }
                 try roll(tier, from: start, db)
                 try db.execute(

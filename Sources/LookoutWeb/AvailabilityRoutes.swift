@@ -22,7 +22,7 @@ struct AvailabilityRoutes: Sendable {
             days = parsed
         }
         let now = Timestamp.nowMs()
-        let today = now - ((now % HealthWindow.day) + HealthWindow.day) % HealthWindow.day
+        let today = HealthWindow.floor(now, to: HealthWindow.day)
         let since = today - Int64(days - 1) * HealthWindow.day
         let found: [HistoryStore.Day]
         do {

@@ -80,13 +80,7 @@ package struct Badges: Sendable {
         guard total.probes > 0 else { return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral) }
         let ratio = 1 - Double(total.failures) / Double(total.probes)
         let color = ratio >= 0.999 ? Badges.colors.ok : ratio >= 0.99 ? Badges.colors.warn : Badges.colors.down
-        return Badges.svg(label: label, value: Badges.percent(ratio), color: color)
-    }
-
-    /// `99.95%`: two decimals below 100, none at 100.
-    static func percent(_ ratio: Double) -> String {
-        let hundredths = Int((ratio * 10_000).rounded(.down))
-        return hundredths >= 10_000 ? "100%" : "\(hundredths / 100).\(String(format: "%02d", hundredths % 100))%"
+        return Badges.svg(label: label, value: StatusPage.percent(ratio), color: color)
     }
 
     /// A flat two-part badge; widths from a per-character estimate (Verdana 11 px).

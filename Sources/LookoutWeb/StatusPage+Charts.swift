@@ -32,7 +32,7 @@ struct DayAxis {
     }
 
     init(nowMs: Int64) {
-        let today = nowMs - ((nowMs % HealthWindow.day) + HealthWindow.day) % HealthWindow.day
+        let today = HealthWindow.floor(nowMs, to: HealthWindow.day)
         startsMs = (0..<DayAxis.count).map { today - Int64(DayAxis.count - 1 - $0) * HealthWindow.day }
         labels = startsMs.map { Timestamp.day($0) }
         plainPrefixes = labels.map { Array("<i title=\"\($0.split(separator: " ").prefix(2).joined(separator: " ")): ".utf8) }

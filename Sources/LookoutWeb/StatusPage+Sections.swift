@@ -190,10 +190,15 @@ extension StatusPage {
                 }.joined() + "</ul>"
             }
             html += "<details><summary>All \(peer.sources.count) sources</summary><p class=\"peer-sources\">"
-            html += peer.sources.prefix(5_000).map { "<span class=\"state \($0.state == "up" ? "ok" : $0.state == "down" ? "down" : "pending")\">\(HTML.escape($0.name))</span>" }.joined(separator: " ")
+            html += peer.sources.prefix(5_000).map { "<span class=\"state \(StatusPage.stateClass($0.state))\">\(HTML.escape($0.name))</span>" }.joined(separator: " ")
             html += "</p></details></li>"
         }
         return html + "</ul></section>\n"
+    }
+
+    /// The CSS class of a state as the status JSON names it (`up`, `down`, `pending`).
+    static func stateClass(_ state: String) -> String {
+        state == "up" ? "ok" : state == "down" ? "down" : "pending"
     }
 
     /// Maintenance in progress, and what starts in the next 7 days.

@@ -25,7 +25,7 @@ extension StatusPage {
             html += view.isPublic ? "</small>" : "; no notifications, not counted in availability</small>"
         }
         if let others = view.elsewhere[entry.name] {
-            let states = others.map { "\(HTML.escape($0.peer)) <span class=\"state \($0.state == "up" ? "ok" : $0.state == "down" ? "down" : "pending")\">\(HTML.escape($0.state))</span>" }
+            let states = others.map { "\(HTML.escape($0.peer)) <span class=\"state \(StatusPage.stateClass($0.state))\">\(HTML.escape($0.state))</span>" }
             html += "<br><small class=\"hint\">Elsewhere: " + states.joined(separator: ", ") + "</small>"
         }
         let blockedBy = snapshot.blockedBy(index)

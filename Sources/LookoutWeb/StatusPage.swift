@@ -67,7 +67,8 @@ package struct StatusPage: Sendable {
         let filter = filter?.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100).lowercased() ?? ""
         var html = HTMLOutput(capacity: 16_384 + snapshot.records.count * 8_000)
         html += StatusPage.head(title: settings.title)
-        html += "<main id=\"content\">\n<p class=\"banner \(StatusPage.banner(snapshot.overall).0)\" id=\"banner\">\(HTML.escape(StatusPage.banner(snapshot.overall).1))</p>\n"
+        let banner = StatusPage.banner(snapshot.overall)
+        html += "<main id=\"content\">\n<p class=\"banner \(banner.0)\" id=\"banner\">\(HTML.escape(banner.1))</p>\n"
         if !view.isPublic { html += problems() }
         let announcements = (snapshot.config.announcements + stored.announcements).sorted { $0.updatedAtMs > $1.updatedAtMs }
         html += StatusPage.openAnnouncements(announcements.filter(\.isOpen), nowMs: nowMs)

@@ -13,10 +13,6 @@ struct AlertHooksEndToEndTests {
         return try JSONSerialization.jsonObject(with: Data(result.body))
     }
 
-    func webhookLog(_ base: String) async throws -> [[String: Any]] {
-        try await json("\(base)/webhook/log") as? [[String: Any]] ?? []
-    }
-
     /// A config whose one rule fires while `flappy` is down; `hooks` is YAML for alerts.hooks.
     func writeConfig(_ directory: URL, upstream: String, hooks: String, failures: Int) throws -> URL {
         try "hook-secret\n".write(to: directory.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
@@ -56,7 +52,7 @@ struct AlertHooksEndToEndTests {
             """, failures: 8)
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let log = try await eventually("firing and resolved notifications") { () -> [[String: Any]]? in
-            let log = try await webhookLog(base)
+            let log = try await simulatorWebhookLog(base)
             return log.count >= 2 ? log : nil
         }
         #expect(log.count == 2, "the info-only hook must not be notified")
@@ -128,7 +124,7 @@ struct AlertHooksEndToEndTests {
         let receiver = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(receiverPort)"])
         _ = try await receiver.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
         let log = try await eventually("both notifications delivered") { () -> [[String: Any]]? in
-            let log = try await webhookLog(receiverBase)
+            let log = try await simulatorWebhookLog(receiverBase)
             return log.count >= 2 ? log : nil
         }
         let statuses = log.compactMap { ($0["payload"] as? [String: Any])?["status"] as? String }
@@ -167,7 +163,7 @@ struct AlertHooksEndToEndTests {
             """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
         let log = try await eventually("CircuitOpened firing and resolved") { () -> [[String: Any]]? in
-            let log = try await webhookLog(base).compactMap { $0["payload"] as? [String: Any] }
+            let log = try await simulatorWebhookLog(base).compactMap { $0["payload"] as? [String: Any] }
             return log.count >= 2 ? log : nil
         }
         #expect(log.map { $0["status"] as? String ?? "" } == ["firing", "resolved"])

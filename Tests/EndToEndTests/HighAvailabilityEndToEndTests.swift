@@ -96,7 +96,7 @@ struct HighAvailabilityEndToEndTests {
         let flakyShard = (owners["flaky"] ?? [0])[0] / 2
         _ = await http.perform(TransferRequest(url: "\(simBase)/switch/ha-flaky/on", method: "POST"))
         func notifications(_ status: String) async throws -> Int {
-            await simulatorWebhookLog(simBase).compactMap { $0["payload"] as? [String: Any] }.filter { payload in
+            try await simulatorWebhookLog(simBase).compactMap { $0["payload"] as? [String: Any] }.filter { payload in
                 payload["status"] as? String == status
                     && (payload["alerts"] as? [[String: Any]] ?? []).contains { ($0["labels"] as? [String: String])?["source"] == "flaky" }
             }.count

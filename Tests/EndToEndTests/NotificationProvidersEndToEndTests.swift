@@ -9,11 +9,6 @@ import TestSupport
 struct NotificationProvidersEndToEndTests {
     let http = CurlTransport()
 
-    func log(_ base: String) async throws -> [[String: Any]] {
-        let result = await http.perform(TransferRequest(url: "\(base)/webhook/log", timeout: .seconds(10)))
-        return try JSONSerialization.jsonObject(with: Data(result.body)) as? [[String: Any]] ?? []
-    }
-
     @Test func anIncidentReachesSlackTeamsPagerDutyDiscordAndNtfy() async throws {
         let directory = try makeTemporaryDirectory("providers")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -46,7 +41,7 @@ struct NotificationProvidersEndToEndTests {
         let (lookout, lookoutBase) = try await startLookout(config: config)
         let paths = ["/slack/T000/B000/secret", "/teams/workflow", "/pagerduty/v2/enqueue", "/discord/123/token", "/ntfy"]
         let entries = try await eventually(deadline: .seconds(90), "a firing and a resolved notification through every provider") { () -> [[String: Any]]? in
-            let entries = try await log(base).filter { $0["throttled"] as? Bool != true }
+            let entries = try await simulatorWebhookLog(base).filter { $0["throttled"] as? Bool != true }
             return paths.allSatisfy { path in entries.filter { $0["path"] as? String == path }.count >= 2 } ? entries : nil
         }
         for entry in entries {
@@ -97,7 +92,7 @@ struct NotificationProvidersEndToEndTests {
         #expect(!stored.contains("R0UTINGKEY0123456789abcdefABCDEF"))
 
         // Throttled requests were retried no sooner than Retry-After asked.
-        let all = try await log(base)
+        let all = try await simulatorWebhookLog(base)
         for (index, entry) in all.enumerated() where entry["throttled"] as? Bool == true {
             let path = entry["path"] as? String
             let next = all[(index + 1)...].first { $0["path"] as? String == path }
@@ -121,7 +116,7 @@ struct NotificationProvidersEndToEndTests {
         let answer = try JSONSerialization.jsonObject(with: Data(viaAPI.body)) as? [String: Any]
         #expect(answer?["delivered"] as? Bool == true)
         #expect(answer?["http_status"] as? Int == 202)
-        let testEvent = try await log(base).last { $0["path"] as? String == "/pagerduty/v2/enqueue" }?["payload"] as? [String: Any]
+        let testEvent = try await simulatorWebhookLog(base).last { $0["path"] as? String == "/pagerduty/v2/enqueue" }?["payload"] as? [String: Any]
         #expect(((testEvent?["payload"] as? [String: Any])?["summary"] as? String)?.contains("Test notification") == true)
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
@@ -171,7 +166,7 @@ struct NotificationProvidersEndToEndTests {
         _ = await http.perform(TransferRequest(url: "\(receiverBase)/providers/throttle?count=2&retry_after=3", method: "POST"))
         // The breaker's next trial comes within 78 s (a minute ±30%); the 429s do not reopen it.
         let entries = try await eventually(deadline: .seconds(150), "both notifications accepted") { () -> [[String: Any]]? in
-            let entries = try await log(receiverBase)
+            let entries = try await simulatorWebhookLog(receiverBase)
             return entries.filter { $0["throttled"] as? Bool == false }.count >= 2 ? entries : nil
         }
         let accepted = entries.filter { $0["throttled"] as? Bool == false }

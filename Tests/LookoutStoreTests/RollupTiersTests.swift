@@ -51,7 +51,7 @@ struct RollupTiersTests {
         let hourMark = try database.writer.read { db in try RollupTiers.mark(db, "hour") } ?? 0
         let oldestHour = try database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM probe_rollups_hourly") } ?? 0
         return [
-            try totals(database, "probe_rollups_daily", "day_ms", from: 0, to: RollupTiers.floor(oldestHour, day)),
+            try totals(database, "probe_rollups_daily", "day_ms", from: 0, to: HealthWindow.floor(oldestHour, to: day)),
             try totals(database, "probe_rollups_hourly", "hour_ms", from: oldestHour, to: hourMark),
             try totals(database, "probe_rollups", "minute_ms", from: hourMark, to: now),
         ].reduce(Totals()) { Totals(probes: $0.probes + $1.probes, failures: $0.failures + $1.failures, retried: $0.retried + $1.retried) }
@@ -93,7 +93,7 @@ struct RollupTiersTests {
         written(database, until: now)
         try RollupTiers.advance(database, nowMs: now, graceMs: 3 * hour)
         let mark = try database.writer.read { db in try RollupTiers.mark(db, "hour") }
-        #expect(mark == RollupTiers.floor(now - 3 * hour, hour))
+        #expect(mark == HealthWindow.floor(now - 3 * hour, to: hour))
         // A late row for an hour not rolled yet is counted when the hour is.
         let late = midnight - 2 * hour + 10 * 60_000
         let writer = RecordWriter(database: database, logger: Logger(label: "test"))

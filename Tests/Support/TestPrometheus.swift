@@ -32,8 +32,9 @@ public struct TestPrometheus: Sendable {
     }
 }
 
-/// What lookout-sim's `/webhook` received, oldest first (`/webhook/log`).
-public func simulatorWebhookLog(_ simBase: String) async -> [[String: Any]] {
-    let result = await CurlTransport().perform(TransferRequest(url: "\(simBase)/webhook/log"))
-    return (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [[String: Any]]) ?? []
+/// What lookout-sim's `/webhook` and provider receivers received, oldest first
+/// (`/webhook/log`); throws when the answer is not JSON.
+public func simulatorWebhookLog(_ simBase: String) async throws -> [[String: Any]] {
+    let result = await CurlTransport().perform(TransferRequest(url: "\(simBase)/webhook/log", timeout: .seconds(10)))
+    return try JSONSerialization.jsonObject(with: Data(result.body)) as? [[String: Any]] ?? []
 }

@@ -34,7 +34,7 @@ package struct BucketRing: Sendable, Equatable {
     }
 
     package mutating func add(_ delta: Counts, atMs: Int64) {
-        let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
+        let start = HealthWindow.floor(atMs, to: widthMs)
         let index = Int(((start / widthMs) % Int64(slots.count) + Int64(slots.count)) % Int64(slots.count))
         let number = Int32(clamping: start / widthMs)
         if slots[index].number != number {
@@ -61,7 +61,7 @@ package struct BucketRing: Sendable, Equatable {
     /// The last `count` buckets, oldest first, the newest holding `nowMs`: nil for a bucket
     /// nothing was counted in (or older than the ring holds).
     package func buckets(_ count: Int, nowMs: Int64) -> [Counts?] {
-        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let newest = HealthWindow.floor(nowMs, to: widthMs)
         let size = Int64(slots.count)
         return (0..<max(0, count)).map { offset in
             let start = newest - Int64(count - 1 - offset) * widthMs
@@ -79,7 +79,7 @@ package struct BucketRing: Sendable, Equatable {
 
     private func walk(windows: Int, longestMs: Int64, nowMs: Int64, window: (Int) -> Int64, _ store: (Int, Counts) -> Void) {
         guard windows > 0 else { return }
-        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let newest = HealthWindow.floor(nowMs, to: widthMs)
         let count = slots.count
         var index = Int(((newest / widthMs) % Int64(count) + Int64(count)) % Int64(count))
         var start = newest

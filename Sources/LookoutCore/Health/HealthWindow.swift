@@ -11,6 +11,11 @@ package enum HealthWindow {
     package static let day = 24 * hour
     package static let thirtyDays = 30 * day
 
+    /// The start of the `width`-wide bucket holding `ms` (rounding down, before 1970 too).
+    package static func floor(_ ms: Int64, to width: Int64) -> Int64 {
+        ms - ((ms % width) + width) % width
+    }
+
     /// `lookout_error_rate{window}` and the JSON API's `error_rate`.
     package static let errorRates: [(label: String, ms: Int64)] = [("1m", minute), ("5m", fiveMinutes), ("15m", fifteenMinutes), ("1h", hour)]
     /// `lookout_availability_ratio{window}`.

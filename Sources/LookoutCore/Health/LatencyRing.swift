@@ -32,7 +32,7 @@ package struct LatencyRing: Sendable, Equatable {
 
     /// The bucket holding `atMs`, cleared when it held an older one; nil when older than the ring.
     private mutating func slot(_ atMs: Int64) -> Int? {
-        let start = atMs - ((atMs % widthMs) + widthMs) % widthMs
+        let start = HealthWindow.floor(atMs, to: widthMs)
         let size = Int64(starts.count)
         let index = Int(((start / widthMs) % size + size) % size)
         let base = index * LatencyRing.width
@@ -48,7 +48,7 @@ package struct LatencyRing: Sendable, Equatable {
     /// quantiles `qs` in seconds, interpolated within the histogram's buckets as Prometheus'
     /// `histogram_quantile` does; nil for a bucket without observations.
     package func quantiles(_ qs: [Double], last count: Int, nowMs: Int64) -> [[Double]?] {
-        let newest = nowMs - ((nowMs % widthMs) + widthMs) % widthMs
+        let newest = HealthWindow.floor(nowMs, to: widthMs)
         let size = Int64(starts.count)
         return (0..<max(0, count)).map { offset -> [Double]? in
             let start = newest - Int64(count - 1 - offset) * widthMs
