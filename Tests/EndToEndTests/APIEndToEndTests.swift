@@ -100,11 +100,11 @@ struct APIEndToEndTests {
         // Listed, expired with the CLI, gone; expiring it again is a 404.
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         let silenceID = try #require(try object(silence)["id"] as? Int)
-        let listed = try runTool(binary, ["silence", "list", "--url", base])
+        let listed = try await runTool(binary, ["silence", "list", "--url", base])
         #expect(listed.status == 0)
         #expect(listed.output.contains("\(silenceID)  source=bad  until 2099-01-01T00:00:00.000Z  known"))
-        #expect(try runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base]).status == 1)  // no token
-        let expired = try runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base, "--token", "s3cret-admin"])
+        #expect(try await runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base]).status == 1)  // no token
+        let expired = try await runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base, "--token", "s3cret-admin"])
         #expect(expired.status == 0)
         #expect((try object(await call("\(base)/api/v1/silences"))["silences"] as? [[String: Any]])?.isEmpty == true)
         #expect(await call("\(base)/api/v1/silences/\(silenceID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
@@ -141,11 +141,11 @@ struct APIEndToEndTests {
         #expect(recurring?["time_zone"] as? String == "Europe/Berlin")
         #expect(recurring?["weekdays"] as? [String] == ["sun"])
 
-        let added = try runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceDown", "--duration", "30m"])
+        let added = try await runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceDown", "--duration", "30m"])
         #expect(added.status == 1)  // no such rule in this config
         #expect(added.output.contains("no rule is named"))
 
-        let summary = try runTool(binary, ["status", "--url", base])
+        let summary = try await runTool(binary, ["status", "--url", base])
         #expect(summary.status == 1)  // degraded
         #expect(summary.output.contains("server_error/http_502"))
         #expect(summary.output.contains("for "))

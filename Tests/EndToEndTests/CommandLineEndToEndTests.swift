@@ -8,16 +8,16 @@ struct CommandLineEndToEndTests {
     func tool(_ name: String) -> String { ChildProcess.binDirectory.appendingPathComponent(name).path }
 
     @Test(arguments: ["lookout", "lookout-sim", "lookout-bench", "lookout-fuzz"])
-    func everyExecutableTellsItsVersion(name: String) throws {
-        let result = try runTool(tool(name), ["--version"])
+    func everyExecutableTellsItsVersion(name: String) async throws {
+        let result = try await runTool(tool(name), ["--version"])
         #expect(result.status == 0)
         #expect(result.output.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(result.output)")
     }
 
-    @Test func statusExits2WhenLookoutCannotBeReached() throws {
-        let result = try runTool(tool("lookout"), ["status", "--url", "http://127.0.0.1:\(closedPort())"])
+    @Test func statusExits2WhenLookoutCannotBeReached() async throws {
+        let result = try await runTool(tool("lookout"), ["status", "--url", "http://127.0.0.1:\(closedPort())"])
         #expect(result.status == 2)
         #expect(result.output.hasPrefix("lookout: cannot read http://127.0.0.1:"))
-        #expect(try runTool(tool("lookout"), ["status", "--bogus"]).status == 2)
+        #expect(try await runTool(tool("lookout"), ["status", "--bogus"]).status == 2)
     }
 }

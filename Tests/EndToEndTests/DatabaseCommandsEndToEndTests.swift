@@ -35,10 +35,10 @@ struct DatabaseCommandsEndToEndTests {
         var counts: [Int] = []
         for round in 0..<3 {
             let copy = directory.appendingPathComponent("copy-\(round).sqlite").path
-            let backup = try runTool(binary, ["db", "backup", "--db", database, "--to", copy])
+            let backup = try await runTool(binary, ["db", "backup", "--db", database, "--to", copy])
             #expect(backup.status == 0, "\(backup.output)")
             #expect(backup.output.contains("integrity check ok"))
-            let check = try runTool(binary, ["db", "check", "--db", copy])
+            let check = try await runTool(binary, ["db", "check", "--db", copy])
             #expect(check.status == 0 && check.output.contains("ok"), "\(check.output)")
             let queue = try DatabaseQueue(path: copy)
             let (integrity, results, errors) = try await queue.read { db in
@@ -51,37 +51,37 @@ struct DatabaseCommandsEndToEndTests {
         }
         #expect(counts == counts.sorted())  // each later copy holds at least as much
         // The live file checks out too, while serve runs.
-        #expect(try runTool(binary, ["db", "check", "--db", database]).status == 0)
+        #expect(try await runTool(binary, ["db", "check", "--db", database]).status == 0)
         // An existing destination is never overwritten.
         let existing = directory.appendingPathComponent("copy-0.sqlite").path
-        let refused = try runTool(binary, ["db", "backup", "--db", database, "--to", existing])
+        let refused = try await runTool(binary, ["db", "backup", "--db", database, "--to", existing])
         #expect(refused.status == 1 && refused.output.contains("already exists"))
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }
 
-    @Test func checkTellsADamagedFileAndAMissingOneApart() throws {
+    @Test func checkTellsADamagedFileAndAMissingOneApart() async throws {
         let directory = try makeTemporaryDirectory("check")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("damaged.sqlite").path
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
             try db.execute(sql: "CREATE INDEX t_v ON t (v)")
             for index in 0..<2_000 { try db.execute(sql: "INSERT INTO t (v) VALUES (?)", arguments: ["value \(index)"]) }
         }
         try queue.close()
-        #expect(try runTool(binary, ["db", "check", "--db", path]).status == 0)
+        #expect(try await runTool(binary, ["db", "check", "--db", path]).status == 0)
         // Overwrite a page in the middle (not the header): the file still opens, the check fails.
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try handle.seek(toOffset: 4096 * 3 + 100)
         try handle.write(contentsOf: Data(repeating: 0x5A, count: 2000))
         try handle.close()
-        let damaged = try runTool(binary, ["db", "check", "--db", path])
+        let damaged = try await runTool(binary, ["db", "check", "--db", path])
         #expect(damaged.status == 1 && damaged.output.contains("is damaged"), "\(damaged.output)")
-        let missing = try runTool(binary, ["db", "check", "--db", directory.appendingPathComponent("nope.sqlite").path])
+        let missing = try await runTool(binary, ["db", "check", "--db", directory.appendingPathComponent("nope.sqlite").path])
         #expect(missing.status == 1 && missing.output.contains("does not exist"))
-        let backupOfMissing = try runTool(binary, ["db", "backup", "--db", directory.appendingPathComponent("nope.sqlite").path, "--to", path + ".copy"])
+        let backupOfMissing = try await runTool(binary, ["db", "backup", "--db", directory.appendingPathComponent("nope.sqlite").path, "--to", path + ".copy"])
         #expect(backupOfMissing.status == 1 && !FileManager.default.fileExists(atPath: path + ".copy"))
     }
 }

@@ -125,13 +125,13 @@ struct FailureReasonsEndToEndTests {
         #expect(recorder.waits == [.seconds(9)])
 
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let json = try runTool(binary, ["probe", "\(base)/json/invalid", "--kind", "json", "--json"])
+        let json = try await runTool(binary, ["probe", "\(base)/json/invalid", "--kind", "json", "--json"])
         #expect(json.status == 1)
         #expect(json.output.contains(#""reason":"json_invalid""#))
-        let valid = try runTool(binary, ["probe", "\(base)/json/valid", "--kind", "json", "--json"])
+        let valid = try await runTool(binary, ["probe", "\(base)/json/valid", "--kind", "json", "--json"])
         #expect(valid.status == 0)
         #expect(valid.output.contains(#""ok":true"#))
-        let feed = try runTool(binary, ["probe", "\(base)/rss/malformed", "--kind", "rss", "--json"])
+        let feed = try await runTool(binary, ["probe", "\(base)/rss/malformed", "--kind", "rss", "--json"])
         #expect(feed.output.contains(#""reason":"xml_invalid""#))
         #expect(try await sim.terminate() == 0)
     }
@@ -152,11 +152,11 @@ struct FailureReasonsEndToEndTests {
         // The namespace has only a loopback interface, so the resolver cannot reach any name
         // server and nothing leaves the machine.
         let namespace = "lookout-dns-\(getpid())"
-        #expect(try runTool("/usr/sbin/ip", ["netns", "add", namespace]).status == 0)
-        defer { _ = try? runTool("/usr/sbin/ip", ["netns", "delete", namespace]) }
-        #expect(try runTool("/usr/sbin/ip", ["-n", namespace, "link", "set", "lo", "up"]).status == 0)
+        #expect(try await runTool("/usr/sbin/ip", ["netns", "add", namespace]).status == 0)
+        defer { _ = try? runToolBlocking("/usr/sbin/ip", ["netns", "delete", namespace]) }
+        #expect(try await runTool("/usr/sbin/ip", ["-n", namespace, "link", "set", "lo", "up"]).status == 0)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let probe = try runTool("/usr/sbin/ip", [
+        let probe = try await runTool("/usr/sbin/ip", [
             "netns", "exec", namespace, binary, "probe", "http://lookout-test.invalid/", "--json", "--timeout", "3s",
         ])
         #expect(probe.status == 1, "\(probe.output)")

@@ -10,11 +10,11 @@ struct FuzzCorpusTests {
     static let targets = ["config", "alert-expression", "values", "feed", "json-path", "server-wait", "server-message", "http-request", "peer-status"]
 
     @Test(arguments: targets)
-    func replaysEveryCommittedInput(target: String) throws {
+    func replaysEveryCommittedInput(target: String) async throws {
         let directory = FuzzCorpusTests.corpus.appendingPathComponent(target)
         let inputs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }
         #expect(inputs.count >= 3, "each target needs seeds")
-        let replay = try runTool(ChildProcess.binDirectory.appendingPathComponent("lookout-fuzz").path, [target, directory.path])
+        let replay = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout-fuzz").path, [target, directory.path])
         #expect(replay.status == 0, "\(replay.output)")
         #expect(replay.output.contains("\(target): \(inputs.count) inputs replayed, none crashed"), "\(replay.output)")
     }

@@ -95,7 +95,7 @@ struct HostileInputEndToEndTests {
               - {name: a, url: "\(simBase)/ok", interval: 1h}
             """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
-        let check = try runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
+        let check = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
         #expect(check.status == 0)
 
         #expect(await get("\(base)/probe?module=host_only&target=http://other.host/?127.0.0.1").httpStatus == 403)
@@ -146,7 +146,7 @@ struct HostileInputEndToEndTests {
         ]
         for (lines, expected) in hostile {
             try (good + "  - name: b\n    url: \"http://127.0.0.1:1/\"\n" + lines).write(to: config, atomically: true, encoding: .utf8)
-            let checked = try runTool(lookoutPath, ["check-config", "--config", config.path])
+            let checked = try await runTool(lookoutPath, ["check-config", "--config", config.path])
             #expect(checked.status == 1)
             #expect(checked.output.contains(expected), "\(checked.output)")
             lookout.send(SIGHUP)
@@ -160,7 +160,7 @@ struct HostileInputEndToEndTests {
             }
         }
         try (good + "alerts:\n  rules:\n    - {name: x, expr: \"\(deep)\"}\n").write(to: config, atomically: true, encoding: .utf8)
-        let checked = try runTool(lookoutPath, ["check-config", "--config", config.path])
+        let checked = try await runTool(lookoutPath, ["check-config", "--config", config.path])
         #expect(checked.status == 1)
         #expect(checked.output.contains("alerts.rules[0].expr: longer than 1000 terms"))
         #expect(checked.output.count < 1000, "the message must not repeat a 100 KB expression")
@@ -184,11 +184,11 @@ struct HostileInputEndToEndTests {
         let hostile = "http://127.0.0.1:\(upstream.port)/"
         func rawControls(_ text: String) -> Bool { text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F } }
 
-        let human = try runTool(lookoutPath, ["probe", "--timeout", "1s", hostile])
+        let human = try await runTool(lookoutPath, ["probe", "--timeout", "1s", hostile])
         #expect(human.status == 1)
         #expect(human.output.contains(#"bad\u0000^[[31mred\#u{FFFD}\u0007"#), "\(human.output)")
         #expect(!rawControls(human.output))
-        let json = try runTool(lookoutPath, ["probe", "--json", "--timeout", "1s", hostile])
+        let json = try await runTool(lookoutPath, ["probe", "--json", "--timeout", "1s", hostile])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         let serverMessage = try #require(object["server_message"] as? String)
         #expect(serverMessage == #"bad\u0000^[[31mred\#u{FFFD}\u0007"#)
@@ -215,7 +215,7 @@ struct HostileInputEndToEndTests {
 
         let ancient = RawResponder(Array("hello from 1991\r\n".utf8))
         defer { ancient.stop() }
-        let answer = try runTool(lookoutPath, ["probe", "--json", "--timeout", "2s", "http://127.0.0.1:\(ancient.port)/"])
+        let answer = try await runTool(lookoutPath, ["probe", "--json", "--timeout", "2s", "http://127.0.0.1:\(ancient.port)/"])
         let verdict = try #require(try JSONSerialization.jsonObject(with: Data(answer.output.utf8)) as? [String: Any])
         #expect(verdict["category"] as? String == "invalid_response", "\(answer.output)")
         #expect(verdict["reason"] as? String == "http09_response")

@@ -103,12 +103,12 @@ struct NotificationProvidersEndToEndTests {
 
         // A test notification, from the command line and from the admin API.
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let tested = try runTool(binary, ["hooks", "test", "slack", "--config", config.path])
+        let tested = try await runTool(binary, ["hooks", "test", "slack", "--config", config.path])
         #expect(tested.status == 0, "\(tested.output)")
         #expect(tested.output.contains("hook slack (slack): HTTP 200\nok"))
-        #expect(try runTool(binary, ["hooks", "test", "nope", "--config", config.path]).status == 2)
+        #expect(try await runTool(binary, ["hooks", "test", "nope", "--config", config.path]).status == 2)
         _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=1&retry_after=1", method: "POST"))
-        let refused = try runTool(binary, ["hooks", "test", "discord", "--config", config.path])
+        let refused = try await runTool(binary, ["hooks", "test", "discord", "--config", config.path])
         #expect(refused.status == 1)
         #expect(refused.output.contains("HTTP 429"))
         let viaAPI = await http.perform(TransferRequest(

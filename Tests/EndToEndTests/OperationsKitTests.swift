@@ -87,19 +87,19 @@ struct OperationsKitTests {
         #expect(Set(kinds) == ["ConfigMap", "Service", "StatefulSet", "PodDisruptionBudget", "ServiceMonitor"])
     }
 
-    @Test func prometheusAcceptsTheConfigRulesAndDashboardQueries() throws {
+    @Test func prometheusAcceptsTheConfigRulesAndDashboardQueries() async throws {
         let deploy = Self.root.appendingPathComponent("deploy")
-        let config = try runTool("/usr/bin/promtool", ["check", "config", deploy.appendingPathComponent("prometheus.yml").path])
+        let config = try await runTool("/usr/bin/promtool", ["check", "config", deploy.appendingPathComponent("prometheus.yml").path])
         #expect(config.status == 0, "\(config.output)")
-        let rules = try runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-rules.yml").path])
+        let rules = try await runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-rules.yml").path])
         #expect(rules.status == 0, "\(rules.output)")
         #expect(rules.output.contains("13 rules found"))
         // The location rules: one location failing is no page, two are one (promtool's unit test).
-        let locations = try runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-location-rules.yml").path])
+        let locations = try await runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-location-rules.yml").path])
         #expect(locations.status == 0 && locations.output.contains("2 rules found"), "\(locations.output)")
-        let quorum = try runTool("/usr/bin/promtool", ["test", "rules", deploy.appendingPathComponent("lookout-location-rules.test.yml").path])
+        let quorum = try await runTool("/usr/bin/promtool", ["test", "rules", deploy.appendingPathComponent("lookout-location-rules.test.yml").path])
         #expect(quorum.status == 0 && quorum.output.contains("SUCCESS"), "\(quorum.output)")
-        let alertmanager = try runTool("/usr/bin/amtool", ["check-config", deploy.appendingPathComponent("alertmanager.yml").path])
+        let alertmanager = try await runTool("/usr/bin/amtool", ["check-config", deploy.appendingPathComponent("alertmanager.yml").path])
         #expect(alertmanager.status == 0, "\(alertmanager.output)")
 
         // promtool parses each dashboard query when it is written as a recording rule.
@@ -113,7 +113,7 @@ struct OperationsKitTests {
         }
         let path = directory.appendingPathComponent("dashboard-rules.yml")
         try file.write(to: path, atomically: true, encoding: .utf8)
-        let parsed = try runTool("/usr/bin/promtool", ["check", "rules", path.path])
+        let parsed = try await runTool("/usr/bin/promtool", ["check", "rules", path.path])
         #expect(parsed.status == 0, "\(parsed.output)")
     }
 
@@ -257,7 +257,7 @@ struct OperationsKitTests {
         #expect(try await pod.terminate() == 0)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         for (host, message) in [("lookout-4", "that is shard 2, but shard.count is 2; set the StatefulSet's replicas to shard.count × --replicas (4)"), ("laptop", "needs a StatefulSet pod's host name")] {
-            let refused = try runTool("/usr/bin/env", ["HOSTNAME=\(host)", binary, "serve", "--config", config.path, "--shard", "auto", "--replicas", "2"])
+            let refused = try await runTool("/usr/bin/env", ["HOSTNAME=\(host)", binary, "serve", "--config", config.path, "--shard", "auto", "--replicas", "2"])
             #expect(refused.status == 1)
             #expect(refused.output.contains(message), "\(refused.output)")
         }
@@ -305,10 +305,10 @@ struct OperationsKitTests {
     /// The manifests against Kubernetes' own schemas (kubernetes-validate from PyPI, installed
     /// by `make test`), strictly: no unknown field; the ConfigMap's config passes check-config;
     /// the StatefulSet's pods take their shard from their ordinal, replicas = shards × 2.
-    @Test func theKubernetesManifestsValidate() throws {
+    @Test func theKubernetesManifestsValidate() async throws {
         let manifest = Self.root.appendingPathComponent("deploy/kubernetes/lookout.yaml").path
         let pydeps = ProcessInfo.processInfo.environment["LOOKOUT_PYDEPS"] ?? Self.root.appendingPathComponent(".build/pydeps").path
-        let validated = try runTool("/usr/bin/env", ["PYTHONPATH=\(pydeps)", "python3", "-m", "kubernetes_validate", "--strict", manifest])
+        let validated = try await runTool("/usr/bin/env", ["PYTHONPATH=\(pydeps)", "python3", "-m", "kubernetes_validate", "--strict", manifest])
         #expect(validated.status == 0, "\(validated.output)")
         for kind in ["configmap", "service", "statefulset", "poddisruptionbudget"] {
             #expect(validated.output.contains("passed for resource \(kind)/lookout"), "\(validated.output)")
@@ -321,7 +321,7 @@ struct OperationsKitTests {
         let config = directory.appendingPathComponent("lookout.yml")
         try text.write(to: config, atomically: true, encoding: .utf8)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let checked = try runTool(binary, ["check-config", "--config", config.path])
+        let checked = try await runTool(binary, ["check-config", "--config", config.path])
         #expect(checked.status == 0, "\(checked.output)")
         let loaded = try ConfigLoader.parse(text, file: "configmap")
         let set = try #require(documents.first { $0["kind"] as? String == "StatefulSet" })
@@ -332,7 +332,7 @@ struct OperationsKitTests {
         #expect(spec["replicas"] as? Int == loaded.shard.count * replicasPerShard)
     }
 
-    @Test func theSystemdUnitVerifies() throws {
+    @Test func theSystemdUnitVerifies() async throws {
         let unit = try String(contentsOf: Self.root.appendingPathComponent("deploy/lookout.service"), encoding: .utf8)
         for directive in ["User=lookout", "StateDirectory=lookout", "ProtectSystem=strict", "ExecReload=/bin/kill -HUP $MAINPID", "NoNewPrivileges=true"] {
             #expect(unit.contains(directive))
@@ -343,7 +343,7 @@ struct OperationsKitTests {
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         let path = directory.appendingPathComponent("lookout.service")
         try unit.replacingOccurrences(of: "/usr/local/bin/lookout", with: binary).write(to: path, atomically: true, encoding: .utf8)
-        let verify = try runTool("/usr/bin/systemd-analyze", ["verify", path.path])
+        let verify = try await runTool("/usr/bin/systemd-analyze", ["verify", path.path])
         #expect(verify.status == 0, "\(verify.output)")
         #expect(verify.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(verify.output)")
     }

@@ -21,7 +21,7 @@ struct ResourceExhaustionEndToEndTests {
         let directory = try makeTemporaryDirectory("disk-full")
         defer { try? FileManager.default.removeItem(at: directory) }
         let disk = try mountTmpfs(in: directory)
-        defer { _ = try? runTool("/bin/umount", ["-l", disk.path]) }
+        defer { _ = try? runToolBlocking("/bin/umount", ["-l", disk.path]) }
 
         let (receiver, receiverBase) = try await startSimulator()
         let upstreamPort = closedPort()
@@ -97,7 +97,7 @@ struct ResourceExhaustionEndToEndTests {
         let directory = try makeTemporaryDirectory("read-only")
         defer { try? FileManager.default.removeItem(at: directory) }
         let disk = try mountTmpfs(in: directory)
-        defer { _ = try? runTool("/bin/umount", ["-l", disk.path]) }
+        defer { _ = try? runToolBlocking("/bin/umount", ["-l", disk.path]) }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
             listen: 127.0.0.1:0
@@ -109,7 +109,7 @@ struct ResourceExhaustionEndToEndTests {
         var (lookout, base) = try await startLookout(config: config)
         #expect(try await lookout.terminate() == 0)
         let rowsBefore = try countRows(disk.appendingPathComponent("lookout.sqlite").path)
-        #expect(try runTool("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
+        #expect(try await runTool("/bin/mount", ["-o", "remount,ro", disk.path]).status == 0)
 
         (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("probes while the file cannot be written") { () -> Bool? in
@@ -120,7 +120,7 @@ struct ResourceExhaustionEndToEndTests {
         #expect(ready.httpStatus == 503)
         #expect(ready.bodyText.contains("the database cannot be written"))
 
-        #expect(try runTool("/bin/mount", ["-o", "remount,rw", disk.path]).status == 0)
+        #expect(try await runTool("/bin/mount", ["-o", "remount,rw", disk.path]).status == 0)
         _ = try await eventually(deadline: .seconds(30), "the file to be opened for writing") { () -> Bool? in
             await get("\(base)/metrics").bodyText.contains("lookout_db_writable 1\n") ? true : nil
         }
@@ -156,7 +156,7 @@ struct ResourceExhaustionEndToEndTests {
             }
         }
         try await filler.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        try await filler.close()
+        try filler.close()
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         let size = try handle.seekToEnd()
         try handle.seek(toOffset: size / 2)
@@ -179,7 +179,7 @@ struct ResourceExhaustionEndToEndTests {
     func mountTmpfs(in directory: URL) throws -> URL {
         let disk = directory.appendingPathComponent("disk")
         try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        let mounted = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
+        let mounted = try runToolBlocking("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk.path])
         try #require(mounted.status == 0, "this test mounts a tmpfs and needs root: \(mounted.output)")
         return disk
     }

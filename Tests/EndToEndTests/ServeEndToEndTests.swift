@@ -54,7 +54,7 @@ struct ServeEndToEndTests {
         #expect(scrape.contains(#"lookout_probe_duration_seconds_bucket{source="up",le="+Inf"}"#))
         #expect(scrape.contains("lookout_build_info{version="))
 
-        let promtool = try runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
+        let promtool = try await runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
         #expect(promtool.status == 0, "promtool: \(promtool.output)")
         #expect(promtool.output.isEmpty, "promtool: \(promtool.output)")
 
@@ -88,17 +88,17 @@ struct ServeEndToEndTests {
         let broken = directory.appendingPathComponent("syntax.yml")
         try "sources:\n  - name: a\n    url: [unclosed\n".write(to: broken, atomically: true, encoding: .utf8)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let syntax = try runTool(binary, ["check-config", "--config", broken.path])
+        let syntax = try await runTool(binary, ["check-config", "--config", broken.path])
         #expect(syntax.status == 1)
         #expect(syntax.output.contains("\(broken.path):4:1: YAML syntax error"), "\(syntax.output)")
 
         let invalid = directory.appendingPathComponent("invalid.yml")
         try "sources:\n  - name: a\n    url: http://127.0.0.1/\n    interval: 5x\n".write(to: invalid, atomically: true, encoding: .utf8)
-        let semantic = try runTool(binary, ["check-config", "--config", invalid.path])
+        let semantic = try await runTool(binary, ["check-config", "--config", invalid.path])
         #expect(semantic.status == 1)
         #expect(semantic.output.contains(#"\#(invalid.path):4:15: sources[0].interval: "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#), "\(semantic.output)")
 
-        let serve = try runTool(binary, ["serve", "--config", invalid.path])
+        let serve = try await runTool(binary, ["serve", "--config", invalid.path])
         #expect(serve.status == 1)
         #expect(serve.output.contains("sources[0].interval"))
     }

@@ -100,7 +100,7 @@ struct ServingEndToEndTests {
               - {name: "odd\\"name", url: "\(simBase)/status/500"}
               - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
             """.write(to: config, atomically: true, encoding: .utf8)
-        let problems = try runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
+        let problems = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
         // A quote is not allowed in a source name: the name rule keeps label values simple.
         #expect(problems.status == 1)
         try String(contentsOf: config, encoding: .utf8).replacingOccurrences(of: #""odd\"name""#, with: "odd.name")
@@ -112,7 +112,7 @@ struct ServingEndToEndTests {
             let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
             return ["up", "odd.name", "feed"].allSatisfy { text.contains(#"lookout_probe_success{source="\#($0)"}"#) } ? text : nil
         }
-        let promtool = try runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
+        let promtool = try await runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
         #expect(promtool.status == 0, "\(promtool.output)")
         #expect(promtool.output.isEmpty, "\(promtool.output)")
 
@@ -155,8 +155,8 @@ struct ServingEndToEndTests {
             return ["up", "down", "feed"].allSatisfy { text.contains(#"lookout_probes_total{source="\#($0)",result="#) } ? true : nil
         }
         let headers = directory.appendingPathComponent("headers").path
-        let compressed = try runTool("/usr/bin/curl", ["-sS", "--compressed", "-D", headers, "\(base)/metrics"])
-        let plain = try runTool("/usr/bin/curl", ["-sS", "\(base)/metrics"])
+        let compressed = try await runTool("/usr/bin/curl", ["-sS", "--compressed", "-D", headers, "\(base)/metrics"])
+        let plain = try await runTool("/usr/bin/curl", ["-sS", "\(base)/metrics"])
         #expect(compressed.status == 0 && plain.status == 0)
         let received = try String(contentsOfFile: headers, encoding: .utf8).lowercased()
         #expect(received.contains("content-encoding: gzip"))
@@ -167,10 +167,10 @@ struct ServingEndToEndTests {
         }
         #expect(steady(compressed.output) == steady(plain.output))
         #expect(steady(plain.output).count > 100)
-        let promtool = try runTool("/usr/bin/promtool", ["check", "metrics"], input: compressed.output)
+        let promtool = try await runTool("/usr/bin/promtool", ["check", "metrics"], input: compressed.output)
         #expect(promtool.status == 0 && promtool.output.isEmpty, "\(promtool.output)")
         // The page too, a few megabytes at 1,000 sources.
-        let page = try runTool("/usr/bin/curl", ["-sS", "--compressed", "-D", headers, "\(base)/"])
+        let page = try await runTool("/usr/bin/curl", ["-sS", "--compressed", "-D", headers, "\(base)/"])
         #expect(page.output.contains("</html>"))
         #expect(try String(contentsOfFile: headers, encoding: .utf8).lowercased().contains("content-encoding: gzip"))
         #expect(try await lookout.terminate() == 0)

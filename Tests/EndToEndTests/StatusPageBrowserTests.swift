@@ -138,7 +138,7 @@ struct StatusPageBrowserTests {
         #expect(resolved.0 == 200)
 
         let chromium = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(directory.path)/profile"]
-        let dom = try runTool("/usr/bin/chromium", chromium + ["--window-size=1280,2000", "--dump-dom", "\(base)/"]).output
+        let dom = try await runTool("/usr/bin/chromium", chromium + ["--window-size=1280,2000", "--dump-dom", "\(base)/"]).output
         // What is broken comes first: the incident lines before the source list.
         let incidents = try #require(dom.range(of: #"<section class="incidents""#))
         let list = try #require(dom.range(of: #"<section class="sources""#))
@@ -189,7 +189,7 @@ struct StatusPageBrowserTests {
         for (name, width, height, path) in [("status-1280", 1280, 2000, "/"), ("status-390", 390, 2400, "/"), ("status-public-1280", 1280, 1400, "/public")] {
             let file = screenshots.appendingPathComponent("\(name).png")
             try? FileManager.default.removeItem(at: file)
-            let shot = try runTool("/usr/bin/chromium", chromium + ["--window-size=\(width),\(height)", "--screenshot=\(file.path)", "\(base)\(path)"])
+            let shot = try await runTool("/usr/bin/chromium", chromium + ["--window-size=\(width),\(height)", "--screenshot=\(file.path)", "\(base)\(path)"])
             #expect(shot.status == 0, "\(shot.output)")
             let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
             #expect(size > 10_000, "screenshot \(name) is \(size) bytes")
@@ -205,6 +205,6 @@ struct StatusPageBrowserTests {
         let named = directory.appendingPathComponent("named.yml")
         try "sources:\n  - {name: \"<script>alert(1)</script>\", url: \"http://127.0.0.1:1/ok\"}\n".write(to: named, atomically: true, encoding: .utf8)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        #expect(try runTool(binary, ["check-config", "--config", named.path]).status == 1)
+        #expect(try await runTool(binary, ["check-config", "--config", named.path]).status == 1)
     }
 }

@@ -42,10 +42,10 @@ struct HTTPServerTests {
     let client = CurlTransport()
 
     func get(_ server: HTTPServer, _ path: String, method: String = "GET", body: [UInt8]? = nil,
-             headers: [(name: String, value: String)] = []) async -> TransferResult {
+             headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(20)) async -> TransferResult {
         await client.perform(TransferRequest(
             url: "http://127.0.0.1:\(server.port)\(path)", method: method, headers: headers, body: body,
-            timeout: .seconds(20)))
+            timeout: timeout))
     }
 
     @Test func sendsAnOwnedBufferAsTheWholeBody() async throws {
@@ -116,8 +116,9 @@ struct HTTPServerTests {
 
     @Test func aSlowHandlerDoesNotHoldUpOthers() async throws {
         let gate = Gate()
-        let server = try makeServer(gate: gate)
-        let slow = Task { await get(server, "/gated") }
+        let server = try makeServer(timeout: 120, gate: gate)
+        // Waits as long as the others may take on a loaded machine: the test is about order, not speed.
+        let slow = Task { await get(server, "/gated", timeout: .seconds(120)) }
         for _ in 0..<20 {
             #expect(await get(server, "/ok").httpStatus == 200)
         }
@@ -137,7 +138,7 @@ struct HTTPServerTests {
         let server = try makeServer(timeout: 1)
         let silent = try RawSocket(port: server.port)
         #expect(await get(server, "/ok").httpStatus == 200)
-        let outcome = silent.readUntilClosed(deadline: .now + .seconds(15))
+        let outcome = await silent.readUntilClosed(deadline: .now + .seconds(15))
         #expect(outcome.closed)
         #expect(await get(server, "/ok").httpStatus == 200)
         await server.stop()
@@ -147,7 +148,7 @@ struct HTTPServerTests {
         let server = try makeServer()
         let garbage = try RawSocket(port: server.port)
         garbage.send("THIS IS NOT HTTP\r\n\r\n")
-        let outcome = garbage.readUntilClosed(deadline: .now + .seconds(15))
+        let outcome = await garbage.readUntilClosed(deadline: .now + .seconds(15))
         #expect(outcome.text.hasPrefix("HTTP/1.1 400"))
         #expect(await get(server, "/ok").httpStatus == 200)
         await server.stop()

@@ -35,7 +35,7 @@ struct SlowClientTests {
         dripping.send("X-Slow: 1\r\n")
         #expect(server.reaper.reap(now: .now + .seconds(5)) == 0)
         #expect(server.reaper.reap(now: .now + .seconds(11)) == 1)
-        let outcome = dripping.readUntilClosed(deadline: .now + .seconds(15))
+        let outcome = await dripping.readUntilClosed(deadline: .now + .seconds(15))
         #expect(outcome.closed)
         #expect(outcome.text.isEmpty)
         #expect(server.statistics.slowConnectionsClosed == 1)
@@ -64,8 +64,8 @@ struct SlowClientTests {
         try await eventuallyTrue { server.reaper.openCount == 2 }
         // Two of four slots taken: the one-second deadline applies, not the ten-second one.
         server.reaper.reap(now: .now + .seconds(2))
-        #expect(first.readUntilClosed(deadline: .now + .seconds(15)).closed)
-        #expect(second.readUntilClosed(deadline: .now + .seconds(15)).closed)
+        #expect(await first.readUntilClosed(deadline: .now + .seconds(15)).closed)
+        #expect(await second.readUntilClosed(deadline: .now + .seconds(15)).closed)
         #expect(server.statistics.slowConnectionsClosed >= 2)
         #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
         await server.stop()

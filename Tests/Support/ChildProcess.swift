@@ -116,7 +116,19 @@ public func eventually<T>(deadline: Duration = .seconds(60), _ what: String, _ b
 }
 
 /// Runs a command to completion with `input` on stdin; returns its status and combined output.
-public func runTool(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
+///
+/// The wait happens on a Dispatch thread, not on the test's own: the cooperative pool has one
+/// thread per core, and two tests blocked in Chromium or promtool would stall every other test.
+public func runTool(_ path: String, _ arguments: [String], input: String = "") async throws -> (status: Int32, output: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try runToolBlocking(path, arguments, input: input) })
+        }
+    }
+}
+
+/// `runTool` for the few places that cannot wait (a `defer`, a synchronous set-up).
+public func runToolBlocking(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -193,7 +205,7 @@ public func startLookout(config: URL, _ extra: [String] = []) async throws -> (C
 public func makeSelfSignedCertificate(in directory: URL) throws -> (cert: String, key: String) {
     let key = directory.appendingPathComponent("key.pem").path
     let cert = directory.appendingPathComponent("cert.pem").path
-    let made = try runTool("/usr/bin/openssl", [
+    let made = try runToolBlocking("/usr/bin/openssl", [
         "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "3",
         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
     ])

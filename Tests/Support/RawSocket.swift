@@ -16,12 +16,16 @@ public final class RawSocket {
     }
 
     /// Reads until the peer closes or `deadline` passes; returns what arrived and whether it closed.
-    public func readUntilClosed(deadline: ContinuousClock.Instant) -> (text: String, closed: Bool) {
+    /// Waits between polls with `Task.sleep`, so a waiting test holds no thread of the pool.
+    public func readUntilClosed(deadline: ContinuousClock.Instant) async -> (text: String, closed: Bool) {
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < deadline {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 100) > 0 else { continue }
+            guard poll(&descriptor, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(20))
+                continue
+            }
             let count = recv(fd, &buffer, buffer.count, 0)
             if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
             received.append(contentsOf: buffer[0..<count])
