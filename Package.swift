@@ -115,7 +115,8 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutStoreTests",
-            dependencies: ["LookoutStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LookoutStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "LookoutAlertingTests",

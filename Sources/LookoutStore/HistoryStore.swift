@@ -3,65 +3,60 @@ import LookoutCore
 
 /// Reads the rollups back after a restart, so error rates, availability, the 90-day bars and the
 /// response-time chart continue where they were: minute rows for the last 6 hours; hourly sums
-/// for the 91 days before, from the hourly tier where `RollupTiers` has reached and from minute
-/// rows past it; daily rows for days before the oldest hourly one; and response times for the
-/// last 25 hours.
+/// for the day before, from the hourly tier where `RollupTiers` has reached and from minute rows
+/// past it; daily rows for the 91 days before that; and response times for the last 25 hours.
 package enum HistoryStore {
     package static func restore(into registry: SourceRegistry, from database: LookoutDatabase, nowMs: Int64) throws {
         let sixHoursAgo = nowMs - HealthWindow.sixHours
         let since = nowMs - 91 * HealthWindow.day
         try database.writer.read { db in
-            let minutes = try Row.fetchCursor(
-                db, sql: "SELECT source, minute_ms, probes, failures, retried, retry_succeeded FROM probe_rollups WHERE minute_ms >= ?",
-                arguments: [sixHoursAgo])
-            while let row = try minutes.next() {
-                registry.restore(source: row["source"], atMs: row["minute_ms"], counts: counts(row), hourly: false)
+            let names = try SourceIds.names(db)
+            func each(_ sql: String, _ arguments: StatementArguments, _ body: (String, Row) -> Void) throws {
+                let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+                while let row = try rows.next() {
+                    if let name = names[row["source_id"]] { body(name, row) }
+                }
             }
-            // Whole hours before the last six come from the hourly tier up to its mark; later
-            // ones (and the hour the six-hour line cuts) from the minute rows.
-            let hourMark = try RollupTiers.mark(db, "hour") ?? Int64.min
+            let counts = "probes, failures, retried, retry_succeeded"
+            try each("SELECT source_id, minute_ms, \(counts) FROM minute_rollups WHERE minute_ms >= ?", [sixHoursAgo]) { name, row in
+                registry.restore(source: name, atMs: row["minute_ms"], counts: HistoryStore.counts(row), hourly: false)
+            }
+            // Before the last six hours, hours: from the hourly tier up to its mark, from minute
+            // rows after it (and for the hour the six-hour line cuts). Before the hourly ring's
+            // 25 hours, whole days from the day tier, up to its mark.
+            let hourMark = try RollupTiers.mark(db, HistoryTier.hour.name) ?? Int64.min
+            let dayMark = try RollupTiers.mark(db, HistoryTier.day.name) ?? Int64.min
             let cut = min(hourMark, HealthWindow.floor(sixHoursAgo, to: HealthWindow.hour))
-            let tier = try Row.fetchCursor(
-                db, sql: """
-                    SELECT source, hour_ms, probes, failures, retried, retry_succeeded FROM probe_rollups_hourly
-                    WHERE hour_ms >= ? AND hour_ms < ?
-                    """,
-                arguments: [since, cut])
-            while let row = try tier.next() {
-                registry.restore(source: row["source"], atMs: row["hour_ms"], counts: counts(row), hourly: true)
+            let dayCut = min(dayMark, HealthWindow.floor(nowMs - 25 * HealthWindow.hour, to: HealthWindow.day))
+            try each("SELECT source_id, hour_ms, \(counts) FROM hour_rollups WHERE hour_ms >= ? AND hour_ms < ?", [max(since, dayCut), cut]) { name, row in
+                registry.restore(source: name, atMs: row["hour_ms"], counts: HistoryStore.counts(row), hourly: true)
             }
-            let hours = try Row.fetchCursor(
-                db, sql: """
-                    SELECT source, (minute_ms / 3600000) * 3600000 AS hour_ms, SUM(probes) AS probes, SUM(failures) AS failures,
-                           SUM(retried) AS retried, SUM(retry_succeeded) AS retry_succeeded
-                    FROM probe_rollups WHERE minute_ms >= ? AND minute_ms < ? GROUP BY source, hour_ms
-                    """,
-                arguments: [max(since, cut), sixHoursAgo])
-            while let row = try hours.next() {
-                registry.restore(source: row["source"], atMs: row["hour_ms"], counts: counts(row), hourly: true)
+            try each(
+                """
+                SELECT source_id, (minute_ms / 3600000) * 3600000 AS hour_ms, SUM(probes) AS probes, SUM(failures) AS failures,
+                       SUM(retried) AS retried, SUM(retry_succeeded) AS retry_succeeded
+                FROM minute_rollups WHERE minute_ms >= ? AND minute_ms < ? GROUP BY hour_ms, source_id
+                """, [max(since, cut), sixHoursAgo]
+            ) { name, row in
+                registry.restore(source: name, atMs: row["hour_ms"], counts: HistoryStore.counts(row), hourly: true)
             }
-            // Days older than every hourly row (hour_retention shorter than the bars).
-            let days = try Row.fetchCursor(
-                db, sql: """
-                    SELECT source, day_ms, probes, failures, retried, retry_succeeded FROM probe_rollups_daily
-                    WHERE day_ms >= ? AND day_ms + 86400000 <= (SELECT COALESCE(MIN(hour_ms), ?) FROM probe_rollups_hourly)
-                    """,
-                arguments: [since, cut])
-            while let row = try days.next() {
-                registry.restore(source: row["source"], atMs: row["day_ms"], counts: counts(row), hourly: true)
+            try each(
+                "SELECT d.source_id, d.day_ms, \(counts) FROM sources s CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms >= ? AND d.day_ms < ?",
+                [HealthWindow.floor(since, to: HealthWindow.day), dayCut]
+            ) { name, row in
+                registry.restore(source: name, atMs: row["day_ms"], counts: HistoryStore.counts(row), hourly: true)
             }
             // Response times of the last 25 hours: whole hours from the hourly tier (25 rows a
-            // source, not 1,500 minute rows to parse at every start), minutes past its mark.
+            // source, not 1,500 minute rows to decode at every start), minutes past its mark.
             let dayAgo = HealthWindow.floor(nowMs - 25 * HealthWindow.hour, to: HealthWindow.hour)
-            let latencies = try Row.fetchCursor(
-                db, sql: """
-                    SELECT source, hour_ms AS at, latency_buckets FROM probe_rollups_hourly WHERE hour_ms >= ? AND hour_ms < ?
-                    UNION ALL
-                    SELECT source, minute_ms, latency_buckets FROM probe_rollups WHERE minute_ms >= ?
-                    """,
-                arguments: [dayAgo, hourMark, max(dayAgo, hourMark)])
-            while let row = try latencies.next() {
-                registry.restoreLatency(source: row[0], atMs: row[1], buckets: RecordWriter.buckets(row[2]))
+            try each(
+                """
+                SELECT source_id, hour_ms AS at, latency FROM hour_rollups WHERE hour_ms >= ? AND hour_ms < ?
+                UNION ALL
+                SELECT source_id, minute_ms, latency FROM minute_rollups WHERE minute_ms >= ?
+                """, [dayAgo, hourMark, max(dayAgo, hourMark)]
+            ) { name, row in
+                registry.restoreLatency(source: name, atMs: row["at"], buckets: LatencyBlob.decode(row["latency"]))
             }
         }
     }
@@ -85,46 +80,90 @@ package enum HistoryStore {
     /// day), the minutes since from the minute rows. Keyed by source, days in order.
     package static func days(_ database: LookoutDatabase, source: String?, sinceMs: Int64) throws -> [String: [Day]] {
         try database.writer.read { db in
-            let dayMark = max(sinceMs, try RollupTiers.mark(db, "day") ?? sinceMs)
-            let hourMark = max(dayMark, try RollupTiers.mark(db, "hour") ?? dayMark)
-            let only = source == nil ? "" : " AND source = :source"
-            let rows = try Row.fetchCursor(
-                db, sql: """
-                    SELECT source, day_ms AS day, probes, failures FROM probe_rollups_daily
-                    WHERE day_ms >= :since AND day_ms < :dayMark\(only)
-                    UNION ALL
-                    SELECT source, (hour_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM probe_rollups_hourly
-                    WHERE hour_ms >= :dayMark AND hour_ms < :hourMark\(only) GROUP BY source, day
-                    UNION ALL
-                    SELECT source, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM probe_rollups
-                    WHERE minute_ms >= :hourMark\(only) GROUP BY source, day
-                    """,
-                arguments: ["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark, "source": source])
+            let dayMark = max(sinceMs, try RollupTiers.mark(db, HistoryTier.day.name) ?? sinceMs)
+            let hourMark = max(dayMark, try RollupTiers.mark(db, HistoryTier.hour.name) ?? dayMark)
+            let rows: RowCursor
+            let names: [Int64: String]
+            if let source {
+                guard let id = try SourceIds.id(of: source, db) else { return [:] }
+                names = [id: source]
+                rows = try oneSource(id, db, since: sinceMs, dayMark: dayMark, hourMark: hourMark)
+            } else {
+                names = try SourceIds.names(db)
+                rows = try Row.fetchCursor(
+                    db, sql: """
+                        SELECT d.source_id, d.day_ms AS day, d.probes, d.failures FROM sources s
+                        CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms >= :since AND d.day_ms < :dayMark
+                        UNION ALL
+                        SELECT source_id, (hour_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM hour_rollups
+                        WHERE hour_ms >= :dayMark AND hour_ms < :hourMark GROUP BY source_id, day
+                        UNION ALL
+                        SELECT source_id, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM minute_rollups
+                        WHERE minute_ms >= :hourMark GROUP BY source_id, day
+                        """,
+                    arguments: ["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark])
+            }
             // The three parts cover disjoint times; only the day of a mark can come in two parts,
             // so rows are appended and equal days merged once at the end.
-            var found: [String: [Day]] = [:]
+            var byId: [Int64: [Day]] = [:]
             while let row = try rows.next() {
-                found[row[0] as String, default: []].append(Day(dayMs: row[1], probes: row[2], failures: row[3]))
+                byId[row[0] as Int64, default: []].append(Day(dayMs: row[1], probes: row[2], failures: row[3]))
             }
-            for (name, days) in found {
-                // The rows come in time order (the tiers are keyed by time first); a source whose
-                // days do not is sorted.
-                let ordered = zip(days, days.dropFirst()).allSatisfy { $0.dayMs < $1.dayMs }
-                if ordered { continue }
-                var merged: [Day] = []
-                merged.reserveCapacity(days.count)
-                for day in days.sorted(by: { $0.dayMs < $1.dayMs }) {
-                    if merged.last?.dayMs == day.dayMs {
-                        merged[merged.count - 1].probes &+= day.probes
-                        merged[merged.count - 1].failures &+= day.failures
-                    } else {
-                        merged.append(day)
-                    }
-                }
-                found[name] = merged
+            var found: [String: [Day]] = [:]
+            found.reserveCapacity(byId.count)
+            for (id, days) in byId {
+                guard let name = names[id] else { continue }
+                found[name] = merged(days)
             }
             return found
         }
+    }
+
+    /// One source's days: its day rows by key, then its hours and minutes since the marks one
+    /// key at a time (the hour and minute tiers are keyed by time first; reading their stretch
+    /// would read every source's rows).
+    private static func oneSource(_ id: Int64, _ db: Database, since: Int64, dayMark: Int64, hourMark: Int64) throws -> RowCursor {
+        let oldestHour = try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM hour_rollups") ?? hourMark
+        let oldestMinute = try Int64.fetchOne(db, sql: "SELECT MIN(minute_ms) FROM minute_rollups") ?? Int64.max
+        let newestMinute = try Int64.fetchOne(db, sql: "SELECT MAX(minute_ms) FROM minute_rollups") ?? Int64.min
+        let hourFrom = HealthWindow.floor(max(dayMark, oldestHour), to: HealthWindow.hour)
+        let minuteFrom = HealthWindow.floor(max(hourMark, oldestMinute), to: HealthWindow.minute)
+        return try Row.fetchCursor(
+            db, sql: """
+                WITH RECURSIVE
+                  hours(t) AS (SELECT :hourFrom WHERE :hourFrom < :hourMark
+                               UNION ALL SELECT t + 3600000 FROM hours WHERE t + 3600000 < :hourMark),
+                  minutes(t) AS (SELECT :minuteFrom WHERE :minuteFrom <= :newestMinute
+                                 UNION ALL SELECT t + 60000 FROM minutes WHERE t + 60000 <= :newestMinute)
+                SELECT source_id, day_ms, probes, failures FROM day_rollups
+                WHERE source_id = :id AND day_ms >= :since AND day_ms < :dayMark
+                UNION ALL
+                SELECT source_id, (hour_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures)
+                FROM hours JOIN hour_rollups ON hour_ms = hours.t AND source_id = :id GROUP BY day
+                UNION ALL
+                SELECT source_id, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures)
+                FROM minutes JOIN minute_rollups ON minute_ms = minutes.t AND source_id = :id GROUP BY day
+                """,
+            arguments: [
+                "id": id, "since": since, "dayMark": dayMark, "hourMark": hourMark, "hourFrom": hourFrom, "minuteFrom": minuteFrom,
+                "newestMinute": newestMinute,
+            ])
+    }
+
+    /// Days in order with equal days summed (the tiers return them in order, but for the day of a mark).
+    static func merged(_ days: [Day]) -> [Day] {
+        if zip(days, days.dropFirst()).allSatisfy({ $0.dayMs < $1.dayMs }) { return days }
+        var merged: [Day] = []
+        merged.reserveCapacity(days.count)
+        for day in days.sorted(by: { $0.dayMs < $1.dayMs }) {
+            if merged.last?.dayMs == day.dayMs {
+                merged[merged.count - 1].probes &+= day.probes
+                merged[merged.count - 1].failures &+= day.failures
+            } else {
+                merged.append(day)
+            }
+        }
+        return merged
     }
 
     static func counts(_ row: Row) -> BucketRing.Counts {

@@ -1,13 +1,21 @@
+import Foundation
 import GRDB
 import LookoutCore
 
-/// The statements behind each kind of record, prepared once per batch.
+/// The statements behind each kind of record, prepared once per batch, and what the batch
+/// added: new source ids (remembered once it commits) and rows per history table.
 final class BatchStatements {
     let db: Database
+    let ids: SourceIds
+    let nowMs: Int64
+    private(set) var addedIds: [String: Int64] = [:]
     private var prepared: [Int: Statement] = [:]
+    private var addedRows: [String: Int] = [:]
 
-    init(_ db: Database) {
+    init(_ db: Database, ids: SourceIds, nowMs: Int64) {
         self.db = db
+        self.ids = ids
+        self.nowMs = nowMs
     }
 
     func statement(_ slot: Int, _ sql: @autoclosure () -> String) throws -> Statement {
@@ -16,6 +24,19 @@ final class BatchStatements {
         prepared[slot] = statement
         return statement
     }
+
+    func id(_ source: String) throws -> Int64 {
+        try ids.id(source, db, nowMs: nowMs, added: &addedIds)
+    }
+
+    func counted(_ tier: String, _ rows: Int = 1) {
+        addedRows[tier, default: 0] += rows
+    }
+
+    /// Adds the batch's rows to `tier_rows`, in its transaction.
+    func writeRowCounts() throws {
+        try RecordWriter.addRowCounts(addedRows, db)
+    }
 }
 
 extension RecordWriter {
@@ -23,12 +44,14 @@ extension RecordWriter {
         switch record {
         case .probe(let result):
             try statements.statement(0, """
-                INSERT INTO probe_results (ts_ms, source, ok, category, reason, http_status, attempts, duration_ms, bytes, message, fallback)
+                INSERT INTO raw_results (ts_ms, source_id, ok, category, reason, http_status, attempts, duration_us, bytes, message, fallback)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [
-                result.timestampMs, result.source, result.ok, result.failure?.category.rawValue, result.failure?.reason,
-                result.httpStatus, result.attempts, result.durationSeconds * 1000, result.bytes, result.message, result.fallbackInUse,
+                result.timestampMs, try statements.id(result.source), result.ok, result.failure?.category.rawValue, result.failure?.reason,
+                result.httpStatus, result.attempts, Microseconds.from(seconds: result.durationSeconds), result.bytes, result.message,
+                result.fallbackInUse,
             ])
+            statements.counted("raw")
         case .error(let error):
             try statements.statement(1, """
                 INSERT INTO error_records (ts_ms, source, category, reason, http_status, curl_code, message, server_message, attempt, was_retried, retry_succeeded)
@@ -61,13 +84,54 @@ extension RecordWriter {
         }
     }
 
+    /// Writes a minute's rollup: a new row, or the row of that minute replaced.
     static func upsert(_ key: RollupKey, _ rollup: Rollup, _ statements: BatchStatements) throws {
-        try statements.statement(4, """
-            INSERT OR REPLACE INTO probe_rollups (minute_ms, source, probes, failures, retried, retry_succeeded, duration_ms_sum, duration_ms_max, latency_buckets)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [
-            key.minuteMs, key.source, rollup.probes, rollup.failures, rollup.retried, rollup.retrySucceeded,
-            rollup.durationMsSum, rollup.durationMsMax, rollup.latencyBuckets.map(String.init).joined(separator: ","),
-        ])
+        let arguments: StatementArguments = [
+            key.minuteMs, try statements.id(key.source), rollup.probes, rollup.failures, rollup.retried, rollup.retrySucceeded,
+            rollup.durationUsSum, rollup.durationUsMax, LatencyBlob.encode(rollup.latencyBuckets),
+        ]
+        if try write(HistoryTier.minute, arguments, statements, slot: 4) { statements.counted(HistoryTier.minute.name) }
+    }
+
+    /// Inserts a rollup row of `tier`, or replaces the one with its key; true when it is new
+    /// (for `tier_rows`). The arguments: time, source id, then the counts in column order.
+    static func write(_ tier: HistoryTier, _ arguments: StatementArguments, _ statements: BatchStatements, slot: Int) throws -> Bool {
+        let columns = "\(tier.time), source_id, probes, failures, retried, retry_succeeded, duration_us_sum, duration_us_max, latency"
+        try statements.statement(slot, "INSERT OR IGNORE INTO \(tier.table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").execute(arguments: arguments)
+        if statements.db.changesCount > 0 { return true }
+        try statements.statement(slot + 1, """
+            UPDATE \(tier.table) SET probes = ?3, failures = ?4, retried = ?5, retry_succeeded = ?6, duration_us_sum = ?7,
+              duration_us_max = ?8, latency = ?9 WHERE \(tier.time) = ?1 AND source_id = ?2
+            """).execute(arguments: arguments)
+        return false
+    }
+
+    /// A rollup row's counts (the columns after the time and the source id).
+    static func rollup(_ row: Row) -> Rollup {
+        var rollup = Rollup()
+        rollup.probes = row["probes"]
+        rollup.failures = row["failures"]
+        rollup.retried = row["retried"]
+        rollup.retrySucceeded = row["retry_succeeded"]
+        rollup.durationUsSum = row["duration_us_sum"]
+        rollup.durationUsMax = row["duration_us_max"]
+        rollup.latencyBuckets = LatencyBlob.decode(row["latency"])
+        return rollup
+    }
+
+    /// Adds (or with negative counts, takes away) rows per history table in `tier_rows`.
+    static func addRowCounts(_ rows: [String: Int], _ db: Database) throws {
+        for (tier, count) in rows where count != 0 {
+            try db.execute(sql: "UPDATE tier_rows SET rows = MAX(0, rows + ?) WHERE tier = ?", arguments: [count, tier])
+        }
+    }
+
+    /// Rows per history table (raw, minute, hour, day), as `tier_rows` counts them.
+    package static func rowCounts(_ database: LookoutDatabase) throws -> [String: Int] {
+        try database.writer.read { db in
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT tier, rows FROM tier_rows") { counts[row[0]] = row[1] }
+            return counts
+        }
     }
 }

@@ -36,6 +36,8 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     private let queue = Mutex(Queue())
     private let health = Mutex(Health())
     private let flushing = Mutex(false)
+    /// Names to ids, for the history rows; `SourceIds.sync` brings them in line with the config.
+    package let sourceIds = SourceIds()
 
     package init(database: LookoutDatabase, logger: Logger) {
         self.database = database
@@ -124,11 +126,14 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         guard !batch.isEmpty || !rollups.isEmpty else { return }
         let started = ContinuousClock.now
         do {
-            try database.writer.write { db in
-                let statements = BatchStatements(db)
+            let added = try database.writer.write { db in
+                let statements = BatchStatements(db, ids: sourceIds, nowMs: Timestamp.nowMs())
                 for record in batch { try RecordWriter.insert(record, statements) }
                 for (key, rollup) in rollups { try RecordWriter.upsert(key, rollup, statements) }
+                try statements.writeRowCounts()
+                return statements.addedIds
             }
+            sourceIds.remember(added)
             let elapsed = (ContinuousClock.now - started).seconds
             let recovered = health.withLock { health -> String? in
                 health.writeDurations.observe(elapsed)
@@ -175,27 +180,15 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     /// Loads the last two minutes of rollups, so a restart adds to them instead of replacing them.
     package func loadRecentRollups() throws {
         let since = Timestamp.nowMs() - 120_000
-        let rows = try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM probe_rollups WHERE minute_ms >= ?", arguments: [since])
-        }
-        queue.withLock { queue in
-            for row in rows {
-                var rollup = Rollup()
-                rollup.probes = row["probes"]
-                rollup.failures = row["failures"]
-                rollup.retried = row["retried"]
-                rollup.retrySucceeded = row["retry_succeeded"]
-                rollup.durationMsSum = row["duration_ms_sum"]
-                rollup.durationMsMax = row["duration_ms_max"]
-                rollup.latencyBuckets = RecordWriter.buckets(row["latency_buckets"])
-                queue.rollups[row["source"], default: [:]][row["minute_ms"]] = rollup
+        let rows = try database.writer.read { db -> [(String, Int64, Rollup)] in
+            let names = try SourceIds.names(db)
+            return try Row.fetchAll(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms >= ?", arguments: [since]).compactMap { row in
+                names[row["source_id"]].map { ($0, row["minute_ms"], RecordWriter.rollup(row)) }
             }
         }
-    }
-
-    static func buckets(_ text: String) -> [Int] {
-        let parsed = text.split(separator: ",").compactMap { Int($0) }
-        return parsed.count == Histogram.latencyBuckets.count + 1 ? parsed : [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
+        queue.withLock { queue in
+            for (source, minute, rollup) in rows { queue.rollups[source, default: [:]][minute] = rollup }
+        }
     }
 
     static func describe(_ error: any Error, path: String) -> String {

@@ -40,10 +40,8 @@ package struct Retention: Sendable {
         let hourCutoff = tiers.map { HealthWindow.floor(min(nowMs - $0.hour.totalMilliseconds, dayMark ?? never), to: HealthWindow.day) } ?? never
         let dayCutoff = tiers.map { nowMs - $0.day.totalMilliseconds } ?? never
         let plans: [(String, String, Int64)] = [
-            ("probe_results", "SELECT rowid FROM probe_results WHERE ts_ms < ? LIMIT \(Retention.chunk)", raw),
             ("error_records", "SELECT rowid FROM error_records WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
             ("breaker_transitions", "SELECT rowid FROM breaker_transitions WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
-            ("probe_rollups", "SELECT rowid FROM probe_rollups WHERE minute_ms < ? LIMIT \(Retention.chunk)", minuteCutoff),
             ("alerts", "SELECT rowid FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)", old),
             // A firing alert keeps its delivered rows: they say which hooks must hear it resolve.
             ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? AND alert_id NOT IN (SELECT id FROM alerts WHERE state = 'firing') LIMIT \(Retention.chunk)", old),
@@ -56,23 +54,43 @@ package struct Retention: Sendable {
             // (The cutoff is not needed here: an announcement without updates was pruned above.)
             ("announcements", "SELECT rowid FROM announcements WHERE id NOT IN (SELECT announcement_id FROM announcement_updates) AND ? IS NOT NULL LIMIT \(Retention.chunk)", old),
         ]
+        // Counted under the names of SPEC section 5 (the views of the history tables).
+        var statements = plans.map { (table: $0.0, sql: "DELETE FROM \($0.0) WHERE rowid IN (\($0.1))", cutoff: $0.2, tier: String?.none) }
+        statements += [
+            // Written in time order, without an index: deleted from the front. A row that started
+            // before an older one finished waits behind it, at most the longest call.
+            ("probe_results", "DELETE FROM raw_results WHERE id IN (SELECT id FROM raw_results ORDER BY id LIMIT \(Retention.chunk)) AND ts_ms < ?", raw, "raw"),
+            (HistoryTier.minute.view, Retention.deleteBefore(.minute), minuteCutoff, HistoryTier.minute.name),
+            (HistoryTier.hour.view, Retention.deleteBefore(.hour), hourCutoff, HistoryTier.hour.name),
+            // Keyed by source first: one seek per source, never a scan of every day.
+            (HistoryTier.day.view, """
+                DELETE FROM day_rollups WHERE (source_id, day_ms) IN (SELECT d.source_id, d.day_ms FROM sources s
+                CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms < ? LIMIT \(Retention.chunk))
+                """, dayCutoff, HistoryTier.day.name),
+        ]
         var deleted: [String: Int] = [:]
-        var statements = plans.map { ($0.0, "DELETE FROM \($0.0) WHERE rowid IN (\($0.1))", $0.2) }
-        // The tiers have no rowid: their keys are (source, time).
-        for (table, time, cutoff) in [("probe_rollups_hourly", "hour_ms", hourCutoff), ("probe_rollups_daily", "day_ms", dayCutoff)] {
-            statements.append((table, "DELETE FROM \(table) WHERE (source, \(time)) IN (SELECT source, \(time) FROM \(table) WHERE \(time) < ? LIMIT \(Retention.chunk))", cutoff))
-        }
-        for (table, statement, cutoff) in statements {
+        for (table, statement, cutoff, tier) in statements {
             while true {
                 let count = try database.writer.write { db -> Int in
                     try db.execute(sql: statement, arguments: [cutoff])
-                    return db.changesCount
+                    let count = db.changesCount
+                    if let tier { try RecordWriter.addRowCounts([tier: -count], db) }
+                    return count
                 }
                 deleted[table, default: 0] += count
-                if count < Retention.chunk { break }
+                // The raw rows' chunk may hold young rows among old ones: go on while any go.
+                if count == 0 || (tier != "raw" && count < Retention.chunk) { break }
             }
         }
         return deleted
+    }
+
+    /// A chunk of a time-first tier before the cutoff, found by its key.
+    static func deleteBefore(_ tier: HistoryTier) -> String {
+        """
+        DELETE FROM \(tier.table) WHERE (\(tier.time), source_id) IN
+          (SELECT \(tier.time), source_id FROM \(tier.table) WHERE \(tier.time) < ? LIMIT \(Retention.chunk))
+        """
     }
 
     /// Rolls up and prunes every 10 minutes until cancelled.

@@ -64,14 +64,14 @@ package enum StoreRecord: Sendable {
     case breakerState(source: String, PersistedBreaker, atMs: Int64)
 }
 
-/// One source's probes in one minute (the `probe_rollups` table).
+/// One source's probes in one minute, hour or day (a row of the rollup tables).
 package struct Rollup: Sendable, Equatable {
     package var probes = 0
     package var failures = 0
     package var retried = 0
     package var retrySucceeded = 0
-    package var durationMsSum = 0.0
-    package var durationMsMax = 0.0
+    package var durationUsSum: Int64 = 0
+    package var durationUsMax: Int64 = 0
     /// Counts per `Histogram.latencyBuckets` bound, then +Inf (not cumulative).
     package var latencyBuckets = [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)
 
@@ -84,10 +84,30 @@ package struct Rollup: Sendable, Equatable {
             retried += 1
             if result.ok { retrySucceeded += 1 }
         }
-        let milliseconds = result.durationSeconds * 1000
-        durationMsSum += milliseconds
-        durationMsMax = max(durationMsMax, milliseconds)
+        let microseconds = Microseconds.from(seconds: result.durationSeconds)
+        durationUsSum = durationUsSum.saturatingAdd(microseconds)
+        durationUsMax = max(durationUsMax, microseconds)
         let index = Histogram.latencyBuckets.firstIndex { result.durationSeconds <= $0 } ?? Histogram.latencyBuckets.count
         latencyBuckets[index] += 1
+    }
+
+    /// Adds another stretch's counts, saturating (stored rows are outside input too).
+    package mutating func add(_ other: Rollup) {
+        probes = probes.saturatingAdd(other.probes)
+        failures = failures.saturatingAdd(other.failures)
+        retried = retried.saturatingAdd(other.retried)
+        retrySucceeded = retrySucceeded.saturatingAdd(other.retrySucceeded)
+        durationUsSum = durationUsSum.saturatingAdd(other.durationUsSum)
+        durationUsMax = max(durationUsMax, other.durationUsMax)
+        for (index, count) in other.latencyBuckets.prefix(latencyBuckets.count).enumerated() {
+            latencyBuckets[index] = latencyBuckets[index].saturatingAdd(count)
+        }
+    }
+}
+
+extension FixedWidthInteger {
+    func saturatingAdd(_ other: Self) -> Self {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

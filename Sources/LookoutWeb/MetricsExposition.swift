@@ -265,6 +265,11 @@ package struct MetricsExposition: Sendable {
         }
         if let database = context.database {
             writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
+            // Counted in the transactions that add and delete the rows: no table scan per scrape.
+            if let rows = try? RecordWriter.rowCounts(database), !rows.isEmpty {
+                writer.family("lookout_db_rows", type: .gauge, help: "Rows of probe history per tier: raw results, minute, hour and day rollups.")
+                for tier in ["raw", "minute", "hour", "day"] { writer.sample("lookout_db_rows", labels: [("tier", tier)], value: Double(rows[tier] ?? 0)) }
+            }
             let damaged = if case .damaged = database.integrityStatus { true } else { false }
             writer.single("lookout_db_damaged", type: .gauge, help: "1 when PRAGMA quick_check found damage at start, else 0.", value: damaged ? 1 : 0)
             writer.single("lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.", value: database.unwritableReason == nil ? 1 : 0)

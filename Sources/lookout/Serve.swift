@@ -97,6 +97,19 @@ struct Serve: AsyncParsableCommand {
         // What was saved before a restart; a damaged file loses this, not the service. The
         // registry lists the sources first, so the history of sources no longer configured
         // (or of other shards) is not taken back.
+        // Ids for the config's sources, renames first, before any probe is written.
+        let syncSources: @Sendable (LookoutConfig) -> Void = { config in
+            guard database.unwritableReason == nil else { return }  // the stand-in keeps nothing
+            do {
+                for (old, new) in try writer.sourceIds.sync(database, sources: config.sources, nowMs: Timestamp.nowMs()) {
+                    logger.info("source renamed; its history follows it", metadata: ["from": "\(old)", "to": "\(new)"])
+                }
+            } catch {
+                logger.error("cannot record the config's sources in the database", metadata: ["database": "\(database.path)", "error": "\(error)"])
+            }
+        }
+        syncSources(loaded)
+        monitor.beforeApplying(syncSources)
         monitor.start()
         do {
             try writer.loadRecentRollups()

@@ -199,7 +199,7 @@ struct StatusPageBrowserTests {
     }
 
     /// A name that is itself markup is refused before it can reach any page.
-    @Test func aSourceNamedLikeMarkupIsRefused() throws {
+    @Test func aSourceNamedLikeMarkupIsRefused() async throws {
         let directory = try makeTemporaryDirectory("named")
         defer { try? FileManager.default.removeItem(at: directory) }
         let named = directory.appendingPathComponent("named.yml")

@@ -48,8 +48,8 @@ struct DamagedStoreTests {
             try await database.writer.write { db in
                 for index in 0..<20_000 {
                     try db.execute(
-                        sql: "INSERT INTO probe_results (ts_ms, source, ok, attempts, duration_ms, bytes) VALUES (?, ?, 1, 1, 1.5, 10)",
-                        arguments: [index, "source-\(index % 50)"])
+                        sql: "INSERT INTO raw_results (ts_ms, source_id, ok, attempts, duration_us, bytes, message) VALUES (?, ?, 1, 1, 1500, 10, ?)",
+                        arguments: [index, index % 50, "message \(index)"])
                 }
             }
             try await database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }

@@ -75,8 +75,8 @@ struct RollupTiersTests {
         #expect(try totals(database, "probe_rollups_hourly", "hour_ms", from: yesterday.0, to: yesterday.1) == raw)
         #expect(try totals(database, "probe_rollups_daily", "day_ms", from: yesterday.0, to: yesterday.1) == raw)
         // Latency buckets add up too.
-        let buckets = try database.writer.read { db in try String.fetchOne(db, sql: "SELECT latency_buckets FROM probe_rollups_daily WHERE source = 'a' AND day_ms = ?", arguments: [yesterday.0]) }
-        #expect(buckets?.split(separator: ",").compactMap { Int($0) }.reduce(0, +) == 288)
+        let buckets = try database.writer.read { db in try Data.fetchOne(db, sql: "SELECT latency_buckets FROM probe_rollups_daily WHERE source = 'a' AND day_ms = ?", arguments: [yesterday.0]) }
+        #expect(LatencyBlob.decode(buckets).reduce(0, +) == 288)
         // The current hour (and the grace after it) is not rolled up yet; the current day neither.
         let marks = try database.writer.read { db in (try RollupTiers.mark(db, "hour"), try RollupTiers.mark(db, "day")) }
         #expect(marks.0 == midnight && marks.1 == midnight)
@@ -134,7 +134,7 @@ struct RollupTiersTests {
         let broken = midnight - 10 * hour
         try database.writer.write { db in
             try db.execute(sql: """
-                CREATE TRIGGER fail_once BEFORE INSERT ON probe_rollups_hourly WHEN NEW.hour_ms = \(broken) AND NEW.source = 'b'
+                CREATE TRIGGER fail_once BEFORE INSERT ON hour_rollups WHEN NEW.hour_ms = \(broken) AND NEW.source_id = (SELECT id FROM sources WHERE name = 'b')
                 BEGIN SELECT RAISE(ABORT, 'killed'); END
                 """)
         }

@@ -9,7 +9,7 @@ extension ConfigReader {
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
         "rate_limit", "headers", "method", "expect", "max_bytes",
     ]
-    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group"]
+    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from"]
     static let retryCategories: [String: ErrorCategory] = [
         "transient": .transient, "server_error": .serverError, "rate_limited": .rateLimited,
         "network_unreachable": .networkUnreachable, "timeout": .timeout,
@@ -31,6 +31,7 @@ extension ConfigReader {
         var seen: [String: Int] = [:]
         var fallbacks: [(index: Int, name: String, node: Node)] = []
         var parents: [(index: Int, name: String, node: Node)] = []
+        var renames: [(index: Int, name: String, node: Node)] = []
         for (index, item) in list.enumerated() {
             let path = "sources[\(index)]"
             guard let map = mapping(item, path, known: ConfigReader.sourceKeys) else { continue }
@@ -77,6 +78,19 @@ extension ConfigReader {
                     parents.append((index, name, node))
                 }
             }
+            if let entry = map["renamed_from"] {
+                // The names this source had before: its stored history follows it.
+                let items: [Node] = if case .scalar = entry.value { [entry.value] } else { sequence(entry.value, "\(path).renamed_from").map(Array.init) ?? [] }
+                for (position, node) in items.enumerated() {
+                    guard let name = string(node, "\(path).renamed_from[\(position)]") else { continue }
+                    if !ConfigReader.isSourceName(name) {
+                        problem(node, "\(path).renamed_from[\(position)]", "\"\(name)\" must be 1 to 64 letters, digits, '.', '_' or '-'")
+                    } else {
+                        source.renamedFrom.append(name)
+                        renames.append((index, name, node))
+                    }
+                }
+            }
             if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") { source.labels = values }
             if let group = map["group"], let text = string(group.value, "\(path).group") {
                 if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
@@ -111,6 +125,18 @@ extension ConfigReader {
             }
         }
         checkDependencies(parents, seen: seen, list: list)
+        // An old name is nobody's current name, and only one source can take its history.
+        var claimed: [String: Int] = [:]
+        for rename in renames {
+            let path = "sources[\(rename.index)].renamed_from"
+            if let current = seen[rename.name] {
+                problem(rename.node, path, current == rename.index ? "a source cannot be renamed from its own name" : "\"\(rename.name)\" is the name of sources[\(current)]")
+            } else if let other = claimed[rename.name], other != rename.index {
+                problem(rename.node, path, "\"\(rename.name)\" is already claimed by sources[\(other)].renamed_from")
+            } else {
+                claimed[rename.name] = rename.index
+            }
+        }
         return sources
     }
 

@@ -77,6 +77,8 @@ package struct SourceConfig: Sendable, Equatable {
     /// Sources this one needs: while one of them is down, this one's alerts are held back
     /// (its failure is theirs) and the page says "blocked by".
     package var dependsOn: [String] = []
+    /// Names this source had before, oldest first: its stored history moves to the new name.
+    package var renamedFrom: [String] = []
     package var labels: [String: String] = [:]
     /// Where the status page lists it (`group`, else the label `status_page.group_by` names).
     package var group: String?
@@ -249,7 +251,7 @@ package struct LookoutConfig: Sendable, Equatable {
     /// A file path, or `:memory:`.
     package var database = "lookout.sqlite"
     package var retention: Duration = .seconds(30 * 86400)
-    package var rawRetention: Duration = .seconds(86400)
+    package var rawRetention: Duration = .seconds(6 * 3600)
     package var rollupRetention = RollupRetention()
     package var externalURL: String?
     /// nil: admin endpoints answer 403.

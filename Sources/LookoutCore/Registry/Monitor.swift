@@ -27,6 +27,7 @@ package final class Monitor: Sendable {
     let logger: Logger
     private let current: Mutex<LookoutConfig>
     private let reloadListeners = Mutex<[@Sendable () -> Void]>([])
+    private let preparers = Mutex<[@Sendable (LookoutConfig) -> Void]>([])
     /// Breakers saved before a restart, put back when their source is first configured.
     private let savedBreakers = Mutex<[String: PersistedBreaker]>([:])
     private let reload = Mutex(ReloadStatus(lastSuccessMs: Timestamp.nowMs()))
@@ -92,6 +93,12 @@ package final class Monitor: Sendable {
         savedBreakers.withLock { $0 = breakers }
     }
 
+    /// Calls `prepare` with each config that loaded, before it takes effect (no probe of a new or
+    /// renamed source has run yet).
+    package func beforeApplying(_ prepare: @escaping @Sendable (LookoutConfig) -> Void) {
+        preparers.withLock { $0.append(prepare) }
+    }
+
     /// Calls `listener` after each successful reload.
     package func onReload(_ listener: @escaping @Sendable () -> Void) {
         reloadListeners.withLock { $0.append(listener) }
@@ -145,6 +152,7 @@ package final class Monitor: Sendable {
         guard let configPath else { return [] }
         do {
             let config = try ConfigLoader.load(path: configPath)
+            for prepare in preparers.withLock({ $0 }) { prepare(config) }
             apply(config)
             reload.withLock {
                 $0 = ReloadStatus(successful: true, lastSuccessMs: Timestamp.nowMs(), problems: [])
