@@ -64,6 +64,8 @@ let package = Package(
             dependencies: [
                 "LookoutCore", "ResilientHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The C API, for the one read that steps through 100,000 rows (HistoryStore.days).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .target(

@@ -6,7 +6,7 @@ import LookoutStore
 
 extension LookoutBench {
     /// `lookout-bench history [SOURCES] [DAYS]`: the real writer, rollup tiers and retention
-    /// (default retentions) driven by a fake clock — SOURCES sources probed every minute for DAYS
+    /// (default retentions) driven by a fake clock — SOURCES sources probed every 30 s for DAYS
     /// days — printing the database's size per simulated week and each tier's bytes per source,
     /// extrapolated to 10,000 sources every 30 s. Retention runs every simulated hour (serve runs
     /// it every 10 minutes; the rows it deletes are the same, in larger chunks).
@@ -15,7 +15,8 @@ extension LookoutBench {
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let database = try LookoutDatabase(path: path)
         let writer = RecordWriter(database: database, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
-        let retention = Retention(retention: .seconds(30 * 86_400), rawRetention: .seconds(86_400), tiers: RollupRetention())
+        let defaults = LookoutConfig()
+        let retention = Retention(retention: defaults.retention, rawRetention: defaults.rawRetention, tiers: defaults.rollupRetention)
         let names = (0..<sources).map { "source-\($0)" }
         let start: Int64 = 1_767_225_600_000  // 2026-01-01
         var weekly: [Double] = []
@@ -23,9 +24,13 @@ extension LookoutBench {
         let began = clock.now
         for minute in 0..<(days * 1440) {
             let now = start + Int64(minute) * 60_000
-            for (index, name) in names.enumerated() {
-                writer.record(ProbeResult(
-                    source: name, timestampMs: now, ok: (minute + index) % 97 != 0, httpStatus: 200, durationSeconds: 0.01 + Double(minute % 50) / 1000))
+            for half in 0..<2 {
+                for (index, name) in names.enumerated() {
+                    let tick = 2 * minute + half
+                    writer.record(ProbeResult(
+                        source: name, timestampMs: now + Int64(half) * 30_000 + Int64(index), ok: (tick + index) % 97 != 0, httpStatus: 200,
+                        attempts: 1, durationSeconds: 0.01 + Double(tick % 50) / 1000, bytes: 1_200 + tick % 300))
+                }
             }
             guard minute % 60 == 59 else { continue }
             writer.flush()
@@ -37,7 +42,7 @@ extension LookoutBench {
         }
         let elapsed = (clock.now - began).seconds
         // Bytes per table and its indexes, from SQLite's dbstat.
-        let tiers = ["probe_results", "probe_rollups", "probe_rollups_hourly", "probe_rollups_daily"]
+        let tiers = ["raw_results", "minute_rollups", "hour_rollups", "day_rollups"]
         let sizes = try database.writer.read { db -> [String: Int64] in
             var sizes: [String: Int64] = [:]
             let rows = try Row.fetchAll(
@@ -48,20 +53,19 @@ extension LookoutBench {
         let shown = weekly.enumerated().filter { [0, 3, 12, 13, 25, 51].contains($0.offset) || $0.offset == weekly.count - 1 }
         let series = shown.map { "w\($0.offset + 1) \(String(format: "%.1f", $0.element))" }.joined(separator: ", ")
         row(
-            "history: \(sources) sources every 60 s over \(days) simulated days, database MiB by week (default retentions)", "lookout-bench history \(sources) \(days)",
-            series, "flat after the hour tier's 90 d; the day tier adds \(String(format: "%.0f", Double(sizes["probe_rollups_daily"] ?? 0) / Double(max(1, days)) / Double(sources))) B per source a day",
+            "history: \(sources) sources every 30 s over \(days) simulated days, database MiB by week (default retentions)", "lookout-bench history \(sources) \(days)",
+            series, "flat after the hour tier's 90 d; the day tier adds \(String(format: "%.0f", Double(sizes["day_rollups"] ?? 0) / Double(max(1, days)) / Double(sources))) B per source a day",
             String(format: "%.0f s", elapsed))
-        // Per source, each tier at its retention: raw and minute rows scale with the probe rate
-        // (raw) or not (minute: one row a minute); 10,000 sources every 30 s double the raw rows.
+        // Per source, each tier at its retention (the day tier scaled to its 730 days).
         var perSource: [String] = []
         var extrapolated = 0.0
         for tier in tiers {
             let bytes = Double(sizes[tier] ?? 0) / Double(sources)
             perSource.append("\(tier) \(String(format: "%.0f", bytes / 1024)) KiB")
-            extrapolated += bytes * (tier == "probe_results" ? 2 : 1) * 10_000
+            extrapolated += bytes * 10_000
         }
-        let dayShare = Double(sizes["probe_rollups_daily"] ?? 0) / Double(sources) * (730.0 / Double(max(1, days))) * 10_000
-        extrapolated += dayShare - Double(sizes["probe_rollups_daily"] ?? 0) / Double(sources) * 10_000
+        let dayShare = Double(sizes["day_rollups"] ?? 0) / Double(sources) * (730.0 / Double(max(1, min(days, 730)))) * 10_000
+        extrapolated += dayShare - Double(sizes["day_rollups"] ?? 0) / Double(sources) * 10_000
         row(
             "history per source at steady state: \(perSource.joined(separator: ", "))", "lookout-bench history \(sources) \(days)",
             String(format: "%.1f GB at 10,000 sources every 30 s", extrapolated / 1e9), "target ≤ 3 GB (SPEC section 5)", String(format: "%.2f", extrapolated / 3e9))
@@ -78,12 +82,16 @@ extension LookoutBench {
         let now = Timestamp.nowMs()
         let today = now - now % day
         try database.writer.write { db in
-            let daily = try db.makeStatement(sql: "INSERT INTO probe_rollups_daily VALUES (?, ?, 2880, ?, 0, 0, 0, 0, '0,0,0,0,2880,0,0,0,0,0,0,0,0,0,0,0')")
-            let hourly = try db.makeStatement(sql: "INSERT INTO probe_rollups_hourly VALUES (?, ?, 120, ?, 0, 0, 0, 0, '0,0,0,0,120,0,0,0,0,0,0,0,0,0,0,0')")
+            let source = try db.makeStatement(sql: "INSERT INTO sources (id, name, first_seen_ms) VALUES (?, ?, 0)")
+            let blob = { (count: Int) in LatencyBlob.encode([0, 0, 0, 0, count] + [Int](repeating: 0, count: 11)) }
+            let daily = try db.makeStatement(sql: "INSERT INTO day_rollups VALUES (?, ?, 2880, ?, 0, 0, 0, 0, ?)")
+            let hourly = try db.makeStatement(sql: "INSERT INTO hour_rollups VALUES (?, ?, 120, ?, 0, 0, 0, 0, ?)")
             for index in 0..<1_000 {
-                let name = "source-\(index)"
-                for back in 1...730 { try daily.execute(arguments: [today - Int64(back) * day, name, (index + back) % 13 == 0 ? 3 : 0]) }
-                for back in 1...(90 * 24) { try hourly.execute(arguments: [today - Int64(back) * hour, name, (index + back) % 97 == 0 ? 1 : 0]) }
+                try source.execute(arguments: [index + 1, "source-\(index)"])
+                for back in 1...730 { try daily.execute(arguments: [today - Int64(back) * day, index + 1, (index + back) % 13 == 0 ? 3 : 0, blob(2880)]) }
+            }
+            for back in 1...(90 * 24) {
+                for index in 0..<1_000 { try hourly.execute(arguments: [today - Int64(back) * hour, index + 1, (index + back) % 97 == 0 ? 1 : 0, blob(120)]) }
             }
             try db.execute(sql: "INSERT INTO rollup_progress VALUES ('hour', ?), ('day', ?)", arguments: [today, today])
         }

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import LookoutCore
 
 /// Reads the rollups back after a restart, so error rates, availability, the 90-day bars and the
@@ -82,7 +83,7 @@ package enum HistoryStore {
         try database.writer.read { db in
             let dayMark = max(sinceMs, try RollupTiers.mark(db, HistoryTier.day.name) ?? sinceMs)
             let hourMark = max(dayMark, try RollupTiers.mark(db, HistoryTier.hour.name) ?? dayMark)
-            let rows: RowCursor
+            let rows: Statement
             let names: [Int64: String]
             if let source {
                 guard let id = try SourceIds.id(of: source, db) else { return [:] }
@@ -90,8 +91,8 @@ package enum HistoryStore {
                 rows = try oneSource(id, db, since: sinceMs, dayMark: dayMark, hourMark: hourMark)
             } else {
                 names = try SourceIds.names(db)
-                rows = try Row.fetchCursor(
-                    db, sql: """
+                rows = try db.makeStatement(
+                    sql: """
                         SELECT d.source_id, d.day_ms AS day, d.probes, d.failures FROM sources s
                         CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms >= :since AND d.day_ms < :dayMark
                         UNION ALL
@@ -100,15 +101,34 @@ package enum HistoryStore {
                         UNION ALL
                         SELECT source_id, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM minute_rollups
                         WHERE minute_ms >= :hourMark GROUP BY source_id, day
-                        """,
-                    arguments: ["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark])
+                        """)
+                try rows.setArguments(["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark])
             }
             // The three parts cover disjoint times; only the day of a mark can come in two parts,
-            // so rows are appended and equal days merged once at the end.
+            // so rows are appended and equal days merged once at the end. Each part comes grouped
+            // by source: a run of one source's rows is gathered, then stored (one dictionary
+            // access per run, not per row). Stepped through with the C API: 90 days of 1,000
+            // sources are 90,000 rows, and decoding each through `Row` cost a third of the time.
             var byId: [Int64: [Day]] = [:]
-            while let row = try rows.next() {
-                byId[row[0] as Int64, default: []].append(Day(dayMs: row[1], probes: row[2], failures: row[3]))
+            var runId: Int64?
+            var run: [Day] = []
+            let statement = rows.sqliteStatement
+            defer { sqlite3_reset(statement) }
+            while true {
+                let code = sqlite3_step(statement)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: rows.sql)
+                }
+                let id = sqlite3_column_int64(statement, 0)
+                if id != runId {
+                    if let runId { byId[runId, default: []].append(contentsOf: run) }
+                    runId = id
+                    run.removeAll(keepingCapacity: true)
+                }
+                run.append(Day(dayMs: sqlite3_column_int64(statement, 1), probes: Int(sqlite3_column_int64(statement, 2)), failures: Int(sqlite3_column_int64(statement, 3))))
             }
+            if let runId { byId[runId, default: []].append(contentsOf: run) }
             var found: [String: [Day]] = [:]
             found.reserveCapacity(byId.count)
             for (id, days) in byId {
@@ -122,14 +142,14 @@ package enum HistoryStore {
     /// One source's days: its day rows by key, then its hours and minutes since the marks one
     /// key at a time (the hour and minute tiers are keyed by time first; reading their stretch
     /// would read every source's rows).
-    private static func oneSource(_ id: Int64, _ db: Database, since: Int64, dayMark: Int64, hourMark: Int64) throws -> RowCursor {
+    private static func oneSource(_ id: Int64, _ db: Database, since: Int64, dayMark: Int64, hourMark: Int64) throws -> Statement {
         let oldestHour = try Int64.fetchOne(db, sql: "SELECT MIN(hour_ms) FROM hour_rollups") ?? hourMark
         let oldestMinute = try Int64.fetchOne(db, sql: "SELECT MIN(minute_ms) FROM minute_rollups") ?? Int64.max
         let newestMinute = try Int64.fetchOne(db, sql: "SELECT MAX(minute_ms) FROM minute_rollups") ?? Int64.min
         let hourFrom = HealthWindow.floor(max(dayMark, oldestHour), to: HealthWindow.hour)
         let minuteFrom = HealthWindow.floor(max(hourMark, oldestMinute), to: HealthWindow.minute)
-        return try Row.fetchCursor(
-            db, sql: """
+        let statement = try db.makeStatement(
+            sql: """
                 WITH RECURSIVE
                   hours(t) AS (SELECT :hourFrom WHERE :hourFrom < :hourMark
                                UNION ALL SELECT t + 3600000 FROM hours WHERE t + 3600000 < :hourMark),
@@ -143,11 +163,12 @@ package enum HistoryStore {
                 UNION ALL
                 SELECT source_id, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures)
                 FROM minutes JOIN minute_rollups ON minute_ms = minutes.t AND source_id = :id GROUP BY day
-                """,
-            arguments: [
-                "id": id, "since": since, "dayMark": dayMark, "hourMark": hourMark, "hourFrom": hourFrom, "minuteFrom": minuteFrom,
-                "newestMinute": newestMinute,
-            ])
+                """)
+        try statement.setArguments([
+            "id": id, "since": since, "dayMark": dayMark, "hourMark": hourMark, "hourFrom": hourFrom, "minuteFrom": minuteFrom,
+            "newestMinute": newestMinute,
+        ])
+        return statement
     }
 
     /// Days in order with equal days summed (the tiers return them in order, but for the day of a mark).
