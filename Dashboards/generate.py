@@ -139,10 +139,10 @@ panel("Availability by window", "timeseries", "percentunit", [
     0, 59, 8, 8, "Choose one source (or a few) above.")
 panel("Error rate by window", "timeseries", "percentunit", [
     {"expr": f'max by (source, window) {f("lookout_error_rate")}', "legendFormat": "{{source}} {{window}}"}],
-    8, 59, 8, 8, "Failed probes ÷ probes over 1m, 5m, 15m and 1h.")
+    8, 59, 8, 8, "Failed probes ÷ probes over 1m and 5m (15m and 1h too with metrics: {detail: full}).")
 panel("Phases of the last probe", "timeseries", "s", [
     {"expr": f'max by (source, phase) {f("lookout_probe_phase_seconds")}', "legendFormat": "{{source}} {{phase}}"}],
-    16, 59, 8, 8, "DNS, connect, TLS, time to first byte and transfer of the last probe's final attempt.")
+    16, 59, 8, 8, "DNS, connect, TLS, time to first byte and transfer of the last probe's final attempt. Only with metrics: {detail: full} in Lookout's config (left out by default to keep 15 series a source).")
 panel("Breaker state", "state-timeline", "none", [
     {"expr": f'max by (source, state) {f("lookout_circuit_breaker_state")} == 1', "legendFormat": "{{source}} {{state}}"}],
     0, 67, 12, 8, "The breaker's state over time.")

@@ -35,19 +35,21 @@ extension LookoutBench {
     }
 
     /// A monitor with `count` sources and 30 minutes of results each (one in seven failed).
-    static func populatedMonitor(_ count: Int, history: Bool = false) -> Monitor {
+    static func populatedMonitor(_ count: Int, history: Bool = false, detail: MetricsDetail = .default, failing: Bool = true) -> Monitor {
         let sources = (0..<count).map { index in
             var source = SourceConfig(name: "source-\(index)", url: "http://127.0.0.1:9/\(index)")
             source.group = "group-\(index % 10)"
             return source
         }
-        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "bench"))
+        var config = LookoutConfig(sources: sources)
+        config.metricsDetail = detail
+        let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "bench"))
         monitor.start()
         for source in sources { monitor.client.configure(upstream: source.name, policy: source.policy) }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for (index, source) in sources.enumerated() {
             for minute in 0..<30 {
-                let failed = (index + minute) % 7 == 0
+                let failed = failing && (index + minute) % 7 == 0
                 let result = ProbeResult(
                     source: source.name, timestampMs: now - Int64(minute) * 60_000, ok: !failed,
                     failure: failed ? Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy") : nil,

@@ -1,6 +1,7 @@
 // lookout-bench: the measurements behind `make bench`. Each subcommand prints Markdown table
 // rows: | benchmark | command | figure | reference | ratio |.
 import Foundation
+import LookoutCore
 import LookoutWeb
 import MicroHTTPServer
 import ResilientHTTP
@@ -22,17 +23,24 @@ enum LookoutBench {
         case "status":
             status()
         case "metrics":
-            let context = LookoutContext(monitor: populatedMonitor(10_000))
-            let time = milliseconds(rounds: 21) { _ = MetricsExposition(context: context).renderBody() }
-            row("/metrics at 10000 sources", "lookout-bench metrics", String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
-            // What a Prometheus scrape (Accept-Encoding: gzip) costs on top, and what it saves.
-            let body = MetricsExposition(context: context).renderBody()
-            var compressedBytes = 0
-            let gzip = milliseconds(rounds: 9) {
-                compressedBytes = Gzip.compress(UnsafeRawBufferPointer(start: body.pointer, count: body.count))?.count ?? 0
+            // Healthy sources, then sources that fail one probe in seven (with retries), per detail.
+            for (detail, failing) in [(MetricsDetail.default, false), (.default, true), (.full, true)] {
+                let context = LookoutContext(monitor: populatedMonitor(10_000, detail: detail, failing: failing))
+                let which = failing ? "sources failing one probe in seven" : "healthy sources"
+                let time = milliseconds(rounds: 21) { _ = MetricsExposition(context: context).renderBody() }
+                let body = MetricsExposition(context: context).renderBody()
+                let text = String(decoding: UnsafeRawBufferPointer(start: body.pointer, count: body.count), as: UTF8.self)
+                let series = text.split(separator: "\n").filter { $0.contains("source=\"source-1\"") }.count
+                row("/metrics at 10000 \(which), detail \(detail.rawValue) (\(series) series a source)", "lookout-bench metrics",
+                    String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
+                // What a Prometheus scrape (Accept-Encoding: gzip) costs on top, and what it saves.
+                var compressedBytes = 0
+                let gzip = milliseconds(rounds: 9) {
+                    compressedBytes = Gzip.compress(UnsafeRawBufferPointer(start: body.pointer, count: body.count))?.count ?? 0
+                }
+                row("/metrics gzip at 10000 \(which), detail \(detail.rawValue) (\(body.count / 1024) KiB → \(compressedBytes / 1024) KiB)", "lookout-bench metrics",
+                    String(format: "%.1f ms", gzip), "render", String(format: "%.2f", gzip / time))
             }
-            row("/metrics gzip at 10000 sources (\(body.count / 1024) KiB → \(compressedBytes / 1024) KiB)", "lookout-bench metrics",
-                String(format: "%.1f ms", gzip), "render", String(format: "%.2f", gzip / time))
         case "page":
             let page = StatusPage(context: LookoutContext(monitor: populatedMonitor(1_000, history: true)))
             let time = milliseconds(rounds: 21) { _ = page.renderBytes() }

@@ -161,10 +161,15 @@ package final class ExpositionWriter {
         let names: Labels
         /// `,le="0.005"} ` for each bound, then `,le="+Inf"} `.
         let bounds: Labels
+        /// Which of the histogram's buckets are written (cumulative, so leaving some out merges
+        /// them into the next one written); +Inf always is.
+        let written: [Bool]
 
-        package init(_ name: String, bounds: [Double]) {
+        /// Every bound of `bounds`, or only those in `keeping` (a coarser histogram, fewer series).
+        package init(_ name: String, bounds: [Double], keeping: Set<Double>? = nil) {
             names = Labels(fragments: [name + "_bucket", name + "_sum", name + "_count"])
             self.bounds = .suffixes("le", bounds.map(ExpositionWriter.format) + ["+Inf"])
+            written = bounds.map { keeping?.contains($0) ?? true } + [true]
         }
     }
 
@@ -174,6 +179,7 @@ package final class ExpositionWriter {
         var running: UInt64 = 0
         for index in 0..<layout.bounds.count {
             running += histogram[bucket: index]
+            guard layout.written[index] else { continue }
             layout.names.withFragment(0) { append($0) }
             appendRest(prefixes, p, layout.bounds, index, Double(running))
         }

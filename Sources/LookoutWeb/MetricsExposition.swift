@@ -36,6 +36,9 @@ package struct MetricsExposition: Sendable {
         // see a source down (deploy/lookout-location-rules.yml).
         let place = MetricsExposition.place(snapshot)
         let prefixes = ExpositionWriter.Labels.prefixes("source", names, place)
+        // `default`: at most 15 series for a healthy source; a failing one adds what explains
+        // it (status code, breaker, errors). `full`: every phase, window, state and bucket.
+        let full = snapshot.config.metricsDetail == .full
 
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
         for i in tallies.indices where tallies[i].probed {
@@ -50,13 +53,15 @@ package struct MetricsExposition: Sendable {
                 labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")] + place, value: 1)
         }
         writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of whole probe calls, retries and backoff included (calls an open breaker refused are not probes).")
-        let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
+        let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets, keeping: full ? nil : [0.25, 1])
+        // A download's duration is its size over its speed: by default only its sum and count.
+        let downloadDuration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets, keeping: full ? nil : [])
         for i in tallies.indices where tallies[i].probed {
-            writer.histogram(duration, prefixes, i, tallies[i].duration)
+            writer.histogram(tallies[i].isDownload ? downloadDuration : duration, prefixes, i, tallies[i].duration)
         }
         writer.family("lookout_probe_phase_seconds", type: .gauge, help: "Duration of each phase of the last probe's final attempt.")
         let phases = ExpositionWriter.Labels.suffixes("phase", ["dns", "connect", "tls", "ttfb", "transfer"])
-        for i in tallies.indices where tallies[i].probed {
+        for i in tallies.indices where full && tallies[i].probed {
             let last = tallies[i].lastPhases
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 0, value: last.dns)
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 1, value: last.connect)
@@ -65,7 +70,7 @@ package struct MetricsExposition: Sendable {
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 4, value: last.transfer)
         }
         writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived. Kept while the breaker holds calls back.")
-        for i in tallies.indices where tallies[i].probed {
+        for i in tallies.indices where tallies[i].probed && (full || !tallies[i].lastOk) {
             writer.sample("lookout_probe_http_status_code", prefixes, i, value: Double(tallies[i].lastHTTPStatus))
         }
         writer.family("lookout_last_success_timestamp_seconds", type: .gauge, help: "When the source's last successful probe started; absent before its first success.")
@@ -80,9 +85,9 @@ package struct MetricsExposition: Sendable {
             writer.sample("lookout_probes_total", prefixes, i, results, 0, value: Double(tallies[i].successes))
             writer.sample("lookout_probes_total", prefixes, i, results, 1, value: Double(tallies[i].failures))
         }
-        renderClient(snapshot, tallies, prefixes, writer)
-        renderHealth(snapshot, prefixes, writer)
-        renderDownloads(tallies, prefixes, writer)
+        renderClient(snapshot, tallies, prefixes, full: full, writer)
+        renderHealth(snapshot, prefixes, full: full, writer)
+        renderDownloads(tallies, prefixes, full: full, writer)
         renderAlertsAndStore(snapshot, writer)
 
         let reload = snapshot.reload
@@ -110,7 +115,7 @@ package struct MetricsExposition: Sendable {
     private static let lastSize = Atomic<Int>(0)
 
     private func renderClient(
-        _ snapshot: RegistrySnapshot, _ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter
+        _ snapshot: RegistrySnapshot, _ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter
     ) {
         let now = snapshot.nowMs
         let names = snapshot.names
@@ -135,37 +140,38 @@ package struct MetricsExposition: Sendable {
         }
         writer.family("lookout_calls_total", type: .counter, help: "Finished calls, by whether they succeeded and were retried.")
         let kinds = ExpositionWriter.Labels.suffixes("kind", CallKind.allCases)
-        for i in names.indices {
+        for i in names.indices where full {
             for (index, kind) in CallKind.allCases.enumerated() {
                 writer.sample("lookout_calls_total", prefixes, i, kinds, index, value: Double(counters[i].calls[kind] ?? 0))
             }
         }
         writer.family("lookout_retry_budget_exhausted_total", type: .counter, help: "Retries refused because the source's retry budget was spent.")
-        for i in names.indices {
+        for i in names.indices where full || counters[i].retryBudgetExhausted > 0 {
             writer.sample("lookout_retry_budget_exhausted_total", prefixes, i, value: Double(counters[i].retryBudgetExhausted))
         }
         writer.family("lookout_circuit_breaker_state", type: .gauge, help: "The circuit breaker's state; 1 for the current one.")
         let breakerStates = ExpositionWriter.Labels.suffixes("state", BreakerState.allCases)
         for i in names.indices {
             let state = breakers[i]?.state ?? .closed
-            for (index, candidate) in BreakerState.allCases.enumerated() {
+            // By default only the current state's series (always 1).
+            for (index, candidate) in BreakerState.allCases.enumerated() where full || candidate == state {
                 writer.sample("lookout_circuit_breaker_state", prefixes, i, breakerStates, index, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_circuit_breaker_opens_total", type: .counter, help: "Times the circuit breaker opened.")
-        for i in names.indices {
+        for i in names.indices where full || (breakers[i]?.openCount ?? 0) > 0 {
             writer.sample("lookout_circuit_breaker_opens_total", prefixes, i, value: Double(breakers[i]?.openCount ?? 0))
         }
         writer.family("lookout_circuit_breaker_not_permitted_calls_total", type: .counter, help: "Calls refused while the breaker was open.")
-        for i in names.indices {
+        for i in names.indices where full || (breakers[i]?.notPermittedCalls ?? 0) > 0 {
             writer.sample("lookout_circuit_breaker_not_permitted_calls_total", prefixes, i, value: Double(breakers[i]?.notPermittedCalls ?? 0))
         }
         writer.family("lookout_circuit_breaker_open_seconds", type: .gauge, help: "How long the breaker has been open so far; 0 when closed.")
-        for i in names.indices {
+        for i in names.indices where full || (breakers[i]?.state ?? .closed) != .closed {
             writer.sample("lookout_circuit_breaker_open_seconds", prefixes, i, value: Double(breakers[i]?.openDurationMs(nowMs: now) ?? 0) / 1000)
         }
         writer.family("lookout_rate_limiter_available_tokens", type: .gauge, help: "Tokens left in the source's rate limiter.")
-        for i in names.indices {
+        for i in names.indices where full {
             if let level = tokens[i] {
                 writer.sample("lookout_rate_limiter_available_tokens", prefixes, i, value: level)
             }
@@ -178,9 +184,10 @@ package struct MetricsExposition: Sendable {
         }
     }
 
-    private func renderHealth(_ snapshot: RegistrySnapshot, _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
+    private func renderHealth(_ snapshot: RegistrySnapshot, _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter) {
         let summaries = snapshot.summaries
-        let rateWindows = HealthWindow.errorRates.map(\.ms)
+        // By default the windows the deploy kit's rules and dashboard read: 1m and 5m, 24h.
+        let rateWindows = HealthWindow.errorRates.prefix(full ? 4 : 2).map(\.ms)
         let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
         for i in summaries.indices {
@@ -200,7 +207,7 @@ package struct MetricsExposition: Sendable {
             }
         }
         writer.family("lookout_availability_ratio", type: .gauge, help: "Successful probes ÷ probes over the window.")
-        let availabilityWindows = HealthWindow.availabilities.map(\.ms)
+        let availabilityWindows = HealthWindow.availabilities.prefix(full ? 2 : 1).map(\.ms)
         let availabilityLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.availabilities.map(\.label))
         for i in summaries.indices {
             let summary = summaries[i]
@@ -279,10 +286,12 @@ package struct MetricsExposition: Sendable {
         }
     }
 
-    private func renderDownloads(_ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
+    private func renderDownloads(_ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter) {
         guard tallies.contains(where: \.isDownload) else { return }
+        // By default a download's throughput only; the bytes, progress, states and checksum
+        // failures with `full` (a failed checksum is an error of its own reason either way).
         writer.family("lookout_download_bytes_total", type: .counter, help: "Bytes received by finished download probes.")
-        for i in tallies.indices where tallies[i].isDownload {
+        for i in tallies.indices where full && tallies[i].isDownload {
             writer.sample("lookout_download_bytes_total", prefixes, i, value: Double(tallies[i].downloadBytesTotal))
         }
         writer.family("lookout_download_throughput_bytes_per_second", type: .gauge, help: "Throughput of the current or last download.")
@@ -290,19 +299,19 @@ package struct MetricsExposition: Sendable {
             writer.sample("lookout_download_throughput_bytes_per_second", prefixes, i, value: tallies[i].downloadThroughput)
         }
         writer.family("lookout_download_progress_ratio", type: .gauge, help: "Share of the current or last download received (0 when the size is unknown).")
-        for i in tallies.indices where tallies[i].isDownload {
+        for i in tallies.indices where full && tallies[i].isDownload {
             writer.sample("lookout_download_progress_ratio", prefixes, i, value: tallies[i].downloadRatio)
         }
         writer.family("lookout_download_state", type: .gauge, help: "The download's state; 1 for the current one.")
         let downloadStates = ExpositionWriter.Labels.suffixes("state", DownloadState.allCases)
-        for i in tallies.indices where tallies[i].isDownload {
+        for i in tallies.indices where full && tallies[i].isDownload {
             let state = tallies[i].downloadState
             for (index, candidate) in DownloadState.allCases.enumerated() {
                 writer.sample("lookout_download_state", prefixes, i, downloadStates, index, value: candidate == state ? 1 : 0)
             }
         }
         writer.family("lookout_download_verify_failures_total", type: .counter, help: "Downloads whose SHA-256 did not match.")
-        for i in tallies.indices where tallies[i].isDownload {
+        for i in tallies.indices where full && tallies[i].isDownload {
             writer.sample("lookout_download_verify_failures_total", prefixes, i, value: Double(tallies[i].verifyFailures))
         }
     }

@@ -101,8 +101,10 @@ struct MonitorEndToEndTests {
             return probed ? text : nil
         }
         #expect(value(text, "lookout_network_online") == 0)
+        // No breaker opened: by default its counter is written only once it has.
         for index in 0..<3 {
-            #expect(value(text, #"lookout_circuit_breaker_opens_total{source="s\#(index)"}"#) == 0)
+            #expect(value(text, #"lookout_circuit_breaker_opens_total{source="s\#(index)"}"#) == nil)
+            #expect(value(text, #"lookout_circuit_breaker_state{source="s\#(index)",state="closed"}"#) == 1)
         }
         let log = lookout.text
         #expect(log.components(separatedBy: "network offline").count == 2)

@@ -38,7 +38,7 @@ struct APIRequestTests {
     ])
     func badPagingIsA400(query: String, message: String) async throws {
         let (key, value) = (String(query.split(separator: "=")[0]), String(query.split(separator: "=")[1]))
-        let response = await try router().respond(to: HTTPRequest(method: "GET", path: "/api/v1/sources/acme/errors", query: [key: value]))
+        let response = try await router().respond(to: HTTPRequest(method: "GET", path: "/api/v1/sources/acme/errors", query: [key: value]))
         #expect(response.status == 400)
         #expect(error(response) == message)
     }

@@ -140,7 +140,7 @@ struct StatusPageLayoutTests {
 
     /// With `location`, every per-source series and build_info carry it.
     @Test func theLocationIsALabelOnEverySourceSeries() throws {
-        let monitor = try monitor("location: eu-west\n" + Self.config)
+        let monitor = try monitor("location: eu-west\nmetrics: {detail: full}\n" + Self.config)
         failing(monitor, "api", atMs: Timestamp.nowMs(), message: "x")
         let text = MetricsExposition(context: LookoutContext(monitor: monitor)).render()
         let perSource = text.split(separator: "\n").filter { $0.contains(#"source=""#) }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import LookoutCore
 import LookoutWeb
@@ -73,8 +74,9 @@ struct PageTests {
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
         #expect(!text.contains("lookout_probe_success{source=\"never\"}"))
         #expect(text.contains("lookout_probe_http_status_code{source=\"down\"} 500\n"))
-        #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.0025\"} 1\n"))
-        #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.001\"} 0\n"))
+        #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.25\"} 1\n"))
+        #expect(text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"+Inf\"} 1\n"))
+        #expect(!text.contains("lookout_probe_duration_seconds_bucket{source=\"up\",le=\"0.001\"}"))
         #expect(text.contains("lookout_build_info{version=\"9.9.9\"} 1\n"))
         #expect(text.contains("lookout_network_online 1\n"))
         #expect(text.contains("# TYPE process_cpu_seconds_total counter\n"))
@@ -82,6 +84,45 @@ struct PageTests {
         #expect(text.contains("process_open_fds "))
         #expect(text.contains("lookout_config_last_reload_successful 1\n"))
         #expect(text.contains("lookout_shard_info{index=\"0\",count=\"1\"} 1\n"))
+    }
+
+    /// `metrics.detail: default` keeps a healthy source — http, https with a certificate, a
+    /// download — to at most 15 series; `full` writes every phase, window, state and bucket.
+    @Test(arguments: [MetricsDetail.default, .full])
+    func aHealthySourceStaysWithinTheSeriesBudget(detail: MetricsDetail) {
+        var file = SourceConfig(name: "file", url: "https://127.0.0.1/big.iso")
+        file.kind = .download
+        let sources = [SourceConfig(name: "api", url: "http://127.0.0.1/ok"), SourceConfig(name: "secure", url: "https://127.0.0.1/ok"), file]
+        var config = LookoutConfig(sources: sources)
+        config.metricsDetail = detail
+        config.location = "eu"
+        let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
+        monitor.registry.apply(sources)
+        let now = Timestamp.nowMs()
+        for back in 0..<20 {
+            for source in sources {
+                var result = ProbeResult(source: source.name, timestampMs: now - Int64(back) * 30_000, ok: true, httpStatus: 200, durationSeconds: 0.05)
+                if source.url.hasPrefix("https") { result.certificateExpiry = Date(timeIntervalSinceNow: 86_400 * 60) }
+                monitor.registry.record(result)
+            }
+        }
+        let text = MetricsExposition(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
+        let lines = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        for source in sources {
+            let series = lines.filter { $0.contains("source=\"\(source.name)\"") }
+            switch detail {
+            case .default: #expect(series.count <= 15 && series.count >= 12, "\(source.name): \(series.count) series\n\(series.joined(separator: "\n"))")
+            case .full: #expect(series.count >= 35, "\(source.name): \(series.count) series")
+            }
+        }
+        #expect(text.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="secure",location="eu"}"#))
+        #expect(text.contains(#"lookout_circuit_breaker_state{source="api",location="eu",state="closed"} 1"#))
+        #expect(text.contains(#"lookout_error_rate{source="api",location="eu",window="5m"} 0"#))
+        #expect(text.contains(#"lookout_probe_phase_seconds{source="api""#) == (detail == .full))
+        #expect(text.contains(#"lookout_circuit_breaker_state{source="api",location="eu",state="open"} 0"#) == (detail == .full))
+        #expect(text.contains(#"lookout_availability_ratio{source="api",location="eu",window="30d"}"#) == (detail == .full))
+        // HELP and TYPE are the same either way.
+        #expect(text.contains("# TYPE lookout_probe_phase_seconds gauge\n") && text.contains("# TYPE lookout_calls_total counter\n"))
     }
 
     @Test func statusPageEscapesWhatUpstreamsSend() {

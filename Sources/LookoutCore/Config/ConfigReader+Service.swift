@@ -5,7 +5,7 @@ import Yams
 extension ConfigReader {
     static let topKeys = [
         "listen", "database", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url", "admin_token_file", "admin_token", "shard",
-        "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements",
+        "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements", "metrics",
     ]
 
     mutating func readConfig(_ root: Node) -> LookoutConfig {
@@ -89,6 +89,14 @@ extension ConfigReader {
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
         if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
         if let node = top["status_page"]?.value { config.statusPage = readStatusPage(node) }
+        if let node = top["metrics"]?.value, let metrics = mapping(node, "metrics", known: ["detail"]),
+           let detail = metrics["detail"], let text = string(detail.value, "metrics.detail") {
+            if let parsed = MetricsDetail(rawValue: text) {
+                config.metricsDetail = parsed
+            } else {
+                problem(detail.value, "metrics.detail", "\"\(text)\" is not a detail (use default or full)")
+            }
+        }
         if let node = top["announcements"]?.value { config.announcements = readAnnouncements(node, sources: config.sources) }
         if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval", "require_https"]) {
             if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {

@@ -267,6 +267,8 @@ package struct LookoutConfig: Sendable, Equatable {
     /// Planned windows when sources may fail without notifying anyone.
     package var maintenance: [MaintenanceWindow] = []
     package var statusPage = StatusPageSettings()
+    /// How many series `/metrics` writes per source.
+    package var metricsDetail = MetricsDetail.default
     /// Notes for the status page's readers (more come through the admin API).
     package var announcements: [Announcement] = []
     package var probeModules: [String: ProbeModule] = [:]
@@ -319,4 +321,11 @@ package struct ConfigError: Error, CustomStringConvertible {
     package var description: String {
         problems.map(\.description).joined(separator: "\n")
     }
+}
+
+/// `metrics.detail`: `default` keeps a healthy source to at most 15 series (what the rules, the
+/// dashboard and the status badges need); `full` adds every phase, window, state and bucket.
+package enum MetricsDetail: String, Sendable, Equatable {
+    case `default`
+    case full
 }
