@@ -22,6 +22,9 @@ package final class Peers: Sendable {
         package var url: String
         package var location: String?
         package var shard: String?
+        /// The peer's shard, 0-based, and how many there are (checked: index below count).
+        package var shardIndex: Int?
+        package var shardCount: Int?
         package var replica: String?
         /// The peer is this instance (one peer list for every instance): not shown.
         package var isSelf = false
@@ -142,9 +145,11 @@ package final class Peers: Sendable {
         peer.instance = object["instance"] as? String
         // Numbers from a peer are hostile: an index past the count is not shown (and never +1'd).
         if let shard = object["shard"] as? [String: Any], let index = shard["index"] as? Int, let count = shard["count"] as? Int,
-            count > 1, count <= 100_000, (0..<count).contains(index)
+            count >= 1, count <= 100_000, (0..<count).contains(index)
         {
-            peer.shard = "\(index + 1) of \(count)"
+            peer.shardIndex = index
+            peer.shardCount = count
+            if count > 1 { peer.shard = "\(index + 1) of \(count)" }
         }
         peer.sources = sources.prefix(100_000).compactMap { source in
             guard let name = source["name"] as? String, let state = source["state"] as? String else { return nil }

@@ -54,6 +54,8 @@ package struct StatusAPI: Sendable {
                 json.field("peers") { json in
                     json.array { json in for peer in known { StatusAPI.writePeer(peer, to: &json) } }
                 }
+                let problems = ShardCoverage.problems(context, snapshot: snapshot)
+                json.field("shard_problems") { json in json.array { json in for problem in problems { json.string(problem) } } }
             }
         }
         return json.bytes

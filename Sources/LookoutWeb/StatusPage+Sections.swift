@@ -162,7 +162,10 @@ extension StatusPage {
     /// reached (since when, and why) — their sources are then not shown, never shown as healthy.
     func peersSection(_ view: View) -> String {
         guard !view.peers.isEmpty else { return "" }
-        var html = "<section class=\"peers\" aria-label=\"Other instances\"><h2>Other instances (\(view.peers.count))</h2><ul>"
+        var html = "<section class=\"peers\" aria-label=\"Other instances\"><h2>Other instances (\(view.peers.count))</h2>"
+        // Shards run twice or never: said first, on both pages (no addresses in them but labels).
+        for problem in view.shardProblems { html += "<p class=\"shard-problem\" role=\"alert\">\(HTML.escape(problem))</p>" }
+        html += "<ul>"
         for peer in view.peers {
             // The public page does not give out addresses.
             let label = HTML.escape(view.isPublic && peer.label == peer.url ? "another location" : peer.label)

@@ -40,6 +40,8 @@ package struct StatusPage: Sendable {
         var peers: [Peers.Peer] = []
         /// Per source name, its state as each reachable peer sees it (other locations).
         var elsewhere: [String: [(peer: String, state: String)]] = [:]
+        /// Shards that the instances disagree on, run twice or never (`ShardCoverage`).
+        var shardProblems: [String] = []
         var isPublic: Bool { audience == .public }
     }
 
@@ -57,6 +59,7 @@ package struct StatusPage: Sendable {
             maintenanceDays: history.maintenance(context.monitor.maintenance.windows, days: days))
         if let peers = context.peers?.peers.filter({ !$0.isSelf }), !peers.isEmpty {
             view.peers = peers
+            view.shardProblems = ShardCoverage.problems(context, snapshot: snapshot)
             for peer in peers where peer.problem == nil {
                 // The public page does not give out addresses.
                 let label = audience == .public && peer.label == peer.url ? "another location" : peer.label

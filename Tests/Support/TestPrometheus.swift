@@ -7,11 +7,13 @@ public struct TestPrometheus: Sendable {
     public let port: UInt16
     let http = CurlTransport()
 
-    public init(scraping targets: [String], in directory: URL) throws {
+    /// `rules`: rule files Prometheus evaluates every second (their alerts in `ALERTS`).
+    public init(scraping targets: [String], in directory: URL, rules: [URL] = []) throws {
         port = closedPort()
+        let ruleFiles = rules.isEmpty ? "" : "rule_files: [\(rules.map { "\"\($0.path)\"" }.joined(separator: ", "))]\n"
         try """
             global: {scrape_interval: 1s, evaluation_interval: 1s}
-            scrape_configs:
+            \(ruleFiles)scrape_configs:
               - job_name: lookout
                 static_configs: [{targets: [\(targets.map { "\"\($0)\"" }.joined(separator: ", "))]}]
             """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
