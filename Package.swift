@@ -42,6 +42,8 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // glibc's malloc_trim, which the Glibc module does not declare.
+        .target(name: "CMemory"),
         .target(
             name: "ResilientHTTP",
             dependencies: ["CCurl", "CLibCrypto"]
@@ -80,7 +82,7 @@ let package = Package(
             name: "lookout",
             dependencies: [
                 "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
-                "ResilientHTTP", "MicroHTTPServer",
+                "ResilientHTTP", "MicroHTTPServer", "CMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

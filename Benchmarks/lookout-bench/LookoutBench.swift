@@ -15,6 +15,8 @@ enum LookoutBench {
             print(LookoutVersion.string)
         case "decisions":
             decisions()
+        case "memory":
+            await memory(sources: max(1, min(Int(arguments.dropFirst().first ?? "") ?? 10_000, 100_000)))
         case "store":
             do { try store() } catch {
                 FileHandle.standardError.write(Data("lookout-bench store: \(error)\n".utf8))

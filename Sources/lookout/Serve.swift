@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMemory
 import Foundation
 import Logging
 import LookoutAlerting
@@ -132,6 +133,10 @@ struct Serve: AsyncParsableCommand {
             printError("lookout: \(error)")
             throw ExitCode(1)
         }
+        // Parsing a big config and restoring history leave many freed pages behind: give them
+        // back now, and after each reload (10,000 sources: about 12 MB).
+        lookout_release_free_memory()
+        monitor.onReload { lookout_release_free_memory() }
         let listening: Logger.Metadata = [
             "address": "\(host):\(server.port)", "sources": "\(monitor.ownSources.count)", "database": "\(database.path)",
             "shard": "\(monitor.shard.index)/\(monitor.shard.count)", "replica": "\(replicaName ?? "-")",
