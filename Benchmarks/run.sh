@@ -186,6 +186,37 @@ times = sorted(float(t) for t, _ in rows)
 print(round(times[len(times) // 2] * 1000, 1), int(rows[-1][1]) // 1024)")"
 echo "| \`GET /metrics\` over HTTP, 10000 sources probing every 5 s ($scrape_kib KiB) | \`curl\` 9 times, median | $scrape_ms ms | target < 100 ms (render) | |" >> "$rows"
 
+# Three shards covering 30,000 sources every 30 s (one config, `--shard I/3`), all probing the
+# same nginx: each shard's CPU over 30 s, its RSS and its scrape, plain and gzipped.
+{
+  echo "listen: 127.0.0.1:0"
+  echo "defaults: {interval: 30s, timeout: 2s}"
+  echo "sources:"
+  for i in $(seq 1 30000); do echo "  - {name: t$i, url: \"http://127.0.0.1:$port/t/$i\"}"; done
+} > "$work/shards.yml"
+shard_pids=(); shard_ports=()
+for index in 0 1 2; do
+  sp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$bin/lookout" serve --config "$work/shards.yml" --shard "$index/3" --listen "127.0.0.1:$sp" --db "$work/shard-$index.sqlite" 2>/dev/null &
+  shard_pids+=($!); pids+=($!); shard_ports+=("$sp")
+done
+for sp in "${shard_ports[@]}"; do for _ in $(seq 300); do curl -sf "http://127.0.0.1:$sp/-/healthy" >/dev/null && break; sleep 0.1; done; done
+sleep 10
+declare -a c0
+for k in 0 1 2; do c0[$k]=$(cpu_ticks "${shard_pids[$k]}"); done
+sleep 30
+for k in 0 1 2; do
+  c1=$(cpu_ticks "${shard_pids[$k]}")
+  kib=$(rss_kib "${shard_pids[$k]}")
+  body=$(curl -s "http://127.0.0.1:${shard_ports[$k]}/metrics")
+  owned=$(echo "$body" | grep -c '^lookout_probe_success{' || true)
+  plain=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:${shard_ports[$k]}/metrics")
+  gz=$(curl -s -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download}' "http://127.0.0.1:${shard_ports[$k]}/metrics")
+  cores=$(python3 -c "print(round(($c1 - ${c0[$k]}) / $(getconf CLK_TCK) / 30, 3))")
+  echo "| shard $((k + 1)) of 3, 30,000 sources every 30 s ($owned sources probed here) | \`lookout serve --shard $k/3\`, CPU over 30 s | $cores cores, $((kib / 1024)) MiB | scrape $((plain / 1024)) KiB, gzipped $((gz / 1024)) KiB | |" >> "$rows"
+done
+kill "${shard_pids[@]}" 2>/dev/null; wait "${shard_pids[@]}" 2>/dev/null || true
+
 # Start-up time to the first scrape, 1,000 sources, beside blackbox_exporter's.
 {
   echo "listen: 127.0.0.1:$lport"
