@@ -29,9 +29,11 @@ package struct MetricsExposition: Sendable {
         let names = snapshot.names
         let tallies = snapshot.records.map(\.tally)
         let writer = ExpositionWriter()
-        // Room for the whole exposition up front, from the last one's size: growing a 30 MB
-        // buffer copies it and touches twice the memory.
-        writer.reserve(max(names.count * 3400, MetricsExposition.lastSize.load(ordering: .relaxed) * 21 / 20))
+        // Room for the whole exposition up front, from the last one's size (at first from the
+        // detail: about 900 bytes a source by default, 3,400 in full): growing a 30 MB buffer
+        // copies it and touches twice the memory.
+        let perSource = snapshot.config.metricsDetail == .full ? 3400 : 1000
+        writer.reserve(max(names.count * perSource, MetricsExposition.lastSize.load(ordering: .relaxed) * 21 / 20))
         // With `location`, every per-source series carries it: rules can ask how many locations
         // see a source down (deploy/lookout-location-rules.yml).
         let place = MetricsExposition.place(snapshot)

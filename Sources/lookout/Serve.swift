@@ -133,10 +133,10 @@ struct Serve: AsyncParsableCommand {
             printError("lookout: \(error)")
             throw ExitCode(1)
         }
-        // Parsing a big config and restoring history leave many freed pages behind: give them
-        // back now, and after each reload (10,000 sources: about 12 MB).
-        lookout_release_free_memory()
-        monitor.onReload { lookout_release_free_memory() }
+        // Parsing a big config, restoring history and rebuilding the registry leave many freed
+        // pages behind: give them back each time a config has taken effect (at the start of
+        // probing, and after each reload).
+        monitor.afterApplying { lookout_release_free_memory() }
         let listening: Logger.Metadata = [
             "address": "\(host):\(server.port)", "sources": "\(monitor.ownSources.count)", "database": "\(database.path)",
             "shard": "\(monitor.shard.index)/\(monitor.shard.count)", "replica": "\(replicaName ?? "-")",

@@ -1,29 +1,88 @@
+/// What a bucket counted.
+package struct BucketCounts: Sendable, Equatable {
+    package var probes: UInt32 = 0
+    package var failures: UInt32 = 0
+    package var retried: UInt32 = 0
+    package var retrySucceeded: UInt32 = 0
+
+    package init(probes: UInt32 = 0, failures: UInt32 = 0, retried: UInt32 = 0, retrySucceeded: UInt32 = 0) {
+        self.probes = probes
+        self.failures = failures
+        self.retried = retried
+        self.retrySucceeded = retrySucceeded
+    }
+
+    package static func + (a: BucketCounts, b: BucketCounts) -> BucketCounts {
+        BucketCounts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
+    }
+}
+
+/// How a ring keeps one bucket: which one it is (its start ÷ the width, in 4 bytes) and its
+/// counts, as narrow as the bucket's width allows.
+package protocol BucketSlot: Sendable, Equatable {
+    init()
+    var number: Int32 { get set }
+    var counts: BucketCounts { get }
+    mutating func add(_ delta: BucketCounts)
+}
+
+/// 32-bit counts (20 bytes): a day of a probe a second is 86,400.
+package struct WideSlot: BucketSlot {
+    package var number = Int32.min
+    package private(set) var counts = BucketCounts()
+
+    package init() {}
+
+    package mutating func add(_ delta: BucketCounts) { counts = counts + delta }
+}
+
+/// 16-bit counts (12 bytes), saturating: an hour of a probe every 100 ms is 36,000.
+package struct NarrowSlot: BucketSlot {
+    package var number = Int32.min
+    private var probes: UInt16 = 0
+    private var failures: UInt16 = 0
+    private var retried: UInt16 = 0
+    private var retrySucceeded: UInt16 = 0
+
+    package init() {}
+
+    package var counts: BucketCounts {
+        BucketCounts(probes: UInt32(probes), failures: UInt32(failures), retried: UInt32(retried), retrySucceeded: UInt32(retrySucceeded))
+    }
+
+    package mutating func add(_ delta: BucketCounts) {
+        probes = UInt16(clamping: UInt32(probes) &+ min(delta.probes, UInt32(UInt16.max)))
+        failures = UInt16(clamping: UInt32(failures) &+ min(delta.failures, UInt32(UInt16.max)))
+        retried = UInt16(clamping: UInt32(retried) &+ min(delta.retried, UInt32(UInt16.max)))
+        retrySucceeded = UInt16(clamping: UInt32(retrySucceeded) &+ min(delta.retrySucceeded, UInt32(UInt16.max)))
+    }
+}
+
+/// Probes and failures only, 32-bit (12 bytes): what the 90-day bars and the 30-day availability
+/// read; no window as long as a day asks about retries.
+package struct DaySlot: BucketSlot {
+    package var number = Int32.min
+    private var probes: UInt32 = 0
+    private var failures: UInt32 = 0
+
+    package init() {}
+
+    package var counts: BucketCounts { BucketCounts(probes: probes, failures: failures) }
+
+    package mutating func add(_ delta: BucketCounts) {
+        probes = probes &+ delta.probes
+        failures = failures &+ delta.failures
+    }
+}
+
+/// Minutes, five minutes and hours fit 16-bit counts; days need 32 bits.
+package typealias BucketRing = CountRing<WideSlot>
+package typealias NarrowBucketRing = CountRing<NarrowSlot>
+package typealias DayBucketRing = CountRing<DaySlot>
+
 /// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
-package struct BucketRing: Sendable, Equatable {
-    package struct Counts: Sendable, Equatable {
-        package var probes: UInt32 = 0
-        package var failures: UInt32 = 0
-        package var retried: UInt32 = 0
-        package var retrySucceeded: UInt32 = 0
-
-        package init(probes: UInt32 = 0, failures: UInt32 = 0, retried: UInt32 = 0, retrySucceeded: UInt32 = 0) {
-            self.probes = probes
-            self.failures = failures
-            self.retried = retried
-            self.retrySucceeded = retrySucceeded
-        }
-
-        package static func + (a: Counts, b: Counts) -> Counts {
-            Counts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
-        }
-    }
-
-    /// One bucket: which one it is (its start ÷ the width: 4 bytes, not 8, across the 250
-    /// buckets every source holds), and what it counted.
-    struct Slot: Sendable, Equatable {
-        var number = Int32.min
-        var counts = Counts()
-    }
+package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
+    package typealias Counts = BucketCounts
 
     package let widthMs: Int64
     private var slots: [Slot]
@@ -39,9 +98,11 @@ package struct BucketRing: Sendable, Equatable {
         let number = Int32(clamping: start / widthMs)
         if slots[index].number != number {
             guard number > slots[index].number else { return }  // older than what the ring holds
-            slots[index] = Slot(number: number)
+            var fresh = Slot()
+            fresh.number = number
+            slots[index] = fresh
         }
-        slots[index].counts = slots[index].counts + delta
+        slots[index].add(delta)
     }
 
     /// Sums over several windows (ascending) in one walk from the newest bucket back, handing

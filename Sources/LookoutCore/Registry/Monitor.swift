@@ -28,6 +28,7 @@ package final class Monitor: Sendable {
     private let current: Mutex<LookoutConfig>
     private let reloadListeners = Mutex<[@Sendable () -> Void]>([])
     private let preparers = Mutex<[@Sendable (LookoutConfig) -> Void]>([])
+    private let appliedListeners = Mutex<[@Sendable () -> Void]>([])
     /// Breakers saved before a restart, put back when their source is first configured.
     private let savedBreakers = Mutex<[String: PersistedBreaker]>([:])
     private let reload = Mutex(ReloadStatus(lastSuccessMs: Timestamp.nowMs()))
@@ -99,6 +100,12 @@ package final class Monitor: Sendable {
         preparers.withLock { $0.append(prepare) }
     }
 
+    /// Calls `listener` each time a config has taken effect: when probing starts, and after
+    /// each successful reload.
+    package func afterApplying(_ listener: @escaping @Sendable () -> Void) {
+        appliedListeners.withLock { $0.append(listener) }
+    }
+
     /// Calls `listener` after each successful reload.
     package func onReload(_ listener: @escaping @Sendable () -> Void) {
         reloadListeners.withLock { $0.append(listener) }
@@ -127,6 +134,7 @@ package final class Monitor: Sendable {
         }
         scheduler.apply(sources)
         for gone in removed { client.remove(upstream: gone) }
+        for listener in appliedListeners.withLock({ $0 }) { listener() }
     }
 
     /// Every own source and the service's state at one moment: what every reader takes.

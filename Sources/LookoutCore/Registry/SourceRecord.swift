@@ -89,19 +89,22 @@ package struct SourceRecord: Sendable {
     /// and backoff left out), in a ring for p50/p95. A plain array, like `Histogram`'s counts:
     /// `InlineArray` fields in this record were miscompiled by Swift 6.3 in debug builds.
     package struct RecentDurations: Sendable, Equatable {
-        private var values = [Double](repeating: 0, count: 64)
+        /// Whole microseconds (up to 71 minutes), half the memory of `Double` seconds across
+        /// 10,000 sources, and read back as the same seconds a millisecond multiple was.
+        private var values = [UInt32](repeating: 0, count: 64)
         package private(set) var count = 0
         private var next = 0
 
         mutating func append(_ value: Double) {
-            values[next] = value
+            let microseconds = value * 1_000_000
+            values[next] = microseconds.isFinite && microseconds > 0 ? UInt32(min(microseconds.rounded(), Double(UInt32.max))) : 0
             next = (next + 1) % 64
             count = min(64, count + 1)
         }
 
         /// The `q` quantile (0…1), in seconds; nil before the first probe.
         package func quantile(_ q: Double) -> Double? {
-            RecentDurations.quantile((0..<count).map { values[$0] }, q)
+            RecentDurations.quantile((0..<count).map { Double(values[$0]) / 1_000_000 }, q)
         }
 
         /// The `q` quantile (0…1) of `values`.
