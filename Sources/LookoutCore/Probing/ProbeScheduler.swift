@@ -15,10 +15,11 @@ package final class ProbeScheduler: Sendable {
         package var skippedTicks: UInt64 = 0
     }
 
-    /// A configured source: its config, which version of it (a changed source starts a new
+    /// A configured source: where its config is in `State.configs` (the array `apply` was
+    /// given, shared, not copied per source), which version of it (a changed source starts a new
     /// schedule), and its probe while one runs.
     private struct Scheduled {
-        var source: SourceConfig
+        var index: Int
         var generation: UInt64
         var busy = false
         var task: Task<Void, Never>?
@@ -32,6 +33,7 @@ package final class ProbeScheduler: Sendable {
     }
 
     private struct State {
+        var configs: [SourceConfig] = []
         var sources: [String: Scheduled] = [:]
         /// Min-heap by tick; entries of replaced or removed sources are dropped when they come up.
         var heap: [Due] = []
@@ -79,14 +81,19 @@ package final class ProbeScheduler: Sendable {
         let wanted = Dictionary(uniqueKeysWithValues: sources.map { ($0.name, $0) })
         let stopped = state.withLock { state -> [Task<Void, Never>] in
             var stopped: [Task<Void, Never>] = []
-            for (name, entry) in state.sources where wanted[name] != entry.source {
+            for (name, entry) in state.sources where wanted[name] != state.configs[entry.index] {
                 if let task = entry.task { stopped.append(task) }
                 state.sources.removeValue(forKey: name)
             }
-            for source in sources where state.sources[source.name] == nil {
+            state.configs = sources
+            for (index, source) in sources.enumerated() {
+                if state.sources[source.name] != nil {
+                    state.sources[source.name]?.index = index
+                    continue
+                }
                 let generation = state.nextGeneration
                 state.nextGeneration += 1
-                state.sources[source.name] = Scheduled(source: source, generation: generation)
+                state.sources[source.name] = Scheduled(index: index, generation: generation)
                 let first = now + ProbeScheduler.offset(for: source.name, interval: source.interval)
                 ProbeScheduler.push(Due(tick: first, name: source.name, generation: generation), into: &state.heap)
             }
@@ -129,14 +136,15 @@ package final class ProbeScheduler: Sendable {
     private func start(_ entry: Due) async {
         let source = state.withLock { state -> SourceConfig? in
             guard var scheduled = state.sources[entry.name], scheduled.generation == entry.generation else { return nil }
-            let next = ProbeScheduler.nextTick(after: entry.tick, interval: scheduled.source.interval, now: clock.now)
+            let source = state.configs[scheduled.index]
+            let next = ProbeScheduler.nextTick(after: entry.tick, interval: source.interval, now: clock.now)
             ProbeScheduler.push(Due(tick: next, name: entry.name, generation: entry.generation), into: &state.heap)
             if scheduled.busy {
                 return nil
             }
             scheduled.busy = true
             state.sources[entry.name] = scheduled
-            return scheduled.source
+            return source
         }
         guard let source else {
             if state.withLock({ $0.sources[entry.name]?.generation == entry.generation }) { stats.withLock { $0.skippedTicks += 1 } }
@@ -173,6 +181,7 @@ package final class ProbeScheduler: Sendable {
             defer {
                 state.sources.removeAll()
                 state.heap.removeAll()
+                state.configs.removeAll()
             }
             return state.sources.values.compactMap(\.task)
         }
@@ -181,7 +190,7 @@ package final class ProbeScheduler: Sendable {
 
     /// Probes one source now, outside its schedule (admin "probe now").
     package func probeNow(_ name: String) async -> ProbeResult? {
-        guard let source = state.withLock({ $0.sources[name]?.source }) else { return nil }
+        guard let source = state.withLock({ state in state.sources[name].map { state.configs[$0.index] } }) else { return nil }
         return await runProbe(source, host: source.host)
     }
 

@@ -73,6 +73,8 @@ package final class Monitor: Sendable {
     /// The sources this instance probes: those of its shard.
     package var ownSources: [SourceConfig] {
         let shard = self.shard
+        // Unsharded, the config's own array: shared by whoever keeps it, not copied.
+        guard shard.count > 1 else { return config.sources }
         return config.sources.filter { shard.owns($0.name) }
     }
 
