@@ -119,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutStoreTests",
-            dependencies: ["LookoutStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LookoutStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             exclude: ["Fixtures"]
         ),
         .testTarget(

@@ -45,7 +45,6 @@ extension LookoutBench {
         let running = Task { await monitor.run() }
         try? await Task.sleep(for: .seconds(3))
         step("scheduler waiting")
-        print("SourceConfig \(MemoryLayout<SourceConfig>.size) B, SourceRecord \(MemoryLayout<SourceRecord>.size) B, ProbeResult \(MemoryLayout<ProbeResult>.size) B, UpstreamPolicy \(MemoryLayout<UpstreamPolicy>.size) B")
         for (name, bytes) in steps {
             row("memory per source: \(name) (\(count) sources)", "lookout-bench memory \(count)", "\(bytes / count) B", "resident (VmRSS)", "")
         }

@@ -61,7 +61,7 @@ extension LookoutBench {
             for hour in 1..<(90 * 24) {
                 let failures = UInt32((index + hour) % 97 == 0 ? 3 : 0)
                 monitor.registry.restore(
-                    source: source.name, atMs: now - Int64(hour) * 3_600_000, counts: BucketRing.Counts(probes: 120, failures: failures), hourly: true)
+                    source: source.name, atMs: now - Int64(hour) * 3_600_000, counts: BucketCounts(probes: 120, failures: failures), hourly: true)
             }
             for minute in stride(from: 0, to: 24 * 60, by: 10) {
                 var buckets = [Int](repeating: 0, count: Histogram.latencyBuckets.count + 1)

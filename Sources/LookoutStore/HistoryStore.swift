@@ -187,8 +187,8 @@ package enum HistoryStore {
         return merged
     }
 
-    static func counts(_ row: Row) -> BucketRing.Counts {
-        BucketRing.Counts(
+    static func counts(_ row: Row) -> BucketCounts {
+        BucketCounts(
             probes: UInt32(clamping: row["probes"] as Int), failures: UInt32(clamping: row["failures"] as Int),
             retried: UInt32(clamping: row["retried"] as Int), retrySucceeded: UInt32(clamping: row["retry_succeeded"] as Int))
     }

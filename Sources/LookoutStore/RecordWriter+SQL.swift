@@ -6,13 +6,14 @@ import LookoutCore
 /// added: new source ids (remembered once it commits) and rows per history table.
 final class BatchStatements {
     let db: Database
-    let ids: SourceIds
+    /// nil where every row already carries its source's id (rolling up).
+    let ids: SourceIds?
     let nowMs: Int64
     private(set) var addedIds: [String: Int64] = [:]
     private var prepared: [Int: Statement] = [:]
     private var addedRows: [String: Int] = [:]
 
-    init(_ db: Database, ids: SourceIds, nowMs: Int64) {
+    init(_ db: Database, ids: SourceIds? = nil, nowMs: Int64 = 0) {
         self.db = db
         self.ids = ids
         self.nowMs = nowMs
@@ -26,7 +27,8 @@ final class BatchStatements {
     }
 
     func id(_ source: String) throws -> Int64 {
-        try ids.id(source, db, nowMs: nowMs, added: &addedIds)
+        guard let ids else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "no source ids in this batch") }
+        return try ids.id(source, db, nowMs: nowMs, added: &addedIds)
     }
 
     func counted(_ tier: String, _ rows: Int = 1) {

@@ -75,7 +75,7 @@ package enum RollupTiers {
         while let row = try rows.next() {
             sums[row["source_id"], default: Rollup()].add(RecordWriter.rollup(row))
         }
-        let statements = BatchStatements(db, ids: SourceIds(), nowMs: start)
+        let statements = BatchStatements(db)
         // In source order: the day tier is keyed by source first.
         for (source, sum) in sums.sorted(by: { $0.key < $1.key }) {
             let arguments: StatementArguments = [

@@ -75,8 +75,8 @@ package struct Badges: Sendable {
     }
 
     /// An uptime badge over the counts of one or more sources.
-    func uptime(label: String, _ counts: [BucketRing.Counts]) -> HTTPResponse {
-        let total = counts.reduce(BucketRing.Counts(), +)
+    func uptime(label: String, _ counts: [BucketCounts]) -> HTTPResponse {
+        let total = counts.reduce(BucketCounts(), +)
         guard total.probes > 0 else { return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral) }
         let ratio = 1 - Double(total.failures) / Double(total.probes)
         let color = ratio >= 0.999 ? Badges.colors.ok : ratio >= 0.99 ? Badges.colors.warn : Badges.colors.down

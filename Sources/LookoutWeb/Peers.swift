@@ -21,10 +21,14 @@ package final class Peers: Sendable {
     package struct Peer: Sendable, Equatable {
         package var url: String
         package var location: String?
-        package var shard: String?
         /// The peer's shard, 0-based, and how many there are (checked: index below count).
         package var shardIndex: Int?
         package var shardCount: Int?
+        /// "2 of 3" for people; nil unsharded.
+        package var shard: String? {
+            guard let index = shardIndex, let count = shardCount, count > 1 else { return nil }
+            return "\(index + 1) of \(count)"
+        }
         package var replica: String?
         /// The peer is this instance (one peer list for every instance): not shown.
         package var isSelf = false
@@ -149,7 +153,6 @@ package final class Peers: Sendable {
         {
             peer.shardIndex = index
             peer.shardCount = count
-            if count > 1 { peer.shard = "\(index + 1) of \(count)" }
         }
         peer.sources = sources.prefix(100_000).compactMap { source in
             guard let name = source["name"] as? String, let state = source["state"] as? String else { return nil }

@@ -44,13 +44,13 @@ extension StatusPage {
     /// One segment per day, coloured by availability, its title saying the day, the figure and
     /// `notes` (the alerts that fired, maintenance; already escaped); days without probes say
     /// "no data".
-    static func uptimeBars(_ days: [BucketRing.Counts?], notes: [Int: String] = [:], axis: DayAxis) -> String {
+    static func uptimeBars(_ days: [BucketCounts?], notes: [Int: String] = [:], axis: DayAxis) -> String {
         var out: [UInt8] = []
         uptimeBars(days, notes: notes, axis: axis, into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func uptimeBars(_ days: [BucketRing.Counts?], notes: [Int: String], axis: DayAxis, into out: inout [UInt8]) {
+    static func uptimeBars(_ days: [BucketCounts?], notes: [Int: String], axis: DayAxis, into out: inout [UInt8]) {
         // The summary goes before the segments but is known after them: written into a gap.
         let opening = out.count
         var probes: UInt64 = 0

@@ -95,9 +95,9 @@ struct BoardTests {
 @Suite("HealthStats")
 struct HealthStatsTests {
     @Test func oneWalkGivesTheSameSumsAsSeparateOnes() {
-        var ring = BucketRing(widthMs: 60_000, count: 61)
+        var ring = NarrowBucketRing(widthMs: 60_000, count: 61)
         for minute in 0..<90 {
-            ring.add(BucketRing.Counts(probes: UInt32(minute + 1), failures: UInt32(minute % 3)), atMs: Int64(minute) * 60_000 + 500)
+            ring.add(BucketCounts(probes: UInt32(minute + 1), failures: UInt32(minute % 3)), atMs: Int64(minute) * 60_000 + 500)
         }
         let now: Int64 = 89 * 60_000 + 30_000
         let windows: [Int64] = [60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000]

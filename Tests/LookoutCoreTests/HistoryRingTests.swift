@@ -7,14 +7,26 @@ struct HistoryRingTests {
     let day = HealthWindow.day
 
     @Test func bucketsComeOldestFirstWithGapsAsNil() {
-        var ring = BucketRing(widthMs: day, count: 91)
+        var ring = DayBucketRing(widthMs: day, count: 91)
         let now = 100 * day + 5_000
-        ring.add(BucketRing.Counts(probes: 10, failures: 1), atMs: now - 2 * day)
-        ring.add(BucketRing.Counts(probes: 4), atMs: now)
+        ring.add(BucketCounts(probes: 10, failures: 1), atMs: now - 2 * day)
+        ring.add(BucketCounts(probes: 4), atMs: now)
         let buckets = ring.buckets(3, nowMs: now)
-        #expect(buckets == [BucketRing.Counts(probes: 10, failures: 1), nil, BucketRing.Counts(probes: 4)])
+        #expect(buckets == [BucketCounts(probes: 10, failures: 1), nil, BucketCounts(probes: 4)])
         // A day older than the ring holds is a gap, not another day's counts.
         #expect(ring.buckets(92, nowMs: now).first! == nil)
+    }
+
+    /// Minute, five-minute and hour buckets keep 16-bit counts: they saturate, never wrap. Day
+    /// buckets keep 32-bit probes and failures, and no retries (no day-long window asks).
+    @Test func narrowBucketsSaturateAndDayBucketsKeepProbesAndFailures() {
+        var narrow = NarrowBucketRing(widthMs: HealthWindow.hour, count: 25)
+        narrow.add(BucketCounts(probes: 60_000, failures: 3, retried: 2, retrySucceeded: 1), atMs: 0)
+        narrow.add(BucketCounts(probes: 60_000, failures: UInt32.max), atMs: 1)
+        #expect(narrow.buckets(1, nowMs: 1) == [BucketCounts(probes: 65_535, failures: 65_535, retried: 2, retrySucceeded: 1)])
+        var days = DayBucketRing(widthMs: day, count: 91)
+        days.add(BucketCounts(probes: 86_400, failures: 70_000, retried: 5, retrySucceeded: 5), atMs: 0)
+        #expect(days.buckets(1, nowMs: 0) == [BucketCounts(probes: 86_400, failures: 70_000)])
     }
 
     @Test func latencyQuantilesInterpolateWithinTheBucketsAsPrometheusDoes() throws {

@@ -81,8 +81,8 @@ struct RuleMeaningTests {
     @Test func restoredHistoryCoversTheWindowAtOnce() {
         let registry = SourceRegistry(sources: [source])
         let now: Int64 = 100 * HealthWindow.hour
-        registry.restore(source: "acme", atMs: now - 2 * HealthWindow.hour, counts: BucketRing.Counts(probes: 100, failures: 100), hourly: true)
-        registry.restore(source: "acme", atMs: now - 60_000, counts: BucketRing.Counts(probes: 4, failures: 4), hourly: false)
+        registry.restore(source: "acme", atMs: now - 2 * HealthWindow.hour, counts: BucketCounts(probes: 100, failures: 100), hourly: true)
+        registry.restore(source: "acme", atMs: now - 60_000, counts: BucketCounts(probes: 4, failures: 4), hourly: false)
         let lookup = AlertEvaluator.Inputs(registry.snapshot(nowMs: now)).source("acme")
         // Every probe failed: 100% errors burn a 99.9% budget 1,000 times too fast.
         #expect(abs((lookup(.burnRate, .seconds(3600)) ?? 0) - 1000) < 1e-6)

@@ -34,7 +34,7 @@ struct SourceRegistryTests {
     @Test func eventsAndHistoryOfUnknownSourcesAreIgnored() {
         let registry = SourceRegistry(sources: [a])
         registry.handle(.retryBudgetExhausted(upstream: "gone"))
-        registry.restore(source: "gone", atMs: 0, counts: BucketRing.Counts(probes: 1), hourly: false)
+        registry.restore(source: "gone", atMs: 0, counts: BucketCounts(probes: 1), hourly: false)
         registry.record(failed("gone", at: 0))
         #expect(registry.snapshot().names == ["a"])
         #expect(registry.snapshot().summaries == [nil])
@@ -69,7 +69,7 @@ struct SourceRegistryTests {
     @Test func restoredHistoryCountsInTheSummaries() {
         let registry = SourceRegistry(sources: [a])
         let now: Int64 = 100 * HealthWindow.day
-        registry.restore(source: "a", atMs: now - 2 * HealthWindow.hour, counts: BucketRing.Counts(probes: 4, failures: 1), hourly: true)
+        registry.restore(source: "a", atMs: now - 2 * HealthWindow.hour, counts: BucketCounts(probes: 4, failures: 1), hourly: true)
         let summary = registry.snapshot(nowMs: now).summaries[0]
         #expect(summary?.availability(windowMs: HealthWindow.day) == 0.75)
         #expect(summary?.errorRate(windowMs: HealthWindow.hour) == nil)

@@ -5,6 +5,7 @@ import LookoutCore
 import LookoutStore
 import ResilientHTTP
 import Testing
+import TestSupport
 
 /// History rows keyed by source id, latency as a blob, row counts kept with the rows, and the
 /// upgrade from the text rows of v6 (a file written by Lookout before this change).
@@ -63,20 +64,19 @@ struct CompactHistoryTests {
 
     /// `Fixtures/v6-history.sqlite.gz` was written by the v6 schema's own writer, tiers and
     /// retention (`lookout-bench history 3 3` at 6973cea): three sources, three simulated days.
-    @Test func theUpgradeFromV6KeepsEveryRecord() throws {
+    @Test func theUpgradeFromV6KeepsEveryRecord() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("v6-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("lookout.sqlite").path
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/v6-history.sqlite.gz")
-        let gunzip = Process()
-        gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gunzip.arguments = ["-dc", fixture.path]
-        FileManager.default.createFile(atPath: path, contents: nil)
-        gunzip.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        try gunzip.run()
-        gunzip.waitUntilExit()
-        #expect(gunzip.terminationStatus == 0)
+        // gzip on a Dispatch thread (runTool), not on one of the test pool's two threads.
+        let unpacked = try await runTool("/bin/sh", ["-c", "gzip -dc \"$0\" > \"$1\"", fixture.path, path])
+        try #require(unpacked.status == 0, "\(unpacked.output)")
+        try expectTheUpgradeKeepsEveryRecord(path)
+    }
+
+    func expectTheUpgradeKeepsEveryRecord(_ path: String) throws {
 
         let tables = ["probe_rollups", "probe_rollups_hourly", "probe_rollups_daily"]
         let (before, rawBefore, marksBefore) = try DatabaseQueue(path: path).read { db in

@@ -119,9 +119,9 @@ struct StatusPageLayoutTests {
 
     @Test func dayBarsSayTheDayTheFigureAndTheAlerts() {
         let axis = DayAxis(nowMs: Timestamp.parseRFC3339("2026-11-24T12:00:00Z")!)
-        var days = [BucketRing.Counts?](repeating: BucketRing.Counts(probes: 100), count: 90)
+        var days = [BucketCounts?](repeating: BucketCounts(probes: 100), count: 90)
         days[0] = nil
-        days[88] = BucketRing.Counts(probes: 1000, failures: 7)
+        days[88] = BucketCounts(probes: 1000, failures: 7)
         let episode = AlertStore.Episode(source: "a", rule: "SourceDown<x>", severity: "critical", startedAtMs: axis.startsMs[88] + 1000, resolvedAtMs: nil)
         let window = MaintenanceWindow(
             name: "w", sources: ["a"], schedule: .recurring(weekdays: [1], minuteOfDay: 150, durationMs: 3_600_000, timeZone: "UTC"), note: "Backup <db>")

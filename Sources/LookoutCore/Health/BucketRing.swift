@@ -26,16 +26,6 @@ package protocol BucketSlot: Sendable, Equatable {
     mutating func add(_ delta: BucketCounts)
 }
 
-/// 32-bit counts (20 bytes): a day of a probe a second is 86,400.
-package struct WideSlot: BucketSlot {
-    package var number = Int32.min
-    package private(set) var counts = BucketCounts()
-
-    package init() {}
-
-    package mutating func add(_ delta: BucketCounts) { counts = counts + delta }
-}
-
 /// 16-bit counts (12 bytes), saturating: an hour of a probe every 100 ms is 36,000.
 package struct NarrowSlot: BucketSlot {
     package var number = Int32.min
@@ -76,7 +66,6 @@ package struct DaySlot: BucketSlot {
 }
 
 /// Minutes, five minutes and hours fit 16-bit counts; days need 32 bits.
-package typealias BucketRing = CountRing<WideSlot>
 package typealias NarrowBucketRing = CountRing<NarrowSlot>
 package typealias DayBucketRing = CountRing<DaySlot>
 

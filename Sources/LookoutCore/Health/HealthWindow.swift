@@ -24,12 +24,12 @@ package enum HealthWindow {
     package static let sloTarget = 0.999
 
     /// Failed probes ÷ probes; nil without probes.
-    package static func errorRate(_ counts: BucketRing.Counts) -> Double? {
+    package static func errorRate(_ counts: BucketCounts) -> Double? {
         counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
     }
 
     /// Calls that succeeded after a retry ÷ calls retried; nil without retries.
-    package static func retrySuccessRatio(_ counts: BucketRing.Counts) -> Double? {
+    package static func retrySuccessRatio(_ counts: BucketCounts) -> Double? {
         counts.retried == 0 ? nil : Double(counts.retrySucceeded) / Double(counts.retried)
     }
 
@@ -49,13 +49,13 @@ package struct HealthSummary: Sendable, Equatable {
     /// The windows summed from the minute buckets (1m … 1h).
     static let minuteWindows = Array(windows.prefix(6))
     /// Counts per window of `windows`, stored inline so a summary copies without reference counting.
-    var windowCounts = InlineArray<9, BucketRing.Counts>(repeating: BucketRing.Counts())
+    var windowCounts = InlineArray<9, BucketCounts>(repeating: BucketCounts())
     package var retrySuccessRatio: Double?
     package var lastRecoveryMs: Int64?
     package var insecureBlocked = false
 
     /// The counts for `windowMs` if it is one of `windows`.
-    package func counts(windowMs: Int64) -> BucketRing.Counts? {
+    package func counts(windowMs: Int64) -> BucketCounts? {
         HealthSummary.windows.firstIndex(of: windowMs).map { windowCounts[$0] }
     }
 

@@ -25,7 +25,7 @@ package struct SourceHealth: Sendable, Equatable {
 
     /// Adds counts at a time; `coarseOnly` feeds only the hour and day buckets (for hourly sums
     /// restored from the database).
-    package mutating func add(_ counts: BucketRing.Counts, atMs: Int64, coarseOnly: Bool = false) {
+    package mutating func add(_ counts: BucketCounts, atMs: Int64, coarseOnly: Bool = false) {
         firstSampleMs = min(firstSampleMs ?? atMs, atMs)
         if !coarseOnly {
             minutes.add(counts, atMs: atMs)
@@ -38,7 +38,7 @@ package struct SourceHealth: Sendable, Equatable {
     package mutating func record(_ result: ProbeResult) {
         let retried = result.attempts > 1
         latency.observe(seconds: result.durationSeconds, atMs: result.timestampMs)
-        add(BucketRing.Counts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
+        add(BucketCounts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
         if result.ok {
             if let started = outageStartedMs { lastRecoveryMs = result.timestampMs - started }
             outageStartedMs = nil
@@ -75,7 +75,7 @@ package struct SourceHealth: Sendable, Equatable {
         HealthWindow.errorRate(sum(windowMs, nowMs))
     }
 
-    package func counts(windowMs: Int64, nowMs: Int64) -> BucketRing.Counts {
+    package func counts(windowMs: Int64, nowMs: Int64) -> BucketCounts {
         sum(windowMs, nowMs)
     }
 
@@ -112,7 +112,7 @@ package struct SourceHealth: Sendable, Equatable {
     }
 
     /// Sums the finest ring that covers the window (without copying it).
-    private func sum(_ windowMs: Int64, _ nowMs: Int64) -> BucketRing.Counts {
+    private func sum(_ windowMs: Int64, _ nowMs: Int64) -> BucketCounts {
         if windowMs <= HealthWindow.hour { return minutes.sum(windowMs: windowMs, nowMs: nowMs) }
         if windowMs <= HealthWindow.sixHours { return fiveMinutes.sum(windowMs: windowMs, nowMs: nowMs) }
         if windowMs <= HealthWindow.day { return hours.sum(windowMs: windowMs, nowMs: nowMs) }

@@ -134,20 +134,23 @@ package final class ProbeScheduler: Sendable {
     /// Starts the probe of one tick (unless the source's last one still runs: the tick is
     /// skipped, not queued), and schedules the source's next tick.
     private func start(_ entry: Due) async {
-        let source = state.withLock { state -> SourceConfig? in
-            guard var scheduled = state.sources[entry.name], scheduled.generation == entry.generation else { return nil }
+        enum Decision {
+            case gone  // the source was replaced or removed
+            case skip
+            case run(SourceConfig)
+        }
+        let decision = state.withLock { state -> Decision in
+            guard var scheduled = state.sources[entry.name], scheduled.generation == entry.generation else { return .gone }
             let source = state.configs[scheduled.index]
             let next = ProbeScheduler.nextTick(after: entry.tick, interval: source.interval, now: clock.now)
             ProbeScheduler.push(Due(tick: next, name: entry.name, generation: entry.generation), into: &state.heap)
-            if scheduled.busy {
-                return nil
-            }
+            if scheduled.busy { return .skip }
             scheduled.busy = true
             state.sources[entry.name] = scheduled
-            return source
+            return .run(source)
         }
-        guard let source else {
-            if state.withLock({ $0.sources[entry.name]?.generation == entry.generation }) { stats.withLock { $0.skippedTicks += 1 } }
+        guard case .run(let source) = decision else {
+            if case .skip = decision { stats.withLock { $0.skippedTicks += 1 } }
             return
         }
         await limit.wait()

@@ -53,7 +53,7 @@ package struct RegistrySnapshot: Sendable {
     }
 
     /// The counts of record `index` over any window (the standard ones come from its summary).
-    package func counts(_ index: Int, windowMs: Int64) -> BucketRing.Counts? {
+    package func counts(_ index: Int, windowMs: Int64) -> BucketCounts? {
         guard let summary = summaries[index] else { return nil }
         return summary.counts(windowMs: windowMs) ?? records[index].health.counts(windowMs: windowMs, nowMs: nowMs)
     }

@@ -80,7 +80,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
 
     /// Adds stored counts (from `probe_rollups`) after a restart: minutes, or hourly sums.
     /// Counts of sources not configured are ignored.
-    package func restore(source: String, atMs: Int64, counts: BucketRing.Counts, hourly: Bool) {
+    package func restore(source: String, atMs: Int64, counts: BucketCounts, hourly: Bool) {
         state.withLock { state in
             guard let position = state.positions[source] else { return }
             state.records[position].health.add(counts, atMs: atMs, coarseOnly: hourly)

@@ -45,7 +45,7 @@ extension AlertEvaluator.Inputs {
                 // Standard windows come from the summary; any other window is summed on demand.
                 // A window the history does not cover yet has no value: a burn rate over 1 h
                 // does not fire on 15 s of probes.
-                func counts(_ standard: Int64) -> BucketRing.Counts? {
+                func counts(_ standard: Int64) -> BucketCounts? {
                     let windowMs = window?.totalMilliseconds ?? standard
                     guard health.covers(windowMs: windowMs, nowMs: now) else { return nil }
                     return snapshot.counts(index, windowMs: windowMs)
