@@ -88,13 +88,18 @@ public final class ChildProcess: Sendable {
     public var pid: Int32 { process.processIdentifier }
 
     /// Sends SIGTERM and waits (polling, with a deadline) for the exit; returns the exit status.
-    public func terminate(deadline: Duration = .seconds(10)) async throws -> Int32 {
+    /// The deadline is generous: on a loaded 2-core CI run a clean shutdown (lookout's own limit
+    /// is 8 s) can take longer than on a quiet machine; a hang still fails, and says whose.
+    public func terminate(deadline: Duration = .seconds(30)) async throws -> Int32 {
         process.terminate()
         let end = ContinuousClock.now + deadline
         while process.isRunning && ContinuousClock.now < end {
             try await Task.sleep(for: .milliseconds(20))
         }
-        guard !process.isRunning else { throw TestFailure("still running after SIGTERM") }
+        guard !process.isRunning else {
+            let name = process.executableURL?.lastPathComponent ?? "?"
+            throw TestFailure("\(name) still running \(deadline) after SIGTERM; its last output: \(String(text.suffix(2000)))")
+        }
         ChildProcess.running.unregister(process.processIdentifier)
         return process.terminationStatus
     }
