@@ -45,14 +45,22 @@ extension RecordWriter {
     static func insert(_ record: StoreRecord, _ statements: BatchStatements) throws {
         switch record {
         case .probe(let result):
-            try statements.statement(0, """
+            var row = RowBinder(try statements.statement(0, """
                 INSERT INTO raw_results (ts_ms, source_id, ok, category, reason, http_status, attempts, duration_us, bytes, message, fallback)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [
-                result.timestampMs, try statements.id(result.source), result.ok, result.failure?.category.rawValue, result.failure?.reason,
-                result.httpStatus, result.attempts, Microseconds.from(seconds: result.durationSeconds), result.bytes, result.message,
-                result.fallbackInUse,
-            ])
+                """))
+            row.bind(result.timestampMs)
+            row.bind(try statements.id(result.source))
+            row.bind(result.ok)
+            row.bind(result.failure?.category.rawValue)
+            row.bind(result.failure?.reason)
+            row.bind(result.httpStatus)
+            row.bind(result.attempts)
+            row.bind(Microseconds.from(seconds: result.durationSeconds))
+            row.bind(result.bytes)
+            row.bind(result.message)
+            row.bind(result.fallbackInUse)
+            try row.run(statements.db)
             statements.counted("raw")
         case .error(let error):
             try statements.statement(1, """
@@ -86,25 +94,47 @@ extension RecordWriter {
         }
     }
 
-    /// Writes a minute's rollup: a new row, or the row of that minute replaced.
-    static func upsert(_ key: RollupKey, _ rollup: Rollup, _ statements: BatchStatements) throws {
-        let arguments: StatementArguments = [
-            key.minuteMs, try statements.id(key.source), rollup.probes, rollup.failures, rollup.retried, rollup.retrySucceeded,
-            rollup.durationUsSum, rollup.durationUsMax, LatencyBlob.encode(rollup.latencyBuckets),
-        ]
-        if try write(HistoryTier.minute, arguments, statements, slot: 4) { statements.counted(HistoryTier.minute.name) }
+    /// Writes a minute's rollup: a new row, or the row of that minute replaced. `stored` says
+    /// which the writer expects; returns whether a row was added.
+    static func upsert(_ key: RollupKey, _ rollup: Rollup, stored: Bool, _ statements: BatchStatements) throws -> Bool {
+        let added = try write(.minute, timeMs: key.minuteMs, sourceId: try statements.id(key.source), rollup, stored: stored, statements, slot: 4)
+        if added { statements.counted(HistoryTier.minute.name) }
+        return added
     }
 
     /// Inserts a rollup row of `tier`, or replaces the one with its key; true when it is new
-    /// (for `tier_rows`). The arguments: time, source id, then the counts in column order.
-    static func write(_ tier: HistoryTier, _ arguments: StatementArguments, _ statements: BatchStatements, slot: Int) throws -> Bool {
+    /// (for `tier_rows`). Tries the update first when the row is expected to exist (`stored`),
+    /// the insert first otherwise: one statement when the expectation holds, two when not.
+    static func write(
+        _ tier: HistoryTier, timeMs: Int64, sourceId: Int64, _ rollup: Rollup, stored: Bool, _ statements: BatchStatements, slot: Int
+    ) throws -> Bool {
         let columns = "\(tier.time), source_id, probes, failures, retried, retry_succeeded, duration_us_sum, duration_us_max, latency"
-        try statements.statement(slot, "INSERT OR IGNORE INTO \(tier.table) (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").execute(arguments: arguments)
-        if statements.db.changesCount > 0 { return true }
-        try statements.statement(slot + 1, """
+        let insert = try statements.statement(slot, "INSERT OR IGNORE INTO \(tier.table) (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        let update = try statements.statement(slot + 1, """
             UPDATE \(tier.table) SET probes = ?3, failures = ?4, retried = ?5, retry_succeeded = ?6, duration_us_sum = ?7,
               duration_us_max = ?8, latency = ?9 WHERE \(tier.time) = ?1 AND source_id = ?2
-            """).execute(arguments: arguments)
+            """)
+        let blob = LatencyBlob.encode(rollup.latencyBuckets)
+        func run(_ statement: Statement) throws -> Bool {
+            var row = RowBinder(statement)
+            row.bind(timeMs)
+            row.bind(sourceId)
+            row.bind(rollup.probes)
+            row.bind(rollup.failures)
+            row.bind(rollup.retried)
+            row.bind(rollup.retrySucceeded)
+            row.bind(rollup.durationUsSum)
+            row.bind(rollup.durationUsMax)
+            row.bind(blob: blob)
+            try row.run(statements.db)
+            return statements.db.changesCount > 0
+        }
+        if stored {
+            if try run(update) { return false }
+            return try run(insert)
+        }
+        if try run(insert) { return true }
+        _ = try run(update)
         return false
     }
 

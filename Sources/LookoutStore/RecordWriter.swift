@@ -19,8 +19,14 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     private struct Queue {
         var records: [StoreRecord] = []
-        var rollups: [String: [Int64: Rollup]] = [:]
+        var rollups: [String: [Int64: Minute]] = [:]
         var dirtyRollups: Set<RollupKey> = []
+    }
+
+    /// A minute's rollup as it builds up, and whether its row is in the database yet.
+    private struct Minute {
+        var rollup = Rollup()
+        var stored = false
     }
 
     struct RollupKey: Hashable {
@@ -56,7 +62,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             // Maintenance stays out of the rollups that availability is computed from.
             guard !result.duringMaintenance else { return }
             let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
-            queue.rollups[result.source, default: [:]][minute, default: Rollup()].add(result)
+            queue.rollups[result.source, default: [:]][minute, default: Minute()].rollup.add(result)
             queue.dirtyRollups.insert(RollupKey(source: result.source, minuteMs: minute))
         }
     }
@@ -130,7 +136,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         }) else { return }
         defer { flushing.withLock { $0 = false } }
 
-        let (batch, rollups) = queue.withLock { queue -> ([StoreRecord], [(RollupKey, Rollup)]) in
+        let (batch, rollups) = queue.withLock { queue -> ([StoreRecord], [(RollupKey, Minute)]) in
             let rollups = queue.dirtyRollups.compactMap { key in queue.rollups[key.source]?[key.minuteMs].map { (key, $0) } }
             defer {
                 queue.records.removeAll(keepingCapacity: true)
@@ -144,11 +150,14 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             let added = try database.writer.write { db in
                 let statements = BatchStatements(db, ids: sourceIds, nowMs: Timestamp.nowMs())
                 for record in batch { try RecordWriter.insert(record, statements) }
-                for (key, rollup) in rollups { try RecordWriter.upsert(key, rollup, statements) }
+                for (key, minute) in rollups { _ = try RecordWriter.upsert(key, minute.rollup, stored: minute.stored, statements) }
                 try statements.writeRowCounts()
                 return statements.addedIds
             }
             sourceIds.remember(added)
+            queue.withLock { queue in
+                for (key, minute) in rollups where !minute.stored { queue.rollups[key.source]?[key.minuteMs]?.stored = true }
+            }
             let elapsed = (ContinuousClock.now - started).seconds
             let recovered = health.withLock { health -> String? in
                 health.writeDurations.observe(elapsed)
@@ -202,7 +211,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             }
         }
         queue.withLock { queue in
-            for (source, minute, rollup) in rows { queue.rollups[source, default: [:]][minute] = rollup }
+            for (source, minute, rollup) in rows { queue.rollups[source, default: [:]][minute] = Minute(rollup: rollup, stored: true) }
         }
     }
 

@@ -78,11 +78,9 @@ package enum RollupTiers {
         let statements = BatchStatements(db)
         // In source order: the day tier is keyed by source first.
         for (source, sum) in sums.sorted(by: { $0.key < $1.key }) {
-            let arguments: StatementArguments = [
-                start, source, sum.probes, sum.failures, sum.retried, sum.retrySucceeded, sum.durationUsSum, sum.durationUsMax,
-                LatencyBlob.encode(sum.latencyBuckets),
-            ]
-            if try RecordWriter.write(step.to, arguments, statements, slot: 0) { statements.counted(step.to.name) }
+            if try RecordWriter.write(step.to, timeMs: start, sourceId: source, sum, stored: false, statements, slot: 0) {
+                statements.counted(step.to.name)
+            }
         }
         try statements.writeRowCounts()
     }

@@ -12,6 +12,7 @@ import Synchronization
 /// ```
 public final class CurlTransport: Sendable {
     private let loop: TransferLoop
+    private let handles = HandlePool()
 
     /// Starts the transport's own thread (`lookout-curl`); it stops, aborting transfers in flight,
     /// when the transport is released.
@@ -27,9 +28,12 @@ public final class CurlTransport: Sendable {
         loop.stop()
     }
 
+    /// Easy handles kept for the next transfers.
+    public var idleHandles: Int { handles.idleCount }
+
     /// Performs one attempt. Never throws: failures are described by the result's `curlCode`.
     public func perform(_ request: TransferRequest) async -> TransferResult {
-        guard let easy = EasyHandle(request) else {
+        guard let easy = EasyHandle(request, pool: handles) else {
             return TransferResult(curlCode: Int32(CURLE_FAILED_INIT.rawValue), curlMessage: "libcurl could not create a handle")
         }
         return await withTaskCancellationHandler {
@@ -49,6 +53,15 @@ final class TransferLoop: Sendable {
         var submitted: [EasyHandle] = []
         var cancelled: [EasyHandle] = []
         var stopping = false
+        /// Whether the loop waits in `curl_multi_poll` (or is about to) with nothing taken from
+        /// here: only then does a submission need to wake it, a write to libcurl's wake-up pipe.
+        var polling = false
+
+        /// Notes one more thing for the loop; true when it must be woken to see it.
+        mutating func needsWakeUp() -> Bool {
+            defer { polling = false }
+            return polling
+        }
     }
 
     private let multi: MultiHandle
@@ -59,14 +72,20 @@ final class TransferLoop: Sendable {
     }
 
     func submit(_ easy: EasyHandle) {
-        inbox.withLock { $0.submitted.append(easy) }
-        curl_multi_wakeup(multi.pointer)
+        let wake = inbox.withLock { inbox in
+            inbox.submitted.append(easy)
+            return inbox.needsWakeUp()
+        }
+        if wake { curl_multi_wakeup(multi.pointer) }
     }
 
     func cancel(_ easy: EasyHandle) {
         easy.cancelRequested.store(true, ordering: .relaxed)
-        inbox.withLock { $0.cancelled.append(easy) }
-        curl_multi_wakeup(multi.pointer)
+        let wake = inbox.withLock { inbox in
+            inbox.cancelled.append(easy)
+            return inbox.needsWakeUp()
+        }
+        if wake { curl_multi_wakeup(multi.pointer) }
     }
 
     func stop() {
@@ -115,7 +134,15 @@ final class TransferLoop: Sendable {
                 curl_multi_remove_handle(multi.pointer, handle)
                 easy.finish(code: code)
             }
-            curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
+            // Sleep only if nothing arrived meanwhile; from here on a submission wakes the poll.
+            let idle = inbox.withLock { inbox -> Bool in
+                inbox.polling = inbox.submitted.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
+                return inbox.polling
+            }
+            if idle {
+                curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
+                inbox.withLock { $0.polling = false }
+            }
         }
     }
 }

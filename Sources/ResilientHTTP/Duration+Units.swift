@@ -15,6 +15,14 @@ extension Duration {
         return overflowAdding ? (milliseconds < 0 ? .min : .max) : total
     }
 
+    /// The whole nanoseconds in this duration, saturating at Int64's bounds (about 292 years).
+    public var totalNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return nanoseconds.addingClamped(attoseconds / 1_000_000_000)
+    }
+
     /// The duration in seconds, as a Double.
     public var seconds: Double {
         let (seconds, attoseconds) = components
@@ -45,5 +53,19 @@ extension Int64 {
         if rounded >= 9_223_372_036_854_775_808.0 { self = .max }
         else if rounded <= -9_223_372_036_854_775_808.0 { self = .min }
         else { self = Int64(rounded) }
+    }
+}
+
+extension Int64 {
+    /// `self + other`, saturating at Int64's bounds instead of trapping.
+    public func addingClamped(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other < 0 ? .min : .max) : sum
+    }
+
+    /// `self × other`, saturating at Int64's bounds instead of trapping.
+    public func multipliedClamped(_ other: Int64) -> Int64 {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? ((self < 0) != (other < 0) ? .min : .max) : product
     }
 }

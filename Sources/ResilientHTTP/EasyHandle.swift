@@ -8,8 +8,9 @@ final class EasyHandle: @unchecked Sendable {
     // After submit, every field but `cancelRequested` is touched only by the loop thread.
     let handle: UnsafeMutableRawPointer
     private let request: TransferRequest
+    private let pool: HandlePool?
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private let errorBuffer: UnsafeMutablePointer<CChar>
     private var body: [UInt8] = []
     private var headers: [(name: String, value: String)] = []
     private var exceededSizeLimit = false
@@ -19,19 +20,21 @@ final class EasyHandle: @unchecked Sendable {
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
-    init?(_ request: TransferRequest) {
+    init?(_ request: TransferRequest, pool: HandlePool? = nil) {
         CurlGlobal.ensureInitialized()
-        guard let handle = curl_easy_init() else { return nil }
-        self.handle = handle
+        guard let pooled = pool?.take() ?? PooledCurl() else { return nil }
+        self.handle = pooled.handle
+        self.errorBuffer = pooled.errorBuffer
         self.request = request
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        self.pool = pool
+        errorBuffer.update(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         configure()
     }
 
     deinit {
-        curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
+        let pooled = PooledCurl(handle: handle, errorBuffer: errorBuffer)
+        if let pool { pool.give(pooled) } else { pooled.destroy() }
     }
 
     func attach(_ continuation: CheckedContinuation<TransferResult, Never>) {
@@ -51,6 +54,9 @@ final class EasyHandle: @unchecked Sendable {
         }
         lookout_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0)
         lookout_curl_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects)
+        // A handle may have served another transfer: never resume that one's TLS session, so
+        // every probe's handshake is a full one, as on a new handle.
+        lookout_curl_setopt_long(handle, CURLOPT_SSL_SESSIONID_CACHE, 0)
         lookout_curl_setopt_long(handle, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
@@ -205,6 +211,62 @@ final class EasyHandle: @unchecked Sendable {
         default: return nil
         }
     }
+}
+
+/// A libcurl easy handle and its error buffer, kept between transfers.
+struct PooledCurl: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init(handle: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>) {
+        self.handle = handle
+        self.errorBuffer = errorBuffer
+    }
+
+    init?() {
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    func destroy() {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+}
+
+/// Easy handles of finished transfers, reset to libcurl's defaults and handed to the next:
+/// creating one costs a 16 KB buffer and a few dozen allocations. Only the handle is kept,
+/// never a connection (transfers that ask for a fresh one still get one) or a TLS session.
+final class HandlePool: Sendable {
+    private let idle = Mutex<[PooledCurl]>([])
+    /// Handles kept at most; one more than this is cleaned up instead.
+    let capacity: Int
+
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+    }
+
+    deinit {
+        for pooled in idle.withLock({ $0 }) { pooled.destroy() }
+    }
+
+    func take() -> PooledCurl? {
+        idle.withLock { $0.popLast() }
+    }
+
+    func give(_ pooled: PooledCurl) {
+        curl_easy_reset(pooled.handle)
+        let kept = idle.withLock { idle -> Bool in
+            guard idle.count < capacity else { return false }
+            idle.append(pooled)
+            return true
+        }
+        if !kept { pooled.destroy() }
+    }
+
+    var idleCount: Int { idle.withLock { $0.count } }
 }
 
 enum CurlGlobal {

@@ -1,5 +1,9 @@
+import Foundation
+import Logging
 @testable import LookoutCore
+import ResilientHTTP
 import Testing
+import TestSupport
 
 @Suite("ProbeScheduler")
 struct SchedulerTests {
@@ -52,5 +56,40 @@ struct HistogramTests {
         #expect(histogram.cumulativeCounts == [2, 3, 4, 5])
         #expect(histogram.count == 5)
         #expect(abs(histogram.sum - 55.65) < 1e-9)
+    }
+}
+
+/// The scheduler's run loop against a real upstream (lookout-sim).
+@Suite("scheduler running")
+struct SchedulerRunTests {
+    final class Collected: ProbeResultSink, @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [ProbeResult] = []
+        func record(_ result: ProbeResult) { lock.withLock { results.append(result) } }
+        var count: Int { lock.withLock { results.count } }
+    }
+
+    /// Stopping empties the scheduler's slots while a probe is still in flight; that probe ends
+    /// (cancelled) afterwards and must find its slot gone, not crash on it, and record nothing.
+    @Test func aProbeInFlightWhenTheSchedulerStopsEndsQuietly() async throws {
+        let (sim, base) = try await startSimulator()
+        let collected = Collected()
+        let scheduler = ProbeScheduler(prober: SourceProber(client: ResilientClient()), sinks: [collected], logger: Logger(label: "test"))
+        // An hour's interval (so the call is not cut short), and a name whose first tick comes
+        // within half a second of the start.
+        let name = (0...).lazy.map { "slow-\($0)" }.first { ProbeScheduler.offset(for: $0, interval: .seconds(3600)) < .milliseconds(500) }!
+        var slow = SourceConfig(name: name, url: "\(base)/slow?ms=600000")
+        slow.interval = .seconds(3600)
+        slow.timeout = .seconds(3600)
+        scheduler.apply([slow])
+        let run = Task { await scheduler.run() }
+        _ = try await eventually("the probe started") { scheduler.statistics.started == 1 ? true : nil }
+        run.cancel()
+        await run.value
+        _ = try await eventually("the cancelled probe ended") { scheduler.statistics.finished == 1 ? true : nil }
+        scheduler.apply([])  // and the slot can be used again
+        scheduler.apply([SourceConfig(name: "other", url: "\(base)/status/200")])
+        #expect(collected.count == 0)
+        #expect(try await sim.terminate() == 0)
     }
 }

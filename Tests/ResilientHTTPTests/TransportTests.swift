@@ -21,6 +21,11 @@ struct TransportTests {
         router.get("/big") { _ in .bytes(count: 100_000) }
         router.get("/redirect") { _ in HTTPResponse(status: 302, headers: ["Location": "/redirect"]) }
         router.get("/drop") { _ in .dropConnection }
+        for method in ["GET", "POST"] {
+            router.add(method, "/echo") { request in
+                .text("\(request.method) x-extra=\(request.headers["x-extra"] ?? "-") body=\(request.body.count)")
+            }
+        }
         let server = HTTPServer(configuration: .init(port: 0), router: router)
         try server.start()
         return server
@@ -126,6 +131,28 @@ struct TransportTests {
         }
         #expect(statuses.count == 100)
         #expect(statuses.allSatisfy { $0 == 200 })
+        await server.stop()
+    }
+}
+
+extension TransportTests {
+    /// Easy handles are reused: nothing of one transfer (method, headers, body, limits) may
+    /// reach the next one that gets its handle.
+    @Test func aReusedHandleCarriesNothingOfItsLastTransfer() async throws {
+        let server = try startServer()
+        let pooled = CurlTransport()
+        for _ in 0..<3 {
+            let echoed = await pooled.perform(TransferRequest(
+                url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8)))
+            #expect(echoed.bodyText == "POST x-extra=yes body=5")
+            let post = await pooled.perform(TransferRequest(
+                url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), maxResponseBytes: 1))
+            #expect(post.exceededSizeLimit)
+            let get = await pooled.perform(TransferRequest(url: url(server, "/echo")))
+            #expect(get.bodyText == "GET x-extra=- body=0")
+            #expect(!get.exceededSizeLimit)
+        }
+        #expect(pooled.idleHandles == 1)  // one handle served every transfer in turn
         await server.stop()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ResilientHTTP
 import Synchronization
 
 /// Probes every source on its interval, starting each at a stable offset in [0, interval) so a
@@ -13,31 +14,62 @@ package final class ProbeScheduler: Sendable {
         /// Probes that started more than a second after their tick.
         package var lateStarts: UInt64 = 0
         package var skippedTicks: UInt64 = 0
+        /// Probes that ended, cancelled ones included.
+        package var finished: UInt64 = 0
     }
 
     /// A configured source: where its config is in `State.configs` (the array `apply` was
     /// given, shared, not copied per source), which version of it (a changed source starts a new
     /// schedule), and its probe while one runs.
     private struct Scheduled {
+        var name: String
         var index: Int
         var generation: UInt64
+        /// The URL's host and port, for the connectivity monitor (parsed once, not per probe).
+        var host: String
         var busy = false
         var task: Task<Void, Never>?
     }
 
-    /// A source's next tick, in the heap.
+    /// A source's next tick, in the heap: plain numbers, so the heap moves no references.
     private struct Due {
-        var tick: ContinuousClock.Instant
-        var name: String
+        /// Nanoseconds after `ProbeScheduler.base`.
+        var tick: Int64
+        var slot: Int
         var generation: UInt64
     }
 
     private struct State {
         var configs: [SourceConfig] = []
-        var sources: [String: Scheduled] = [:]
+        /// Scheduled sources by slot; a removed source's slot is reused.
+        var slots: [Scheduled?] = []
+        var freeSlots: [Int] = []
+        var slotOfName: [String: Int] = [:]
         /// Min-heap by tick; entries of replaced or removed sources are dropped when they come up.
         var heap: [Due] = []
         var nextGeneration: UInt64 = 0
+
+        /// The source in `slot` if it is still the one of `generation` (slots are emptied and
+        /// reused as sources change, and all of them when the scheduler stops).
+        func current(_ slot: Int, _ generation: UInt64) -> Scheduled? {
+            guard slots.indices.contains(slot), let scheduled = slots[slot], scheduled.generation == generation else { return nil }
+            return scheduled
+        }
+
+        mutating func remove(_ slot: Int) -> Task<Void, Never>? {
+            guard let scheduled = slots[slot] else { return nil }
+            slots[slot] = nil
+            freeSlots.append(slot)
+            slotOfName.removeValue(forKey: scheduled.name)
+            return scheduled.task
+        }
+
+        mutating func add(_ scheduled: Scheduled) -> Int {
+            let slot = freeSlots.popLast() ?? slots.count
+            if slot == slots.count { slots.append(scheduled) } else { slots[slot] = scheduled }
+            slotOfName[scheduled.name] = slot
+            return slot
+        }
     }
 
     let prober: SourceProber
@@ -51,6 +83,8 @@ package final class ProbeScheduler: Sendable {
     private let state = Mutex(State())
     private let stats = Mutex(Stats())
     private let clock = ContinuousClock()
+    /// Ticks are kept as nanoseconds after this instant.
+    private let base = ContinuousClock.now
     /// How late a tick may be served, at most (plus the system's timer slack): one wake-up
     /// serves every tick due within it.
     static let slot: Duration = .milliseconds(5)
@@ -77,25 +111,25 @@ package final class ProbeScheduler: Sendable {
     package func apply(_ sources: [SourceConfig]) {
         for source in sources { prober.configure(source) }
         connectivity.setSources(sources)
-        let now = clock.now
+        let now = nanoseconds(clock.now)
         let wanted = Dictionary(uniqueKeysWithValues: sources.map { ($0.name, $0) })
         let stopped = state.withLock { state -> [Task<Void, Never>] in
             var stopped: [Task<Void, Never>] = []
-            for (name, entry) in state.sources where wanted[name] != state.configs[entry.index] {
-                if let task = entry.task { stopped.append(task) }
-                state.sources.removeValue(forKey: name)
+            for (name, slot) in state.slotOfName {
+                guard let scheduled = state.slots[slot], wanted[name] != state.configs[scheduled.index] else { continue }
+                if let task = state.remove(slot) { stopped.append(task) }
             }
             state.configs = sources
             for (index, source) in sources.enumerated() {
-                if state.sources[source.name] != nil {
-                    state.sources[source.name]?.index = index
+                if let slot = state.slotOfName[source.name] {
+                    state.slots[slot]?.index = index
                     continue
                 }
                 let generation = state.nextGeneration
                 state.nextGeneration += 1
-                state.sources[source.name] = Scheduled(index: index, generation: generation)
-                let first = now + ProbeScheduler.offset(for: source.name, interval: source.interval)
-                ProbeScheduler.push(Due(tick: first, name: source.name, generation: generation), into: &state.heap)
+                let slot = state.add(Scheduled(name: source.name, index: index, generation: generation, host: source.host))
+                let first = now.addingClamped(ProbeScheduler.offset(for: source.name, interval: source.interval).totalNanoseconds)
+                ProbeScheduler.push(Due(tick: first, slot: slot, generation: generation), into: &state.heap)
             }
             return stopped
         }
@@ -109,21 +143,22 @@ package final class ProbeScheduler: Sendable {
     /// every tick of its 5-ms slot. Each probe runs in a task of its own that ends with it.
     package func run() async {
         await withTaskCancellationHandler {
+            var due: [Due] = []
+            let slot = ProbeScheduler.slot.totalNanoseconds
             while !Task.isCancelled {
-                let now = clock.now
-                let due = state.withLock { state -> [Due] in
-                    var due: [Due] = []
-                    while let first = state.heap.first, first.tick <= now + ProbeScheduler.slot {
+                let now = nanoseconds(clock.now)
+                state.withLock { state in
+                    while let first = state.heap.first, first.tick <= now + slot {
                         due.append(ProbeScheduler.popFirst(from: &state.heap))
                     }
-                    return due
                 }
                 for entry in due { await start(entry) }
+                due.removeAll(keepingCapacity: true)
                 // Wake at the next tick, a slot from now at the earliest, and at least every
                 // 100 ms so a source added meanwhile starts on time.
                 let next = state.withLock { $0.heap.first?.tick }
-                let wake = min(max(next ?? now + .milliseconds(100), now + ProbeScheduler.slot), now + .milliseconds(100))
-                try? await clock.sleep(until: wake, tolerance: ProbeScheduler.slot)
+                let wake = min(max(next ?? now + 100_000_000, now + slot), now + 100_000_000)
+                try? await clock.sleep(until: base + .nanoseconds(wake), tolerance: ProbeScheduler.slot)
             }
         } onCancel: {
             self.stopAll()
@@ -137,64 +172,64 @@ package final class ProbeScheduler: Sendable {
         enum Decision {
             case gone  // the source was replaced or removed
             case skip
-            case run(SourceConfig)
+            case run(SourceConfig, host: String)
         }
         let decision = state.withLock { state -> Decision in
-            guard var scheduled = state.sources[entry.name], scheduled.generation == entry.generation else { return .gone }
+            guard let scheduled = state.current(entry.slot, entry.generation) else { return .gone }
             let source = state.configs[scheduled.index]
-            let next = ProbeScheduler.nextTick(after: entry.tick, interval: source.interval, now: clock.now)
-            ProbeScheduler.push(Due(tick: next, name: entry.name, generation: entry.generation), into: &state.heap)
+            let next = ProbeScheduler.nextTick(after: entry.tick, interval: source.interval.totalNanoseconds, now: nanoseconds(clock.now))
+            ProbeScheduler.push(Due(tick: next, slot: entry.slot, generation: entry.generation), into: &state.heap)
             if scheduled.busy { return .skip }
-            scheduled.busy = true
-            state.sources[entry.name] = scheduled
-            return .run(source)
+            state.slots[entry.slot]?.busy = true
+            return .run(source, host: scheduled.host)
         }
-        guard case .run(let source) = decision else {
+        guard case .run(let source, let host) = decision else {
             if case .skip = decision { stats.withLock { $0.skippedTicks += 1 } }
             return
         }
         await limit.wait()
-        let late = clock.now - entry.tick > .seconds(1)
+        let late = nanoseconds(clock.now) - entry.tick > 1_000_000_000
         stats.withLock {
             $0.started += 1
             if late { $0.lateStarts += 1 }
         }
         let task = Task {
-            _ = await self.runProbe(source, host: source.host, holdingPermit: true)
-            self.finished(entry.name, generation: entry.generation)
+            _ = await self.runProbe(source, host: host, holdingPermit: true)
+            self.finished(entry.slot, generation: entry.generation)
         }
         state.withLock { state in
             // Kept to cancel it when the source changes, unless it has already finished.
-            if state.sources[entry.name]?.generation == entry.generation, state.sources[entry.name]?.busy == true {
-                state.sources[entry.name]?.task = task
-            }
+            if state.current(entry.slot, entry.generation)?.busy == true { state.slots[entry.slot]?.task = task }
         }
     }
 
-    private func finished(_ name: String, generation: UInt64) {
+    private func finished(_ slot: Int, generation: UInt64) {
+        stats.withLock { $0.finished += 1 }
         state.withLock { state in
-            guard state.sources[name]?.generation == generation else { return }
-            state.sources[name]?.busy = false
-            state.sources[name]?.task = nil
+            guard state.current(slot, generation) != nil else { return }
+            state.slots[slot]?.busy = false
+            state.slots[slot]?.task = nil
         }
+    }
+
+    private func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {
+        (instant - base).totalNanoseconds
     }
 
     private func stopAll() {
         let tasks = state.withLock { state -> [Task<Void, Never>] in
-            defer {
-                state.sources.removeAll()
-                state.heap.removeAll()
-                state.configs.removeAll()
-            }
-            return state.sources.values.compactMap(\.task)
+            defer { state = State() }
+            return state.slots.compactMap { $0?.task }
         }
         for task in tasks { task.cancel() }
     }
 
     /// Probes one source now, outside its schedule (admin "probe now").
     package func probeNow(_ name: String) async -> ProbeResult? {
-        guard let source = state.withLock({ state in state.sources[name].map { state.configs[$0.index] } }) else { return nil }
-        return await runProbe(source, host: source.host)
+        guard let (source, host) = state.withLock({ state in
+            state.slotOfName[name].flatMap { state.slots[$0] }.map { (state.configs[$0.index], $0.host) }
+        }) else { return nil }
+        return await runProbe(source, host: host)
     }
 
     private func runProbe(_ source: SourceConfig, host: String, holdingPermit: Bool = false) async -> ProbeResult? {
@@ -219,10 +254,18 @@ package final class ProbeScheduler: Sendable {
 
     /// The first tick after `now` on the grid `previous + k × interval`: late ticks are skipped.
     static func nextTick(after previous: ContinuousClock.Instant, interval: Duration, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
-        var next = previous + interval
+        let zero = ContinuousClock.Instant.now
+        let next = nextTick(after: (previous - zero).totalNanoseconds, interval: interval.totalNanoseconds, now: (now - zero).totalNanoseconds)
+        return zero + .nanoseconds(next)
+    }
+
+    /// The same on nanosecond counts (ticks in the heap).
+    static func nextTick(after previous: Int64, interval: Int64, now: Int64) -> Int64 {
+        let interval = max(1, interval)
+        var next = previous.addingClamped(interval)
         if next <= now {
             let behind = (now - next) / interval
-            next = next + interval * (Int(behind) + 1)
+            next = next.addingClamped((behind + 1).multipliedClamped(interval))
         }
         return next
     }

@@ -15,6 +15,14 @@ package final class AsyncSemaphore: Sendable {
     }
 
     package func wait() async {
+        // A free permit is taken without suspending: a suspension and resumption is a trip
+        // through the executor per probe.
+        let taken = state.withLock { state -> Bool in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            return true
+        }
+        if taken { return }
         await withCheckedContinuation { continuation in
             let granted = state.withLock { state -> Bool in
                 if state.available > 0 {
