@@ -74,7 +74,7 @@ struct APIRoutes: Sendable {
             let counters = entry.client
             json.field("calls") { json in
                 json.object { json in
-                    for kind in CallKind.allCases { json.field(kind.rawValue) { $0.int(Int64(counters.calls[kind] ?? 0)) } }
+                    for kind in CallKind.allCases { json.field(kind.rawValue) { $0.int(Int64(counters.calls[kind])) } }
                 }
             }
             json.field("retry_success_ratio_15m") { $0.number(snapshot.summaries[0]?.retrySuccessRatio) }

@@ -144,7 +144,7 @@ package struct MetricsExposition: Sendable {
         let kinds = ExpositionWriter.Labels.suffixes("kind", CallKind.allCases)
         for i in names.indices where full {
             for (index, kind) in CallKind.allCases.enumerated() {
-                writer.sample("lookout_calls_total", prefixes, i, kinds, index, value: Double(counters[i].calls[kind] ?? 0))
+                writer.sample("lookout_calls_total", prefixes, i, kinds, index, value: Double(counters[i].calls[kind]))
             }
         }
         writer.family("lookout_retry_budget_exhausted_total", type: .counter, help: "Retries refused because the source's retry budget was spent.")

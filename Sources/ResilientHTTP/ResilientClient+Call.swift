@@ -1,15 +1,17 @@
 import Foundation
 import Synchronization
 
-/// Where a call keeps its upstream's state: the client's registry (breaker, bucket and budget
-/// live on, events are reported), or a private copy that ends with the call and reports nothing.
-enum UpstreamSlot: Sendable {
-    case registered(String)
-    case oneOff(OneOffUpstream)
+/// Where a call keeps its upstream's state: the client's registered upstream (breaker, bucket and
+/// budget live on, events are reported), or a private one that ends with the call and reports
+/// nothing. Either way the call holds the state itself, looked up once, not by name per step.
+struct UpstreamSlot: Sendable {
+    let state: UpstreamState
+    let reportsEvents: Bool
 }
 
-/// The state of a one-off call's upstream, alive for that call only.
-final class OneOffUpstream: Sendable {
+/// One upstream's breaker, bucket, budget and policy, under a lock of its own: calls to
+/// different upstreams never wait for each other.
+final class UpstreamState: Sendable {
     let state: Mutex<ResilientClient.Upstream>
 
     init(_ upstream: ResilientClient.Upstream) {
@@ -31,23 +33,23 @@ extension ResilientClient {
             bucket: nil,
             budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
             tokens: nil)
-        return await perform(slot: .oneOff(OneOffUpstream(upstream)), label: label, request, breakerCountsFailures: false)
+        return await perform(slot: UpstreamSlot(state: UpstreamState(upstream), reportsEvents: false), label: label, request, breakerCountsFailures: false)
     }
 
     func perform(upstream name: String, _ request: CallRequest, breakerCountsFailures: Bool) async -> CallOutcome {
-        await perform(slot: .registered(name), label: name, request, breakerCountsFailures: breakerCountsFailures)
+        // An upstream removed before its call starts is made afresh with the default policy,
+        // as `call` does for one never configured.
+        let state = upstreams.withLock { $0[name] } ?? registered(name, UpstreamPolicy())
+        return await perform(slot: UpstreamSlot(state: state, reportsEvents: true), label: name, request, breakerCountsFailures: breakerCountsFailures)
     }
 
     /// One call: policy checks, then attempts until success, a final failure or the deadline.
     private func perform(slot: UpstreamSlot, label name: String, _ request: CallRequest, breakerCountsFailures: Bool) async -> CallOutcome {
         func withUpstream<T>(_ ignored: String, _ body: (inout Upstream) -> T) -> T? {
-            switch slot {
-            case .registered(let name): return self.withUpstream(name, body)
-            case .oneOff(let upstream): return upstream.state.withLock { body(&$0) }
-            }
+            slot.state.state.withLock { body(&$0) }
         }
         func emit(_ event: ClientEvent) {
-            if case .registered = slot { self.emit(event) }
+            if slot.reportsEvents { self.emit(event) }
         }
         let clock = ContinuousClock()
         let started = clock.now

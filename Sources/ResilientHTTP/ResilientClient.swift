@@ -25,9 +25,16 @@ public final class ResilientClient: Sendable {
     let nowMs: @Sendable () -> Int64
     let random: @Sendable () -> Double
     let sleep: @Sendable (Duration) async throws -> Void
-    let upstreams = Mutex<[String: Upstream]>([:])
+    let upstreams = Mutex<[String: UpstreamState]>([:])
     /// Calls in flight that others may share: the key of each, with the callers waiting for it.
-    let inFlight = Mutex<[String: [CheckedContinuation<CallOutcome, Never>]]>([:])
+    let inFlight = Mutex<[FlightKey: [CheckedContinuation<CallOutcome, Never>]]>([:])
+
+    /// What makes two calls the same call: upstream, URL and headers.
+    struct FlightKey: Hashable {
+        var upstream: String
+        var url: String
+        var headers: [String]
+    }
 
     /// - Parameters:
     ///   - nowMs: wall-clock milliseconds since 1970 (breaker times are persisted).
@@ -36,7 +43,7 @@ public final class ResilientClient: Sendable {
     public init(
         transport: CurlTransport = CurlTransport(), events: [any ClientEventSink] = [],
         nowMs: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        random: @escaping @Sendable () -> Double = { Jitter.next() },
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.transport = transport
@@ -50,23 +57,33 @@ public final class ResilientClient: Sendable {
 
     /// Adds an upstream, or changes its policy while keeping its breaker, bucket and budget state.
     public func configure(upstream name: String, policy: UpstreamPolicy) {
-        upstreams.withLock { upstreams in
-            if var existing = upstreams[name] {
-                existing.breaker.settings = policy.breaker
-                existing.budget.ratio = policy.retryBudgetRatio
-                existing.budget.minRetriesPerMinute = policy.retryBudgetMinPerMinute
-                if existing.policy.rateLimit != policy.rateLimit { existing.bucket = policy.rateLimit.map(ResilientClient.bucket) }
-                if existing.policy.auth != policy.auth { existing.tokens = tokenStore(name, policy.auth) }
-                existing.policy = policy
-                upstreams[name] = existing
-            } else {
-                upstreams[name] = Upstream(
-                    policy: policy, breaker: CircuitBreaker(settings: policy.breaker),
-                    bucket: policy.rateLimit.map(ResilientClient.bucket),
-                    budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
-                    tokens: tokenStore(name, policy.auth))
-            }
+        _ = registered(name, policy)
+    }
+
+    /// The upstream's state, configured with `policy` (made when new, updated in place when not).
+    @discardableResult
+    func registered(_ name: String, _ policy: UpstreamPolicy) -> UpstreamState {
+        let (state, isNew) = upstreams.withLock { upstreams -> (UpstreamState, Bool) in
+            if let existing = upstreams[name] { return (existing, false) }
+            let state = UpstreamState(Upstream(
+                policy: policy, breaker: CircuitBreaker(settings: policy.breaker),
+                bucket: policy.rateLimit.map(ResilientClient.bucket),
+                budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
+                tokens: tokenStore(name, policy.auth)))
+            upstreams[name] = state
+            return (state, true)
         }
+        guard !isNew else { return state }
+        let tokens = state.state.withLock { $0.policy.auth } != policy.auth ? tokenStore(name, policy.auth) : nil
+        state.state.withLock { existing in
+            existing.breaker.settings = policy.breaker
+            existing.budget.ratio = policy.retryBudgetRatio
+            existing.budget.minRetriesPerMinute = policy.retryBudgetMinPerMinute
+            if existing.policy.rateLimit != policy.rateLimit { existing.bucket = policy.rateLimit.map(ResilientClient.bucket) }
+            if existing.policy.auth != policy.auth { existing.tokens = tokens }
+            existing.policy = policy
+        }
+        return state
     }
 
     /// Forgets an upstream with its breaker, bucket and budget; a later call to it starts afresh
@@ -77,10 +94,8 @@ public final class ResilientClient: Sendable {
 
     /// Puts back a breaker saved before a restart.
     public func restoreBreaker(upstream name: String, _ saved: PersistedBreaker) {
-        upstreams.withLock { upstreams in
-            guard var upstream = upstreams[name] else { return }
+        _ = withUpstream(name) { upstream in
             upstream.breaker = CircuitBreaker(settings: upstream.policy.breaker, restoring: saved)
-            upstreams[name] = upstream
         }
     }
 
@@ -95,15 +110,13 @@ public final class ResilientClient: Sendable {
     @discardableResult
     public func breaker(upstream name: String, _ action: BreakerAction) -> Bool {
         let now = nowMs()
-        guard let (transitions, saved) = upstreams.withLock({ upstreams -> ([BreakerTransition], PersistedBreaker)? in
-            guard var upstream = upstreams[name] else { return nil }
+        guard let (transitions, saved) = withUpstream(name, { upstream -> ([BreakerTransition], PersistedBreaker) in
             let transitions: [BreakerTransition]
             switch action {
             case .reset: transitions = upstream.breaker.reset(nowMs: now)
             case .forceOpen: transitions = upstream.breaker.forceOpen(nowMs: now)
             case .disable: transitions = upstream.breaker.disable(nowMs: now)
             }
-            upstreams[name] = upstream
             return (transitions, upstream.breaker.persisted)
         }) else { return false }
         for transition in transitions { emit(.breakerTransition(upstream: name, transition, state: saved)) }
@@ -112,22 +125,20 @@ public final class ResilientClient: Sendable {
 
     /// The breakers of `names`, in their order (nil for unknown upstreams), in one lock.
     public func breakers(_ names: [String]) -> [CircuitBreaker?] {
-        upstreams.withLock { upstreams in names.map { upstreams.index(forKey: $0).map { upstreams.values[$0].breaker } } }
+        states(names).map { $0?.state.withLock { $0.breaker } }
     }
 
     /// Tokens left in the rate limiters of `names`, in their order (nil without a limit), in one lock.
     public func availableTokens(_ names: [String]) -> [Double?] {
         let now = nowMs()
-        return upstreams.withLock { upstreams in names.map { upstreams.index(forKey: $0).flatMap { upstreams.values[$0].bucket?.available(nowMs: now) } } }
+        return states(names).map { $0?.state.withLock { $0.bucket?.available(nowMs: now) } ?? nil }
     }
 
     /// The upstream's breaker, tokens and retry budget now; nil for an unknown upstream.
     public func snapshot(upstream name: String) -> UpstreamSnapshot? {
         let now = nowMs()
-        return upstreams.withLock { upstreams in
-            guard upstreams[name] != nil else { return nil }
-            let tokens = upstreams[name]!.bucket?.available(nowMs: now)
-            let upstream = upstreams[name]!
+        return withUpstream(name) { upstream in
+            let tokens = upstream.bucket?.available(nowMs: now)
             return UpstreamSnapshot(
                 breaker: upstream.breaker, availableTokens: tokens,
                 retryBudgetRemaining: upstream.budget.remaining(nowMs: now), retryBudgetExhausted: upstream.budget.exhaustedCount)
@@ -152,10 +163,12 @@ public final class ResilientClient: Sendable {
 
     /// Runs `body` on the upstream's state in place (no copy of its buffers).
     func withUpstream<T>(_ name: String, _ body: (inout Upstream) -> T) -> T? {
-        upstreams.withLock { upstreams in
-            guard upstreams[name] != nil else { return nil }
-            return body(&upstreams[name]!)
-        }
+        upstreams.withLock { $0[name] }?.state.withLock { body(&$0) }
+    }
+
+    /// The states of `names`, in their order (nil for unknown upstreams), in one lock.
+    private func states(_ names: [String]) -> [UpstreamState?] {
+        upstreams.withLock { upstreams in names.map { upstreams[$0] } }
     }
 
     // MARK: - Calls
@@ -165,11 +178,10 @@ public final class ResilientClient: Sendable {
     /// - Parameter breakerCountsFailures: false while the caller knows its own network is down,
     ///   so the failure does not trip the breaker.
     public func call(upstream name: String, _ request: CallRequest, breakerCountsFailures: Bool = true) async -> CallOutcome {
-        if upstreams.withLock({ $0[name] == nil }) { configure(upstream: name, policy: UpstreamPolicy()) }
         guard request.singleFlight, request.transfer.method == "GET" else {
             return await perform(upstream: name, request, breakerCountsFailures: breakerCountsFailures)
         }
-        let key = ([name, request.transfer.url] + request.transfer.headers.map { "\($0.name):\($0.value)" }).joined(separator: "\n")
+        let key = FlightKey(upstream: name, url: request.transfer.url, headers: request.transfer.headers.map { "\($0.name):\($0.value)" })
         let leader = inFlight.withLock { inFlight -> Bool in
             if inFlight[key] != nil { return false }
             inFlight[key] = []
@@ -193,5 +205,20 @@ public final class ResilientClient: Sendable {
         let followers = inFlight.withLock { $0.removeValue(forKey: key) } ?? []
         for follower in followers { follower.resume(returning: outcome) }
         return outcome
+    }
+}
+
+/// Numbers in [0, 1) for jitter: splitmix64 over an atomic counter seeded once from the system's
+/// generator. Not for secrets; the system's generator is a `getrandom` call each time, and
+/// every call's breaker bookkeeping takes one.
+public enum Jitter {
+    private static let state = Atomic<UInt64>(UInt64.random(in: .min ... .max))
+
+    public static func next() -> Double {
+        var z = state.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) * 0x1.0p-53
     }
 }

@@ -166,3 +166,16 @@ struct TokenBucketTests {
         #expect(step19 == nil)
     }
 }
+
+@Suite("Jitter")
+struct JitterTests {
+    /// The client's default source of jitter: every value in [0, 1), spread evenly (10,000 draws
+    /// average within 0.05 of one half; the standard error is 0.003), and no value repeated.
+    @Test func drawsAreInTheUnitIntervalAndSpreadEvenly() {
+        let draws = (0..<10_000).map { _ in Jitter.next() }
+        #expect(draws.allSatisfy { $0 >= 0 && $0 < 1 })
+        #expect(abs(draws.reduce(0, +) / Double(draws.count) - 0.5) < 0.05)
+        #expect(Set(draws).count == draws.count)
+        #expect(draws.filter { $0 < 0.1 }.count > 500 && draws.filter { $0 >= 0.9 }.count > 500)
+    }
+}

@@ -51,7 +51,7 @@ package struct SourceRecord: Sendable {
         package var errors: [String: UInt64] = [:]
         /// Retries by category.
         package var retries: [ErrorCategory: UInt64] = [:]
-        package var calls: [CallKind: UInt64] = [:]
+        package var calls = CallCounts()
         package var retryBudgetExhausted: UInt64 = 0
         package var tokenRefreshes: UInt64 = 0
         package var tokenRefreshFailures: UInt64 = 0
@@ -67,7 +67,7 @@ package struct SourceRecord: Sendable {
                 retries[category, default: 0] += 1
             case .callFinished(let outcome):
                 guard !outcome.cancelled else { return }
-                calls[outcome.kind, default: 0] += 1
+                calls[outcome.kind] += 1
                 // Failures decided before any attempt count too (plain http refused); a call the
                 // open breaker refused is not an error of the upstream: it counts in the
                 // breaker's not-permitted calls.
@@ -81,6 +81,25 @@ package struct SourceRecord: Sendable {
                 if !succeeded { tokenRefreshFailures += 1 }
             case .breakerTransition, .callNotPermitted:
                 return
+            }
+        }
+    }
+
+    /// Finished calls by kind: four counters, where a dictionary hashed the kind on every call.
+    package struct CallCounts: Sendable, Equatable {
+        private var counts: [UInt64] = [0, 0, 0, 0]
+
+        package subscript(kind: CallKind) -> UInt64 {
+            get { counts[CallCounts.index(kind)] }
+            set { counts[CallCounts.index(kind)] = newValue }
+        }
+
+        private static func index(_ kind: CallKind) -> Int {
+            switch kind {
+            case .successfulWithoutRetry: 0
+            case .successfulWithRetry: 1
+            case .failedWithRetry: 2
+            case .failedWithoutRetry: 3
             }
         }
     }

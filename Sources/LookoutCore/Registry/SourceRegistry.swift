@@ -57,6 +57,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     package func handle(_ event: ClientEvent) {
         switch event {
         case .callNotPermitted: return  // counted by the breaker itself
+        case .attemptFinished(_, let attempt) where attempt.failure == nil: return  // nothing to count
         case .breakerTransition(let upstream, let transition, _):
             state.withLock { state in
                 guard let position = state.positions[upstream] else { return }
