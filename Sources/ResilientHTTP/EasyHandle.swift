@@ -37,6 +37,8 @@ final class EasyHandle: @unchecked Sendable {
         if let pool { pool.give(pooled) } else { pooled.destroy() }
     }
 
+    private static let userAgent = "Lookout/\(LookoutVersion.string)"
+
     func attach(_ continuation: CheckedContinuation<TransferResult, Never>) {
         self.continuation = continuation
     }
@@ -46,7 +48,7 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_string(handle, CURLOPT_URL, request.url)
         lookout_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         lookout_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer)
-        lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, "Lookout/\(LookoutVersion.string)")
+        lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, EasyHandle.userAgent)
         lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
         lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(request.timeout.totalMilliseconds))
         if let connect = request.connectTimeout {
@@ -61,7 +63,7 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        if request.url.lowercased().hasPrefix("https://") {
+        if ASCII.hasPrefixIgnoringCase(request.url, "https://") {
             lookout_curl_setopt_long(handle, CURLOPT_CERTINFO, 1)
         }
         if let caFile = request.caFile {
@@ -81,7 +83,7 @@ final class EasyHandle: @unchecked Sendable {
         for (name, value) in request.headers {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
-        if request.body != nil && !request.headers.contains(where: { $0.name.lowercased() == "expect" }) {
+        if request.body != nil && !request.headers.contains(where: { ASCII.equalIgnoringCase($0.name, "expect") }) {
             headerList = curl_slist_append(headerList, "Expect:")
         }
         if let headerList { lookout_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList) }
@@ -183,8 +185,7 @@ final class EasyHandle: @unchecked Sendable {
         let ip = ipPointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         var length: curl_off_t = -1
         lookout_curl_getinfo_int64(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
-        let detail = String(cString: errorBuffer)
-        let message = code == CURLE_OK ? "" : (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+        let message = code == CURLE_OK ? "" : (errorBuffer.pointee == 0 ? String(cString: curl_easy_strerror(code)) : String(cString: errorBuffer))
         let result = TransferResult(
             curlCode: Int32(code.rawValue), curlMessage: message,
             httpStatus: status > 0 ? status : nil, headers: headers, body: body, phases: phases,

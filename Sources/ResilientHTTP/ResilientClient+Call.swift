@@ -64,7 +64,7 @@ extension ResilientClient {
         guard let policy = withUpstream(name, { $0.policy }) else { return finish() }
 
         var transfer = request.transfer
-        if policy.requireHTTPS, transfer.url.lowercased().hasPrefix("http://") {
+        if policy.requireHTTPS, ASCII.hasPrefixIgnoringCase(transfer.url, "http://") {
             guard policy.upgradeToHTTPS else {
                 outcome.failure = Failure(
                     category: .insecureBlocked, reason: "plain_http_refused",

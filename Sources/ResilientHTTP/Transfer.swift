@@ -149,10 +149,30 @@ public struct TransferResult: Sendable {
 
     /// The first header named `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return headers.first { $0.name.lowercased() == wanted }?.value
+        headers.first { ASCII.equalIgnoringCase($0.name, name) }?.value
     }
 
     /// The body as UTF-8 text.
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// ASCII comparisons without the allocations of `lowercased()`: these run on every response.
+enum ASCII {
+    /// Whether `a` and `b` are equal, ASCII letters compared case-insensitively.
+    static func equalIgnoringCase(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && hasPrefixIgnoringCase(a, b)
+    }
+
+    /// Whether `text` starts with `prefix`, ASCII letters compared case-insensitively.
+    static func hasPrefixIgnoringCase(_ text: String, _ prefix: String) -> Bool {
+        var rest = text.utf8.makeIterator()
+        for expected in prefix.utf8 {
+            guard let byte = rest.next(), lower(byte) == lower(expected) else { return false }
+        }
+        return true
+    }
+
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
 }

@@ -13,3 +13,17 @@ struct TimeOfDayTests {
         #expect(ResilientClient.timeOfDay(ms) == expected)
     }
 }
+
+@Suite("ASCII comparisons")
+struct ASCIIComparisonTests {
+    @Test func lettersCompareWithoutCaseAndNothingElseDoes() {
+        #expect(ASCII.equalIgnoringCase("Content-Type", "content-type"))
+        #expect(!ASCII.equalIgnoringCase("Content-Type", "content-typ"))
+        #expect(!ASCII.equalIgnoringCase("a", "ab"))
+        #expect(ASCII.hasPrefixIgnoringCase("HTTPS://x", "https://"))
+        #expect(!ASCII.hasPrefixIgnoringCase("http", "https://"))
+        #expect(!ASCII.hasPrefixIgnoringCase("[ttps://x", "{ttps://"))  // 0x5B and 0x7B differ by 0x20 but are not letters
+        #expect(!ASCII.equalIgnoringCase("É", "é"))  // ASCII only, like the header names it compares
+        #expect(ASCII.equalIgnoringCase("", ""))
+    }
+}
