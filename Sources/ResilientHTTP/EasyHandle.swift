@@ -258,6 +258,12 @@ final class HandlePool: Sendable {
     }
 
     func give(_ pooled: PooledCurl) {
+        // libcurl before 8.8 never clears a handle's saved errno (CURLINFO_OS_ERRNO), not even on
+        // reset: a handle whose transfer failed in a socket call would lend its errno to the
+        // next transfer's failure, and the classifier reads it. Such a handle is not kept.
+        var osErrno = 0
+        lookout_curl_getinfo_long(pooled.handle, CURLINFO_OS_ERRNO, &osErrno)
+        guard osErrno == 0 else { return pooled.destroy() }
         curl_easy_reset(pooled.handle)
         let kept = idle.withLock { idle -> Bool in
             guard idle.count < capacity else { return false }

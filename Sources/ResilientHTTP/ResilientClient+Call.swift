@@ -13,6 +13,9 @@ struct UpstreamSlot: Sendable {
 /// different upstreams never wait for each other.
 final class UpstreamState: Sendable {
     let state: Mutex<ResilientClient.Upstream>
+    /// Set when the upstream is removed: a call still running with this state reports nothing
+    /// more, as for a source that is gone.
+    let removed = Atomic<Bool>(false)
 
     init(_ upstream: ResilientClient.Upstream) {
         state = Mutex(upstream)
@@ -39,7 +42,7 @@ extension ResilientClient {
     func perform(upstream name: String, _ request: CallRequest, breakerCountsFailures: Bool) async -> CallOutcome {
         // An upstream removed before its call starts is made afresh with the default policy,
         // as `call` does for one never configured.
-        let state = upstreams.withLock { $0[name] } ?? registered(name, UpstreamPolicy())
+        let state = registered(name, UpstreamPolicy(), updating: false)
         return await perform(slot: UpstreamSlot(state: state, reportsEvents: true), label: name, request, breakerCountsFailures: breakerCountsFailures)
     }
 
@@ -49,7 +52,7 @@ extension ResilientClient {
             slot.state.state.withLock { body(&$0) }
         }
         func emit(_ event: ClientEvent) {
-            if slot.reportsEvents { self.emit(event) }
+            if slot.reportsEvents && !slot.state.removed.load(ordering: .relaxed) { self.emit(event) }
         }
         let clock = ContinuousClock()
         let started = clock.now

@@ -60,9 +60,10 @@ public final class ResilientClient: Sendable {
         _ = registered(name, policy)
     }
 
-    /// The upstream's state, configured with `policy` (made when new, updated in place when not).
+    /// The upstream's state, configured with `policy`: made when new; when it exists, updated
+    /// in place, or (`updating: false`, a call's fallback) left as it is.
     @discardableResult
-    func registered(_ name: String, _ policy: UpstreamPolicy) -> UpstreamState {
+    func registered(_ name: String, _ policy: UpstreamPolicy, updating: Bool = true) -> UpstreamState {
         let (state, isNew) = upstreams.withLock { upstreams -> (UpstreamState, Bool) in
             if let existing = upstreams[name] { return (existing, false) }
             let state = UpstreamState(Upstream(
@@ -73,14 +74,15 @@ public final class ResilientClient: Sendable {
             upstreams[name] = state
             return (state, true)
         }
-        guard !isNew else { return state }
-        let tokens = state.state.withLock { $0.policy.auth } != policy.auth ? tokenStore(name, policy.auth) : nil
+        guard !isNew, updating else { return state }
+        // One lock for the whole update: two configurations of one upstream at once (a reload
+        // racing the start) must not mix one's policy with the other's credentials.
         state.state.withLock { existing in
             existing.breaker.settings = policy.breaker
             existing.budget.ratio = policy.retryBudgetRatio
             existing.budget.minRetriesPerMinute = policy.retryBudgetMinPerMinute
             if existing.policy.rateLimit != policy.rateLimit { existing.bucket = policy.rateLimit.map(ResilientClient.bucket) }
-            if existing.policy.auth != policy.auth { existing.tokens = tokens }
+            if existing.policy.auth != policy.auth { existing.tokens = tokenStore(name, policy.auth) }
             existing.policy = policy
         }
         return state
@@ -89,7 +91,7 @@ public final class ResilientClient: Sendable {
     /// Forgets an upstream with its breaker, bucket and budget; a later call to it starts afresh
     /// with the default policy.
     public func remove(upstream name: String) {
-        _ = upstreams.withLock { $0.removeValue(forKey: name) }
+        upstreams.withLock { $0.removeValue(forKey: name) }?.removed.store(true, ordering: .relaxed)
     }
 
     /// Puts back a breaker saved before a restart.

@@ -2,6 +2,7 @@ import Foundation
 import MicroHTTPServer
 import ResilientHTTP
 import Testing
+import TestSupport
 
 /// The transport and the classifier against a real server on loopback.
 @Suite("CurlTransport")
@@ -152,7 +153,24 @@ extension TransportTests {
             #expect(get.bodyText == "GET x-extra=- body=0")
             #expect(!get.exceededSizeLimit)
         }
-        #expect(pooled.idleHandles == 1)  // one handle served every transfer in turn
+        // Handles went back to the pool (each is returned once the loop thread lets go of it).
+        _ = try await eventually("a handle back in the pool") { pooled.idleHandles >= 1 ? true : nil }
+        await server.stop()
+    }
+
+    /// libcurl 7.88 keeps a handle's errno across transfers, even through a reset: a handle
+    /// whose connection was refused is not pooled, or the next transfer (here a success) would
+    /// report ECONNREFUSED as its errno.
+    @Test func aHandleThatSawASocketErrorIsNotReused() async throws {
+        let server = try startServer()
+        let pooled = CurlTransport()
+        for _ in 0..<3 {
+            let refused = await pooled.perform(TransferRequest(url: "http://127.0.0.1:\(closedPort())/"))
+            #expect(refused.osErrno == ECONNREFUSED)
+            let ok = await pooled.perform(TransferRequest(url: url(server, "/ok")))
+            #expect(ok.httpStatus == 200)
+            #expect(ok.osErrno == 0)
+        }
         await server.stop()
     }
 }

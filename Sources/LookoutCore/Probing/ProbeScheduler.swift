@@ -218,7 +218,8 @@ package final class ProbeScheduler: Sendable {
 
     private func stopAll() {
         let tasks = state.withLock { state -> [Task<Void, Never>] in
-            defer { state = State() }
+            // Generations keep counting: a probe still ending must not match a later source.
+            defer { state = State(nextGeneration: state.nextGeneration) }
             return state.slots.compactMap { $0?.task }
         }
         for task in tasks { task.cancel() }
