@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 import LookoutCore
 
 /// Latency bucket counts (`Histogram.latencyBuckets`, then +Inf) as the rollup tables keep them:
@@ -47,7 +48,7 @@ package enum LatencyBlob {
                 shift += 7
             }
             guard finished else { break }
-            counts[index] = counts[index].saturatingAdd(Int(clamping: value))
+            counts[index] = counts[index].addingClamped(Int(clamping: value))
         }
         return counts
     }

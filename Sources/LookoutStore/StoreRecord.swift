@@ -85,7 +85,7 @@ package struct Rollup: Sendable, Equatable {
             if result.ok { retrySucceeded += 1 }
         }
         let microseconds = Microseconds.from(seconds: result.durationSeconds)
-        durationUsSum = durationUsSum.saturatingAdd(microseconds)
+        durationUsSum = durationUsSum.addingClamped(microseconds)
         durationUsMax = max(durationUsMax, microseconds)
         let index = Histogram.latencyBuckets.firstIndex { result.durationSeconds <= $0 } ?? Histogram.latencyBuckets.count
         latencyBuckets[index] += 1
@@ -93,21 +93,15 @@ package struct Rollup: Sendable, Equatable {
 
     /// Adds another stretch's counts, saturating (stored rows are outside input too).
     package mutating func add(_ other: Rollup) {
-        probes = probes.saturatingAdd(other.probes)
-        failures = failures.saturatingAdd(other.failures)
-        retried = retried.saturatingAdd(other.retried)
-        retrySucceeded = retrySucceeded.saturatingAdd(other.retrySucceeded)
-        durationUsSum = durationUsSum.saturatingAdd(other.durationUsSum)
+        probes = probes.addingClamped(other.probes)
+        failures = failures.addingClamped(other.failures)
+        retried = retried.addingClamped(other.retried)
+        retrySucceeded = retrySucceeded.addingClamped(other.retrySucceeded)
+        durationUsSum = durationUsSum.addingClamped(other.durationUsSum)
         durationUsMax = max(durationUsMax, other.durationUsMax)
         for (index, count) in other.latencyBuckets.prefix(latencyBuckets.count).enumerated() {
-            latencyBuckets[index] = latencyBuckets[index].saturatingAdd(count)
+            latencyBuckets[index] = latencyBuckets[index].addingClamped(count)
         }
     }
 }
 
-extension FixedWidthInteger {
-    func saturatingAdd(_ other: Self) -> Self {
-        let (sum, overflow) = addingReportingOverflow(other)
-        return overflow ? (other > 0 ? .max : .min) : sum
-    }
-}

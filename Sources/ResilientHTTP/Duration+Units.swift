@@ -11,8 +11,7 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return seconds < 0 ? .min : .max }
-        let (total, overflowAdding) = milliseconds.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        return overflowAdding ? (milliseconds < 0 ? .min : .max) : total
+        return milliseconds.addingClamped(attoseconds / 1_000_000_000_000_000)
     }
 
     /// The whole nanoseconds in this duration, saturating at Int64's bounds (about 292 years).
@@ -56,15 +55,15 @@ extension Int64 {
     }
 }
 
-extension Int64 {
-    /// `self + other`, saturating at Int64's bounds instead of trapping.
-    public func addingClamped(_ other: Int64) -> Int64 {
+extension FixedWidthInteger {
+    /// `self + other`, saturating at the type's bounds instead of trapping.
+    public func addingClamped(_ other: Self) -> Self {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other < 0 ? .min : .max) : sum
     }
 
-    /// `self × other`, saturating at Int64's bounds instead of trapping.
-    public func multipliedClamped(_ other: Int64) -> Int64 {
+    /// `self × other`, saturating at the type's bounds instead of trapping.
+    public func multipliedClamped(_ other: Self) -> Self {
         let (product, overflow) = multipliedReportingOverflow(by: other)
         return overflow ? ((self < 0) != (other < 0) ? .min : .max) : product
     }

@@ -28,12 +28,15 @@ struct SchedulerTests {
     }
 
     @Test func aLateTickIsSkippedNotQueued() {
-        let start = ContinuousClock.now
-        let interval = Duration.seconds(10)
-        #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + .seconds(3)) == start + .seconds(10))
+        let second: Int64 = 1_000_000_000
+        let start = 7 * second
+        let interval = 10 * second
+        #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + 3 * second) == start + 10 * second)
         // The run took 25 s: the ticks at 10 s and 20 s are skipped, the next is at 30 s.
-        #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + .seconds(25)) == start + .seconds(30))
-        #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + .seconds(10)) == start + .seconds(20))
+        #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + 25 * second) == start + 30 * second)
+        #expect(ProbeScheduler.nextTick(after: start, interval: interval, now: start + 10 * second) == start + 20 * second)
+        // Hostile numbers saturate instead of trapping: a 100-year interval, and a tick near the end of time.
+        #expect(ProbeScheduler.nextTick(after: .max - second, interval: Duration.longest.totalNanoseconds, now: 0) == .max)
     }
 
     /// `--shard auto`: ordinal k of a StatefulSet with R pods per shard is replica k mod R of

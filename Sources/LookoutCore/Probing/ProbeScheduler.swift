@@ -253,14 +253,8 @@ package final class ProbeScheduler: Sendable {
         return result
     }
 
-    /// The first tick after `now` on the grid `previous + k × interval`: late ticks are skipped.
-    static func nextTick(after previous: ContinuousClock.Instant, interval: Duration, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
-        let zero = ContinuousClock.Instant.now
-        let next = nextTick(after: (previous - zero).totalNanoseconds, interval: interval.totalNanoseconds, now: (now - zero).totalNanoseconds)
-        return zero + .nanoseconds(next)
-    }
-
-    /// The same on nanosecond counts (ticks in the heap).
+    /// The first tick after `now` on the grid `previous + k × interval` (nanoseconds, as in the
+    /// heap): late ticks are skipped.
     static func nextTick(after previous: Int64, interval: Int64, now: Int64) -> Int64 {
         let interval = max(1, interval)
         var next = previous.addingClamped(interval)
