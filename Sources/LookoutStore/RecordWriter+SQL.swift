@@ -94,12 +94,28 @@ extension RecordWriter {
         }
     }
 
-    /// Writes a minute's rollup: a new row, or the row of that minute replaced. `stored` says
-    /// which the writer expects; returns whether a row was added.
-    static func upsert(_ key: RollupKey, _ rollup: Rollup, stored: Bool, _ statements: BatchStatements) throws -> Bool {
-        let added = try write(.minute, timeMs: key.minuteMs, sourceId: try statements.id(key.source), rollup, stored: stored, statements, slot: 4)
-        if added { statements.counted(HistoryTier.minute.name) }
-        return added
+    /// Writes a minute's rollup: the row of that minute replaced when the writer knows it
+    /// `stored`, otherwise a new row. A minute the writer does not know may be in the file all
+    /// the same: a result that comes in after its minute left memory (a long call), or a
+    /// minute from before a restart. Then the two are added, and the counts found are
+    /// returned for the writer to add to its own.
+    static func upsert(_ key: RollupKey, _ rollup: Rollup, stored: Bool, _ statements: BatchStatements) throws -> Rollup? {
+        let sourceId = try statements.id(key.source)
+        if !stored, let found = try storedRollup(.minute, timeMs: key.minuteMs, sourceId: sourceId, statements) {
+            var merged = found
+            merged.add(rollup)
+            _ = try write(.minute, timeMs: key.minuteMs, sourceId: sourceId, merged, stored: true, statements, slot: 4)
+            return found
+        }
+        if try write(.minute, timeMs: key.minuteMs, sourceId: sourceId, rollup, stored: stored, statements, slot: 4) {
+            statements.counted(HistoryTier.minute.name)
+        }
+        return nil
+    }
+
+    static func storedRollup(_ tier: HistoryTier, timeMs: Int64, sourceId: Int64, _ statements: BatchStatements) throws -> Rollup? {
+        let statement = try statements.statement(6, "SELECT * FROM \(tier.table) WHERE \(tier.time) = ? AND source_id = ?")
+        return try Row.fetchOne(statement, arguments: [timeMs, sourceId]).map(rollup)
     }
 
     /// Inserts a rollup row of `tier`, or replaces the one with its key; true when it is new

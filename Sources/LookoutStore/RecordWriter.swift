@@ -19,14 +19,54 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     private struct Queue {
         var records: [StoreRecord] = []
-        var rollups: [String: [Int64: Minute]] = [:]
-        var dirtyRollups: Set<RollupKey> = []
+        /// The minutes that can still change, by their start: a handful, so keeping them costs
+        /// one small lookup per result and dropping an old one is a single removal.
+        var minutes: [Int64: MinuteRollups] = [:]
     }
 
-    /// A minute's rollup as it builds up, and whether its row is in the database yet.
+    /// Every source's rollup of one minute, and the sources whose rollup changed since the
+    /// last flush, in the order they changed.
+    private struct MinuteRollups {
+        var bySource: [String: Minute] = [:]
+        var changed: [String] = []
+
+        mutating func add(_ result: ProbeResult) {
+            if bySource[result.source, default: Minute()].add(result) { changed.append(result.source) }
+        }
+
+        /// The changed rollups, now marked unchanged.
+        mutating func takeChanged(minuteMs: Int64) -> [(RollupKey, Minute)] {
+            var taken: [(RollupKey, Minute)] = []
+            taken.reserveCapacity(changed.count)
+            for source in changed {
+                guard let minute = bySource[source] else { continue }
+                bySource[source]?.changed = false
+                taken.append((RollupKey(source: source, minuteMs: minuteMs), minute))
+            }
+            changed.removeAll(keepingCapacity: true)
+            return taken
+        }
+
+        mutating func markChanged(_ source: String) {
+            guard bySource[source]?.changed == false else { return }
+            bySource[source]?.changed = true
+            changed.append(source)
+        }
+    }
+
+    /// A minute's rollup as it builds up, whether its row is in the database yet, and whether
+    /// it changed since the last flush.
     private struct Minute {
         var rollup = Rollup()
         var stored = false
+        var changed = false
+
+        /// Adds a result; true when this is the first change since the last flush.
+        mutating func add(_ result: ProbeResult) -> Bool {
+            rollup.add(result)
+            defer { changed = true }
+            return !changed
+        }
     }
 
     struct RollupKey: Hashable {
@@ -62,8 +102,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             // Maintenance stays out of the rollups that availability is computed from.
             guard !result.duringMaintenance else { return }
             let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
-            queue.rollups[result.source, default: [:]][minute, default: Minute()].rollup.add(result)
-            queue.dirtyRollups.insert(RollupKey(source: result.source, minuteMs: minute))
+            queue.minutes[minute, default: MinuteRollups()].add(result)
         }
     }
 
@@ -137,26 +176,28 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         defer { flushing.withLock { $0 = false } }
 
         let (batch, rollups) = queue.withLock { queue -> ([StoreRecord], [(RollupKey, Minute)]) in
-            let rollups = queue.dirtyRollups.compactMap { key in queue.rollups[key.source]?[key.minuteMs].map { (key, $0) } }
-            defer {
-                queue.records.removeAll(keepingCapacity: true)
-                queue.dirtyRollups.removeAll(keepingCapacity: true)
-            }
+            var rollups: [(RollupKey, Minute)] = []
+            for minuteMs in Array(queue.minutes.keys) { rollups += queue.minutes[minuteMs]?.takeChanged(minuteMs: minuteMs) ?? [] }
+            defer { queue.records.removeAll(keepingCapacity: true) }
             return (queue.records, rollups)
         }
         guard !batch.isEmpty || !rollups.isEmpty else { return }
         let started = ContinuousClock.now
         do {
-            let added = try database.writer.write { db in
+            let (added, found) = try database.writer.write { db in
                 let statements = BatchStatements(db, ids: sourceIds, nowMs: Timestamp.nowMs())
                 for record in batch { try RecordWriter.insert(record, statements) }
-                for (key, minute) in rollups { _ = try RecordWriter.upsert(key, minute.rollup, stored: minute.stored, statements) }
+                var found: [(RollupKey, Rollup)] = []
+                for (key, minute) in rollups {
+                    if let stored = try RecordWriter.upsert(key, minute.rollup, stored: minute.stored, statements) { found.append((key, stored)) }
+                }
                 try statements.writeRowCounts()
-                return statements.addedIds
+                return (statements.addedIds, found)
             }
             sourceIds.remember(added)
             queue.withLock { queue in
-                for (key, minute) in rollups where !minute.stored { queue.rollups[key.source]?[key.minuteMs]?.stored = true }
+                for (key, minute) in rollups where !minute.stored { queue.minutes[key.minuteMs]?.bySource[key.source]?.stored = true }
+                for (key, stored) in found { queue.minutes[key.minuteMs]?.bySource[key.source]?.rollup.add(stored) }
             }
             let elapsed = (ContinuousClock.now - started).seconds
             let recovered = health.withLock { health -> String? in
@@ -180,7 +221,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             }
             queue.withLock { queue in
                 queue.records.insert(contentsOf: batch, at: 0)
-                for (key, _) in rollups { queue.dirtyRollups.insert(key) }
+                for (key, _) in rollups { queue.minutes[key.minuteMs]?.markChanged(key.source) }
                 if queue.records.count > RecordWriter.maxQueued {
                     queue.records.removeFirst(queue.records.count - RecordWriter.maxQueued)
                 }
@@ -188,16 +229,13 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         }
     }
 
-    /// Keeps the in-memory minutes that can still change: the current one and the one before.
+    /// Keeps the in-memory minutes that can still change: the current one and the one before
+    /// (and any whose changes are not written yet).
     private func evictOldRollups() {
         let cutoff = Timestamp.nowMs() - 120_000
         queue.withLock { queue in
-            for source in Array(queue.rollups.keys) {
-                queue.rollups[source] = queue.rollups[source]?.filter { minute, _ in
-                    minute >= cutoff || queue.dirtyRollups.contains(RollupKey(source: source, minuteMs: minute))
-                }
-                if queue.rollups[source]?.isEmpty == true { queue.rollups.removeValue(forKey: source) }
-            }
+            let done = queue.minutes.compactMap { minuteMs, minute in minuteMs < cutoff && minute.changed.isEmpty ? minuteMs : nil }
+            for minuteMs in done { queue.minutes.removeValue(forKey: minuteMs) }
         }
     }
 
@@ -211,7 +249,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             }
         }
         queue.withLock { queue in
-            for (source, minute, rollup) in rows { queue.rollups[source, default: [:]][minute] = Minute(rollup: rollup, stored: true) }
+            for (source, minute, rollup) in rows { queue.minutes[minute, default: MinuteRollups()].bySource[source] = Minute(rollup: rollup, stored: true) }
         }
     }
 

@@ -100,6 +100,36 @@ struct StoreTests {
         #expect(rollup["retry_succeeded"] as Int? == 1)
     }
 
+    /// A result filed under a minute that already left the writer's memory (a long call ends
+    /// minutes after it started; a minute from before a restart) adds to that minute's row.
+    @Test func aLateResultAddsToItsMinuteInsteadOfReplacingIt() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503)
+        let minute = (Timestamp.nowMs() / 60_000 - 10) * 60_000  // ten minutes ago: not kept in memory
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        writer.record(ProbeResult(source: "acme", timestampMs: minute + 1_000, ok: true, durationSeconds: 0.2))
+        writer.record(ProbeResult(source: "acme", timestampMs: minute + 2_000, ok: false, failure: failure, durationSeconds: 0.3))
+        writer.flush()
+        writer.record(ProbeResult(source: "acme", timestampMs: minute + 30_000, ok: false, failure: failure, durationSeconds: 9))
+        writer.flush()
+        writer.record(ProbeResult(source: "acme", timestampMs: minute + 31_000, ok: true, durationSeconds: 0.1))
+        writer.flush()
+        let restarted = RecordWriter(database: database, logger: Logger(label: "test"))
+        try restarted.loadRecentRollups()
+        restarted.record(ProbeResult(source: "acme", timestampMs: minute + 40_000, ok: true, durationSeconds: 0.1))
+        restarted.flush()
+
+        let row = try #require(try database.writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minute])
+        })
+        #expect(row["probes"] as Int? == 5)
+        #expect(row["failures"] as Int? == 2)
+        #expect(row["duration_us_max"] as Int64? == 9_000_000)
+        #expect(row["duration_us_sum"] as Int64? == 9_700_000)
+        #expect(LatencyBlob.decode(row["latency"]).reduce(0, +) == 5)
+        #expect(try RecordWriter.rowCounts(database)["minute"] == 1)
+    }
+
     @Test func aFullDiskKeepsRecordsQueuedUntilSpaceReturns() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
