@@ -70,62 +70,90 @@ prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-add
 bpid=$!
 pids+=($bpid)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$bport/-/healthy" >/dev/null && break; sleep 0.1; done
-drain_time_wait
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-before=$(cpu_ticks "$bpid")
-bb=$(wrk -t2 -c64 -d5s "http://127.0.0.1:$bport/probe?target=127.0.0.1:$port&module=http_2xx" | awk '/Requests\/sec/ {print $2}')
-after=$(cpu_ticks "$bpid")
-total=$(python3 -c "print(int(float('$bb') * 5))")
-bb_cpu=$(python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) / $total * 1e6, 1))")
-lk_rate=$(awk -F'|' '/fresh-connection probes per second/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
-lk_cpu=$(awk -F'|' '/CPU per fresh-connection probe/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
-echo "| blackbox_exporter probes per second (64 /probe requests in flight) | \`wrk -t2 -c64 -d5s .../probe?target=nginx\` | ${bb%.*} /s | Lookout ${lk_rate} /s | Lookout ÷ blackbox $(python3 -c "print(round($lk_rate / $bb, 2))") |" >> "$rows"
-echo "| blackbox_exporter CPU per probe (its /probe serving included) | same | ${bb_cpu} µs | Lookout ${lk_cpu} µs | Lookout ÷ blackbox $(python3 -c "print(round($lk_cpu / $bb_cpu, 2))") |" >> "$rows"
+median() { python3 -c "import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))" "$@"; }
 
-# The scheduler: `lookout serve` with 5,000 sources every second against the same nginx; probes
-# started and late starts come from its /metrics, CPU from /proc; every result finished is
-# recorded (rows written plus rows queued, none dropped).
+# One blackbox_exporter measurement: wrk at /probe for 5 s; prints probes/s and CPU µs per probe.
+blackbox_round() {
+  drain_time_wait
+  local before after rate
+  before=$(cpu_ticks "$bpid")
+  rate=$(wrk -t2 -c64 -d5s "http://127.0.0.1:$bport/probe?target=127.0.0.1:$port&module=http_2xx" | awk '/Requests\/sec/ {print $2}')
+  after=$(cpu_ticks "$bpid")
+  python3 -c "print($rate, round(($after - $before) / $(getconf CLK_TCK) / ($rate * 5) * 1e6, 1))"
+}
+
+# One scheduler measurement: `lookout serve` with 5,000 sources every second against the same
+# nginx, on a fresh database; probes started and late starts come from its /metrics, CPU from
+# /proc; every result finished is recorded (rows written plus rows queued, none dropped).
+# Prints probes/s, % late, CPU s per 1,000 probes, results recorded, finished and dropped.
 sources=${LOOKOUT_BENCH_SOURCES:-5000}
-lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-{
-  echo "listen: 127.0.0.1:$lport"
-  echo "database: $work/bench.sqlite"
-  echo "defaults: {interval: 1s, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
-  echo "sources:"
-  for i in $(seq 1 $sources); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\"}"; done
-} > "$work/bench.yml"
-drain_time_wait
-"$bin/lookout" serve --config "$work/bench.yml" 2>"$work/serve.log" &
-spid=$!
-pids+=($spid)
-metric() { curl -s "http://127.0.0.1:$lport/metrics" | awk -v name="$1" '$1 == name {print $2}'; }
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$lport/-/healthy" >/dev/null && break; sleep 0.1; done
-sleep 5  # every source has started its schedule
-started0=$(metric lookout_scheduler_probes_started_total); late0=$(metric lookout_scheduler_late_starts_total)
-cpu0=$(cpu_ticks "$spid"); t0=$(date +%s.%N)
-sleep 20
-started1=$(metric lookout_scheduler_probes_started_total); late1=$(metric lookout_scheduler_late_starts_total)
-cpu1=$(cpu_ticks "$spid"); t1=$(date +%s.%N)
-# Every finished probe is a raw row, written or queued: compare with the probes counted.
-scrape=$(curl -s "http://127.0.0.1:$lport/metrics")
-read -r finished recorded dropped <<<"$(echo "$scrape" | python3 -c "
+serve_round() {
+  local lport spid
+  lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  {
+    echo "listen: 127.0.0.1:$lport"
+    echo "database: $work/bench-$1.sqlite"
+    echo "defaults: {interval: 1s, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
+    echo "sources:"
+    for i in $(seq 1 $sources); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\"}"; done
+  } > "$work/bench.yml"
+  drain_time_wait
+  "$bin/lookout" serve --config "$work/bench.yml" >"$work/serve-$1.log" 2>&1 &
+  spid=$!
+  pids+=($spid)
+  metric() { curl -s "http://127.0.0.1:$lport/metrics" | awk -v name="$1" '$1 == name {print $2}'; }
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$lport/-/healthy" >/dev/null && break; sleep 0.1; done
+  sleep 5  # every source has started its schedule
+  local started0 late0 cpu0 t0 started1 late1 cpu1 t1
+  started0=$(metric lookout_scheduler_probes_started_total); late0=$(metric lookout_scheduler_late_starts_total)
+  cpu0=$(cpu_ticks "$spid"); t0=$(date +%s.%N)
+  sleep 20
+  started1=$(metric lookout_scheduler_probes_started_total); late1=$(metric lookout_scheduler_late_starts_total)
+  cpu1=$(cpu_ticks "$spid"); t1=$(date +%s.%N)
+  # Every finished probe is a raw row, written or queued: compare with the probes counted.
+  curl -s "http://127.0.0.1:$lport/metrics" > "$work/scrape-$1.txt"
+  kill "$spid"; wait "$spid" 2>/dev/null || true
+  python3 - "$work/scrape-$1.txt" <<PY
 import sys
 finished = recorded = dropped = 0
-for line in sys.stdin:
+for line in open(sys.argv[1]):
     if line.startswith('lookout_probes_total{'): finished += float(line.split()[-1])
-    elif line.startswith('lookout_db_rows{tier=\"raw\"}') or line.startswith('lookout_db_pending_records '): recorded += float(line.split()[-1])
+    elif line.startswith('lookout_db_rows{tier="raw"}') or line.startswith('lookout_db_pending_records '): recorded += float(line.split()[-1])
     elif line.startswith('lookout_db_records_dropped_total '): dropped = float(line.split()[-1])
-print(int(finished), int(recorded), int(dropped))")"
-read -r rate late_pct cpu_per_k <<<"$(python3 -c "
 started = $started1 - $started0
 elapsed = $t1 - $t0
 cpu = ($cpu1 - $cpu0) / $(getconf CLK_TCK)
-print(round(started / elapsed), round(100 * ($late1 - $late0) / max(1, started), 2), round(cpu / started * 1000, 3))")"
+print(round(started / elapsed), round(100 * ($late1 - $late0) / max(1, started), 2), round(cpu / started * 1000, 3), int(recorded), int(finished), int(dropped))
+PY
+}
+
+# The host's load moves both figures, and not by the same factor: three rounds, each
+# blackbox_exporter then Lookout back to back, and the median of each figure and of the
+# rounds' ratios is reported, with every round's ratio beside it.
+bb_rates=(); bb_cpus=(); lk_rates=(); lk_lates=(); lk_cpus=(); ratios=(); recorded_all=(); dropped_total=0
+for round in 1 2 3; do
+  read -r rate cpu <<<"$(blackbox_round)"
+  bb_rates+=("$rate"); bb_cpus+=("$cpu")
+  read -r srate late cpu_k recorded finished dropped <<<"$(serve_round "$round")"
+  lk_rates+=("$srate"); lk_lates+=("$late"); lk_cpus+=("$cpu_k")
+  ratios+=("$(python3 -c "print(round($cpu_k / ($cpu / 1000), 2))")")
+  recorded_all+=("$recorded of $finished")
+  dropped_total=$((dropped_total + dropped))
+done
+bb=$(median "${bb_rates[@]}")
+bb_cpu=$(median "${bb_cpus[@]}")
 bb_cpu_k=$(python3 -c "print(round($bb_cpu / 1000, 3))")
-echo "| lookout serve: scheduled fresh-connection probes per second ($sources sources every 1 s) | \`lookout serve\` on a generated config, 20 s | $rate /s | target ≥ $sources /s | $(python3 -c "print(round($rate / $sources, 2))") |" >> "$rows"
-echo "| lookout serve: results recorded (raw rows written or queued ÷ probes finished, at the end) | same | $recorded of $finished | $dropped dropped | $(python3 -c "print(round($recorded / max(1, $finished), 4))") |" >> "$rows"
-echo "| lookout serve: probes started more than 1 s late | same | $late_pct % | target < 1 % | |" >> "$rows"
-echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics included) | same | $cpu_per_k s | blackbox_exporter $bb_cpu_k s | Lookout ÷ blackbox $(python3 -c "print(round($cpu_per_k / $bb_cpu_k, 2))") |" >> "$rows"
+lk_rate=$(awk -F'|' '/fresh-connection probes per second/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
+lk_cpu=$(awk -F'|' '/CPU per fresh-connection probe/ {gsub(/[^0-9.]/, "", $4); print $4}' "$rows")
+echo "| blackbox_exporter probes per second (64 /probe requests in flight), median of 3 | \`wrk -t2 -c64 -d5s .../probe?target=nginx\` | ${bb%.*} /s | Lookout ${lk_rate} /s | Lookout ÷ blackbox $(python3 -c "print(round($lk_rate / $bb, 2))") |" >> "$rows"
+echo "| blackbox_exporter CPU per probe (its /probe serving included), median of 3: ${bb_cpus[*]} µs | same | ${bb_cpu} µs | Lookout ${lk_cpu} µs | Lookout ÷ blackbox $(python3 -c "print(round($lk_cpu / $bb_cpu, 2))") |" >> "$rows"
+rate=$(median "${lk_rates[@]}")
+late_pct=$(python3 -c "print(max(float(v) for v in '${lk_lates[*]}'.split()))")
+echo "| lookout serve: scheduled fresh-connection probes per second ($sources sources every 1 s), median of 3 | \`lookout serve\` on a generated config, 20 s | ${rate%.*} /s | target ≥ $sources /s | $(python3 -c "print(round($rate / $sources, 2))") |" >> "$rows"
+echo "| lookout serve: results recorded (raw rows written or queued ÷ probes finished, at the end of each round) | same | $(IFS=';'; echo "${recorded_all[*]}") | $dropped_total dropped | |" >> "$rows"
+echo "| lookout serve: probes started more than 1 s late, worst of 3 | same | $late_pct % | target < 1 % | |" >> "$rows"
+echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics included), median of 3: ${lk_cpus[*]} s | same | $(median "${lk_cpus[@]}") s | blackbox_exporter $bb_cpu_k s | Lookout ÷ blackbox, median of the rounds' ${ratios[*]}: $(median "${ratios[@]}") |" >> "$rows"
 
 # /probe under the same wrk load as blackbox_exporter's /probe above.
 pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -231,13 +259,13 @@ done
 kill "${shard_pids[@]}" 2>/dev/null; wait "${shard_pids[@]}" 2>/dev/null || true
 
 # Start-up time to the first scrape, 1,000 sources, beside blackbox_exporter's.
+lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 {
   echo "listen: 127.0.0.1:$lport"
   echo "database: $work/startup.sqlite"
   echo "sources:"
   for i in $(seq 1 1000); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\", interval: 1h}"; done
 } > "$work/startup.yml"
-kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true
 first_scrape() {  # command... ; prints milliseconds until /metrics answers on the given port
   local url=$1; shift
   python3 - "$url" "$@" <<'PY'
