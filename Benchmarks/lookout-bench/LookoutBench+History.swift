@@ -99,7 +99,7 @@ extension LookoutBench {
         let everyone = milliseconds { rows = (try? HistoryStore.days(database, source: nil, sinceMs: today - 90 * day).values.reduce(0) { $0 + $1.count }) ?? 0 }
         var year = 0
         let one = milliseconds(rounds: 21) { year = (try? HistoryStore.days(database, source: "source-500", sinceMs: today - 365 * day)["source-500"]?.count) ?? 0 }
-        row("90-day daily availability of 1000 sources from the tiers (\(rows) days)", "lookout-bench history", String(format: "%.1f ms", everyone), "target < 20 ms", String(format: "%.2f", everyone / 20))
+        row("90-day daily availability of 1000 sources from the tiers (\(rows) days; GET /api/v1/availability?days=90)", "lookout-bench history", String(format: "%.1f ms", everyone), "target < 20 ms", String(format: "%.2f", everyone / 20))
         row("one source's 1-year daily availability (\(year) days)", "lookout-bench history", String(format: "%.2f ms", one), "target < 5 ms", String(format: "%.2f", one / 5))
     }
 }

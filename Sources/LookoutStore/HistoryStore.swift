@@ -1,6 +1,8 @@
+import Dispatch
 import GRDB
 import GRDBSQLite
 import LookoutCore
+import Synchronization
 
 /// Reads the rollups back after a restart, so error rates, availability, the 90-day bars and the
 /// response-time chart continue where they were: minute rows for the last 6 hours; hourly sums
@@ -80,63 +82,91 @@ package enum HistoryStore {
     /// the day mark from the day tier, hours before the hour mark from the hour tier (summed by
     /// day), the minutes since from the minute rows. Keyed by source, days in order.
     package static func days(_ database: LookoutDatabase, source: String?, sinceMs: Int64) throws -> [String: [Day]] {
-        try database.writer.read { db in
-            let dayMark = max(sinceMs, try RollupTiers.mark(db, HistoryTier.day.name) ?? sinceMs)
-            let hourMark = max(dayMark, try RollupTiers.mark(db, HistoryTier.hour.name) ?? dayMark)
-            let rows: Statement
-            let names: [Int64: String]
-            if let source {
+        if let source {
+            return try database.writer.read { db in
                 guard let id = try SourceIds.id(of: source, db) else { return [:] }
-                names = [id: source]
-                rows = try oneSource(id, db, since: sinceMs, dayMark: dayMark, hourMark: hourMark)
-            } else {
-                names = try SourceIds.names(db)
-                rows = try db.makeStatement(
-                    sql: """
-                        SELECT d.source_id, d.day_ms AS day, d.probes, d.failures FROM sources s
-                        CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms >= :since AND d.day_ms < :dayMark
-                        UNION ALL
-                        SELECT source_id, (hour_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM hour_rollups
-                        WHERE hour_ms >= :dayMark AND hour_ms < :hourMark GROUP BY source_id, day
-                        UNION ALL
-                        SELECT source_id, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM minute_rollups
-                        WHERE minute_ms >= :hourMark GROUP BY source_id, day
-                        """)
-                try rows.setArguments(["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark])
+                return try days(db, ids: id...id, names: [id: source], sinceMs: sinceMs)
             }
-            // The three parts cover disjoint times; only the day of a mark can come in two parts,
-            // so rows are appended and equal days merged once at the end. Each part comes grouped
-            // by source: a run of one source's rows is gathered, then stored (one dictionary
-            // access per run, not per row). Stepped through with the C API: 90 days of 1,000
-            // sources are 90,000 rows, and decoding each through `Row` cost a third of the time.
-            var byId: [Int64: [Day]] = [:]
-            var runId: Int64?
-            var run: [Day] = []
-            let statement = rows.sqliteStatement
-            defer { sqlite3_reset(statement) }
-            while true {
-                let code = sqlite3_step(statement)
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else {
-                    throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: rows.sql)
-                }
-                let id = sqlite3_column_int64(statement, 0)
-                if id != runId {
-                    if let runId { byId[runId, default: []].append(contentsOf: run) }
-                    runId = id
-                    run.removeAll(keepingCapacity: true)
-                }
-                run.append(Day(dayMs: sqlite3_column_int64(statement, 1), probes: Int(sqlite3_column_int64(statement, 2)), failures: Int(sqlite3_column_int64(statement, 3))))
-            }
-            if let runId { byId[runId, default: []].append(contentsOf: run) }
-            var found: [String: [Day]] = [:]
-            found.reserveCapacity(byId.count)
-            for (id, days) in byId {
-                guard let name = names[id] else { continue }
-                found[name] = merged(days)
-            }
-            return found
         }
+        // Every source: the ids in two halves, read side by side on two of the pool's reader
+        // connections (90 days of 1,000 sources are 90,000 rows; one core steps through them in
+        // about 15 ms). Each half is one consistent read of its own sources, marks included.
+        guard let (low, high) = try database.writer.read({ db in try idRange(db) }) else { return [:] }
+        let middle = low &+ Int64(UInt64(bitPattern: high &- low) / 2)  // ids from the file: no overflow
+        let halves = middle < high ? [low...middle, (middle + 1)...high] : [low...high]
+        let results = Mutex<[Result<[String: [Day]], any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: halves.count) { index in
+            let half = Result {
+                try database.writer.read { db in try days(db, ids: halves[index], names: try SourceIds.names(db), sinceMs: sinceMs) }
+            }
+            results.withLock { $0.append(half) }
+        }
+        var found: [String: [Day]] = [:]
+        for half in results.withLock({ $0 }) { found.merge(try half.get()) { first, _ in first } }
+        return found
+    }
+
+    private static func idRange(_ db: Database) throws -> (Int64, Int64)? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT MIN(id), MAX(id) FROM sources"),
+            let low = row[0] as Int64?, let high = row[1] as Int64?, low <= high
+        else { return nil }
+        return (low, high)
+    }
+
+    /// The days of the sources whose ids are in `ids`, in one read.
+    private static func days(_ db: Database, ids: ClosedRange<Int64>, names: [Int64: String], sinceMs: Int64) throws -> [String: [Day]] {
+        let dayMark = max(sinceMs, try RollupTiers.mark(db, HistoryTier.day.name) ?? sinceMs)
+        let hourMark = max(dayMark, try RollupTiers.mark(db, HistoryTier.hour.name) ?? dayMark)
+        let rows: Statement
+        if ids.lowerBound == ids.upperBound {
+            rows = try oneSource(ids.lowerBound, db, since: sinceMs, dayMark: dayMark, hourMark: hourMark)
+        } else {
+            rows = try db.makeStatement(
+                sql: """
+                    SELECT d.source_id, d.day_ms AS day, d.probes, d.failures FROM sources s
+                    CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms >= :since AND d.day_ms < :dayMark
+                    WHERE s.id BETWEEN :low AND :high
+                    UNION ALL
+                    SELECT source_id, (hour_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM hour_rollups
+                    WHERE hour_ms >= :dayMark AND hour_ms < :hourMark AND source_id BETWEEN :low AND :high GROUP BY source_id, day
+                    UNION ALL
+                    SELECT source_id, (minute_ms / 86400000) * 86400000 AS day, SUM(probes), SUM(failures) FROM minute_rollups
+                    WHERE minute_ms >= :hourMark AND source_id BETWEEN :low AND :high GROUP BY source_id, day
+                    """)
+            try rows.setArguments(["since": sinceMs, "dayMark": dayMark, "hourMark": hourMark, "low": ids.lowerBound, "high": ids.upperBound])
+        }
+        // The three parts cover disjoint times; only the day of a mark can come in two parts,
+        // so rows are appended and equal days merged once at the end. Each part comes grouped
+        // by source: a run of one source's rows is gathered, then stored (one dictionary
+        // access per run, not per row). Stepped through with the C API: 90 days of 1,000
+        // sources are 90,000 rows, and decoding each through `Row` cost a third of the time.
+        var byId: [Int64: [Day]] = [:]
+        var runId: Int64?
+        var run: [Day] = []
+        let statement = rows.sqliteStatement
+        defer { sqlite3_reset(statement) }
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: rows.sql)
+            }
+            let id = sqlite3_column_int64(statement, 0)
+            if id != runId {
+                if let runId { byId[runId, default: []].append(contentsOf: run) }
+                runId = id
+                run.removeAll(keepingCapacity: true)
+            }
+            run.append(Day(dayMs: sqlite3_column_int64(statement, 1), probes: Int(sqlite3_column_int64(statement, 2)), failures: Int(sqlite3_column_int64(statement, 3))))
+        }
+        if let runId { byId[runId, default: []].append(contentsOf: run) }
+        var found: [String: [Day]] = [:]
+        found.reserveCapacity(byId.count)
+        for (id, days) in byId {
+            guard let name = names[id] else { continue }
+            found[name] = merged(days)
+        }
+        return found
     }
 
     /// One source's days: its day rows by key, then its hours and minutes since the marks one

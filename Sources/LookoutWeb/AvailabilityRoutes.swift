@@ -2,19 +2,60 @@ import LookoutCore
 import LookoutStore
 import MicroHTTPServer
 
-/// `GET /api/v1/sources/NAME/availability?days=N`: a source's availability per UTC day over the
-/// last N days (1 to 3,650, default 30) and in total — for SLA reports beyond what the page's
-/// bars show — read from the history tiers (days, then hours, then minutes).
+/// Availability per UTC day over the last N days (1 to 3,650, default 30) and in total, for SLA
+/// reports beyond what the page's bars show, read from the history tiers (days, then hours, then
+/// minutes): `GET /api/v1/sources/NAME/availability?days=N` for one source,
+/// `GET /api/v1/availability?days=N[&group=G]` for every configured source (or a group's), in
+/// config order.
 struct AvailabilityRoutes: Sendable {
     let context: LookoutContext
 
     func install(into router: inout Router) {
         router.get("/api/v1/sources/:name/availability") { request in availability(request) }
+        router.get("/api/v1/availability") { request in everySource(request) }
     }
 
     func availability(_ request: HTTPRequest) -> HTTPResponse {
         let name = request.pathParameters["name"] ?? ""
         guard context.monitor.config.sources.contains(where: { $0.name == name }) else { return APIRoutes.error("no source named \(name)", status: 404) }
+        return report(request, source: name) { found, window, json in
+            json.object { json in
+                json.field("source") { $0.string(name) }
+                window(&json)
+                AvailabilityRoutes.write(found[name] ?? [], into: &json)
+            }
+        }
+    }
+
+    func everySource(_ request: HTTPRequest) -> HTTPResponse {
+        var sources = context.monitor.config.sources
+        if let group = request.query["group"] {
+            sources = sources.filter { $0.group == group }
+            guard !sources.isEmpty else { return APIRoutes.error("no group named \(group)", status: 404) }
+        }
+        return report(request, source: nil) { found, window, json in
+            json.object { json in
+                window(&json)
+                json.field("sources") { json in
+                    json.array { json in
+                        for source in sources {
+                            json.object { json in
+                                json.field("source") { $0.string(source.name) }
+                                AvailabilityRoutes.write(found[source.name] ?? [], into: &json)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the days of `source` (nil: every source) over the request's window and writes them
+    /// with `body`, which is given the `from` and `to` fields to place.
+    private func report(
+        _ request: HTTPRequest, source: String?,
+        _ body: ([String: [HistoryStore.Day]], (inout JSONWriter) -> Void, inout JSONWriter) -> Void
+    ) -> HTTPResponse {
         guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
         var days = 30
         if let text = request.query["days"] {
@@ -24,35 +65,38 @@ struct AvailabilityRoutes: Sendable {
         let now = Timestamp.nowMs()
         let today = HealthWindow.floor(now, to: HealthWindow.day)
         let since = today - Int64(days - 1) * HealthWindow.day
-        let found: [HistoryStore.Day]
+        let found: [String: [HistoryStore.Day]]
         do {
-            found = try HistoryStore.days(database, source: name, sinceMs: since)[name] ?? []
+            found = try HistoryStore.days(database, source: source, sinceMs: since)
         } catch {
             return APIRoutes.error("cannot read the history: \(error)", status: 500)
         }
-        let probes = found.reduce(0) { $0 &+ $1.probes }
-        let failures = found.reduce(0) { $0 &+ $1.failures }
-        var json = JSONWriter(capacity: 256 + found.count * 96)
-        json.object { json in
-            json.field("source") { $0.string(name) }
+        var json = JSONWriter(capacity: 256 + found.values.reduce(0) { $0 + $1.count } * 96)
+        body(found, { json in
             json.field("from") { $0.string(Timestamp.rfc3339(since)) }
             json.field("to") { $0.string(Timestamp.rfc3339(now)) }
-            json.field("probes") { $0.int(Int64(probes)) }
-            json.field("failures") { $0.int(Int64(failures)) }
-            json.field("availability") { $0.number(probes > 0 ? 1 - Double(failures) / Double(probes) : nil) }
-            json.field("days") { json in
-                json.array { json in
-                    for day in found {
-                        json.object { json in
-                            json.field("day") { $0.string(String(Timestamp.rfc3339(day.dayMs).prefix(10))) }
-                            json.field("probes") { $0.int(Int64(day.probes)) }
-                            json.field("failures") { $0.int(Int64(day.failures)) }
-                            json.field("availability") { $0.number(day.probes > 0 ? 1 - Double(day.failures) / Double(day.probes) : nil) }
-                        }
+        }, &json)
+        return .json(json.bytes)
+    }
+
+    /// A source's totals and its days, as fields of the object being written.
+    private static func write(_ found: [HistoryStore.Day], into json: inout JSONWriter) {
+        let probes = found.reduce(0) { $0 &+ $1.probes }
+        let failures = found.reduce(0) { $0 &+ $1.failures }
+        json.field("probes") { $0.int(Int64(probes)) }
+        json.field("failures") { $0.int(Int64(failures)) }
+        json.field("availability") { $0.number(probes > 0 ? 1 - Double(failures) / Double(probes) : nil) }
+        json.field("days") { json in
+            json.array { json in
+                for day in found {
+                    json.object { json in
+                        json.field("day") { $0.string(String(Timestamp.rfc3339(day.dayMs).prefix(10))) }
+                        json.field("probes") { $0.int(Int64(day.probes)) }
+                        json.field("failures") { $0.int(Int64(day.failures)) }
+                        json.field("availability") { $0.number(day.probes > 0 ? 1 - Double(day.failures) / Double(day.probes) : nil) }
                     }
                 }
             }
         }
-        return .json(json.bytes)
     }
 }

@@ -202,6 +202,37 @@ struct StatusPageLayoutTests {
         #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/sources/nope/availability")).status == 404)
     }
 
+    /// `/api/v1/availability?days=N[&group=G]`: the same report for every source, in config order.
+    @Test func availabilityOfEverySourceForAReport() async throws {
+        let monitor = try monitor(Self.config)
+        let database = try LookoutDatabase(path: ":memory:")
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        let now = Timestamp.nowMs()
+        for back in 0..<40 {
+            writer.record(ProbeResult(source: "api", timestampMs: now - Int64(back) * 86_400_000, ok: back % 10 != 3))
+            writer.record(ProbeResult(source: "cdn", timestampMs: now - Int64(back) * 86_400_000, ok: back % 2 == 0))
+        }
+        writer.flush()
+        let router = LookoutRoutes.router(LookoutContext(monitor: monitor, database: database))
+        func report(_ query: [String: String]) async throws -> [[String: Any]] {
+            let response = await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/availability", query: query))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(body(response).utf8)) as? [String: Any])
+            #expect(object["from"] is String && object["to"] is String)
+            return try #require(object["sources"] as? [[String: Any]])
+        }
+        let every = try await report(["days": "30"])
+        #expect(every.map { $0["source"] as? String } == ["api", "ledger", "feed", "cdn"])
+        #expect(every[0]["probes"] as? Int == 30 && every[0]["failures"] as? Int == 3)
+        #expect(every[3]["probes"] as? Int == 30 && every[3]["failures"] as? Int == 15 && (every[3]["days"] as? [Any])?.count == 30)
+        #expect(every[1]["probes"] as? Int == 0 && every[1]["availability"] is NSNull && (every[1]["days"] as? [Any])?.isEmpty == true)
+        let single = try #require(try JSONSerialization.jsonObject(with: Data(body(await router.respond(
+            to: HTTPRequest(method: "GET", path: "/api/v1/sources/cdn/availability", query: ["days": "30"]))).utf8)) as? [String: Any])
+        #expect((single["days"] as? [[String: Any]])?.map { $0["failures"] as? Int } == (every[3]["days"] as? [[String: Any]])?.map { $0["failures"] as? Int })
+        #expect(try await report(["group": "Payments"]).map { $0["source"] as? String } == ["api", "ledger"])
+        #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/availability", query: ["group": "nope"])).status == 404)
+        #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/availability", query: ["days": "0"])).status == 400)
+    }
+
     @Test func percentagesNeverRoundUpToAHundred() {
         #expect(StatusPage.percent(1) == "100%")
         #expect(StatusPage.percent(0.99999) == "99.99%")
