@@ -104,6 +104,7 @@ serve_round() {
   pids+=($spid)
   metric() { curl -s "http://127.0.0.1:$lport/metrics" | awk -v name="$1" '$1 == name {print $2}'; }
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$lport/-/healthy" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$lport/-/healthy" >/dev/null || return 1
   sleep 5  # every source has started its schedule
   local started0 late0 cpu0 t0 started1 late1 cpu1 t1
   started0=$(metric lookout_scheduler_probes_started_total); late0=$(metric lookout_scheduler_late_starts_total)
@@ -133,9 +134,13 @@ PY
 # rounds' ratios is reported, with every round's ratio beside it.
 bb_rates=(); bb_cpus=(); lk_rates=(); lk_lates=(); lk_cpus=(); ratios=(); recorded_all=(); dropped_total=0
 for round in 1 2 3; do
-  read -r rate cpu <<<"$(blackbox_round)"
+  # Run in this shell, not in $(…): the serve's pid stays in `pids` for the cleanup trap.
+  blackbox_round > "$work/blackbox-$round.txt"
+  read -r rate cpu < "$work/blackbox-$round.txt"
   bb_rates+=("$rate"); bb_cpus+=("$cpu")
-  read -r srate late cpu_k recorded finished dropped <<<"$(serve_round "$round")"
+  serve_round "$round" > "$work/round-$round.txt"
+  read -r srate late cpu_k recorded finished dropped < "$work/round-$round.txt"
+  [ -n "$dropped" ] || { echo "round $round of lookout serve gave no figures: $work/serve-$round.log" >&2; cat "$work/serve-$round.log" >&2; exit 1; }
   lk_rates+=("$srate"); lk_lates+=("$late"); lk_cpus+=("$cpu_k")
   ratios+=("$(python3 -c "print(round($cpu_k / ($cpu / 1000), 2))")")
   recorded_all+=("$recorded of $finished")

@@ -91,13 +91,14 @@ package enum HistoryStore {
         // Every source: the ids in two halves, read side by side on two of the pool's reader
         // connections (90 days of 1,000 sources are 90,000 rows; one core steps through them in
         // about 15 ms). Each half is one consistent read of its own sources, marks included.
-        guard let (low, high) = try database.writer.read({ db in try idRange(db) }) else { return [:] }
+        let writer = database.writer  // one file for every read, even if the stand-in is swapped meanwhile
+        guard let (low, high) = try writer.read({ db in try idRange(db) }) else { return [:] }
         let middle = low &+ Int64(UInt64(bitPattern: high &- low) / 2)  // ids from the file: no overflow
         let halves = middle < high ? [low...middle, (middle + 1)...high] : [low...high]
         let results = Mutex<[Result<[String: [Day]], any Error>]>([])
         DispatchQueue.concurrentPerform(iterations: halves.count) { index in
             let half = Result {
-                try database.writer.read { db in try days(db, ids: halves[index], names: try SourceIds.names(db), sinceMs: sinceMs) }
+                try writer.read { db in try days(db, ids: halves[index], names: try SourceIds.names(db), sinceMs: sinceMs) }
             }
             results.withLock { $0.append(half) }
         }

@@ -101,14 +101,20 @@ extension RecordWriter {
     /// returned for the writer to add to its own.
     static func upsert(_ key: RollupKey, _ rollup: Rollup, stored: Bool, _ statements: BatchStatements) throws -> Rollup? {
         let sourceId = try statements.id(key.source)
-        if !stored, let found = try storedRollup(.minute, timeMs: key.minuteMs, sourceId: sourceId, statements) {
+        if !stored {
+            if try insert(.minute, timeMs: key.minuteMs, sourceId: sourceId, rollup, statements, slot: 4) {
+                statements.counted(HistoryTier.minute.name)
+                return nil
+            }
+            // The insert was ignored: the row is there already.
+            guard let found = try storedRollup(.minute, timeMs: key.minuteMs, sourceId: sourceId, statements) else { return nil }
             var merged = found
             merged.add(rollup)
             _ = try write(.minute, timeMs: key.minuteMs, sourceId: sourceId, merged, stored: true, statements, slot: 4)
             return found
         }
-        if try write(.minute, timeMs: key.minuteMs, sourceId: sourceId, rollup, stored: stored, statements, slot: 4) {
-            statements.counted(HistoryTier.minute.name)
+        if try write(.minute, timeMs: key.minuteMs, sourceId: sourceId, rollup, stored: true, statements, slot: 4) {
+            statements.counted(HistoryTier.minute.name)  // the row had gone (pruned): written anew
         }
         return nil
     }
@@ -124,34 +130,45 @@ extension RecordWriter {
     static func write(
         _ tier: HistoryTier, timeMs: Int64, sourceId: Int64, _ rollup: Rollup, stored: Bool, _ statements: BatchStatements, slot: Int
     ) throws -> Bool {
+        if stored {
+            if try update(tier, timeMs: timeMs, sourceId: sourceId, rollup, statements, slot: slot + 1) { return false }
+            return try insert(tier, timeMs: timeMs, sourceId: sourceId, rollup, statements, slot: slot)
+        }
+        if try insert(tier, timeMs: timeMs, sourceId: sourceId, rollup, statements, slot: slot) { return true }
+        _ = try update(tier, timeMs: timeMs, sourceId: sourceId, rollup, statements, slot: slot + 1)
+        return false
+    }
+
+    /// Inserts a rollup row unless one has its key; true when it did.
+    static func insert(_ tier: HistoryTier, timeMs: Int64, sourceId: Int64, _ rollup: Rollup, _ statements: BatchStatements, slot: Int) throws -> Bool {
         let columns = "\(tier.time), source_id, probes, failures, retried, retry_succeeded, duration_us_sum, duration_us_max, latency"
-        let insert = try statements.statement(slot, "INSERT OR IGNORE INTO \(tier.table) (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
-        let update = try statements.statement(slot + 1, """
+        let statement = try statements.statement(slot, "INSERT OR IGNORE INTO \(tier.table) (\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        return try run(statement, timeMs: timeMs, sourceId: sourceId, rollup, statements.db)
+    }
+
+    /// Replaces the counts of the rollup row with this key; true when there was one.
+    private static func update(_ tier: HistoryTier, timeMs: Int64, sourceId: Int64, _ rollup: Rollup, _ statements: BatchStatements, slot: Int) throws -> Bool {
+        let statement = try statements.statement(slot, """
             UPDATE \(tier.table) SET probes = ?3, failures = ?4, retried = ?5, retry_succeeded = ?6, duration_us_sum = ?7,
               duration_us_max = ?8, latency = ?9 WHERE \(tier.time) = ?1 AND source_id = ?2
             """)
-        let blob = LatencyBlob.encode(rollup.latencyBuckets)
-        func run(_ statement: Statement) throws -> Bool {
-            var row = RowBinder(statement)
-            row.bind(timeMs)
-            row.bind(sourceId)
-            row.bind(rollup.probes)
-            row.bind(rollup.failures)
-            row.bind(rollup.retried)
-            row.bind(rollup.retrySucceeded)
-            row.bind(rollup.durationUsSum)
-            row.bind(rollup.durationUsMax)
-            row.bind(blob: blob)
-            try row.run(statements.db)
-            return statements.db.changesCount > 0
-        }
-        if stored {
-            if try run(update) { return false }
-            return try run(insert)
-        }
-        if try run(insert) { return true }
-        _ = try run(update)
-        return false
+        return try run(statement, timeMs: timeMs, sourceId: sourceId, rollup, statements.db)
+    }
+
+    /// Binds a rollup row's columns in order and runs the statement; true when it changed a row.
+    private static func run(_ statement: Statement, timeMs: Int64, sourceId: Int64, _ rollup: Rollup, _ db: Database) throws -> Bool {
+        var row = RowBinder(statement)
+        row.bind(timeMs)
+        row.bind(sourceId)
+        row.bind(rollup.probes)
+        row.bind(rollup.failures)
+        row.bind(rollup.retried)
+        row.bind(rollup.retrySucceeded)
+        row.bind(rollup.durationUsSum)
+        row.bind(rollup.durationUsMax)
+        row.bind(blob: LatencyBlob.encode(rollup.latencyBuckets))
+        try row.run(db)
+        return db.changesCount > 0
     }
 
     /// A rollup row's counts (the columns after the time and the source id).

@@ -249,7 +249,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             }
         }
         queue.withLock { queue in
-            for (source, minute, rollup) in rows { queue.minutes[minute, default: MinuteRollups()].bySource[source] = Minute(rollup: rollup, stored: true) }
+            // A result recorded before the load stays as it is (not stored): its first write
+            // adds it to the row found then.
+            for (source, minute, rollup) in rows where queue.minutes[minute]?.bySource[source] == nil {
+                queue.minutes[minute, default: MinuteRollups()].bySource[source] = Minute(rollup: rollup, stored: true)
+            }
         }
     }
 

@@ -77,18 +77,19 @@ package struct Rollup: Sendable, Equatable {
 
     package init() {}
 
+    /// Adds one result; saturating, since the counts may have come from a stored row.
     mutating func add(_ result: ProbeResult) {
-        probes += 1
-        if !result.ok { failures += 1 }
+        probes = probes.addingClamped(1)
+        if !result.ok { failures = failures.addingClamped(1) }
         if result.attempts > 1 {
-            retried += 1
-            if result.ok { retrySucceeded += 1 }
+            retried = retried.addingClamped(1)
+            if result.ok { retrySucceeded = retrySucceeded.addingClamped(1) }
         }
         let microseconds = Microseconds.from(seconds: result.durationSeconds)
         durationUsSum = durationUsSum.addingClamped(microseconds)
         durationUsMax = max(durationUsMax, microseconds)
         let index = Histogram.latencyBuckets.firstIndex { result.durationSeconds <= $0 } ?? Histogram.latencyBuckets.count
-        latencyBuckets[index] += 1
+        if latencyBuckets.indices.contains(index) { latencyBuckets[index] = latencyBuckets[index].addingClamped(1) }
     }
 
     /// Adds another stretch's counts, saturating (stored rows are outside input too).

@@ -28,9 +28,10 @@ struct AvailabilityRoutes: Sendable {
     }
 
     func everySource(_ request: HTTPRequest) -> HTTPResponse {
-        var sources = context.monitor.config.sources
+        let config = context.monitor.config
+        var sources = config.sources
         if let group = request.query["group"] {
-            sources = sources.filter { $0.group == group }
+            sources = sources.filter { config.statusPage.group(of: $0) == group }
             guard !sources.isEmpty else { return APIRoutes.error("no group named \(group)", status: 404) }
         }
         return report(request, source: nil) { found, window, json in

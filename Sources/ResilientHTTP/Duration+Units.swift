@@ -57,12 +57,14 @@ extension Int64 {
 
 extension FixedWidthInteger {
     /// `self + other`, saturating at the type's bounds instead of trapping.
+    @inlinable
     public func addingClamped(_ other: Self) -> Self {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other < 0 ? .min : .max) : sum
     }
 
     /// `self × other`, saturating at the type's bounds instead of trapping.
+    @inlinable
     public func multipliedClamped(_ other: Self) -> Self {
         let (product, overflow) = multipliedReportingOverflow(by: other)
         return overflow ? ((self < 0) != (other < 0) ? .min : .max) : product

@@ -130,6 +130,47 @@ struct StoreTests {
         #expect(try RecordWriter.rowCounts(database)["minute"] == 1)
     }
 
+    /// A result recorded after a restart but before the writer loads the recent minutes is
+    /// added to the stored minute, not replaced by it.
+    @Test func aResultRecordedBeforeTheRecentMinutesLoadIsKept() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let minute = Timestamp.nowMs() / 60_000 * 60_000
+        let before = RecordWriter(database: database, logger: Logger(label: "test"))
+        before.record(ProbeResult(source: "acme", timestampMs: minute, ok: true, durationSeconds: 0.1))
+        before.record(ProbeResult(source: "acme", timestampMs: minute + 1, ok: true, durationSeconds: 0.1))
+        before.flush()
+        let restarted = RecordWriter(database: database, logger: Logger(label: "test"))
+        restarted.record(ProbeResult(source: "acme", timestampMs: minute + 2, ok: false, durationSeconds: 0.1))
+        try restarted.loadRecentRollups()
+        restarted.flush()
+        restarted.record(ProbeResult(source: "acme", timestampMs: minute + 3, ok: true, durationSeconds: 0.1))
+        restarted.flush()
+        let row = try #require(try database.writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minute])
+        })
+        #expect(row["probes"] as Int? == 4)
+        #expect(row["failures"] as Int? == 1)
+    }
+
+    /// Counts read back from a damaged or hostile row saturate instead of trapping.
+    @Test func aStoredRowAtTheLimitSaturates() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let minute = Timestamp.nowMs() / 60_000 * 60_000
+        let before = RecordWriter(database: database, logger: Logger(label: "test"))
+        before.record(ProbeResult(source: "acme", timestampMs: minute, ok: true, durationSeconds: 0.1))
+        before.flush()
+        try database.writer.write { db in
+            try db.execute(sql: "UPDATE minute_rollups SET probes = ?, failures = ?", arguments: [Int64.max, Int64.max])
+        }
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        try writer.loadRecentRollups()
+        writer.record(ProbeResult(source: "acme", timestampMs: minute + 1, ok: false, durationSeconds: 0.1))
+        writer.flush()
+        let row = try #require(try database.writer.read { db in try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups") })
+        #expect(row["probes"] as Int64? == .max)
+        #expect(row["failures"] as Int64? == .max)
+    }
+
     @Test func aFullDiskKeepsRecordsQueuedUntilSpaceReturns() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

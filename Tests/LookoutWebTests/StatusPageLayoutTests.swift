@@ -229,6 +229,8 @@ struct StatusPageLayoutTests {
             to: HTTPRequest(method: "GET", path: "/api/v1/sources/cdn/availability", query: ["days": "30"]))).utf8)) as? [String: Any])
         #expect((single["days"] as? [[String: Any]])?.map { $0["failures"] as? Int } == (every[3]["days"] as? [[String: Any]])?.map { $0["failures"] as? Int })
         #expect(try await report(["group": "Payments"]).map { $0["source"] as? String } == ["api", "ledger"])
+        // A group as the page shows it: by the `status_page.group_by` label where `group` is unset.
+        #expect(try await report(["group": "content"]).map { $0["source"] as? String } == ["feed"])
         #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/availability", query: ["group": "nope"])).status == 404)
         #expect(await router.respond(to: HTTPRequest(method: "GET", path: "/api/v1/availability", query: ["days": "0"])).status == 400)
     }
