@@ -24,34 +24,30 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         var minutes: [Int64: MinuteRollups] = [:]
     }
 
-    /// Every source's rollup of one minute, and the sources whose rollup changed since the
-    /// last flush, in the order they changed.
+    /// Every source's rollup of one minute.
     private struct MinuteRollups {
         var bySource: [String: Minute] = [:]
-        var changed: [String] = []
 
         mutating func add(_ result: ProbeResult) {
-            if bySource[result.source, default: Minute()].add(result) { changed.append(result.source) }
+            bySource[result.source, default: Minute()].add(result)
         }
 
-        /// The changed rollups, now marked unchanged.
+        /// The rollups changed since the last flush, now marked unchanged: one pass over the
+        /// minute's sources a flush, no hashing.
         mutating func takeChanged(minuteMs: Int64) -> [(RollupKey, Minute)] {
             var taken: [(RollupKey, Minute)] = []
-            taken.reserveCapacity(changed.count)
-            for source in changed {
-                guard let minute = bySource[source] else { continue }
-                bySource[source]?.changed = false
-                taken.append((RollupKey(source: source, minuteMs: minuteMs), minute))
+            var index = bySource.startIndex
+            while index != bySource.endIndex {
+                if bySource.values[index].changed {
+                    bySource.values[index].changed = false
+                    taken.append((RollupKey(source: bySource.keys[index], minuteMs: minuteMs), bySource.values[index]))
+                }
+                bySource.formIndex(after: &index)
             }
-            changed.removeAll(keepingCapacity: true)
             return taken
         }
 
-        mutating func markChanged(_ source: String) {
-            guard bySource[source]?.changed == false else { return }
-            bySource[source]?.changed = true
-            changed.append(source)
-        }
+        var hasChanges: Bool { bySource.values.contains(where: \.changed) }
     }
 
     /// A minute's rollup as it builds up, whether its row is in the database yet, and whether
@@ -61,11 +57,9 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         var stored = false
         var changed = false
 
-        /// Adds a result; true when this is the first change since the last flush.
-        mutating func add(_ result: ProbeResult) -> Bool {
+        mutating func add(_ result: ProbeResult) {
             rollup.add(result)
-            defer { changed = true }
-            return !changed
+            changed = true
         }
     }
 
@@ -221,7 +215,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             }
             queue.withLock { queue in
                 queue.records.insert(contentsOf: batch, at: 0)
-                for (key, _) in rollups { queue.minutes[key.minuteMs]?.markChanged(key.source) }
+                for (key, _) in rollups { queue.minutes[key.minuteMs]?.bySource[key.source]?.changed = true }
                 if queue.records.count > RecordWriter.maxQueued {
                     queue.records.removeFirst(queue.records.count - RecordWriter.maxQueued)
                 }
@@ -234,7 +228,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     private func evictOldRollups() {
         let cutoff = Timestamp.nowMs() - 120_000
         queue.withLock { queue in
-            let done = queue.minutes.compactMap { minuteMs, minute in minuteMs < cutoff && minute.changed.isEmpty ? minuteMs : nil }
+            let done = queue.minutes.compactMap { minuteMs, minute in minuteMs < cutoff && !minute.hasChanges ? minuteMs : nil }
             for minuteMs in done { queue.minutes.removeValue(forKey: minuteMs) }
         }
     }

@@ -18,11 +18,11 @@ struct AvailabilityRoutes: Sendable {
     func availability(_ request: HTTPRequest) -> HTTPResponse {
         let name = request.pathParameters["name"] ?? ""
         guard context.monitor.config.sources.contains(where: { $0.name == name }) else { return APIRoutes.error("no source named \(name)", status: 404) }
-        return report(request, source: name) { found, window, json in
+        return respond(request, source: name) { report, json in
             json.object { json in
                 json.field("source") { $0.string(name) }
-                window(&json)
-                AvailabilityRoutes.write(found[name] ?? [], into: &json)
+                report.window(into: &json)
+                report.days(of: name, into: &json)
             }
         }
     }
@@ -34,15 +34,15 @@ struct AvailabilityRoutes: Sendable {
             sources = sources.filter { config.statusPage.group(of: $0) == group }
             guard !sources.isEmpty else { return APIRoutes.error("no group named \(group)", status: 404) }
         }
-        return report(request, source: nil) { found, window, json in
+        return respond(request, source: nil) { report, json in
             json.object { json in
-                window(&json)
+                report.window(into: &json)
                 json.field("sources") { json in
                     json.array { json in
                         for source in sources {
                             json.object { json in
                                 json.field("source") { $0.string(source.name) }
-                                AvailabilityRoutes.write(found[source.name] ?? [], into: &json)
+                                report.days(of: source.name, into: &json)
                             }
                         }
                     }
@@ -51,12 +51,43 @@ struct AvailabilityRoutes: Sendable {
         }
     }
 
-    /// Reads the days of `source` (nil: every source) over the request's window and writes them
-    /// with `body`, which is given the `from` and `to` fields to place.
-    private func report(
-        _ request: HTTPRequest, source: String?,
-        _ body: ([String: [HistoryStore.Day]], (inout JSONWriter) -> Void, inout JSONWriter) -> Void
-    ) -> HTTPResponse {
+    /// The days read for one request, and the window they cover.
+    private struct Report {
+        let found: [String: [HistoryStore.Day]]
+        let sinceMs: Int64
+        let nowMs: Int64
+
+        func window(into json: inout JSONWriter) {
+            json.field("from") { $0.string(Timestamp.rfc3339(sinceMs)) }
+            json.field("to") { $0.string(Timestamp.rfc3339(nowMs)) }
+        }
+
+        /// A source's totals and its days, as fields of the object being written.
+        func days(of source: String, into json: inout JSONWriter) {
+            let days = found[source] ?? []
+            let probes = days.reduce(0) { $0 &+ $1.probes }
+            let failures = days.reduce(0) { $0 &+ $1.failures }
+            json.field("probes") { $0.int(Int64(probes)) }
+            json.field("failures") { $0.int(Int64(failures)) }
+            json.field("availability") { $0.number(probes > 0 ? 1 - Double(failures) / Double(probes) : nil) }
+            json.field("days") { json in
+                json.array { json in
+                    for day in days {
+                        json.object { json in
+                            json.field("day") { $0.string(String(Timestamp.rfc3339(day.dayMs).prefix(10))) }
+                            json.field("probes") { $0.int(Int64(day.probes)) }
+                            json.field("failures") { $0.int(Int64(day.failures)) }
+                            json.field("availability") { $0.number(day.probes > 0 ? 1 - Double(day.failures) / Double(day.probes) : nil) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the days of `source` (nil: every source) over the request's `days` and answers
+    /// with what `write` makes of them.
+    private func respond(_ request: HTTPRequest, source: String?, _ write: (Report, inout JSONWriter) -> Void) -> HTTPResponse {
         guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
         var days = 30
         if let text = request.query["days"] {
@@ -66,38 +97,14 @@ struct AvailabilityRoutes: Sendable {
         let now = Timestamp.nowMs()
         let today = HealthWindow.floor(now, to: HealthWindow.day)
         let since = today - Int64(days - 1) * HealthWindow.day
-        let found: [String: [HistoryStore.Day]]
+        let report: Report
         do {
-            found = try HistoryStore.days(database, source: source, sinceMs: since)
+            report = Report(found: try HistoryStore.days(database, source: source, sinceMs: since), sinceMs: since, nowMs: now)
         } catch {
             return APIRoutes.error("cannot read the history: \(error)", status: 500)
         }
-        var json = JSONWriter(capacity: 256 + found.values.reduce(0) { $0 + $1.count } * 96)
-        body(found, { json in
-            json.field("from") { $0.string(Timestamp.rfc3339(since)) }
-            json.field("to") { $0.string(Timestamp.rfc3339(now)) }
-        }, &json)
+        var json = JSONWriter(capacity: 256 + report.found.values.reduce(0) { $0 + $1.count } * 96)
+        write(report, &json)
         return .json(json.bytes)
-    }
-
-    /// A source's totals and its days, as fields of the object being written.
-    private static func write(_ found: [HistoryStore.Day], into json: inout JSONWriter) {
-        let probes = found.reduce(0) { $0 &+ $1.probes }
-        let failures = found.reduce(0) { $0 &+ $1.failures }
-        json.field("probes") { $0.int(Int64(probes)) }
-        json.field("failures") { $0.int(Int64(failures)) }
-        json.field("availability") { $0.number(probes > 0 ? 1 - Double(failures) / Double(probes) : nil) }
-        json.field("days") { json in
-            json.array { json in
-                for day in found {
-                    json.object { json in
-                        json.field("day") { $0.string(String(Timestamp.rfc3339(day.dayMs).prefix(10))) }
-                        json.field("probes") { $0.int(Int64(day.probes)) }
-                        json.field("failures") { $0.int(Int64(day.failures)) }
-                        json.field("availability") { $0.number(day.probes > 0 ? 1 - Double(day.failures) / Double(day.probes) : nil) }
-                    }
-                }
-            }
-        }
     }
 }

@@ -8,6 +8,12 @@ import Testing
 
 @Suite("LookoutStore")
 struct StoreTests {
+    func minuteRow(_ database: LookoutDatabase, _ minuteMs: Int64) throws -> Row {
+        try #require(try database.writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minuteMs])
+        })
+    }
+
     func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString).sqlite").path
     }
@@ -119,9 +125,7 @@ struct StoreTests {
         restarted.record(ProbeResult(source: "acme", timestampMs: minute + 40_000, ok: true, durationSeconds: 0.1))
         restarted.flush()
 
-        let row = try #require(try database.writer.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minute])
-        })
+        let row = try minuteRow(database, minute)
         #expect(row["probes"] as Int? == 5)
         #expect(row["failures"] as Int? == 2)
         #expect(row["duration_us_max"] as Int64? == 9_000_000)
@@ -145,9 +149,7 @@ struct StoreTests {
         restarted.flush()
         restarted.record(ProbeResult(source: "acme", timestampMs: minute + 3, ok: true, durationSeconds: 0.1))
         restarted.flush()
-        let row = try #require(try database.writer.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minute])
-        })
+        let row = try minuteRow(database, minute)
         #expect(row["probes"] as Int? == 4)
         #expect(row["failures"] as Int? == 1)
     }
@@ -166,7 +168,7 @@ struct StoreTests {
         try writer.loadRecentRollups()
         writer.record(ProbeResult(source: "acme", timestampMs: minute + 1, ok: false, durationSeconds: 0.1))
         writer.flush()
-        let row = try #require(try database.writer.read { db in try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups") })
+        let row = try minuteRow(database, minute)
         #expect(row["probes"] as Int64? == .max)
         #expect(row["failures"] as Int64? == .max)
     }
