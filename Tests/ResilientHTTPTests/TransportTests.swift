@@ -27,6 +27,7 @@ struct TransportTests {
                 .text("\(request.method) x-extra=\(request.headers["x-extra"] ?? "-") body=\(request.body.count)")
             }
         }
+        router.get("/connection") { request in .text(request.headers["connection"] ?? "-") }
         let server = HTTPServer(configuration: .init(port: 0), router: router)
         try server.start()
         return server
@@ -155,6 +156,19 @@ extension TransportTests {
         }
         // Handles went back to the pool (each is returned once the loop thread lets go of it).
         _ = try await eventually("a handle back in the pool") { pooled.idleHandles >= 1 ? true : nil }
+        await server.stop()
+    }
+
+    /// A probe's connection is used once and says so, as blackbox_exporter's do; a transfer that
+    /// may reuse its connection, or that names its own Connection header, is left as it is.
+    @Test func aFreshConnectionAsksTheServerToClose() async throws {
+        let server = try startServer()
+        let fresh = await transport.perform(TransferRequest(url: url(server, "/connection")))
+        #expect(fresh.bodyText == "close")
+        let reused = await transport.perform(TransferRequest(url: url(server, "/connection"), freshConnection: false))
+        #expect(reused.bodyText == "-")
+        let named = await transport.perform(TransferRequest(url: url(server, "/connection"), headers: [("Connection", "keep-alive")]))
+        #expect(named.bodyText == "keep-alive")
         await server.stop()
     }
 
