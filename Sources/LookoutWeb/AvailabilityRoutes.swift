@@ -69,7 +69,7 @@ struct AvailabilityRoutes: Sendable {
             let failures = days.reduce(0) { $0 &+ $1.failures }
             json.field("probes") { $0.int(Int64(probes)) }
             json.field("failures") { $0.int(Int64(failures)) }
-            json.field("availability") { $0.number(probes > 0 ? 1 - Double(failures) / Double(probes) : nil) }
+            json.field("availability") { $0.number(HistoryStore.Day.availability(probes: probes, failures: failures)) }
             json.field("days") { json in
                 json.array { json in
                     for day in days {
@@ -77,7 +77,7 @@ struct AvailabilityRoutes: Sendable {
                             json.field("day") { $0.string(String(Timestamp.rfc3339(day.dayMs).prefix(10))) }
                             json.field("probes") { $0.int(Int64(day.probes)) }
                             json.field("failures") { $0.int(Int64(day.failures)) }
-                            json.field("availability") { $0.number(day.probes > 0 ? 1 - Double(day.failures) / Double(day.probes) : nil) }
+                            json.field("availability") { $0.number(day.availability) }
                         }
                     }
                 }

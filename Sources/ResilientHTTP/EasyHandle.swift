@@ -83,13 +83,13 @@ final class EasyHandle: @unchecked Sendable {
         for (name, value) in request.headers {
             headerList = curl_slist_append(headerList, "\(name): \(value)")
         }
-        // A connection used once says so (RFC 9112 section 9.6), as blackbox_exporter's probes do:
-        // the server then closes first and keeps the TIME_WAIT state, and the prober's close is the
-        // cheap passive one. libcurl leaves the header out of HTTP/2 requests, where it is forbidden.
-        if request.freshConnection && !request.headers.contains(where: { ASCII.equalIgnoringCase($0.name, "connection") }) {
+        // A connection used once says so (RFC 9112 section 9.6), as blackbox_exporter's probes do,
+        // so both send the same exchange; the server closes first and keeps the TIME_WAIT state.
+        // libcurl leaves the header out of HTTP/2 requests, where it is forbidden.
+        if request.freshConnection && !request.hasHeader("connection") {
             headerList = curl_slist_append(headerList, "Connection: close")
         }
-        if request.body != nil && !request.headers.contains(where: { ASCII.equalIgnoringCase($0.name, "expect") }) {
+        if request.body != nil && !request.hasHeader("expect") {
             headerList = curl_slist_append(headerList, "Expect:")
         }
         if let headerList { lookout_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList) }

@@ -52,6 +52,11 @@ public struct TransferRequest: Sendable {
         self.caFile = caFile
         self.bodySink = bodySink
     }
+
+    /// Whether the caller set a header named `name`, compared case-insensitively.
+    func hasHeader(_ name: String) -> Bool {
+        headers.contains { ASCII.equalIgnoringCase($0.name, name) }
+    }
 }
 
 /// Takes a response body piece by piece on the transport's thread, for bodies too large to keep.

@@ -27,7 +27,10 @@ struct TransportTests {
                 .text("\(request.method) x-extra=\(request.headers["x-extra"] ?? "-") body=\(request.body.count)")
             }
         }
-        router.get("/connection") { request in .text(request.headers["connection"] ?? "-") }
+        router.get("/connection") { request in
+            let sent = request.headers.filter { $0.name.lowercased() == "connection" }.map(\.value)
+            return .text(sent.isEmpty ? "-" : sent.joined(separator: ","))
+        }
         let server = HTTPServer(configuration: .init(port: 0), router: router)
         try server.start()
         return server
