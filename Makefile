@@ -13,7 +13,7 @@ APT_TEST := curl prometheus prometheus-alertmanager prometheus-blackbox-exporter
 PYPI_TEST := kubernetes-validate==1.37.0
 PYDEPS := .build/pydeps
 # Benchmark peers and load tools.
-APT_BENCH := nginx-light wrk prometheus-blackbox-exporter curl python3
+APT_BENCH := nginx-light wrk prometheus prometheus-blackbox-exporter curl python3
 
 # Installs the Debian packages in $(1) that are not installed yet.
 define ensure_packages

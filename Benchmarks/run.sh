@@ -25,6 +25,8 @@ http {
   server {
     listen 127.0.0.1:$port backlog=4096;
     location / { return 200 "ok\n"; }
+    # Requests served so far: counts blackbox_exporter's probes when Prometheus schedules them.
+    location = /nginx-status { stub_status; }
   }
 }
 CONF
@@ -83,20 +85,20 @@ blackbox_round() {
   python3 -c "print($rate, round(($after - $before) / $(getconf CLK_TCK) / ($rate * 5) * 1e6, 1))"
 }
 
-# One scheduler measurement: `lookout serve` with 5,000 sources every second against the same
-# nginx, on a fresh database; probes started and late starts come from its /metrics, CPU from
+# One scheduler measurement: `lookout serve` with 5,000 sources (or $2) every second against the
+# same nginx, on a fresh database; probes started and late starts come from its /metrics, CPU from
 # /proc; every result finished is recorded (rows written plus rows queued, none dropped).
 # Prints probes/s, % late, CPU s per 1,000 probes, results recorded, finished and dropped.
 sources=${LOOKOUT_BENCH_SOURCES:-5000}
 serve_round() {
-  local lport spid
+  local lport spid count=${2:-$sources}
   lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   {
     echo "listen: 127.0.0.1:$lport"
     echo "database: $work/bench-$1.sqlite"
     echo "defaults: {interval: 1s, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
     echo "sources:"
-    for i in $(seq 1 $sources); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\"}"; done
+    for i in $(seq 1 "$count"); do echo "  - {name: s$i, url: \"http://127.0.0.1:$port/s/$i\"}"; done
   } > "$work/bench.yml"
   drain_time_wait
   "$bin/lookout" serve --config "$work/bench.yml" >"$work/serve-$1.log" 2>&1 &
@@ -159,6 +161,61 @@ echo "| lookout serve: scheduled fresh-connection probes per second ($sources so
 echo "| lookout serve: results recorded (raw rows written or queued ÷ probes finished, at the end of each round) | same | $(IFS=';'; echo "${recorded_all[*]}") | $dropped_total dropped | |" >> "$rows"
 echo "| lookout serve: probes started more than 1 s late, worst of 3 | same | $late_pct % | target < 1 % | |" >> "$rows"
 echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics included), median of 3: ${lk_cpus[*]} s | same | $(median "${lk_cpus[@]}") s | blackbox_exporter $bb_cpu_k s | Lookout ÷ blackbox, median of the rounds' ${ratios[*]}: $(median "${ratios[@]}") |" >> "$rows"
+
+# Both tools scheduled, as their users run them: the same number of sources every 1 s. wrk above
+# drives blackbox_exporter at saturation, where Go amortises the most; here Prometheus scrapes its
+# /probe once per target per second, as a blackbox_exporter deployment does. 1,000 targets keep it
+# on schedule here with room to spare beside Prometheus and nginx (at 2,000 its scrapes time out),
+# and `lookout serve` runs the same number of sources. Prints probes/s, CPU µs per probe and the
+# targets up.
+scheduled=${LOOKOUT_BENCH_SCHEDULED:-1000}
+prometheus_round() {
+  local pport ppid b0 b1 r0 r1 t0 t1 up
+  pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  {
+    echo "global: {scrape_interval: 1s, scrape_timeout: 1s}"
+    echo "scrape_configs:"
+    echo "  - job_name: blackbox"
+    echo "    metrics_path: /probe"
+    echo "    params: {module: [http_2xx]}"
+    echo "    relabel_configs:"
+    echo "      - {source_labels: [__address__], target_label: __param_target}"
+    echo "      - {source_labels: [__param_target], target_label: instance}"
+    echo "      - {target_label: __address__, replacement: 127.0.0.1:$bport}"
+    echo "    static_configs:"
+    echo "      - targets:"
+    for i in $(seq 1 "$scheduled"); do echo "        - http://127.0.0.1:$port/s/$i"; done
+  } > "$work/prometheus.yml"
+  drain_time_wait
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb-$1" \
+    --web.listen-address="127.0.0.1:$pport" --log.level=error 2>"$work/prometheus-$1.log" &
+  ppid=$!
+  pids+=($ppid)
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$pport/-/ready" >/dev/null && break; sleep 0.1; done
+  sleep 8  # every target has been scraped
+  served() { curl -s "http://127.0.0.1:$port/nginx-status" | awk 'NR == 3 {print $3}'; }
+  r0=$(served); b0=$(cpu_ticks "$bpid"); t0=$(date +%s.%N)
+  sleep 20
+  r1=$(served); b1=$(cpu_ticks "$bpid"); t1=$(date +%s.%N)
+  up=$(curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=sum(up)' \
+    | python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(int(float(r[0]["value"][1])) if r else 0)')
+  kill "$ppid"; wait "$ppid" 2>/dev/null || true
+  # The status request between the two counts is one of them.
+  python3 -c "probes = $r1 - $r0 - 1; print(round(probes / ($t1 - $t0)), round(($b1 - $b0) / $(getconf CLK_TCK) / probes * 1e6, 1), $up)"
+}
+pm_rates=(); pm_cpus=(); pm_ups=(); sk_rates=(); sk_cpus=(); sk_ratios=()
+for round in 1 2 3; do
+  prometheus_round "$round" > "$work/prometheus-$round.txt"
+  read -r rate cpu up < "$work/prometheus-$round.txt"
+  pm_rates+=("$rate"); pm_cpus+=("$cpu"); pm_ups+=("$up")
+  serve_round "scheduled-$round" "$scheduled" > "$work/scheduled-$round.txt"
+  read -r srate late cpu_k recorded finished dropped < "$work/scheduled-$round.txt"
+  [ -n "$dropped" ] || { echo "round $round of lookout serve gave no figures: $work/serve-scheduled-$round.log" >&2; exit 1; }
+  sk_rates+=("$srate"); sk_cpus+=("$cpu_k")
+  sk_ratios+=("$(python3 -c "print(round($cpu_k / ($cpu / 1000), 2))")")
+done
+echo "| blackbox_exporter scheduled: $scheduled targets every 1 s, scraped by Prometheus, median of 3: ${pm_rates[*]} probes/s, targets up ${pm_ups[*]}; CPU ${pm_cpus[*]} µs | \`prometheus\` scraping \`/probe\`, 20 s | $(median "${pm_cpus[@]}") µs per probe | blackbox_exporter under wrk ${bb_cpu} µs | $(python3 -c "print(round($(median "${pm_cpus[@]}") / $bb_cpu, 2))") |" >> "$rows"
+echo "| lookout serve scheduled: $scheduled sources every 1 s, median of 3: ${sk_rates[*]} probes/s; CPU ${sk_cpus[*]} s per 1,000 | \`lookout serve\`, 20 s | $(median "${sk_cpus[@]}") s per 1,000 probes | blackbox_exporter scheduled $(python3 -c "print(round($(median "${pm_cpus[@]}") / 1000, 3))") s | Lookout ÷ blackbox, median of the rounds' ${sk_ratios[*]}: $(median "${sk_ratios[@]}") |" >> "$rows"
 
 # /probe under the same wrk load as blackbox_exporter's /probe above.
 pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
