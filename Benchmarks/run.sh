@@ -170,7 +170,7 @@ echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics 
 # targets up.
 scheduled=${LOOKOUT_BENCH_SCHEDULED:-1000}
 prometheus_round() {
-  local pport ppid b0 b1 r0 r1 t0 t1 up
+  local pport ppid b0 b1 p0 p1 r0 r1 t0 t1 ok
   pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   {
     echo "global: {scrape_interval: 1s, scrape_timeout: 1s}"
@@ -192,30 +192,42 @@ prometheus_round() {
   ppid=$!
   pids+=($ppid)
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$pport/-/ready" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$pport/-/ready" >/dev/null || { echo "prometheus did not start:" >&2; cat "$work/prometheus-$1.log" >&2; return 1; }
   sleep 8  # every target has been scraped
-  served() { curl -s "http://127.0.0.1:$port/nginx-status" | awk 'NR == 3 {print $3}'; }
-  r0=$(served); b0=$(cpu_ticks "$bpid"); t0=$(date +%s.%N)
+  served() {
+    local count
+    count=$(curl -sf "http://127.0.0.1:$port/nginx-status" | awk 'NR == 3 {print $3}')
+    [[ "$count" =~ ^[0-9]+$ ]] || { echo "nginx's stub_status gave no request count" >&2; return 1; }
+    echo "$count"
+  }
+  r0=$(served); b0=$(cpu_ticks "$bpid"); p0=$(cpu_ticks "$ppid"); t0=$(date +%s.%N)
   sleep 20
-  r1=$(served); b1=$(cpu_ticks "$bpid"); t1=$(date +%s.%N)
-  up=$(curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=sum(up)' \
+  r1=$(served); b1=$(cpu_ticks "$bpid"); p1=$(cpu_ticks "$ppid"); t1=$(date +%s.%N)
+  # Targets whose last probe succeeded: blackbox_exporter answered and nginx did.
+  ok=$(curl -sf "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=sum(probe_success)' \
     | python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(int(float(r[0]["value"][1])) if r else 0)')
   kill "$ppid"; wait "$ppid" 2>/dev/null || true
   # The status request between the two counts is one of them.
-  python3 -c "probes = $r1 - $r0 - 1; print(round(probes / ($t1 - $t0)), round(($b1 - $b0) / $(getconf CLK_TCK) / probes * 1e6, 1), $up)"
+  python3 -c "
+probes = $r1 - $r0 - 1
+tick = $(getconf CLK_TCK)
+print(round(probes / ($t1 - $t0)), round(($b1 - $b0) / tick / probes * 1e6, 1), round(($p1 - $p0) / tick / probes * 1e6, 1), $ok)"
 }
-pm_rates=(); pm_cpus=(); pm_ups=(); sk_rates=(); sk_cpus=(); sk_ratios=()
+pm_rates=(); pm_cpus=(); pm_prom=(); pm_oks=(); sk_rates=(); sk_lates=(); sk_cpus=(); sk_ratios=(); sk_dropped=0
 for round in 1 2 3; do
   prometheus_round "$round" > "$work/prometheus-$round.txt"
-  read -r rate cpu up < "$work/prometheus-$round.txt"
-  pm_rates+=("$rate"); pm_cpus+=("$cpu"); pm_ups+=("$up")
+  read -r rate cpu prom_cpu ok < "$work/prometheus-$round.txt"
+  pm_rates+=("$rate"); pm_cpus+=("$cpu"); pm_prom+=("$prom_cpu"); pm_oks+=("$ok")
   serve_round "scheduled-$round" "$scheduled" > "$work/scheduled-$round.txt"
   read -r srate late cpu_k recorded finished dropped < "$work/scheduled-$round.txt"
-  [ -n "$dropped" ] || { echo "round $round of lookout serve gave no figures: $work/serve-scheduled-$round.log" >&2; exit 1; }
-  sk_rates+=("$srate"); sk_cpus+=("$cpu_k")
+  [ -n "$dropped" ] || { echo "round $round of lookout serve gave no figures:" >&2; cat "$work/serve-scheduled-$round.log" >&2; exit 1; }
+  sk_rates+=("$srate"); sk_lates+=("$late"); sk_cpus+=("$cpu_k")
+  sk_dropped=$((sk_dropped + dropped))
   sk_ratios+=("$(python3 -c "print(round($cpu_k / ($cpu / 1000), 2))")")
 done
-echo "| blackbox_exporter scheduled: $scheduled targets every 1 s, scraped by Prometheus, median of 3: ${pm_rates[*]} probes/s, targets up ${pm_ups[*]}; CPU ${pm_cpus[*]} µs | \`prometheus\` scraping \`/probe\`, 20 s | $(median "${pm_cpus[@]}") µs per probe | blackbox_exporter under wrk ${bb_cpu} µs | $(python3 -c "print(round($(median "${pm_cpus[@]}") / $bb_cpu, 2))") |" >> "$rows"
-echo "| lookout serve scheduled: $scheduled sources every 1 s, median of 3: ${sk_rates[*]} probes/s; CPU ${sk_cpus[*]} s per 1,000 | \`lookout serve\`, 20 s | $(median "${sk_cpus[@]}") s per 1,000 probes | blackbox_exporter scheduled $(python3 -c "print(round($(median "${pm_cpus[@]}") / 1000, 3))") s | Lookout ÷ blackbox, median of the rounds' ${sk_ratios[*]}: $(median "${sk_ratios[@]}") |" >> "$rows"
+pm_cpu=$(median "${pm_cpus[@]}")
+echo "| blackbox_exporter scheduled: $scheduled targets every 1 s, scraped by Prometheus (probes/s ${pm_rates[*]}, nginx's count; targets succeeding ${pm_oks[*]}), CPU median of 3: ${pm_cpus[*]} µs; Prometheus itself $(median "${pm_prom[@]}") µs a probe more, not counted | \`prometheus\` scraping \`/probe\`, 20 s | $pm_cpu µs per probe | blackbox_exporter under wrk ${bb_cpu} µs | $(python3 -c "print(round($pm_cpu / $bb_cpu, 2))") |" >> "$rows"
+echo "| lookout serve scheduled: $scheduled sources every 1 s (probes/s ${sk_rates[*]}; late worst $(python3 -c "print(max(float(v) for v in '${sk_lates[*]}'.split()))") %; $sk_dropped dropped), CPU median of 3: ${sk_cpus[*]} s per 1,000 | \`lookout serve\`, 20 s | $(median "${sk_cpus[@]}") s per 1,000 probes | blackbox_exporter scheduled $(python3 -c "print(round($pm_cpu / 1000, 3))") s | Lookout ÷ blackbox, median of the rounds' ${sk_ratios[*]}: $(median "${sk_ratios[@]}") |" >> "$rows"
 
 # /probe under the same wrk load as blackbox_exporter's /probe above.
 pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
