@@ -12,8 +12,11 @@ pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
+# A loopback port nothing listens on.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 # nginx on a free loopback port, answering a small body with Connection: close semantics left to the client.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -61,7 +64,7 @@ echo "| nginx ceiling, fresh connection per request | \`wrk -t2 -c64 -d5s -H 'Co
 
 # blackbox_exporter probing the same nginx, driven through its /probe endpoint by wrk; its CPU is
 # read from /proc before and after.
-bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+bport=$(free_port)
 cat > "$work/blackbox.yml" <<CONF
 modules:
   http_2xx:
@@ -74,6 +77,7 @@ pids+=($bpid)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$bport/-/healthy" >/dev/null && break; sleep 0.1; done
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 median() { python3 -c "import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))" "$@"; }
+worst() { python3 -c "import sys; print(max(float(v) for v in sys.argv[1:]))" "$@"; }
 
 # One blackbox_exporter measurement: wrk at /probe for 5 s; prints probes/s and CPU µs per probe.
 blackbox_round() {
@@ -92,7 +96,7 @@ blackbox_round() {
 sources=${LOOKOUT_BENCH_SOURCES:-5000}
 serve_round() {
   local lport spid count=${2:-$sources}
-  lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  lport=$(free_port)
   {
     echo "listen: 127.0.0.1:$lport"
     echo "database: $work/bench-$1.sqlite"
@@ -156,7 +160,7 @@ lk_cpu=$(awk -F'|' '/CPU per fresh-connection probe/ {gsub(/[^0-9.]/, "", $4); p
 echo "| blackbox_exporter probes per second (64 /probe requests in flight), median of 3 | \`wrk -t2 -c64 -d5s .../probe?target=nginx\` | ${bb%.*} /s | Lookout ${lk_rate} /s | Lookout ÷ blackbox $(python3 -c "print(round($lk_rate / $bb, 2))") |" >> "$rows"
 echo "| blackbox_exporter CPU per probe (its /probe serving included), median of 3: ${bb_cpus[*]} µs | same | ${bb_cpu} µs | Lookout ${lk_cpu} µs | Lookout ÷ blackbox $(python3 -c "print(round($lk_cpu / $bb_cpu, 2))") |" >> "$rows"
 rate=$(median "${lk_rates[@]}")
-late_pct=$(python3 -c "print(max(float(v) for v in '${lk_lates[*]}'.split()))")
+late_pct=$(worst "${lk_lates[@]}")
 echo "| lookout serve: scheduled fresh-connection probes per second ($sources sources every 1 s), median of 3 | \`lookout serve\` on a generated config, 20 s | ${rate%.*} /s | target ≥ $sources /s | $(python3 -c "print(round($rate / $sources, 2))") |" >> "$rows"
 echo "| lookout serve: results recorded (raw rows written or queued ÷ probes finished, at the end of each round) | same | $(IFS=';'; echo "${recorded_all[*]}") | $dropped_total dropped | |" >> "$rows"
 echo "| lookout serve: probes started more than 1 s late, worst of 3 | same | $late_pct % | target < 1 % | |" >> "$rows"
@@ -171,7 +175,7 @@ echo "| lookout serve: CPU seconds per 1,000 probes (SQLite writes and /metrics 
 scheduled=${LOOKOUT_BENCH_SCHEDULED:-1000}
 prometheus_round() {
   local pport ppid b0 b1 p0 p1 r0 r1 t0 t1 ok
-  pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  pport=$(free_port)
   {
     echo "global: {scrape_interval: 1s, scrape_timeout: 1s}"
     echo "scrape_configs:"
@@ -227,10 +231,10 @@ for round in 1 2 3; do
 done
 pm_cpu=$(median "${pm_cpus[@]}")
 echo "| blackbox_exporter scheduled: $scheduled targets every 1 s, scraped by Prometheus (probes/s ${pm_rates[*]}, nginx's count; targets succeeding ${pm_oks[*]}), CPU median of 3: ${pm_cpus[*]} µs; Prometheus itself $(median "${pm_prom[@]}") µs a probe more, not counted | \`prometheus\` scraping \`/probe\`, 20 s | $pm_cpu µs per probe | blackbox_exporter under wrk ${bb_cpu} µs | $(python3 -c "print(round($pm_cpu / $bb_cpu, 2))") |" >> "$rows"
-echo "| lookout serve scheduled: $scheduled sources every 1 s (probes/s ${sk_rates[*]}; late worst $(python3 -c "print(max(float(v) for v in '${sk_lates[*]}'.split()))") %; $sk_dropped dropped), CPU median of 3: ${sk_cpus[*]} s per 1,000 | \`lookout serve\`, 20 s | $(median "${sk_cpus[@]}") s per 1,000 probes | blackbox_exporter scheduled $(python3 -c "print(round($pm_cpu / 1000, 3))") s | Lookout ÷ blackbox, median of the rounds' ${sk_ratios[*]}: $(median "${sk_ratios[@]}") |" >> "$rows"
+echo "| lookout serve scheduled: $scheduled sources every 1 s (probes/s ${sk_rates[*]}; late worst $(worst "${sk_lates[@]}") %; $sk_dropped dropped), CPU median of 3: ${sk_cpus[*]} s per 1,000 | \`lookout serve\`, 20 s | $(median "${sk_cpus[@]}") s per 1,000 probes | blackbox_exporter scheduled $(python3 -c "print(round($pm_cpu / 1000, 3))") s | Lookout ÷ blackbox, median of the rounds' ${sk_ratios[*]}: $(median "${sk_ratios[@]}") |" >> "$rows"
 
 # /probe under the same wrk load as blackbox_exporter's /probe above.
-pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pport=$(free_port)
 cat > "$work/probe.yml" <<CONF
 listen: 127.0.0.1:$pport
 database: ":memory:"
@@ -255,7 +259,7 @@ kill "$ppid"; wait "$ppid" 2>/dev/null || true
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 bb_rss=$(rss_kib "$bpid")
 memory() {  # count interval label
-  local mport; mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  local mport; mport=$(free_port)
   {
     echo "listen: 127.0.0.1:$mport"
     echo "database: $work/memory-$1-$3.sqlite"
@@ -280,7 +284,7 @@ memory 10000 5s probing
 
 # /metrics as Prometheus gets it: `lookout serve` with 10,000 sources probing nginx every 5 s,
 # scraped by curl 9 times over HTTP; the median.
-sport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+sport=$(free_port)
 {
   echo "listen: 127.0.0.1:$sport"
   echo "database: $work/scrape.sqlite"
@@ -311,7 +315,7 @@ echo "| \`GET /metrics\` over HTTP, 10000 sources probing every 5 s ($scrape_kib
 } > "$work/shards.yml"
 shard_pids=(); shard_ports=()
 for index in 0 1 2; do
-  sp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  sp=$(free_port)
   "$bin/lookout" serve --config "$work/shards.yml" --shard "$index/3" --listen "127.0.0.1:$sp" --db "$work/shard-$index.sqlite" 2>/dev/null &
   shard_pids+=($!); pids+=($!); shard_ports+=("$sp")
 done
@@ -333,7 +337,7 @@ done
 kill "${shard_pids[@]}" 2>/dev/null; wait "${shard_pids[@]}" 2>/dev/null || true
 
 # Start-up time to the first scrape, 1,000 sources, beside blackbox_exporter's.
-lport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+lport=$(free_port)
 {
   echo "listen: 127.0.0.1:$lport"
   echo "database: $work/startup.sqlite"
@@ -358,7 +362,7 @@ process.terminate(); process.wait()
 PY
 }
 lk_start=$(first_scrape "http://127.0.0.1:$lport/metrics" "$bin/lookout" serve --config "$work/startup.yml")
-bport2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+bport2=$(free_port)
 bb_start=$(first_scrape "http://127.0.0.1:$bport2/metrics" prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-address="127.0.0.1:$bport2")
 echo "| start-up to the first scrape (1,000 sources) | \`lookout serve\` until \`/metrics\` answers | $lk_start ms | blackbox_exporter $bb_start ms | $(python3 -c "print(round($lk_start / max(1, $bb_start), 2))") |" >> "$rows"
 

@@ -77,12 +77,7 @@ package enum HistoryStore {
         }
 
         /// The share of probes that succeeded; nil without probes.
-        package var availability: Double? { Day.availability(probes: probes, failures: failures) }
-
-        /// The share of `probes` that did not fail; nil without probes.
-        package static func availability(probes: Int, failures: Int) -> Double? {
-            probes > 0 ? 1 - Double(failures) / Double(probes) : nil
-        }
+        package var availability: Double? { HealthWindow.availability(probes: probes, failures: failures) }
     }
 
     /// Per UTC day from `sinceMs` (a day boundary) to now, the probes and failures of `source`

@@ -69,7 +69,7 @@ struct AvailabilityRoutes: Sendable {
             let failures = days.reduce(0) { $0 &+ $1.failures }
             json.field("probes") { $0.int(Int64(probes)) }
             json.field("failures") { $0.int(Int64(failures)) }
-            json.field("availability") { $0.number(HistoryStore.Day.availability(probes: probes, failures: failures)) }
+            json.field("availability") { $0.number(HealthWindow.availability(probes: probes, failures: failures)) }
             json.field("days") { json in
                 json.array { json in
                     for day in days {

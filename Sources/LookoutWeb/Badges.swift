@@ -76,9 +76,9 @@ package struct Badges: Sendable {
 
     /// An uptime badge over the counts of one or more sources.
     func uptime(label: String, _ counts: [BucketCounts]) -> HTTPResponse {
-        let total = counts.reduce(BucketCounts(), +)
-        guard total.probes > 0 else { return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral) }
-        let ratio = 1 - Double(total.failures) / Double(total.probes)
+        guard let ratio = HealthWindow.availability(counts.reduce(BucketCounts(), +)) else {
+            return Badges.svg(label: label, value: "no data", color: Badges.colors.neutral)
+        }
         let color = ratio >= 0.999 ? Badges.colors.ok : ratio >= 0.99 ? Badges.colors.warn : Badges.colors.down
         return Badges.svg(label: label, value: StatusPage.percent(ratio), color: color)
     }

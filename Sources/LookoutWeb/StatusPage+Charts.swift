@@ -58,12 +58,12 @@ extension StatusPage {
         var firstDay: Int?
         for (index, day) in days.enumerated() {
             // An ok day is a plain <i> (green by default); the others carry their grade.
+            let availability = day.flatMap(HealthWindow.availability)
             var grade: String?
-            if let day, day.probes > 0 {
+            if let day, let availability {
                 if firstDay == nil { firstDay = index }
                 probes += UInt64(day.probes)
                 failures += UInt64(day.failures)
-                let availability = 1 - Double(day.failures) / Double(day.probes)
                 grade = availability >= 0.999 ? nil : availability >= 0.99 ? "w" : availability >= 0.95 ? "m" : "d"
             } else {
                 grade = "n"
@@ -74,8 +74,7 @@ extension StatusPage {
             } else {
                 out.append(contentsOf: axis.plainPrefixes[index])
             }
-            if let day, day.probes > 0 {
-                let availability = 1 - Double(day.failures) / Double(day.probes)
+            if let day, let availability {
                 out.append(contentsOf: percent(availability).utf8)
                 if day.failures > 0 { out.append(contentsOf: " up (\(day.failures) of \(day.probes) probes failed)".utf8) }
             } else {
@@ -87,7 +86,7 @@ extension StatusPage {
             }
             out.append(contentsOf: "\"></i>".utf8)
         }
-        let overall = probes == 0 ? "no data yet" : percent(1 - Double(failures) / Double(probes)) + " up"
+        let overall = HealthWindow.availability(probes: probes, failures: failures).map { percent($0) + " up" } ?? "no data yet"
         let span = firstDay.map { DayAxis.count - $0 } ?? 0
         out.insert(contentsOf: "<div class=\"bars\" role=\"img\" aria-label=\"Availability per day over 90 days: \(overall)\">".utf8, at: opening)
         out.append(contentsOf: "</div><div class=\"axis\"><span>90 days ago</span><span>\(overall)\(span > 0 && span < DayAxis.count ? " over \(span) day\(span == 1 ? "" : "s")" : "")</span><span>today</span></div>".utf8)

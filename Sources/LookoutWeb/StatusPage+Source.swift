@@ -132,7 +132,7 @@ extension StatusPage {
         var html = "</div><p class=\"avail\">Availability"
         for (label, windowMs) in [("24 h", HealthWindow.day), ("7 d", 7 * HealthWindow.day), ("30 d", HealthWindow.thirtyDays)] {
             let counts = health.counts(windowMs: windowMs, nowMs: view.nowMs)
-            let value = counts.probes == 0 ? "–" : StatusPage.percent(1 - Double(counts.failures) / Double(counts.probes))
+            let value = HealthWindow.availability(counts).map(StatusPage.percent) ?? "–"
             html += " <span>\(label) <b>\(value)</b></span>"
         }
         html += "</p>"

@@ -28,6 +28,17 @@ package enum HealthWindow {
         counts.probes == 0 ? nil : Double(counts.failures) / Double(counts.probes)
     }
 
+    /// Probes that did not fail ÷ probes; nil without probes.
+    package static func availability(_ counts: BucketCounts) -> Double? {
+        availability(probes: counts.probes, failures: counts.failures)
+    }
+
+    /// The same for counts kept in other integer types: history tiers, sums over many days.
+    /// Inlinable: the availability route calls it for every day of every source.
+    @inlinable package static func availability<Count: BinaryInteger>(probes: Count, failures: Count) -> Double? {
+        probes > 0 ? 1 - Double(failures) / Double(probes) : nil
+    }
+
     /// Calls that succeeded after a retry ÷ calls retried; nil without retries.
     package static func retrySuccessRatio(_ counts: BucketCounts) -> Double? {
         counts.retried == 0 ? nil : Double(counts.retrySucceeded) / Double(counts.retried)
