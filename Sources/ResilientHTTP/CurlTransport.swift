@@ -14,19 +14,37 @@ public final class CurlTransport: Sendable {
     private let loop: TransferLoop
     private let handles = HandlePool()
 
+    /// The transfer thread's name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
+    public static let threadName = "lookout-curl"
+
     /// Starts the transport's own thread (`lookout-curl`); it stops, aborting transfers in flight,
     /// when the transport is released.
     public init() {
         CurlGlobal.ensureInitialized()
         loop = TransferLoop()
-        let thread = Thread { [loop] in loop.run() }
-        thread.name = "lookout-curl"
+        let thread = Thread { [loop] in
+            _ = lookout_name_this_thread(CurlTransport.threadName)
+            loop.run()
+        }
         thread.start()
     }
 
     deinit {
         loop.stop()
     }
+
+    /// Runs the tasks that prefer it on the transfer thread, between its polls: a task that
+    /// submits a transfer there hands it over without waking the thread, and resumes there
+    /// without waking another. For short work around a transfer (a probe); work that takes
+    /// long delays every transfer's timing and belongs elsewhere (see `ResilientClient`).
+    ///
+    /// ```swift
+    /// let probe = Task(executorPreference: transport.executor) { await transport.perform(request) }
+    /// ```
+    ///
+    /// A preference does not keep the transport alive: keep it while such tasks run. Jobs that
+    /// arrive once it has stopped run on the global executor.
+    public var executor: any TaskExecutor { loop }
 
     /// Easy handles kept for the next transfers.
     public var idleHandles: Int { handles.idleCount }
@@ -47,9 +65,13 @@ public final class CurlTransport: Sendable {
     }
 }
 
-/// The multi handle and the thread-safe inbox through which tasks hand transfers to its thread.
-final class TransferLoop: Sendable {
+/// The multi handle and the thread-safe inbox through which tasks hand transfers, and jobs of
+/// the tasks that prefer this executor, to its thread.
+final class TransferLoop: TaskExecutor {
     private struct Inbox {
+        var jobs: [UnownedJob] = []
+        /// The loop has returned: jobs go to the global executor instead.
+        var stopped = false
         var submitted: [EasyHandle] = []
         var cancelled: [EasyHandle] = []
         var stopping = false
@@ -69,6 +91,17 @@ final class TransferLoop: Sendable {
 
     init() {
         multi = MultiHandle()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let (taken, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.stopped else { return (false, false) }
+            inbox.jobs.append(job)
+            return (true, inbox.needsWakeUp())
+        }
+        if !taken { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        if wake { curl_multi_wakeup(multi.pointer) }
     }
 
     func submit(_ easy: EasyHandle) {
@@ -96,13 +129,22 @@ final class TransferLoop: Sendable {
     /// The transfer loop; everything here runs on the transport's own thread.
     func run() {
         var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
+        var jobs: [UnownedJob] = []
         while true {
-            let (submitted, cancelled, stopping) = inbox.withLock { inbox in
+            // Tasks that prefer this executor run first: what they submit is taken just below.
+            let stopping = inbox.withLock { inbox in
+                swap(&jobs, &inbox.jobs)
+                return inbox.stopping
+            }
+            if stopping { return shutDown(active: active, jobs: jobs) }
+            for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            jobs.removeAll(keepingCapacity: true)
+            let (submitted, cancelled) = inbox.withLock { inbox in
                 defer {
                     inbox.submitted.removeAll()
                     inbox.cancelled.removeAll()
                 }
-                return (inbox.submitted, inbox.cancelled, inbox.stopping)
+                return (inbox.submitted, inbox.cancelled)
             }
             for easy in submitted {
                 if easy.cancelRequested.load(ordering: .relaxed) {
@@ -115,13 +157,6 @@ final class TransferLoop: Sendable {
             for easy in cancelled where active.removeValue(forKey: easy.handle) != nil {
                 curl_multi_remove_handle(multi.pointer, easy.handle)
                 easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
-            }
-            if stopping {
-                for easy in active.values {
-                    curl_multi_remove_handle(multi.pointer, easy.handle)
-                    easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
-                }
-                return
             }
             var running: Int32 = 0
             curl_multi_perform(multi.pointer, &running)
@@ -136,7 +171,7 @@ final class TransferLoop: Sendable {
             }
             // Sleep only if nothing arrived meanwhile; from here on a submission wakes the poll.
             let idle = inbox.withLock { inbox -> Bool in
-                inbox.polling = inbox.submitted.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
+                inbox.polling = inbox.jobs.isEmpty && inbox.submitted.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
                 return inbox.polling
             }
             if idle {
@@ -144,6 +179,26 @@ final class TransferLoop: Sendable {
                 inbox.withLock { $0.polling = false }
             }
         }
+    }
+
+    /// Aborts every transfer, in flight or waiting, and sends the jobs of tasks that prefer this
+    /// executor (those of the aborted transfers among them) to the global executor, now and
+    /// from now on.
+    private func shutDown(active: [UnsafeMutableRawPointer: EasyHandle], jobs: [UnownedJob]) {
+        let (submitted, left) = inbox.withLock { inbox in
+            inbox.stopped = true
+            defer {
+                inbox.submitted = []
+                inbox.jobs = []
+            }
+            return (inbox.submitted, inbox.jobs)
+        }
+        for job in jobs + left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        for easy in active.values {
+            curl_multi_remove_handle(multi.pointer, easy.handle)
+            easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
+        }
+        for easy in submitted { easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true) }
     }
 }
 

@@ -137,7 +137,14 @@ extension ResilientClient {
                 break
             }
             var failure = FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses)
-            if failure == nil, let validate = request.validate { failure = validate(result) }
+            if failure == nil, let validate = request.validate {
+                // A large body's check (a feed's items, a big JSON document) would hold up the
+                // transfer thread, and with it the timing of every other transfer, when this
+                // task prefers it: it runs on the global executor instead.
+                failure = result.body.count > ResilientClient.inlineValidationBytes
+                    ? await withTaskExecutorPreference(globalConcurrentExecutor) { validate(result) }
+                    : validate(result)
+            }
             if let drainUntil = ResilientClient.quotaReset(result, nowMs: nowMs()) {
                 _ = withUpstream(name) { $0.bucket?.drain(nowMs: drainUntil.now, untilMs: drainUntil.until) }
             }

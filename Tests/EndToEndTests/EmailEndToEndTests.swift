@@ -17,7 +17,7 @@ struct EmailEndToEndTests {
         let mail = directory.appendingPathComponent("mail")
         try FileManager.default.createDirectory(at: mail, withIntermediateDirectories: true)
         let port = closedPort()
-        var smtp = try ChildProcess(
+        let smtp = try ChildProcess(
             "/usr/bin/python3",
             [Self.root.appendingPathComponent("Tests/Support/Scripts/smtp-server.py").path, "--port", "\(port)", "--cert", cert, "--key", key,
              "--dir", mail.path, "--user", "lookout", "--password", "mail-s3cret"])

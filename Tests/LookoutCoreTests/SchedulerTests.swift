@@ -72,6 +72,30 @@ struct SchedulerRunTests {
         var count: Int { lock.withLock { results.count } }
     }
 
+    /// A scheduled probe runs on the transfer thread from start to record: at 1,000 probes a
+    /// second, handing each one between threads cost a tenth of its CPU.
+    @Test func aScheduledProbeRunsOnTheTransferThread() async throws {
+        let (sim, base) = try await startSimulator()
+        final class ThreadNames: ProbeResultSink, @unchecked Sendable {
+            private let lock = NSLock()
+            private var names: [String] = []
+            func record(_ result: ProbeResult) { lock.withLock { names.append(currentThreadName()) } }
+            var recorded: [String] { lock.withLock { names } }
+        }
+        let names = ThreadNames()
+        let scheduler = ProbeScheduler(prober: SourceProber(client: ResilientClient()), sinks: [names], logger: Logger(label: "test"))
+        let name = (0...).lazy.map { "ok-\($0)" }.first { ProbeScheduler.offset(for: $0, interval: .seconds(3600)) < .milliseconds(500) }!
+        var source = SourceConfig(name: name, url: "\(base)/status/200")
+        source.interval = .seconds(3600)
+        scheduler.apply([source])
+        let run = Task { await scheduler.run() }
+        let recorded = try await eventually("the probe was recorded") { names.recorded.first }
+        run.cancel()
+        await run.value
+        #expect(recorded == CurlTransport.threadName)
+        #expect(try await sim.terminate() == 0)
+    }
+
     /// Stopping empties the scheduler's slots while a probe is still in flight; that probe ends
     /// (cancelled) afterwards and must find its slot gone, not crash on it, and record nothing.
     @Test func aProbeInFlightWhenTheSchedulerStopsEndsQuietly() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import MicroHTTPServer
 import ResilientHTTP
+import Synchronization
 import Testing
 import TestSupport
 
@@ -143,6 +144,55 @@ struct TransportTests {
 extension TransportTests {
     /// Easy handles are reused: nothing of one transfer (method, headers, body, limits) may
     /// reach the next one that gets its handle.
+    /// A task that prefers the transport's executor runs on its thread, before and after its
+    /// transfer, so handing the transfer over and resuming wake no other thread.
+    @Test func aTaskThatPrefersTheTransportRunsOnItsThread() async throws {
+        let server = try startServer()
+        let transport = transport
+        let (before, status, after) = await Task(executorPreference: transport.executor) {
+            let before = currentThreadName()
+            let result = await transport.perform(TransferRequest(url: url(server, "/ok")))
+            return (before, result.httpStatus, currentThreadName())
+        }.value
+        #expect(before == CurlTransport.threadName && after == CurlTransport.threadName)
+        #expect(status == 200)
+        // Without the preference, the same work stays off that thread.
+        #expect(await Task { currentThreadName() }.value != CurlTransport.threadName)
+        await server.stop()
+    }
+
+    /// A small body is checked where the call runs; a large one is checked off the transfer
+    /// thread, which times every other transfer.
+    @Test func aLargeBodyIsCheckedOffTheTransferThread() async throws {
+        let server = try startServer()
+        let client = ResilientClient(transport: transport)
+        client.configure(upstream: "u", policy: UpstreamPolicy())
+        func checkedOn(_ path: String) async -> String? {
+            let checkedOn = Mutex<String?>(nil)
+            let request = CallRequest(TransferRequest(url: url(server, path)), validate: { _ in
+                checkedOn.withLock { $0 = currentThreadName() }
+                return nil
+            })
+            _ = await Task(executorPreference: transport.executor) { await client.call(upstream: "u", request) }.value
+            return checkedOn.withLock { $0 }
+        }
+        #expect(await checkedOn("/ok") == CurlTransport.threadName)
+        #expect(await checkedOn("/big") != CurlTransport.threadName)  // 100,000 bytes
+        #expect(await checkedOn("/big") != nil)
+        await server.stop()
+    }
+
+    /// Once the transport is gone, tasks that still prefer its executor carry on elsewhere
+    /// instead of waiting for a thread that has stopped.
+    @Test func tasksOutliveTheTransportTheyPrefer() async throws {
+        var released: CurlTransport? = CurlTransport()
+        let executor = released!.executor
+        #expect(await Task(executorPreference: executor) { currentThreadName() }.value == CurlTransport.threadName)
+        released = nil
+        #expect(await Task(executorPreference: executor) { 42 }.value == 42)
+        #expect(await Task(executorPreference: executor) { currentThreadName() }.value != CurlTransport.threadName)
+    }
+
     @Test func aReusedHandleCarriesNothingOfItsLastTransfer() async throws {
         let server = try startServer()
         let pooled = CurlTransport()

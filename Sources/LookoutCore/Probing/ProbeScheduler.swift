@@ -193,7 +193,9 @@ package final class ProbeScheduler: Sendable {
             $0.started += 1
             if late { $0.lateStarts += 1 }
         }
-        let task = Task {
+        // On the transfer thread: the probe hands its transfer over and resumes there, waking
+        // no other thread (a large body's check goes elsewhere; see ResilientClient).
+        let task = Task(executorPreference: prober.client.transport.executor) {
             _ = await self.runProbe(source, host: host, holdingPermit: true)
             self.finished(entry.slot, generation: entry.generation)
         }
