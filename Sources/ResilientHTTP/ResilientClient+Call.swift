@@ -136,15 +136,19 @@ extension ResilientClient {
                 outcome.cancelled = true
                 break
             }
-            var failure = FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses)
-            if failure == nil, let validate = request.validate {
-                // A large body's check (a feed's items, a big JSON document) would hold up the
-                // transfer thread, and with it the timing of every other transfer, when this
-                // task prefers it: it runs on the global executor instead.
-                failure = result.body.count > ResilientClient.inlineValidationBytes
-                    ? await withTaskExecutorPreference(globalConcurrentExecutor) { validate(result) }
-                    : validate(result)
+            let acceptedStatuses = request.acceptedStatuses
+            let validate = request.validate
+            func judge() -> Failure? {
+                let failure = FailureClassifier.classify(result, acceptedStatuses: acceptedStatuses)
+                guard failure == nil, let validate else { return failure }
+                return validate(result)
             }
+            // Reading a large body (a feed's items, a big JSON document or error page) would hold
+            // up the transfer thread, and with it the timing of every other transfer, when this
+            // task prefers it: it is judged on the global executor instead.
+            let failure = result.body.count > ResilientClient.inlineValidationBytes
+                ? await withTaskExecutorPreference(globalConcurrentExecutor) { judge() }
+                : judge()
             if let drainUntil = ResilientClient.quotaReset(result, nowMs: nowMs()) {
                 _ = withUpstream(name) { $0.bucket?.drain(nowMs: drainUntil.now, untilMs: drainUntil.until) }
             }

@@ -29,8 +29,8 @@ public final class ResilientClient: Sendable {
     /// Calls in flight that others may share: the key of each, with the callers waiting for it.
     let inFlight = Mutex<[FlightKey: [CheckedContinuation<CallOutcome, Never>]]>([:])
 
-    /// Bodies up to this size are checked where the call runs, on the transfer thread when the
-    /// task prefers `CurlTransport.executor`; larger ones are checked on the global executor.
+    /// Bodies up to this size are classified and checked where the call runs, on the transfer
+    /// thread when the task prefers `CurlTransport.executor`; larger ones on the global executor.
     public static let inlineValidationBytes = 64 << 10
 
     /// What makes two calls the same call: upstream, URL and headers.

@@ -142,8 +142,6 @@ struct TransportTests {
 }
 
 extension TransportTests {
-    /// Easy handles are reused: nothing of one transfer (method, headers, body, limits) may
-    /// reach the next one that gets its handle.
     /// A task that prefers the transport's executor runs on its thread, before and after its
     /// transfer, so handing the transfer over and resuming wake no other thread.
     @Test func aTaskThatPrefersTheTransportRunsOnItsThread() async throws {
@@ -193,6 +191,8 @@ extension TransportTests {
         #expect(await Task(executorPreference: executor) { currentThreadName() }.value != CurlTransport.threadName)
     }
 
+    /// Easy handles are reused: nothing of one transfer (method, headers, body, limits) may
+    /// reach the next one that gets its handle.
     @Test func aReusedHandleCarriesNothingOfItsLastTransfer() async throws {
         let server = try startServer()
         let pooled = CurlTransport()
