@@ -136,17 +136,13 @@ extension ResilientClient {
                 outcome.cancelled = true
                 break
             }
-            let acceptedStatuses = request.acceptedStatuses
-            let validate = request.validate
             func judge() -> Failure? {
-                let failure = FailureClassifier.classify(result, acceptedStatuses: acceptedStatuses)
-                guard failure == nil, let validate else { return failure }
-                return validate(result)
+                FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses) ?? request.validate?(result)
             }
             // Reading a large body (a feed's items, a big JSON document or error page) would hold
             // up the transfer thread, and with it the timing of every other transfer, when this
             // task prefers it: it is judged on the global executor instead.
-            let failure = result.body.count > ResilientClient.inlineValidationBytes
+            let failure = result.body.count > ResilientClient.inlineJudgementBytes
                 ? await withTaskExecutorPreference(globalConcurrentExecutor) { judge() }
                 : judge()
             if let drainUntil = ResilientClient.quotaReset(result, nowMs: nowMs()) {

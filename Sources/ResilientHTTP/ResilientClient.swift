@@ -31,7 +31,7 @@ public final class ResilientClient: Sendable {
 
     /// Bodies up to this size are classified and checked where the call runs, on the transfer
     /// thread when the task prefers `CurlTransport.executor`; larger ones on the global executor.
-    public static let inlineValidationBytes = 64 << 10
+    public static let inlineJudgementBytes = 64 << 10
 
     /// What makes two calls the same call: upstream, URL and headers.
     struct FlightKey: Hashable {

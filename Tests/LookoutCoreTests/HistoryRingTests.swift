@@ -17,8 +17,6 @@ struct HistoryRingTests {
         #expect(ring.buckets(92, nowMs: now).first! == nil)
     }
 
-    /// Minute, five-minute and hour buckets keep 16-bit counts: they saturate, never wrap. Day
-    /// buckets keep 32-bit probes and failures, and no retries (no day-long window asks).
     /// The page's bars, badges, the availability API and the history tiers all read one ratio.
     @Test func availabilityIsOneRatioWhateverTheCountsAreKeptIn() {
         #expect(HealthWindow.availability(BucketCounts(probes: 8, failures: 2)) == 0.75)
@@ -28,6 +26,8 @@ struct HistoryRingTests {
         #expect(HealthWindow.availability(probes: -3 as Int, failures: 0) == nil)  // a hostile stored row
     }
 
+    /// Minute, five-minute and hour buckets keep 16-bit counts: they saturate, never wrap. Day
+    /// buckets keep 32-bit probes and failures, and no retries (no day-long window asks).
     @Test func narrowBucketsSaturateAndDayBucketsKeepProbesAndFailures() {
         var narrow = NarrowBucketRing(widthMs: HealthWindow.hour, count: 25)
         narrow.add(BucketCounts(probes: 60_000, failures: 3, retried: 2, retrySucceeded: 1), atMs: 0)
