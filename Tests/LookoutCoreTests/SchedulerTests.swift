@@ -81,16 +81,21 @@ struct SchedulerRunTests {
         var recordedOn: [String] { lock.withLock { threads } }
     }
 
+    /// A source probed hourly whose name puts its first tick within half a second of the start.
+    func startingSoon(url: String) -> SourceConfig {
+        let name = (0...).lazy.map { "soon-\($0)" }.first { ProbeScheduler.offset(for: $0, interval: .seconds(3600)) < .milliseconds(500) }!
+        var source = SourceConfig(name: name, url: url)
+        source.interval = .seconds(3600)
+        return source
+    }
+
     /// A scheduled probe runs on the transfer thread from start to record: at 1,000 probes a
     /// second, handing each one between threads cost 3–11 % of its CPU.
     @Test func aScheduledProbeRunsOnTheTransferThread() async throws {
         let (sim, base) = try await startSimulator()
         let collected = Collected()
         let scheduler = ProbeScheduler(prober: SourceProber(client: ResilientClient()), sinks: [collected], logger: Logger(label: "test"))
-        let name = (0...).lazy.map { "ok-\($0)" }.first { ProbeScheduler.offset(for: $0, interval: .seconds(3600)) < .milliseconds(500) }!
-        var source = SourceConfig(name: name, url: "\(base)/status/200")
-        source.interval = .seconds(3600)
-        scheduler.apply([source])
+        scheduler.apply([startingSoon(url: "\(base)/status/200")])
         let run = Task { await scheduler.run() }
         let recorded = try await eventually("the probe was recorded") { collected.recordedOn.first }
         run.cancel()
@@ -105,11 +110,8 @@ struct SchedulerRunTests {
         let (sim, base) = try await startSimulator()
         let collected = Collected()
         let scheduler = ProbeScheduler(prober: SourceProber(client: ResilientClient()), sinks: [collected], logger: Logger(label: "test"))
-        // An hour's interval (so the call is not cut short), and a name whose first tick comes
-        // within half a second of the start.
-        let name = (0...).lazy.map { "slow-\($0)" }.first { ProbeScheduler.offset(for: $0, interval: .seconds(3600)) < .milliseconds(500) }!
-        var slow = SourceConfig(name: name, url: "\(base)/slow?ms=600000")
-        slow.interval = .seconds(3600)
+        // An hour's timeout too, so the call is not cut short.
+        var slow = startingSoon(url: "\(base)/slow?ms=600000")
         slow.timeout = .seconds(3600)
         scheduler.apply([slow])
         let run = Task { await scheduler.run() }
