@@ -102,6 +102,10 @@ package struct MetricsExposition: Sendable {
         writer.single("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.", value: Double(stats.started))
         writer.single("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.", value: Double(stats.lateStarts))
         writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
+        writer.single(
+            "lookout_log_lines_dropped_total", type: .counter,
+            help: "Log lines dropped because stderr was not taking them (a full pipe nobody reads, or a reader that has gone).",
+            value: Double(LogWriter.droppedLines))
         writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)] + place + (context.replica.map { [("replica", $0)] } ?? []), value: 1)
         ProcessMetrics.render(writer)
         MetricsExposition.lastSize.store(writer.size, ordering: .relaxed)

@@ -45,7 +45,12 @@ struct Serve: AsyncParsableCommand {
             shardOverride = parsed
         }
         guard replicas >= 1 && replicas <= 100 else { throw ValidationError("--replicas must be 1 to 100") }
-        LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, format: format) }
+        // A stderr whose reader has gone must not kill the service (SIGPIPE's default action):
+        // the log writer drops those lines and counts them. libcurl and the HTTP server send
+        // with MSG_NOSIGNAL already.
+        signal(SIGPIPE, SIG_IGN)
+        let logWriter = LogWriter(format: format)
+        LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, writer: logWriter) }
         // Trapped first: a signal sent as soon as "listening" is logged must be handled, not fatal.
         let signals = TrappedSignals.install([SIGTERM, SIGINT, SIGHUP])
         let logger = Logger(label: "lookout")

@@ -93,6 +93,57 @@ struct ResourceExhaustionEndToEndTests {
 
     /// A database on a read-only mount at start: probing and serving go on, records wait in
     /// memory, and they are written once the mount is writable again.
+    /// stderr is a pipe that nobody reads, then one whose reader has gone. A failed probe's log
+    /// line was written by the transfer thread, so a full pipe stopped every probe; a reader that
+    /// had gone killed the service (SIGPIPE).
+    @Test func aLogNobodyReadsStopsNoProbeAndAGoneReaderKillsNothing() async throws {
+        let directory = try makeTemporaryDirectory("lookout-log")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, simURL) = try await startSimulator()
+        defer { sim.send(SIGKILL) }
+        let port = closedPort()
+        let config = directory.appendingPathComponent("lookout.yml")
+        // 100 failing sources every 200 ms: 500 "probe failed" lines a second.
+        try (["listen: 127.0.0.1:\(port)", "database: \(directory.path)/lookout.sqlite", "defaults: {interval: 200ms, timeout: 150ms}", "sources:"]
+            + (1...100).map { "  - {name: failing\($0), url: \"\(simURL)/status/500\"}" })
+            .joined(separator: "\n").write(to: config, atomically: true, encoding: .utf8)
+        let stderr = Pipe()
+        // The smallest pipe (one page, F_SETPIPE_SZ): full after some twenty lines.
+        #expect(fcntl(stderr.fileHandleForWriting.fileDescriptor, 1031, 4096) >= 4096)
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path], standardError: stderr)
+        defer { lookout.send(SIGKILL) }
+        let base = "http://127.0.0.1:\(port)"
+
+        /// Probes started and log lines dropped, from /metrics. Every probe logs a line (a 500, or
+        /// the open breaker's refusal), and a probe starts only with one of 512 permits, which
+        /// probes held up on the transfer thread would keep.
+        func counts() async -> (started: Double, dropped: Double)? {
+            let scrape = await get("\(base)/metrics", timeout: .seconds(5))
+            guard scrape.httpStatus == 200 else { return nil }
+            func value(_ name: String) -> Double? {
+                scrape.bodyText.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+            }
+            guard let started = value("lookout_scheduler_probes_started_total"), let dropped = value("lookout_log_lines_dropped_total") else { return nil }
+            return (started, dropped)
+        }
+
+        // Nobody reads: the pipe and the 1,000 lines that may wait fill, and probing goes on,
+        // well past the point where the permits would all be held.
+        let stalled = try await eventually("lines dropped and probing past 3,000 starts") { () -> (started: Double, dropped: Double)? in
+            guard let now = await counts(), now.dropped > 0, now.started >= 3000 else { return nil }
+            return now
+        }
+        // The reader goes: writes fail (EPIPE), and the service lives on, probing and counting.
+        try stderr.fileHandleForReading.close()
+        let after = try await eventually("probing and dropping after the reader has gone") { () -> (started: Double, dropped: Double)? in
+            guard let now = await counts(), now.dropped > stalled.dropped + 1000, now.started > stalled.started + 1000 else { return nil }
+            return now
+        }
+        #expect(lookout.isRunning)
+        #expect(after.dropped > stalled.dropped)
+        #expect(try await lookout.terminate() == 0)
+    }
+
     @Test func aReadOnlyDatabaseAtStartDoesNotStopProbing() async throws {
         let directory = try makeTemporaryDirectory("read-only")
         defer { try? FileManager.default.removeItem(at: directory) }

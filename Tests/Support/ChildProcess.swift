@@ -15,14 +15,17 @@ public final class ChildProcess: Sendable {
 
     /// Starts `name` (a path, or one of this package's executables) with `arguments`, and with
     /// `environment` added to this process's.
-    public init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    ///
+    /// - Parameter standardError: where its stderr goes instead of the collected output (a pipe
+    ///   the test leaves unread, say).
+    public init(_ name: String, _ arguments: [String], environment: [String: String] = [:], standardError: Pipe? = nil) throws {
         process = Process()
         process.executableURL = name.hasPrefix("/") ? URL(fileURLWithPath: name) : ChildProcess.binDirectory.appendingPathComponent(name)
         process.arguments = arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = pipe
+        process.standardError = standardError ?? pipe
         let output = self.output
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData

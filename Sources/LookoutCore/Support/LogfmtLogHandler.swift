@@ -2,7 +2,8 @@ import Foundation
 import Logging
 import ResilientHTTP
 
-/// Writes log lines to stderr as logfmt (`ts=… level=info msg="…" key=value`) or as JSON lines.
+/// Formats log lines as logfmt (`ts=… level=info msg="…" key=value`) or as JSON lines, for a
+/// `LogWriter` to write to stderr.
 package struct LogfmtLogHandler: LogHandler {
     package enum Format: String, Sendable {
         case logfmt, json
@@ -12,11 +13,11 @@ package struct LogfmtLogHandler: LogHandler {
     package var logLevel: Logger.Level = .info
     package var metadataProvider: Logger.MetadataProvider?
     let label: String
-    let format: Format
+    let writer: LogWriter
 
-    package init(label: String, format: Format) {
+    package init(label: String, writer: LogWriter) {
         self.label = label
-        self.format = format
+        self.writer = writer
     }
 
     package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -26,22 +27,30 @@ package struct LogfmtLogHandler: LogHandler {
 
     package func log(event: LogEvent) {
         var fields: [(String, String)] = [
-            ("ts", Date().formatted(.iso8601)), ("level", event.level.rawValue), ("msg", event.message.description),
+            ("ts", LogfmtLogHandler.timestamp()), ("level", event.level.rawValue), ("msg", event.message.description),
         ]
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         for key in merged.keys.sorted() { fields.append((key, "\(merged[key]!)")) }
+        writer.write(LogfmtLogHandler.line(fields, format: writer.format))
+    }
+
+    /// Now, as log lines give it.
+    package static func timestamp() -> String {
+        Date().formatted(.iso8601)
+    }
+
+    /// One line (without its newline) of `fields` in their order.
+    package static func line(_ fields: [(String, String)], format: Format) -> String {
         // Whatever a value carries (an upstream's text, a path), no control character reaches the log.
-        for index in fields.indices { fields[index].1 = PrintableText.escape(fields[index].1) }
-        let line: String
+        let fields = fields.map { ($0.0, PrintableText.escape($0.1)) }
         switch format {
         case .logfmt:
-            line = fields.map { "\($0.0)=\(LogfmtLogHandler.logfmtValue($0.1))" }.joined(separator: " ")
+            return fields.map { "\($0.0)=\(LogfmtLogHandler.logfmtValue($0.1))" }.joined(separator: " ")
         case .json:
-            line = "{" + fields.map { "\(LogfmtLogHandler.jsonString($0.0)):\(LogfmtLogHandler.jsonString($0.1))" }.joined(separator: ",") + "}"
+            return "{" + fields.map { "\(LogfmtLogHandler.jsonString($0.0)):\(LogfmtLogHandler.jsonString($0.1))" }.joined(separator: ",") + "}"
         }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     /// A logfmt value: as is when plain, else a quoted JSON string with control characters escaped.

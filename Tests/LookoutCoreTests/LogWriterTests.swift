@@ -1,0 +1,57 @@
+import Foundation
+import LookoutCore
+import Testing
+
+@Suite("log writer")
+struct LogWriterTests {
+    /// Reads from `descriptor` until `done` holds for what was read.
+    func read(_ descriptor: Int32, into text: inout String, until done: (String) -> Bool) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !done(text) {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            text += String(decoding: buffer[..<count], as: UTF8.self)
+        }
+    }
+
+    /// A pipe nobody reads: logging returns at once, the lines past the pipe and the backlog are
+    /// dropped, and once the pipe is read every line taken arrives in order, with a notice that
+    /// counts the others.
+    @Test(.timeLimit(.minutes(1))) func aFullPipeDropsLinesAndSaysHowMany() {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        // The writing thread keeps the write end for the rest of the run.
+        defer { close(ends[0]) }
+        #expect(fcntl(ends[1], 1031, 4096) >= 4096)  // F_SETPIPE_SZ: the smallest pipe, one page
+        let writer = LogWriter(descriptor: ends[1], format: .logfmt, capacity: 10)
+        let padding = String(repeating: "x", count: 100)
+        for number in 0..<500 { writer.write("line=\(number) \(padding)") }
+        let dropped = writer.droppedLines
+        // 500 lines of 100 bytes: far more than one page and ten waiting lines.
+        #expect(dropped > 0 && dropped < 500)
+
+        var text = ""
+        read(ends[0], into: &text) { $0.split(separator: "\n").filter { $0.hasPrefix("line=") }.count == 500 - dropped }
+        writer.write("after")
+        read(ends[0], into: &text) { $0.hasSuffix("after\n") }
+        func lines() -> [Substring] { text.split(separator: "\n") }
+
+        let numbers = lines().filter { $0.hasPrefix("line=") }.compactMap { Int($0.dropFirst(5).prefix { $0 != " " }) }
+        #expect(numbers.count == 500 - dropped)
+        #expect(numbers == numbers.sorted())
+        let notices = lines().filter { $0.contains("msg=\"log lines dropped: stderr was not taking them\"") }
+        let reported = notices.compactMap { $0.split(separator: " ").first { $0.hasPrefix("dropped=") }.flatMap { Int($0.dropFirst(8)) } }
+        #expect(reported.reduce(0, +) == dropped)
+        #expect(lines().last == "after")
+        #expect(writer.droppedLines == dropped)
+    }
+
+    /// The notice is a line of the log's own format.
+    @Test func theNoticeIsALineOfTheLogFormat() throws {
+        let writer = LogWriter(descriptor: -1, format: .json, capacity: 1)
+        let notice = try #require(writer.notice(dropped: 7).data(using: .utf8))
+        let object = try #require(try JSONSerialization.jsonObject(with: notice) as? [String: String])
+        #expect(object["level"] == "warning")
+        #expect(object["dropped"] == "7")
+    }
+}
