@@ -86,7 +86,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // gperftools' tcmalloc in place of glibc's malloc (Debian's libtcmalloc-minimal4): every
+            // probe allocates its task's frames and libcurl's 16 KiB buffer, sizes that take glibc's
+            // slow path (bin sorting, fastbin consolidation); 0.93 × the CPU a probe side by side.
+            linkerSettings: [.linkedLibrary(":libtcmalloc_minimal.so.4")]
         ),
         .executableTarget(
             name: "lookout-sim",
