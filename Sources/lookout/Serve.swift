@@ -51,6 +51,7 @@ struct Serve: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let logWriter = LogWriter(format: format)
         LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, writer: logWriter) }
+        defer { logWriter.flush(within: .seconds(2)) }
         // Trapped first: a signal sent as soon as "listening" is logged must be handled, not fatal.
         let signals = TrappedSignals.install([SIGTERM, SIGINT, SIGHUP])
         let logger = Logger(label: "lookout")

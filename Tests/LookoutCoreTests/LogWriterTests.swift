@@ -46,6 +46,21 @@ struct LogWriterTests {
         #expect(writer.droppedLines == dropped)
     }
 
+    /// After `flush`, every line logged is in the pipe: a process's last lines survive its exit.
+    @Test(.timeLimit(.minutes(1))) func flushWaitsForEveryLine() {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        #expect(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
+        let writer = LogWriter(descriptor: ends[1], format: .logfmt)
+        for number in 0..<50 { writer.write("line=\(number)") }
+        writer.flush(within: .seconds(30))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { Foundation.read(ends[0], $0.baseAddress, $0.count) }
+        let text = count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        #expect(text == (0..<50).map { "line=\($0)\n" }.joined())
+    }
+
     /// The notice is a line of the log's own format.
     @Test func theNoticeIsALineOfTheLogFormat() throws {
         let writer = LogWriter(descriptor: -1, format: .json, capacity: 1)

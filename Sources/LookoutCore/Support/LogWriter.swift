@@ -36,6 +36,8 @@ package final class LogWriter: Sendable {
     private let backlog = Mutex(Backlog())
     private let linesWaiting = DispatchSemaphore(value: 0)
     private let dropped = Atomic<Int>(0)
+    /// Lines taken and not yet written (or found unwritable).
+    private let pending = Atomic<Int>(0)
 
     /// Starts the writing thread, which lives as long as the process.
     ///
@@ -59,7 +61,22 @@ package final class LogWriter: Sendable {
             backlog.lines.append(line)
             return true
         }
-        if taken { linesWaiting.signal() } else { countDropped(1) }
+        if taken {
+            pending.add(1, ordering: .relaxed)
+            linesWaiting.signal()
+        } else {
+            countDropped(1)
+        }
+    }
+
+    /// Waits until every line taken so far is written, for at most `limit`: called before the
+    /// process exits, so that its last lines ("stopped", the error it stops on) are not lost,
+    /// and bounded, so that a stderr nobody reads cannot hold the exit.
+    package func flush(within limit: Duration) {
+        let end = ContinuousClock.now + limit
+        while pending.load(ordering: .relaxed) > 0 && ContinuousClock.now < end {
+            usleep(2000)
+        }
     }
 
     private func run() -> Never {
@@ -78,6 +95,7 @@ package final class LogWriter: Sendable {
                 countDropped(taken.lines.count)
                 backlog.withLock { $0.unreported += taken.unreported + taken.lines.count }
             }
+            pending.subtract(taken.lines.count, ordering: .relaxed)
         }
     }
 
