@@ -12,10 +12,6 @@ struct MonitorEndToEndTests {
         await http.perform(TransferRequest(url: "\(base)/metrics", timeout: .seconds(10))).bodyText
     }
 
-    func value(_ scrape: String, _ series: String) -> Double? {
-        scrape.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
-    }
-
     @Test func reloadAddsChangesAndRemovesSourcesButKeepsBreakers() async throws {
         let directory = try makeTemporaryDirectory("lookout")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -43,8 +39,8 @@ struct MonitorEndToEndTests {
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("the breaker to open and gone to be probed") { () -> Bool? in
             let text = await scrape(base)
-            let open = value(text, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1
-            return open && value(text, #"lookout_probe_success{source="gone"}"#) == 1 ? true : nil
+            let open = metricValue(text, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1
+            return open && metricValue(text, #"lookout_probe_success{source="gone"}"#) == 1 ? true : nil
         }
 
         try write("""
@@ -54,18 +50,18 @@ struct MonitorEndToEndTests {
         lookout.send(SIGHUP)
         let after = try await eventually("the reload to take effect") { () -> String? in
             let text = await scrape(base)
-            let probed = value(text, #"lookout_probes_total{source="slowpoke",result="success"}"#) ?? 0
+            let probed = metricValue(text, #"lookout_probes_total{source="slowpoke",result="success"}"#) ?? 0
             return !text.contains(#"source="gone""#) && probed >= 2 ? text : nil
         }
-        #expect(value(after, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1)
-        #expect(value(after, #"lookout_circuit_breaker_opens_total{source="breaker"}"#) == 1)
-        #expect(value(after, "lookout_config_last_reload_successful") == 1)
+        #expect(metricValue(after, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1)
+        #expect(metricValue(after, #"lookout_circuit_breaker_opens_total{source="breaker"}"#) == 1)
+        #expect(metricValue(after, "lookout_config_last_reload_successful") == 1)
 
         try "sources: [\n".write(to: config, atomically: true, encoding: .utf8)
         lookout.send(SIGHUP)
         let failed = try await eventually("the failed reload to show") { () -> String? in
             let text = await scrape(base)
-            return value(text, "lookout_config_last_reload_successful") == 0 ? text : nil
+            return metricValue(text, "lookout_config_last_reload_successful") == 0 ? text : nil
         }
         #expect(failed.contains(#"lookout_probe_success{source="slowpoke"}"#))
         #expect(lookout.text.contains("config reload failed; keeping the running config"))
@@ -97,14 +93,14 @@ struct MonitorEndToEndTests {
         let (lookout, base) = try await startLookout(config: config)
         let text = try await eventually("every source probed twice while offline") { () -> String? in
             let text = await scrape(base)
-            let probed = (0..<3).allSatisfy { (value(text, #"lookout_probes_total{source="s\#($0)",result="failure"}"#) ?? 0) >= 2 }
+            let probed = (0..<3).allSatisfy { (metricValue(text, #"lookout_probes_total{source="s\#($0)",result="failure"}"#) ?? 0) >= 2 }
             return probed ? text : nil
         }
-        #expect(value(text, "lookout_network_online") == 0)
+        #expect(metricValue(text, "lookout_network_online") == 0)
         // No breaker opened: by default its counter is written only once it has.
         for index in 0..<3 {
-            #expect(value(text, #"lookout_circuit_breaker_opens_total{source="s\#(index)"}"#) == nil)
-            #expect(value(text, #"lookout_circuit_breaker_state{source="s\#(index)",state="closed"}"#) == 1)
+            #expect(metricValue(text, #"lookout_circuit_breaker_opens_total{source="s\#(index)"}"#) == nil)
+            #expect(metricValue(text, #"lookout_circuit_breaker_state{source="s\#(index)",state="closed"}"#) == 1)
         }
         let log = lookout.text
         #expect(log.components(separatedBy: "network offline").count == 2)

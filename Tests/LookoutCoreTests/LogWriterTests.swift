@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import TestSupport
 import Testing
 
 @Suite("log writer")
@@ -22,7 +23,7 @@ struct LogWriterTests {
         #expect(pipe(&ends) == 0)
         // The writing thread keeps the write end for the rest of the run.
         defer { close(ends[0]) }
-        #expect(fcntl(ends[1], 1031, 4096) >= 4096)  // F_SETPIPE_SZ: the smallest pipe, one page
+        #expect(shrinkToOnePage(pipe: ends[1]))
         let writer = LogWriter(descriptor: ends[1], format: .logfmt, capacity: 10)
         let padding = String(repeating: "x", count: 100)
         for number in 0..<500 { writer.write("line=\(number) \(padding)") }

@@ -188,6 +188,17 @@ final class OutputBuffer: Sendable {
     var text: String { storage.withLock { $0 } }
 }
 
+/// The value of one series (`name` or `name{labels}`, exactly as exposed) in a /metrics scrape.
+public func metricValue(_ scrape: String, _ series: String) -> Double? {
+    scrape.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+}
+
+/// Makes a pipe the smallest the kernel allows, one page (F_SETPIPE_SZ), so that a test fills it
+/// in a few lines; true when it took.
+public func shrinkToOnePage(pipe descriptor: Int32) -> Bool {
+    fcntl(descriptor, 1031, 4096) >= 4096
+}
+
 /// A new empty directory under the system's temporary directory.
 public func makeTemporaryDirectory(_ prefix: String) throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")

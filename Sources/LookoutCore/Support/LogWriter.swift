@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 import Synchronization
 
 /// Writes log lines to a descriptor (stderr) from a thread of its own, so that a stderr nobody
@@ -36,8 +37,8 @@ package final class LogWriter: Sendable {
     private let backlog = Mutex(Backlog())
     private let linesWaiting = DispatchSemaphore(value: 0)
     private let dropped = Atomic<Int>(0)
-    /// Lines taken and not yet written (or found unwritable).
-    private let pending = Atomic<Int>(0)
+    /// Entered for each line taken, left once it is written (or found unwritable).
+    private let unwritten = DispatchGroup()
 
     /// Starts the writing thread, which lives as long as the process.
     ///
@@ -62,7 +63,7 @@ package final class LogWriter: Sendable {
             return true
         }
         if taken {
-            pending.add(1, ordering: .relaxed)
+            unwritten.enter()
             linesWaiting.signal()
         } else {
             countDropped(1)
@@ -73,10 +74,7 @@ package final class LogWriter: Sendable {
     /// process exits, so that its last lines ("stopped", the error it stops on) are not lost,
     /// and bounded, so that a stderr nobody reads cannot hold the exit.
     package func flush(within limit: Duration) {
-        let end = ContinuousClock.now + limit
-        while pending.load(ordering: .relaxed) > 0 && ContinuousClock.now < end {
-            usleep(2000)
-        }
+        _ = unwritten.wait(timeout: .now() + .milliseconds(Int(limit.totalMilliseconds)))
     }
 
     private func run() -> Never {
@@ -95,7 +93,7 @@ package final class LogWriter: Sendable {
                 countDropped(taken.lines.count)
                 backlog.withLock { $0.unreported += taken.unreported + taken.lines.count }
             }
-            pending.subtract(taken.lines.count, ordering: .relaxed)
+            for _ in taken.lines { unwritten.leave() }
         }
     }
 
