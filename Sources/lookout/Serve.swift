@@ -35,9 +35,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log line format: logfmt or json.")
     var logFormat: String = "logfmt"
 
+    @Option(help: "Least level logged: trace, debug, info, notice, warning, error or critical (debug adds a line for every failed probe).")
+    var logLevel: String = "info"
+
     func run() async throws {
         guard let format = LogfmtLogHandler.Format(rawValue: logFormat) else {
             throw ValidationError("--log-format must be logfmt or json")
+        }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
         var shardOverride: Shard?
         if let shard, shard != "auto" {
@@ -50,7 +56,11 @@ struct Serve: AsyncParsableCommand {
         // with MSG_NOSIGNAL already.
         signal(SIGPIPE, SIG_IGN)
         let logWriter = LogWriter(format: format)
-        LoggingSystem.bootstrap { LogfmtLogHandler(label: $0, writer: logWriter) }
+        LoggingSystem.bootstrap { label in
+            var handler = LogfmtLogHandler(label: label, writer: logWriter)
+            handler.logLevel = level
+            return handler
+        }
         defer { logWriter.flush(within: .seconds(2)) }
         // Trapped first: a signal sent as soon as "listening" is logged must be handled, not fatal.
         let signals = TrappedSignals.install([SIGTERM, SIGINT, SIGHUP])

@@ -104,7 +104,7 @@ struct MonitorEndToEndTests {
         }
         let log = lookout.text
         #expect(log.components(separatedBy: "network offline").count == 2)
-        #expect(!log.contains("probe failed"))
+        #expect(!log.contains("source down"))
         #expect(try await lookout.terminate() == 0)
     }
 }

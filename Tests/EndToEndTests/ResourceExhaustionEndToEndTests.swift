@@ -101,20 +101,20 @@ struct ResourceExhaustionEndToEndTests {
         defer { sim.send(SIGKILL) }
         let port = closedPort()
         let config = directory.appendingPathComponent("lookout.yml")
-        // 100 failing sources every 200 ms: 500 "probe failed" lines a second.
+        // 100 failing sources every 200 ms, each failure a debug line: 500 lines a second.
         try (["listen: 127.0.0.1:\(port)", "database: \(directory.path)/lookout.sqlite", "defaults: {interval: 200ms, timeout: 150ms}", "sources:"]
             + (1...100).map { "  - {name: failing\($0), url: \"\(simURL)/status/500\"}" })
             .joined(separator: "\n").write(to: config, atomically: true, encoding: .utf8)
         let stderr = Pipe()
         // Full after some twenty lines.
         #expect(shrinkToOnePage(pipe: stderr.fileHandleForWriting.fileDescriptor))
-        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path], standardError: stderr)
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path, "--log-level", "debug"], standardError: stderr)
         defer { lookout.send(SIGKILL) }
         let base = "http://127.0.0.1:\(port)"
 
-        /// Probes started and log lines dropped, from /metrics. Every probe logs a line (a 500, or
-        /// the open breaker's refusal), and a probe starts only with one of 512 permits, which
-        /// probes held up on the transfer thread would keep.
+        /// Probes started and log lines dropped, from /metrics. Every probe logs a line at debug
+        /// level (a 500, or the open breaker's refusal), and a probe starts only with one of 512
+        /// permits, which probes held up on the transfer thread would keep.
         func counts() async -> (started: Double, dropped: Double)? {
             let scrape = await get("\(base)/metrics", timeout: .seconds(5))
             guard scrape.httpStatus == 200 else { return nil }

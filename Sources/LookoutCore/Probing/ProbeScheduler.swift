@@ -246,8 +246,9 @@ package final class ProbeScheduler: Sendable {
         if !result.ok { result.fallbackInUse = fallback(source) }
         connectivity.record(result, host: host)
         for sink in sinks { sink.record(result) }
+        // Every failure at debug level; the registry tells a source's changes at info and above.
         if let failure = result.failure, !offline {
-            logger.info("probe failed", metadata: [
+            logger.debug("probe failed", metadata: [
                 "source": "\(source.name)", "category": "\(failure.category.rawValue)", "reason": "\(failure.reason)",
                 "attempts": "\(result.attempts)",
             ])

@@ -46,7 +46,7 @@ package final class Monitor: Sendable {
         self.shardOverride = shardOverride
         self.logger = logger
         self.current = Mutex(config)
-        let registry = SourceRegistry()
+        let registry = SourceRegistry(logger: logger)
         self.registry = registry
         let client = ResilientClient(transport: transport, events: [registry] + clientEvents)
         self.client = client

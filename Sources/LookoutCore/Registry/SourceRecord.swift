@@ -147,6 +147,9 @@ package struct SourceRecord: Sendable {
         package var cause: ProbeResult
         /// Probes that failed since it began.
         package var failedProbes: Int
+        /// Whether the log has said the source is down: not while Lookout itself is offline,
+        /// when every source fails for a reason of its own.
+        package var logged = false
 
         /// How long the source has been down at `nowMs`, in milliseconds.
         package func downForMs(nowMs: Int64) -> Int64 {
@@ -204,21 +207,24 @@ package struct SourceRecord: Sendable {
     /// Probed, or at least tried (a restored open breaker refuses the first calls).
     package var attempted: Bool { tally.probed || heldBackCalls > 0 }
 
-    mutating func record(_ result: ProbeResult) {
+    /// What a probe changed in the source's outage, as the log tells it: one line when it goes
+    /// down, one when the cause changes, one when it is up again, however many probes fail.
+    package enum OutageChange: Sendable, Equatable {
+        case began(Incident)
+        /// The upstream now fails differently (another category or reason) from `previous`.
+        case causeChanged(Incident, previous: Failure)
+        case ended(Incident, upAtMs: Int64)
+    }
+
+    @discardableResult
+    mutating func record(_ result: ProbeResult) -> OutageChange? {
         guard !result.heldBack else {
             heldBackCalls += 1
             lastHeldBackMs = result.timestampMs
-            return
+            return nil
         }
         last = result
-        if result.ok {
-            incident = nil
-        } else if incident == nil {
-            incident = Incident(downSinceMs: result.timestampMs, cause: result, failedProbes: 1)
-        } else {
-            incident?.cause = result
-            incident?.failedProbes += 1
-        }
+        let change = followIncident(result)
         tally.probed = true
         tally.lastOk = result.ok
         tally.lastHTTPStatus = result.httpStatus ?? 0
@@ -239,9 +245,33 @@ package struct SourceRecord: Sendable {
             if progress.verified == false { tally.verifyFailures += 1 }
         }
         // Maintenance is planned: availability and SLO figures leave it out.
-        guard !result.duringMaintenance else { return }
+        guard !result.duringMaintenance else { return change }
         health.record(result)
         hasHealth = true
+        return change
+    }
+
+    /// Follows the outage: begun by a failure, ended by a success. A failure while Lookout is
+    /// offline is counted in it but not announced; the next one that is not says it is down.
+    private mutating func followIncident(_ result: ProbeResult) -> OutageChange? {
+        if result.ok {
+            defer { incident = nil }
+            guard let incident, incident.logged else { return nil }
+            return .ended(incident, upAtMs: result.timestampMs)
+        }
+        var current = incident ?? Incident(downSinceMs: result.timestampMs, cause: result, failedProbes: 0)
+        let previous = current.failedProbes > 0 ? current.cause.failure : nil
+        current.cause = result
+        current.failedProbes += 1
+        defer { incident = current }
+        guard !result.duringOffline else { return nil }
+        guard current.logged else {
+            current.logged = true
+            return .began(current)
+        }
+        guard let previous, let failure = result.failure, previous.category != failure.category || previous.reason != failure.reason
+        else { return nil }
+        return .causeChanged(current, previous: previous)
     }
 
     mutating func note(_ progress: DownloadProgress) {

@@ -1,3 +1,4 @@
+import Logging
 import ResilientHTTP
 import Synchronization
 
@@ -19,8 +20,12 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     private let state = Mutex(State())
+    /// Where a source going down, failing differently and coming back up are told; a line for
+    /// each change, not for each failed probe.
+    private let logger: Logger?
 
-    package init(sources: [SourceConfig] = []) {
+    package init(sources: [SourceConfig] = [], logger: Logger? = nil) {
+        self.logger = logger
         apply(sources)
     }
 
@@ -47,10 +52,49 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     package func record(_ result: ProbeResult) {
-        state.withLock { state in
-            guard let position = state.positions[result.source] else { return }
-            state.records[position].record(result)
-            if !result.heldBack && !result.duringMaintenance { state.rounds.record(result) }
+        let change = state.withLock { state -> SourceRecord.OutageChange? in
+            guard let position = state.positions[result.source] else { return nil }
+            defer { if !result.heldBack && !result.duringMaintenance { state.rounds.record(result) } }
+            return state.records[position].record(result)
+        }
+        if let change, let logger { SourceRegistry.log(change, to: logger) }
+    }
+
+    /// One line for a change in a source's outage, e.g. `level=warning msg="source down"
+    /// source=acme category=server_error reason=http_503 http_status=503 attempts=3 message="…"`.
+    static func log(_ change: SourceRecord.OutageChange, to logger: Logger) {
+        func downFor(_ incident: SourceRecord.Incident, atMs: Int64) -> Logger.MetadataValue {
+            "\(ConfigValues.format(.seconds(incident.downForMs(nowMs: atMs) / 1000)))"
+        }
+        func cause(_ result: ProbeResult) -> Logger.Metadata {
+            var metadata: Logger.Metadata = [
+                "source": "\(result.source)", "category": "\(result.failure?.category.rawValue ?? "")",
+                "reason": "\(result.failure?.reason ?? "")", "attempts": "\(result.attempts)",
+            ]
+            if let status = result.httpStatus { metadata["http_status"] = "\(status)" }
+            if let message = result.message { metadata["message"] = "\(message)" }
+            return metadata
+        }
+        switch change {
+        case .began(let incident):
+            var metadata = cause(incident.cause)
+            // Announced late: the first failures came while Lookout itself was offline.
+            if incident.failedProbes > 1 {
+                metadata["down_for"] = downFor(incident, atMs: incident.cause.timestampMs)
+                metadata["failed_probes"] = "\(incident.failedProbes)"
+            }
+            logger.warning("source down", metadata: metadata)
+        case .causeChanged(let incident, let previous):
+            var metadata = cause(incident.cause)
+            metadata["previous_reason"] = "\(previous.reason)"
+            metadata["down_for"] = downFor(incident, atMs: incident.cause.timestampMs)
+            metadata["failed_probes"] = "\(incident.failedProbes)"
+            logger.warning("source still down, failing differently", metadata: metadata)
+        case .ended(let incident, let upAtMs):
+            logger.info("source up again", metadata: [
+                "source": "\(incident.cause.source)", "down_for": downFor(incident, atMs: upAtMs),
+                "failed_probes": "\(incident.failedProbes)", "last_reason": "\(incident.cause.failure?.reason ?? "")",
+            ])
         }
     }
 

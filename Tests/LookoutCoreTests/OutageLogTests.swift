@@ -1,0 +1,102 @@
+import Logging
+import LookoutCore
+import ResilientHTTP
+import Synchronization
+import Testing
+
+/// The log tells a source's outage as it changes — down, failing differently, up again — not a
+/// line per failed probe: a thousand sources failing every second used to write a thousand lines
+/// a second, and the breaker's refusals among them hid the upstream's own answer.
+@Suite("Outage log lines")
+struct OutageLogTests {
+    let a = SourceConfig(name: "a", url: "http://127.0.0.1/a")
+    let unavailable = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "maintenance until 10:00")
+    let refused = Failure(category: .transient, reason: "connection_refused")
+    let breakerOpen = Failure(category: .circuitOpen, reason: "circuit_open")
+
+    func probe(_ failure: Failure?, at seconds: Int, offline: Bool = false) -> ProbeResult {
+        var result = ProbeResult(
+            source: "a", timestampMs: 1_000_000 + Int64(seconds) * 1000, ok: failure == nil, failure: failure,
+            httpStatus: failure?.httpStatus ?? (failure == nil ? 200 : nil))
+        result.duringOffline = offline
+        return result
+    }
+
+    /// Lines logged through a registry, as level, message and metadata.
+    final class Captured: Sendable {
+        struct Line: Sendable {
+            var level: Logger.Level
+            var message: String
+            var metadata: [String: String]
+        }
+        let lines = Mutex<[Line]>([])
+
+        var logger: Logger {
+            Logger(label: "test") { _ in Handler(captured: self) }
+        }
+
+        struct Handler: LogHandler {
+            let captured: Captured
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .info
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) {
+                let line = Line(level: event.level, message: "\(event.message)", metadata: (event.metadata ?? [:]).mapValues { "\($0)" })
+                captured.lines.withLock { $0.append(line) }
+            }
+        }
+    }
+
+    @Test func anOutageIsThreeLinesHoweverManyProbesFail() {
+        let captured = Captured()
+        let registry = SourceRegistry(sources: [a], logger: captured.logger)
+        registry.record(probe(nil, at: 0))
+        for second in 1...50 { registry.record(probe(unavailable, at: second)) }
+        // The breaker's refusals are no probes and no news.
+        for second in 51...60 { registry.record(probe(breakerOpen, at: second)) }
+        for second in 61...70 { registry.record(probe(refused, at: second)) }
+        registry.record(probe(nil, at: 130))
+        registry.record(probe(nil, at: 131))
+
+        let lines = captured.lines.withLock { $0 }
+        #expect(lines.map(\.message) == ["source down", "source still down, failing differently", "source up again"])
+        #expect(lines.map(\.level) == [.warning, .warning, .info])
+        #expect(lines[0].metadata["source"] == "a")
+        #expect(lines[0].metadata["reason"] == "http_503")
+        #expect(lines[0].metadata["http_status"] == "503")
+        #expect(lines[0].metadata["message"]?.contains("The server said: maintenance until 10:00") == true)
+        #expect(lines[0].metadata["down_for"] == nil)
+        #expect(lines[1].metadata["reason"] == "connection_refused")
+        #expect(lines[1].metadata["previous_reason"] == "http_503")
+        #expect(lines[1].metadata["down_for"] == "1m")
+        #expect(lines[1].metadata["failed_probes"] == "51")
+        #expect(lines[2].metadata["down_for"] == "2m9s")
+        #expect(lines[2].metadata["failed_probes"] == "60")
+        #expect(lines[2].metadata["last_reason"] == "connection_refused")
+    }
+
+    /// While Lookout itself is offline every source fails for a reason of its own: nothing is
+    /// announced, and a source still down once it is back online is announced then, with the
+    /// failures it has had since.
+    @Test func failuresWhileOfflineAreAnnouncedOnlyOnceOnlineAgain() {
+        let captured = Captured()
+        let registry = SourceRegistry(sources: [a], logger: captured.logger)
+        for second in 1...5 { registry.record(probe(refused, at: second, offline: true)) }
+        #expect(captured.lines.withLock { $0.isEmpty })
+        registry.record(probe(unavailable, at: 6))
+        // Down and up again while offline: never said, so no "up again" either.
+        registry.record(probe(nil, at: 7))
+        registry.record(probe(refused, at: 8, offline: true))
+        registry.record(probe(nil, at: 9))
+
+        let lines = captured.lines.withLock { $0 }
+        #expect(lines.map(\.message) == ["source down", "source up again"])
+        #expect(lines[0].metadata["failed_probes"] == "6")
+        #expect(lines[0].metadata["down_for"] == "5s")
+        #expect(lines[0].metadata["reason"] == "http_503")
+        #expect(lines[1].metadata["down_for"] == "6s")
+    }
+}
