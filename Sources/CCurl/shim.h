@@ -5,13 +5,6 @@
 
 #include <curl/curl.h>
 #include <string.h>
-#include <sys/prctl.h>
-
-// Names the calling thread, as `top -H` shows it (prctl is variadic too). The transfer thread
-// uses it: Foundation names threads only on Darwin.
-static inline int lookout_name_this_thread(const char *name) {
-    return prctl(PR_SET_NAME, name, 0, 0, 0);
-}
 
 static inline CURLcode lookout_curl_setopt_long(CURL *h, CURLoption o, long v) {
     return curl_easy_setopt(h, o, v);

@@ -1,4 +1,5 @@
 internal import CCurl
+internal import CSystem
 import Foundation
 import Synchronization
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CMemory
+import CSystem
 import Foundation
 import Logging
 import LookoutAlerting

@@ -62,6 +62,24 @@ struct LogWriterTests {
         #expect(text == (0..<50).map { "line=\($0)\n" }.joined())
     }
 
+    /// The writing thread has a name of its own in `top -H`, not the process's.
+    @Test(.timeLimit(.minutes(1))) func theWritingThreadIsNamed() throws {
+        func named() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").filter {
+                (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) == LogWriter.threadName + "\n"
+            }.count
+        }
+        let before = try named()
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let writer = LogWriter(descriptor: ends[1], format: .logfmt)
+        // Written by the thread, so named by then: it names itself first.
+        writer.write("line")
+        writer.flush(within: .seconds(30))
+        #expect(try named() >= before + 1)
+    }
+
     /// The notice is a line of the log's own format.
     @Test func theNoticeIsALineOfTheLogFormat() throws {
         let writer = LogWriter(descriptor: -1, format: .json, capacity: 1)

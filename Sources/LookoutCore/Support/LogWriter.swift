@@ -1,3 +1,4 @@
+internal import CSystem
 import Foundation
 import ResilientHTTP
 import Synchronization
@@ -40,6 +41,9 @@ package final class LogWriter: Sendable {
     /// Entered for each line taken, left once it is written (or found unwritable).
     private let unwritten = DispatchGroup()
 
+    /// The writing thread's name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
+    package static let threadName = "lookout-log"
+
     /// Starts the writing thread, which lives as long as the process.
     ///
     /// - Parameter capacity: lines that may wait for the descriptor: a burst of a thousand
@@ -48,7 +52,10 @@ package final class LogWriter: Sendable {
         self.descriptor = descriptor
         self.format = format
         self.capacity = max(1, capacity)
-        Thread { [self] in run() }.start()
+        Thread { [self] in
+            _ = lookout_name_this_thread(LogWriter.threadName)
+            run()
+        }.start()
     }
 
     /// Hands `line` (without its newline) to the writing thread; drops it when `capacity` lines
