@@ -42,11 +42,11 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // What the Glibc module does not declare: malloc_trim, prctl's thread name.
-        .target(name: "CSystem"),
+        // glibc's malloc_trim, which the Glibc module does not declare.
+        .target(name: "CMemory"),
         .target(
             name: "ResilientHTTP",
-            dependencies: ["CCurl", "CLibCrypto", "CSystem"]
+            dependencies: ["CCurl", "CLibCrypto"]
         ),
         .target(
             name: "MicroHTTPServer",
@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "CSystem",
+                "ResilientHTTP",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -82,7 +82,7 @@ let package = Package(
             name: "lookout",
             dependencies: [
                 "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
-                "ResilientHTTP", "MicroHTTPServer", "CSystem",
+                "ResilientHTTP", "MicroHTTPServer", "CMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

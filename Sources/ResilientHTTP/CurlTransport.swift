@@ -1,5 +1,4 @@
 internal import CCurl
-internal import CSystem
 import Foundation
 import Synchronization
 
@@ -24,7 +23,8 @@ public final class CurlTransport: Sendable {
         CurlGlobal.ensureInitialized()
         loop = TransferLoop()
         let thread = Thread { [loop] in
-            _ = lookout_name_this_thread(CurlTransport.threadName)
+            // Set from the thread itself, Foundation names it in the kernel too (PR_SET_NAME).
+            Thread.current.name = CurlTransport.threadName
             loop.run()
         }
         thread.start()

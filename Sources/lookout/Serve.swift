@@ -1,5 +1,5 @@
 import ArgumentParser
-import CSystem
+import CMemory
 import Foundation
 import Logging
 import LookoutAlerting

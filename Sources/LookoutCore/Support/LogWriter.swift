@@ -1,4 +1,3 @@
-internal import CSystem
 import Foundation
 import ResilientHTTP
 import Synchronization
@@ -53,7 +52,7 @@ package final class LogWriter: Sendable {
         self.format = format
         self.capacity = max(1, capacity)
         Thread { [self] in
-            _ = lookout_name_this_thread(LogWriter.threadName)
+            Thread.current.name = LogWriter.threadName
             run()
         }.start()
     }
