@@ -65,6 +65,12 @@ struct MonitorEndToEndTests {
         }
         #expect(failed.contains(#"lookout_probe_success{source="slowpoke"}"#))
         #expect(lookout.text.contains("config reload failed; keeping the running config"))
+        // The failing source is told once, with the upstream's 503, not the open breaker that
+        // refused every call since; no line for each failed probe at the default level.
+        let down = lookout.text.split(separator: "\n").filter { $0.contains(#"msg="source down""#) }
+        #expect(down.count == 1)
+        #expect(down.first?.contains("reason=http_503") == true && down.first?.contains("source=breaker") == true)
+        #expect(!lookout.text.contains("probe failed"))
 
         let unauthorised = await http.perform(TransferRequest(url: "\(base)/-/reload", method: "POST", body: []))
         #expect(unauthorised.httpStatus == 403)

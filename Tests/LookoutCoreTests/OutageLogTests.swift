@@ -14,12 +14,19 @@ struct OutageLogTests {
     let refused = Failure(category: .transient, reason: "connection_refused")
     let breakerOpen = Failure(category: .circuitOpen, reason: "circuit_open")
 
-    func probe(_ failure: Failure?, at seconds: Int, offline: Bool = false) -> ProbeResult {
+    func probe(_ failure: Failure?, at seconds: Int, offline: Bool = false, maintenance: Bool = false) -> ProbeResult {
         var result = ProbeResult(
             source: "a", timestampMs: 1_000_000 + Int64(seconds) * 1000, ok: failure == nil, failure: failure,
             httpStatus: failure?.httpStatus ?? (failure == nil ? 200 : nil))
         result.duringOffline = offline
+        result.duringMaintenance = maintenance
         return result
+    }
+
+    /// A registry whose log lines are captured, and a way to read them.
+    func registry() -> (SourceRegistry, () -> [Captured.Line]) {
+        let captured = Captured()
+        return (SourceRegistry(sources: [a], logger: captured.logger), { captured.lines.withLock { $0 } })
     }
 
     /// Lines logged through a registry, as level, message and metadata.
@@ -87,8 +94,8 @@ struct OutageLogTests {
         for second in 1...5 { registry.record(probe(refused, at: second, offline: true)) }
         #expect(captured.lines.withLock { $0.isEmpty })
         registry.record(probe(unavailable, at: 6))
-        // Down and up again while offline: never said, so no "up again" either.
         registry.record(probe(nil, at: 7))
+        // Down and up again while offline: never said, so no "up again" either.
         registry.record(probe(refused, at: 8, offline: true))
         registry.record(probe(nil, at: 9))
 
@@ -98,5 +105,42 @@ struct OutageLogTests {
         #expect(lines[0].metadata["down_for"] == "5s")
         #expect(lines[0].metadata["reason"] == "http_503")
         #expect(lines[1].metadata["down_for"] == "6s")
+    }
+
+    /// An offline spell in the middle of an outage is not the upstream's doing: the cause stays
+    /// its 503, so the 503 after it is no change, and the outage ends naming the 503.
+    @Test func anOfflineSpellDoesNotChangeTheCause() {
+        let (registry, lines) = registry()
+        registry.record(probe(unavailable, at: 1))
+        for second in 2...4 { registry.record(probe(refused, at: second, offline: true)) }
+        registry.record(probe(unavailable, at: 5))
+        registry.record(probe(nil, at: 6))
+        #expect(lines().map(\.message) == ["source down", "source up again"])
+        #expect(lines().last?.metadata["last_reason"] == "http_503")
+        #expect(lines().last?.metadata["failed_probes"] == "5")
+    }
+
+    /// A cause is announced once per outage: one that alternates between two reasons is two
+    /// lines, not one a probe.
+    @Test func alternatingCausesAreAnnouncedOnce() {
+        let (registry, lines) = registry()
+        for second in 1...40 { registry.record(probe(second % 2 == 0 ? unavailable : refused, at: second)) }
+        #expect(lines().map(\.message) == ["source down", "source still down, failing differently"])
+        #expect(lines().map { $0.metadata["reason"] } == ["connection_refused", "http_503"])
+    }
+
+    /// A planned outage is no warning: told at info, marked as maintenance.
+    @Test func anOutageInMaintenanceIsToldAtInfo() {
+        let (registry, lines) = registry()
+        registry.record(probe(unavailable, at: 1, maintenance: true))
+        registry.record(probe(refused, at: 2))
+        #expect(lines().map(\.level) == [.info, .warning])
+        #expect(lines().map { $0.metadata["maintenance"] } == ["true", nil])
+    }
+
+    @Test func aSourceThatStaysUpLogsNothing() {
+        let (registry, lines) = registry()
+        for second in 1...100 { registry.record(probe(nil, at: second)) }
+        #expect(lines().isEmpty)
     }
 }

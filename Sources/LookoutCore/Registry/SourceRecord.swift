@@ -147,9 +147,12 @@ package struct SourceRecord: Sendable {
         package var cause: ProbeResult
         /// Probes that failed since it began.
         package var failedProbes: Int
-        /// Whether the log has said the source is down: not while Lookout itself is offline,
-        /// when every source fails for a reason of its own.
-        package var logged = false
+        /// The reasons the log has given for it, in order: none while every failure came while
+        /// Lookout itself was offline (when every source fails for a reason of its own).
+        package var announcedReasons: [String] = []
+
+        /// Whether the log has said the source is down.
+        package var announced: Bool { !announcedReasons.isEmpty }
 
         /// How long the source has been down at `nowMs`, in milliseconds.
         package func downForMs(nowMs: Int64) -> Int64 {
@@ -214,6 +217,12 @@ package struct SourceRecord: Sendable {
         /// The upstream now fails differently (another category or reason) from `previous`.
         case causeChanged(Incident, previous: Failure)
         case ended(Incident, upAtMs: Int64)
+
+        package var incident: Incident {
+            switch self {
+            case .began(let incident), .causeChanged(let incident, _), .ended(let incident, _): return incident
+            }
+        }
     }
 
     @discardableResult
@@ -252,26 +261,30 @@ package struct SourceRecord: Sendable {
     }
 
     /// Follows the outage: begun by a failure, ended by a success. A failure while Lookout is
-    /// offline is counted in it but not announced; the next one that is not says it is down.
+    /// offline is counted, but neither announced nor taken as the cause of an outage that has a
+    /// cause of the upstream's own; the next failure that is not says the source is down. A cause
+    /// is announced once per outage, so one that alternates between two reasons logs two lines.
     private mutating func followIncident(_ result: ProbeResult) -> OutageChange? {
         if result.ok {
-            defer { incident = nil }
-            guard let incident, incident.logged else { return nil }
-            return .ended(incident, upAtMs: result.timestampMs)
+            let ended = incident
+            incident = nil
+            guard let ended, ended.announced else { return nil }
+            return .ended(ended, upAtMs: result.timestampMs)
         }
         var current = incident ?? Incident(downSinceMs: result.timestampMs, cause: result, failedProbes: 0)
-        let previous = current.failedProbes > 0 ? current.cause.failure : nil
-        current.cause = result
-        current.failedProbes += 1
         defer { incident = current }
-        guard !result.duringOffline else { return nil }
-        guard current.logged else {
-            current.logged = true
-            return .began(current)
+        current.failedProbes += 1
+        guard !result.duringOffline else {
+            if current.cause.duringOffline { current.cause = result }
+            return nil
         }
-        guard let previous, let failure = result.failure, previous.category != failure.category || previous.reason != failure.reason
-        else { return nil }
-        return .causeChanged(current, previous: previous)
+        let previous = current.cause
+        current.cause = result
+        let reason = result.failure?.reason ?? ""
+        guard !current.announcedReasons.contains(reason) else { return nil }
+        current.announcedReasons.append(reason)
+        guard current.announcedReasons.count > 1, let previousFailure = previous.failure else { return .began(current) }
+        return .causeChanged(current, previous: previousFailure)
     }
 
     mutating func note(_ progress: DownloadProgress) {

@@ -61,7 +61,8 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     /// One line for a change in a source's outage, e.g. `level=warning msg="source down"
-    /// source=acme category=server_error reason=http_503 http_status=503 attempts=3 message="…"`.
+    /// attempts=3 category=server_error http_status=503 message="…" reason=http_503 source=acme`.
+    /// A planned outage (in a maintenance window) is told at info level, with `maintenance=true`.
     static func log(_ change: SourceRecord.OutageChange, to logger: Logger) {
         func downFor(_ incident: SourceRecord.Incident, atMs: Int64) -> Logger.MetadataValue {
             "\(ConfigValues.format(.seconds(incident.downForMs(nowMs: atMs) / 1000)))"
@@ -73,8 +74,10 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
             ]
             if let status = result.httpStatus { metadata["http_status"] = "\(status)" }
             if let message = result.message { metadata["message"] = "\(message)" }
+            if result.duringMaintenance { metadata["maintenance"] = "true" }
             return metadata
         }
+        let level: Logger.Level = change.incident.cause.duringMaintenance ? .info : .warning
         switch change {
         case .began(let incident):
             var metadata = cause(incident.cause)
@@ -83,13 +86,13 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
                 metadata["down_for"] = downFor(incident, atMs: incident.cause.timestampMs)
                 metadata["failed_probes"] = "\(incident.failedProbes)"
             }
-            logger.warning("source down", metadata: metadata)
+            logger.log(level: level, "source down", metadata: metadata)
         case .causeChanged(let incident, let previous):
             var metadata = cause(incident.cause)
             metadata["previous_reason"] = "\(previous.reason)"
             metadata["down_for"] = downFor(incident, atMs: incident.cause.timestampMs)
             metadata["failed_probes"] = "\(incident.failedProbes)"
-            logger.warning("source still down, failing differently", metadata: metadata)
+            logger.log(level: level, "source still down, failing differently", metadata: metadata)
         case .ended(let incident, let upAtMs):
             logger.info("source up again", metadata: [
                 "source": "\(incident.cause.source)", "down_for": downFor(incident, atMs: upAtMs),
