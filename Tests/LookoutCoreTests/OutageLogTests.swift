@@ -10,6 +10,7 @@ import Testing
 @Suite("Outage log lines")
 struct OutageLogTests {
     let a = SourceConfig(name: "a", url: "http://127.0.0.1/a")
+    let b = SourceConfig(name: "b", url: "http://127.0.0.1/b")
     let unavailable = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "maintenance until 10:00")
     let refused = Failure(category: .transient, reason: "connection_refused")
     let breakerOpen = Failure(category: .circuitOpen, reason: "circuit_open")
@@ -136,6 +137,21 @@ struct OutageLogTests {
         registry.record(probe(refused, at: 2))
         #expect(lines().map(\.level) == [.info, .warning])
         #expect(lines().map { $0.metadata["maintenance"] } == ["true", nil])
+    }
+
+    /// A source removed from the config mid-outage gets a last line, so a reader pairing "down"
+    /// with its end is not left with an open outage; one that was up goes quietly.
+    @Test func aSourceRemovedWhileDownGetsALastLine() {
+        let (registry, lines) = registry()
+        registry.apply([a, b])
+        registry.record(probe(unavailable, at: 1))
+        registry.record(probe(unavailable, at: 2))
+        registry.record(ProbeResult(source: "b", timestampMs: 1_001_000, ok: true))
+        registry.apply([])
+        #expect(lines().map(\.message) == ["source down", "source removed from the config while down"])
+        #expect(lines().last?.metadata["source"] == "a")
+        #expect(lines().last?.metadata["failed_probes"] == "2")
+        #expect(lines().last?.metadata["last_reason"] == "http_503")
     }
 
     @Test func aSourceThatStaysUpLogsNothing() {

@@ -30,10 +30,11 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     /// Follows a new config: sources that stay keep everything measured, new ones start empty,
-    /// removed ones are forgotten. Returns the names removed.
+    /// removed ones are forgotten (one that the log had said was down gets a last line, so no
+    /// outage is left open there). Returns the names removed.
     @discardableResult
     package func apply(_ sources: [SourceConfig]) -> [String] {
-        state.withLock { state in
+        let (removed, outages) = state.withLock { state -> ([String], [SourceRecord.Incident]) in
             var records: [SourceRecord] = []
             records.reserveCapacity(sources.count)
             var positions: [String: Int] = [:]
@@ -44,11 +45,18 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
                 positions[source.name] = records.count
                 records.append(record)
             }
-            let removed = state.records.map(\.name).filter { positions[$0] == nil }
+            let gone = state.records.filter { positions[$0.name] == nil }
             state.records = records
             state.positions = positions
-            return removed
+            return (gone.map(\.name), gone.compactMap { $0.incident?.announced == true ? $0.incident : nil })
         }
+        if let logger {
+            let nowMs = Timestamp.nowMs()
+            for incident in outages {
+                logger.info("source removed from the config while down", metadata: SourceRegistry.ending(incident, atMs: nowMs))
+            }
+        }
+        return removed
     }
 
     package func record(_ result: ProbeResult) {
@@ -64,9 +72,6 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     /// attempts=3 category=server_error http_status=503 message="…" reason=http_503 source=acme`.
     /// A planned outage (in a maintenance window) is told at info level, with `maintenance=true`.
     static func log(_ change: SourceRecord.OutageChange, to logger: Logger) {
-        func downFor(_ incident: SourceRecord.Incident, atMs: Int64) -> Logger.MetadataValue {
-            "\(ConfigValues.format(.seconds(incident.downForMs(nowMs: atMs) / 1000)))"
-        }
         func cause(_ result: ProbeResult) -> Logger.Metadata {
             var metadata: Logger.Metadata = [
                 "source": "\(result.source)", "category": "\(result.failure?.category.rawValue ?? "")",
@@ -94,11 +99,21 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
             metadata["failed_probes"] = "\(incident.failedProbes)"
             logger.log(level: level, "source still down, failing differently", metadata: metadata)
         case .ended(let incident, let upAtMs):
-            logger.info("source up again", metadata: [
-                "source": "\(incident.cause.source)", "down_for": downFor(incident, atMs: upAtMs),
-                "failed_probes": "\(incident.failedProbes)", "last_reason": "\(incident.cause.failure?.reason ?? "")",
-            ])
+            logger.info("source up again", metadata: ending(incident, atMs: upAtMs))
         }
+    }
+
+    /// How long an outage has lasted at `atMs`, in whole seconds as a config writes it: `4m14s`.
+    private static func downFor(_ incident: SourceRecord.Incident, atMs: Int64) -> Logger.MetadataValue {
+        "\(ConfigValues.format(.seconds(incident.downForMs(nowMs: atMs) / 1000)))"
+    }
+
+    /// What a line about an outage's end says: how long it lasted, its failed probes, its last cause.
+    private static func ending(_ incident: SourceRecord.Incident, atMs: Int64) -> Logger.Metadata {
+        [
+            "source": "\(incident.cause.source)", "down_for": downFor(incident, atMs: atMs),
+            "failed_probes": "\(incident.failedProbes)", "last_reason": "\(incident.cause.failure?.reason ?? "")",
+        ]
     }
 
     package func handle(_ event: ClientEvent) {
