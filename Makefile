@@ -49,7 +49,7 @@ run: build
 test: test-deps
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
-	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" LOOKOUT_PYDEPS="$(CURDIR)/$(PYDEPS)" $(SWIFT) test --skip-build
+	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" LOOKOUT_PYDEPS="$(CURDIR)/$(PYDEPS)" ./Tests/in-own-session.sh $(SWIFT) test --skip-build
 	FUZZ_SECONDS=30 SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh
 
 # Every libFuzzer target for FUZZ_SECONDS (default 600) or FUZZ_RUNS executions each, two at a
