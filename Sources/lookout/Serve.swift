@@ -1,5 +1,5 @@
 import ArgumentParser
-import CMemory
+internal import CMemory
 import Foundation
 import Logging
 import LookoutAlerting
