@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ResilientHTTP
 
 /// One finished probe of a source: a call with its retries, judged against the source's
@@ -57,6 +58,19 @@ package struct ProbeResult: Sendable, Equatable {
     /// The message an on-call engineer reads, e.g. "Error while probing acme: the server answered 503."
     package var message: String? {
         failure?.message(operation: "probing \(source)")
+    }
+
+    /// A failed probe's fields in a log line: source, category, reason, attempts, and the HTTP
+    /// status, the message and the maintenance mark where they apply.
+    package var logMetadata: Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "source": "\(source)", "category": "\(failure?.category.rawValue ?? "")",
+            "reason": "\(failure?.reason ?? "")", "attempts": "\(attempts)",
+        ]
+        if let httpStatus { metadata["http_status"] = "\(httpStatus)" }
+        if let message { metadata["message"] = "\(message)" }
+        if duringMaintenance { metadata["maintenance"] = "true" }
+        return metadata
     }
 }
 

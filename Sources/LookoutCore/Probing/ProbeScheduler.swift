@@ -247,12 +247,7 @@ package final class ProbeScheduler: Sendable {
         connectivity.record(result, host: host)
         for sink in sinks { sink.record(result) }
         // Every failure at debug level; the registry tells a source's changes at info and above.
-        if let failure = result.failure, !offline {
-            logger.debug("probe failed", metadata: [
-                "source": "\(source.name)", "category": "\(failure.category.rawValue)", "reason": "\(failure.reason)",
-                "attempts": "\(result.attempts)",
-            ])
-        }
+        if !result.ok, !offline { logger.debug("probe failed", metadata: result.logMetadata) }
         return result
     }
 

@@ -211,10 +211,12 @@ package struct SourceRecord: Sendable {
     package var attempted: Bool { tally.probed || heldBackCalls > 0 }
 
     /// What a probe changed in the source's outage, as the log tells it: one line when it goes
-    /// down, one when the cause changes, one when it is up again, however many probes fail.
+    /// down, one for each reason not yet told in it, one when it is up again, however many
+    /// probes fail.
     package enum OutageChange: Sendable, Equatable {
         case began(Incident)
-        /// The upstream now fails differently (another category or reason) from `previous`.
+        /// The upstream now fails for a reason not yet told in this outage; `previous` is the
+        /// failure before.
         case causeChanged(Incident, previous: Failure)
         case ended(Incident, upAtMs: Int64)
 

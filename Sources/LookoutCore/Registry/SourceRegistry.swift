@@ -48,9 +48,9 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
             let gone = state.records.filter { positions[$0.name] == nil }
             state.records = records
             state.positions = positions
-            return (gone.map(\.name), gone.compactMap { $0.incident?.announced == true ? $0.incident : nil })
+            return (gone.map(\.name), gone.compactMap(\.incident).filter(\.announced))
         }
-        if let logger {
+        if let logger, !outages.isEmpty {
             let nowMs = Timestamp.nowMs()
             for incident in outages {
                 logger.info("source removed from the config while down", metadata: SourceRegistry.ending(incident, atMs: nowMs))
@@ -62,8 +62,9 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     package func record(_ result: ProbeResult) {
         let change = state.withLock { state -> SourceRecord.OutageChange? in
             guard let position = state.positions[result.source] else { return nil }
-            defer { if !result.heldBack && !result.duringMaintenance { state.rounds.record(result) } }
-            return state.records[position].record(result)
+            let change = state.records[position].record(result)
+            if !result.heldBack && !result.duringMaintenance { state.rounds.record(result) }
+            return change
         }
         if let change, let logger { SourceRegistry.log(change, to: logger) }
     }
@@ -71,33 +72,20 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     /// One line for a change in a source's outage, e.g. `level=warning msg="source down"
     /// attempts=3 category=server_error http_status=503 message="…" reason=http_503 source=acme`.
     /// A planned outage (in a maintenance window) is told at info level, with `maintenance=true`.
-    static func log(_ change: SourceRecord.OutageChange, to logger: Logger) {
-        func cause(_ result: ProbeResult) -> Logger.Metadata {
-            var metadata: Logger.Metadata = [
-                "source": "\(result.source)", "category": "\(result.failure?.category.rawValue ?? "")",
-                "reason": "\(result.failure?.reason ?? "")", "attempts": "\(result.attempts)",
-            ]
-            if let status = result.httpStatus { metadata["http_status"] = "\(status)" }
-            if let message = result.message { metadata["message"] = "\(message)" }
-            if result.duringMaintenance { metadata["maintenance"] = "true" }
-            return metadata
-        }
+    private static func log(_ change: SourceRecord.OutageChange, to logger: Logger) {
         let level: Logger.Level = change.incident.cause.duringMaintenance ? .info : .warning
         switch change {
-        case .began(let incident):
-            var metadata = cause(incident.cause)
-            // Announced late: the first failures came while Lookout itself was offline.
+        case .began(let incident), .causeChanged(let incident, _):
+            var metadata = incident.cause.logMetadata
+            if case .causeChanged(_, let previous) = change { metadata["previous_reason"] = "\(previous.reason)" }
+            // Past its first failure: a new cause, or one announced late because the first
+            // failures came while Lookout itself was offline.
             if incident.failedProbes > 1 {
                 metadata["down_for"] = downFor(incident, atMs: incident.cause.timestampMs)
                 metadata["failed_probes"] = "\(incident.failedProbes)"
             }
-            logger.log(level: level, "source down", metadata: metadata)
-        case .causeChanged(let incident, let previous):
-            var metadata = cause(incident.cause)
-            metadata["previous_reason"] = "\(previous.reason)"
-            metadata["down_for"] = downFor(incident, atMs: incident.cause.timestampMs)
-            metadata["failed_probes"] = "\(incident.failedProbes)"
-            logger.log(level: level, "source still down, failing differently", metadata: metadata)
+            let message: Logger.Message = if case .began = change { "source down" } else { "source still down, failing differently" }
+            logger.log(level: level, message, metadata: metadata)
         case .ended(let incident, let upAtMs):
             logger.info("source up again", metadata: ending(incident, atMs: upAtMs))
         }
