@@ -22,12 +22,7 @@ public final class CurlTransport: Sendable {
     public init() {
         CurlGlobal.ensureInitialized()
         loop = TransferLoop()
-        let thread = Thread { [loop] in
-            // Set from the thread itself, Foundation names it in the kernel too (PR_SET_NAME).
-            Thread.current.name = CurlTransport.threadName
-            loop.run()
-        }
-        thread.start()
+        startNamedThread(CurlTransport.threadName) { [loop] in loop.run() }
     }
 
     deinit {

@@ -161,7 +161,7 @@ struct NotificationProvidersEndToEndTests {
         let pending = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
         #expect(pending.contains(#"lookout_alert_outbox_pending{hook="slack"} 2"#))  // firing and resolved, waiting
 
-        var receiver = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(receiverPort)"])
+        let receiver = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(receiverPort)"])
         let receiverBase = try await receiver.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
         _ = await http.perform(TransferRequest(url: "\(receiverBase)/providers/throttle?count=2&retry_after=3", method: "POST"))
         // The breaker's next trial comes within 78 s (a minute ±30%); the 429s do not reopen it.

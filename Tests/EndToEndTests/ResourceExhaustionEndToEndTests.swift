@@ -52,7 +52,7 @@ struct ResourceExhaustionEndToEndTests {
 
         // Fill the disk: every later write to the database fails with "database or disk is full".
         let filler = disk.appendingPathComponent("filler")
-        FileManager.default.createFile(atPath: filler.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: filler.path, contents: nil))
         let handle = try FileHandle(forWritingTo: filler)
         let block = Data(count: 256 * 1024)
         while (try? handle.write(contentsOf: block)) != nil {}

@@ -51,10 +51,7 @@ package final class LogWriter: Sendable {
         self.descriptor = descriptor
         self.format = format
         self.capacity = max(1, capacity)
-        Thread { [self] in
-            Thread.current.name = LogWriter.threadName
-            run()
-        }.start()
+        startNamedThread(LogWriter.threadName) { [self] in run() }
     }
 
     /// Hands `line` (without its newline) to the writing thread; drops it when `capacity` lines
