@@ -26,13 +26,32 @@ public final class ChildProcess: Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = standardError ?? pipe
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { output.append(String(decoding: data, as: UTF8.self)) }
-        }
         try process.run()
         ChildProcess.running.register(process.processIdentifier)
+        ChildProcess.collect(pipe.fileHandleForReading, into: output)
+    }
+
+    /// Reads `handle` to its end on a thread of its own, which then closes it.
+    ///
+    /// Not a `readabilityHandler`: closing the handle cancels that handler's Dispatch source and
+    /// closes the descriptor at once, before Dispatch has let go of it, and at the end of the
+    /// output the handler is called again and again until then. A `make test` crashed in
+    /// Dispatch's event loop (`_dispatch_event_loop_drain`), where this pattern is known to.
+    private static func collect(_ handle: FileHandle, into output: OutputBuffer) {
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    output.append(String(decoding: buffer[..<count], as: UTF8.self))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            try? handle.close()
+        }.start()
     }
 
     deinit {
