@@ -37,6 +37,27 @@ struct ConnectivityTests {
         #expect(!monitor.isOffline)
     }
 
+    /// An attempt that finds no network counts at once, before its probe's retries end; attempts
+    /// that fail otherwise, succeed, or belong to no source (an alert hook's) do not.
+    @Test func anAttemptThatFindsNoNetworkCountsBeforeItsProbeEnds() {
+        let monitor = ConnectivityMonitor()
+        monitor.setSources(sources(10))
+        func attempt(_ upstream: String, _ failure: Failure?) -> ClientEvent {
+            .attemptFinished(upstream: upstream, AttemptRecord(number: 1, startedAtMs: 0, failure: failure, httpStatus: nil, durationSeconds: 0))
+        }
+        let noRoute = Failure(category: .networkUnreachable, reason: "network_unreachable")
+        for index in 0..<7 { monitor.handle(attempt("s\(index)", noRoute)) }
+        monitor.handle(attempt("s7", Failure(category: .timeout, reason: "connect_timeout")))
+        monitor.handle(attempt("s8", nil))
+        monitor.handle(attempt("hook:pager", noRoute))
+        #expect(!monitor.isOffline)
+        monitor.handle(attempt("s9", noRoute))
+        #expect(monitor.isOffline)
+        // Probes that end well bring it back.
+        for index in 0..<10 { monitor.record(result("s\(index)", unreachable: false), host: "host\(index % 4)") }
+        #expect(!monitor.isOffline)
+    }
+
     @Test func failingCanariesAreOffline() {
         let monitor = ConnectivityMonitor()
         monitor.setSources(sources(3))

@@ -14,6 +14,7 @@ struct OutageLogTests {
     let unavailable = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "maintenance until 10:00")
     let refused = Failure(category: .transient, reason: "connection_refused")
     let breakerOpen = Failure(category: .circuitOpen, reason: "circuit_open")
+    let noRoute = Failure(category: .networkUnreachable, reason: "network_unreachable")
 
     func probe(_ failure: Failure?, at seconds: Int, offline: Bool = false, maintenance: Bool = false) -> ProbeResult {
         var result = ProbeResult(
@@ -152,6 +153,44 @@ struct OutageLogTests {
         #expect(lines().last?.metadata["source"] == "a")
         #expect(lines().last?.metadata["failed_probes"] == "2")
         #expect(lines().last?.metadata["last_reason"] == "http_503")
+    }
+
+    /// A network failure is told at its second probe in a row: a blip of one probe tells
+    /// nothing, and neither does a network loss that Lookout then recognises as its own.
+    @Test func aNetworkFailureIsToldAtItsSecondProbeInARow() {
+        let (registry, lines) = registry()
+        registry.record(probe(noRoute, at: 1))
+        registry.record(probe(nil, at: 2))
+        #expect(lines().isEmpty)
+        // Lookout's network goes: one failure before the monitor knows, then offline, then back.
+        registry.record(probe(noRoute, at: 3))
+        for second in 4...6 { registry.record(probe(noRoute, at: second, offline: true)) }
+        registry.record(probe(nil, at: 7))
+        #expect(lines().isEmpty)
+        // The upstream's own: told at the second failure, counted from the first.
+        registry.record(probe(noRoute, at: 10))
+        registry.record(probe(noRoute, at: 20))
+        registry.record(probe(nil, at: 30))
+        #expect(lines().map(\.message) == ["source down", "source up again"])
+        #expect(lines().first?.metadata["reason"] == "network_unreachable")
+        #expect(lines().first?.metadata["down_for"] == "10s")
+        #expect(lines().first?.metadata["failed_probes"] == "2")
+        #expect(lines().last?.metadata["down_for"] == "20s")
+    }
+
+    /// Within an outage too, a new cause that is a network failure waits for its second probe.
+    @Test func anOutageTurningIntoANetworkFailureSaysSoAtItsSecondProbe() {
+        let (registry, lines) = registry()
+        registry.record(probe(unavailable, at: 1))
+        registry.record(probe(noRoute, at: 2))
+        registry.record(probe(unavailable, at: 3))
+        #expect(lines().map(\.message) == ["source down"])
+        registry.record(probe(noRoute, at: 4))
+        registry.record(probe(noRoute, at: 5))
+        #expect(lines().map(\.message) == ["source down", "source still down, failing differently"])
+        // Not the held-back failure's own reason: the one told before.
+        #expect(lines().last?.metadata["previous_reason"] == "http_503")
+        #expect(lines().last?.metadata["failed_probes"] == "5")
     }
 
     @Test func aSourceThatStaysUpLogsNothing() {

@@ -5,9 +5,14 @@ import Synchronization
 /// Decides whether Lookout itself is offline (SPEC section 6): when its canaries fail, or when at
 /// least 80% of sources, over at least 3 distinct hosts, last failed with `network_unreachable`.
 /// One dead upstream host is an outage of its sources, not of Lookout's network.
-package final class ConnectivityMonitor: Sendable {
+///
+/// It hears of every attempt (as a `ClientEventSink`), not only of finished probes: a probe that
+/// retries reports seconds after its first attempt failed, and meanwhile the sources that do not
+/// retry would fail a second time, their outages told one by one.
+package final class ConnectivityMonitor: ClientEventSink {
     private struct State {
         var unreachable: [String: String] = [:]  // source → host, for sources whose last probe was network_unreachable
+        var hosts: [String: String] = [:]  // source → host, for every source configured
         var sourceCount = 0
         var canariesDown = false
         var offline = false
@@ -30,10 +35,19 @@ package final class ConnectivityMonitor: Sendable {
 
     /// The sources now configured (sources that left are forgotten).
     package func setSources(_ sources: [SourceConfig]) {
-        let names = Set(sources.map(\.name))
+        let hosts = Dictionary(sources.map { ($0.name, $0.host) }) { first, _ in first }
         update { state in
             state.sourceCount = sources.count
-            state.unreachable = state.unreachable.filter { names.contains($0.key) }
+            state.hosts = hosts
+            state.unreachable = state.unreachable.filter { hosts[$0.key] != nil }
+        }
+    }
+
+    /// An attempt that found no network marks its source at once, before its retries end.
+    package func handle(_ event: ClientEvent) {
+        guard case .attemptFinished(let source, let attempt) = event, attempt.failure?.category == .networkUnreachable else { return }
+        update { state in
+            if let host = state.hosts[source] { state.unreachable[source] = host }
         }
     }
 

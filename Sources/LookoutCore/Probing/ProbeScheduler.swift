@@ -245,6 +245,9 @@ package final class ProbeScheduler: Sendable {
         result.duringMaintenance = inMaintenance(source.name)
         if !result.ok { result.fallbackInUse = fallback(source) }
         connectivity.record(result, host: host)
+        // A failure that ends once Lookout knows itself offline (this one may have tipped it) is
+        // no more the upstream's doing than one that began then.
+        if !result.ok && !offline && connectivity.isOffline { result.duringOffline = true }
         for sink in sinks { sink.record(result) }
         // Every failure at debug level; the registry tells a source's changes at info and above.
         if !result.ok, !offline { logger.debug("probe failed", metadata: result.logMetadata) }

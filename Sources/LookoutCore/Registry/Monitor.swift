@@ -48,8 +48,6 @@ package final class Monitor: Sendable {
         self.current = Mutex(config)
         let registry = SourceRegistry(logger: logger)
         self.registry = registry
-        let client = ResilientClient(transport: transport, events: [registry] + clientEvents)
-        self.client = client
         let connectivity = ConnectivityMonitor { offline in
             if offline {
                 logger.warning("network offline: Lookout cannot reach its canaries or most sources; per-source failures are held back")
@@ -58,6 +56,8 @@ package final class Monitor: Sendable {
             }
         }
         self.connectivity = connectivity
+        let client = ResilientClient(transport: transport, events: [registry, connectivity] + clientEvents)
+        self.client = client
         let prober = SourceProber(client: client) { name, progress in registry.updateDownload(name, progress) }
         let maintenance = self.maintenance
         self.scheduler = ProbeScheduler(

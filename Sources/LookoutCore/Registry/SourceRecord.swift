@@ -215,9 +215,10 @@ package struct SourceRecord: Sendable {
     /// probes fail.
     package enum OutageChange: Sendable, Equatable {
         case began(Incident)
-        /// The upstream now fails for a reason not yet told in this outage; `previous` is the
-        /// failure before.
-        case causeChanged(Incident, previous: Failure)
+        /// The upstream now fails for a reason not yet told in this outage; `previousReason` is
+        /// the failure's before, or the reason told last where that was the same (a network
+        /// failure held back for a probe).
+        case causeChanged(Incident, previousReason: String)
         case ended(Incident, upAtMs: Int64)
 
         package var incident: Incident {
@@ -266,6 +267,11 @@ package struct SourceRecord: Sendable {
     /// offline is counted, but neither announced nor taken as the cause of an outage that has a
     /// cause of the upstream's own; the next failure that is not says the source is down. A cause
     /// is announced once per outage, so one that alternates between two reasons logs two lines.
+    ///
+    /// A network failure (no route, no DNS answer) is told at its second probe in a row: the
+    /// first may be Lookout's own network going, which the connectivity monitor recognises only
+    /// once most sources have failed. A network loss is then the one "network offline" line, not
+    /// a "down" and an "up again" line for each source, and a blip of one probe tells nothing.
     private mutating func followIncident(_ result: ProbeResult) -> OutageChange? {
         if result.ok {
             let ended = incident
@@ -282,11 +288,17 @@ package struct SourceRecord: Sendable {
         }
         let previous = current.cause
         current.cause = result
+        if result.failure?.category == .networkUnreachable,
+           current.failedProbes == 1 || previous.failure?.category != .networkUnreachable {
+            return nil
+        }
         let reason = result.failure?.reason ?? ""
         guard !current.announcedReasons.contains(reason) else { return nil }
+        let told = current.announcedReasons.last
         current.announcedReasons.append(reason)
-        guard current.announcedReasons.count > 1, let previousFailure = previous.failure else { return .began(current) }
-        return .causeChanged(current, previous: previousFailure)
+        guard let told else { return .began(current) }
+        let previousReason = previous.failure?.reason ?? told
+        return .causeChanged(current, previousReason: previousReason == reason ? told : previousReason)
     }
 
     mutating func note(_ progress: DownloadProgress) {

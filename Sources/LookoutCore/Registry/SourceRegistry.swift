@@ -77,7 +77,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         switch change {
         case .began(let incident), .causeChanged(let incident, _):
             var metadata = incident.cause.logMetadata
-            if case .causeChanged(_, let previous) = change { metadata["previous_reason"] = "\(previous.reason)" }
+            if case .causeChanged(_, let previousReason) = change { metadata["previous_reason"] = "\(previousReason)" }
             // Past its first failure: a new cause, or one announced late because the first
             // failures came while Lookout itself was offline.
             if incident.failedProbes > 1 {
