@@ -24,6 +24,10 @@ struct LocationsEndToEndTests {
         try await ip(["netns", "add", namespace])
         defer { _ = try? runToolBlocking("/usr/sbin/ip", ["netns", "delete", namespace]) }  // takes the veth pairs with it
         try await ip(["-n", namespace, "link", "set", "lo", "up"])
+        // With a location's link down, its probes must fail here, not follow the default route
+        // off the machine: the /30s below are more specific while their links are up.
+        try await ip(["route", "replace", "unreachable", "10.231.0.0/16"])
+        defer { _ = try? runToolBlocking("/usr/sbin/ip", ["route", "delete", "unreachable", "10.231.0.0/16"]) }
         // One /30 per location: 10.231.1.1 ↔ 10.231.1.2 (eu), 10.231.2.1 ↔ 10.231.2.2 (us).
         let links = ["eu": "lke\(tag)", "us": "lku\(tag)"]
         for (index, location) in ["eu", "us"].enumerated() {
