@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ResilientHTTP
+import Synchronization
 import Testing
 import TestSupport
 
@@ -132,9 +133,17 @@ struct ResourceExhaustionEndToEndTests {
         }
         // The reader goes: writes fail (EPIPE), and the service lives on, probing and counting.
         try stderr.fileHandleForReading.close()
-        _ = try await eventually("probing and dropping after the reader has gone") { () -> Bool? in
-            guard let now = await counts(), now.dropped > stalled.dropped + 1000, now.started > stalled.started + 1000 else { return nil }
-            return true
+        let last = Mutex<(started: Double, dropped: Double)?>(nil)
+        do {
+            _ = try await eventually("probing and dropping after the reader has gone") { () -> Bool? in
+                guard let now = await counts() else { return nil }
+                last.withLock { $0 = now }
+                return now.dropped > stalled.dropped + 1000 && now.started > stalled.started + 1000 ? true : nil
+            }
+        } catch {
+            // Whether it stopped probing, stopped counting, or stopped answering at all.
+            let seen = last.withLock { $0 }.map { "started \($0.started), dropped \($0.dropped)" } ?? "no answer from /metrics"
+            throw TestFailure("\(error); at the close: started \(stalled.started), dropped \(stalled.dropped); last seen: \(seen); running: \(lookout.isRunning); its stdout: \(lookout.text.suffix(1500))")
         }
         #expect(lookout.isRunning)
         #expect(try await lookout.terminate() == 0)
