@@ -4,7 +4,8 @@ import TestSupport
 
 /// Lookout's own network goes for a while, under `lookout serve` with its default retries: the
 /// log says so in one line, and not with a "source down" and a "source up again" line for every
-/// source (before, 300 sources wrote 600 lines for a ten-second loss).
+/// source (before, 300 sources wrote 600 lines for a ten-second loss). Only a request that was in
+/// flight when the link went may be told, as the timeout it is.
 ///
 /// Lookout runs in a network namespace of its own, joined by a veth pair to another that holds
 /// the upstream on three addresses. Neither has a default route, so once the link is down every
@@ -72,8 +73,13 @@ struct NetworkLossEndToEndTests {
         let log = lookout.text
         #expect(log.components(separatedBy: "network offline").count == 2)
         #expect(log.components(separatedBy: "network online again").count == 2)
-        #expect(!log.contains(#"msg="source down""#), "\(log)")
-        #expect(!log.contains("source up again"), "\(log)")
+        // No source is told down for the network: a request in flight when the link went may
+        // time out and be told, as it was lost (seen once in a full make test), but not one
+        // line for every source.
+        let down = log.split(separator: "\n").filter { $0.contains(#"msg="source down""#) }
+        #expect(down.allSatisfy { $0.contains("category=timeout") }, "\(log)")
+        #expect(down.count < 3, "\(log)")
+        #expect(log.components(separatedBy: "source up again").count - 1 == down.count, "\(log)")
         #expect(try await lookout.terminate() == 0)
         #expect(try await upstream.terminate() == 0)
     }
