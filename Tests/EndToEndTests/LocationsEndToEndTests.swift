@@ -11,11 +11,6 @@ import TestSupport
 struct LocationsEndToEndTests {
     let http = CurlTransport()
 
-    func ip(_ arguments: [String]) async throws {
-        let result = try await runTool("/usr/sbin/ip", arguments)
-        try #require(result.status == 0, "ip \(arguments.joined(separator: " ")): \(result.output) (this test needs root)")
-    }
-
     @Test func oneLocationLosingASourcePagesNobodyAndBothPageOnce() async throws {
         let directory = try makeTemporaryDirectory("locations")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -12,11 +12,6 @@ import TestSupport
 /// connection fails at once with "network unreachable", and nothing leaves the two namespaces.
 @Suite("network loss end to end")
 struct NetworkLossEndToEndTests {
-    func ip(_ arguments: [String]) async throws {
-        let result = try await runTool("/usr/sbin/ip", arguments)
-        try #require(result.status == 0, "ip \(arguments.joined(separator: " ")): \(result.output) (this test needs root)")
-    }
-
     @Test func aNetworkLossIsOneLineNotTwoForEverySource() async throws {
         let directory = try makeTemporaryDirectory("network-loss")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -172,6 +172,15 @@ public func runToolBlocking(_ path: String, _ arguments: [String], input: String
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+/// Runs `ip` (iproute2) with `arguments`, for the namespaces, links and routes a test makes;
+/// throws with its output when it fails (these tests need root).
+public func ip(_ arguments: [String]) async throws {
+    let result = try await runTool("/usr/sbin/ip", arguments)
+    guard result.status == 0 else {
+        throw TestFailure("ip \(arguments.joined(separator: " ")): \(result.output) (this test needs root)")
+    }
+}
+
 /// A TCP socket bound to a free port on 127.0.0.1 (not listening yet); the caller closes it.
 public func boundLoopbackSocket() -> (fd: Int32, address: sockaddr_in) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
