@@ -11,9 +11,10 @@ import Synchronization
 /// retry would fail a second time, their outages told one by one.
 package final class ConnectivityMonitor: ClientEventSink {
     private struct State {
-        var unreachable: [String: String] = [:]  // source → host, for sources whose last probe was network_unreachable
-        var hosts: [String: String] = [:]  // source → host, for every source configured
-        var sourceCount = 0
+        /// Every configured source's host (and port), from its URL.
+        var hosts: [String: String] = [:]
+        /// The sources whose last attempt was network_unreachable.
+        var unreachable: Set<String> = []
         var canariesDown = false
         var offline = false
         var offlineSinceMs: Int64?
@@ -37,9 +38,8 @@ package final class ConnectivityMonitor: ClientEventSink {
     package func setSources(_ sources: [SourceConfig]) {
         let hosts = Dictionary(sources.map { ($0.name, $0.host) }) { first, _ in first }
         update { state in
-            state.sourceCount = sources.count
             state.hosts = hosts
-            state.unreachable = state.unreachable.filter { hosts[$0.key] != nil }
+            state.unreachable = state.unreachable.filter { hosts[$0] != nil }
         }
     }
 
@@ -47,16 +47,18 @@ package final class ConnectivityMonitor: ClientEventSink {
     package func handle(_ event: ClientEvent) {
         guard case .attemptFinished(let source, let attempt) = event, attempt.failure?.category == .networkUnreachable else { return }
         update { state in
-            if let host = state.hosts[source] { state.unreachable[source] = host }
+            if state.hosts[source] != nil { state.unreachable.insert(source) }
         }
     }
 
-    package func record(_ result: ProbeResult, host: String) {
+    /// Takes a finished probe into account; returns whether Lookout is offline now.
+    @discardableResult
+    package func record(_ result: ProbeResult) -> Bool {
         update { state in
             if result.failure?.category == .networkUnreachable {
-                state.unreachable[result.source] = host
+                if state.hosts[result.source] != nil { state.unreachable.insert(result.source) }
             } else if !result.duringOffline || result.ok {
-                state.unreachable.removeValue(forKey: result.source)
+                state.unreachable.remove(result.source)
             }
         }
     }
@@ -66,20 +68,23 @@ package final class ConnectivityMonitor: ClientEventSink {
         update { $0.canariesDown = allDown }
     }
 
-    private func update(_ body: (inout State) -> Void) {
-        let changed = state.withLock { state -> Bool? in
+    /// Changes the state by `body` and decides again; returns whether Lookout is offline now.
+    @discardableResult
+    private func update(_ body: (inout State) -> Void) -> Bool {
+        let (offline, changed) = state.withLock { state -> (Bool, Bool) in
             body(&state)
-            let hosts = Set(state.unreachable.values).count
-            let widespread = state.sourceCount > 0
-                && Double(state.unreachable.count) >= ConnectivityMonitor.share * Double(state.sourceCount)
-                && hosts >= ConnectivityMonitor.minimumHosts
+            let sourceCount = state.hosts.count
+            let widespread = sourceCount > 0
+                && Double(state.unreachable.count) >= ConnectivityMonitor.share * Double(sourceCount)
+                && Set(state.unreachable.compactMap { state.hosts[$0] }).count >= ConnectivityMonitor.minimumHosts
             let offline = state.canariesDown || widespread
-            guard offline != state.offline else { return nil }
+            guard offline != state.offline else { return (offline, false) }
             state.offline = offline
             state.offlineSinceMs = offline ? Timestamp.nowMs() : nil
-            return offline
+            return (offline, true)
         }
-        if let changed { onChange(changed) }
+        if changed { onChange(offline) }
+        return offline
     }
 }
 

@@ -25,8 +25,6 @@ package final class ProbeScheduler: Sendable {
         var name: String
         var index: Int
         var generation: UInt64
-        /// The URL's host and port, for the connectivity monitor (parsed once, not per probe).
-        var host: String
         var busy = false
         var task: Task<Void, Never>?
     }
@@ -127,7 +125,7 @@ package final class ProbeScheduler: Sendable {
                 }
                 let generation = state.nextGeneration
                 state.nextGeneration += 1
-                let slot = state.add(Scheduled(name: source.name, index: index, generation: generation, host: source.host))
+                let slot = state.add(Scheduled(name: source.name, index: index, generation: generation))
                 let first = now.addingClamped(ProbeScheduler.offset(for: source.name, interval: source.interval).totalNanoseconds)
                 ProbeScheduler.push(Due(tick: first, slot: slot, generation: generation), into: &state.heap)
             }
@@ -172,7 +170,7 @@ package final class ProbeScheduler: Sendable {
         enum Decision {
             case gone  // the source was replaced or removed
             case skip
-            case run(SourceConfig, host: String)
+            case run(SourceConfig)
         }
         let decision = state.withLock { state -> Decision in
             guard let scheduled = state.current(entry.slot, entry.generation) else { return .gone }
@@ -181,9 +179,9 @@ package final class ProbeScheduler: Sendable {
             ProbeScheduler.push(Due(tick: next, slot: entry.slot, generation: entry.generation), into: &state.heap)
             if scheduled.busy { return .skip }
             state.slots[entry.slot]?.busy = true
-            return .run(source, host: scheduled.host)
+            return .run(source)
         }
-        guard case .run(let source, let host) = decision else {
+        guard case .run(let source) = decision else {
             if case .skip = decision { stats.withLock { $0.skippedTicks += 1 } }
             return
         }
@@ -196,7 +194,7 @@ package final class ProbeScheduler: Sendable {
         // On the transfer thread: the probe hands its transfer over and resumes there, waking
         // no other thread (a large body's check goes elsewhere; see ResilientClient).
         let task = Task(executorPreference: prober.client.transport.executor) {
-            _ = await self.runProbe(source, host: host, holdingPermit: true)
+            _ = await self.runProbe(source, holdingPermit: true)
             self.finished(entry.slot, generation: entry.generation)
         }
         state.withLock { state in
@@ -229,13 +227,13 @@ package final class ProbeScheduler: Sendable {
 
     /// Probes one source now, outside its schedule (admin "probe now").
     package func probeNow(_ name: String) async -> ProbeResult? {
-        guard let (source, host) = state.withLock({ state in
-            state.slotOfName[name].flatMap { state.slots[$0] }.map { (state.configs[$0.index], $0.host) }
-        }) else { return nil }
-        return await runProbe(source, host: host)
+        guard let source = state.withLock({ state in state.slotOfName[name].flatMap { state.slots[$0] }.map { state.configs[$0.index] } }) else {
+            return nil
+        }
+        return await runProbe(source)
     }
 
-    private func runProbe(_ source: SourceConfig, host: String, holdingPermit: Bool = false) async -> ProbeResult? {
+    private func runProbe(_ source: SourceConfig, holdingPermit: Bool = false) async -> ProbeResult? {
         if !holdingPermit { await limit.wait() }
         let offline = connectivity.isOffline
         var result = await prober.probe(source, breakerCountsFailures: !offline)
@@ -244,10 +242,9 @@ package final class ProbeScheduler: Sendable {
         result.duringOffline = offline
         result.duringMaintenance = inMaintenance(source.name)
         if !result.ok { result.fallbackInUse = fallback(source) }
-        connectivity.record(result, host: host)
         // A failure that ends once Lookout knows itself offline (this one may have tipped it) is
         // no more the upstream's doing than one that began then.
-        if !result.ok && !offline && connectivity.isOffline { result.duringOffline = true }
+        if connectivity.record(result) && !result.ok { result.duringOffline = true }
         for sink in sinks { sink.record(result) }
         // Every failure at debug level; the registry tells a source's changes at info and above.
         if !result.ok, !offline { logger.debug("probe failed", metadata: result.logMetadata) }

@@ -216,8 +216,7 @@ package struct SourceRecord: Sendable {
     package enum OutageChange: Sendable, Equatable {
         case began(Incident)
         /// The upstream now fails for a reason not yet told in this outage; `previousReason` is
-        /// the failure's before, or the reason told last where that was the same (a network
-        /// failure held back for a probe).
+        /// the one the log told last.
         case causeChanged(Incident, previousReason: String)
         case ended(Incident, upAtMs: Int64)
 
@@ -297,8 +296,7 @@ package struct SourceRecord: Sendable {
         let told = current.announcedReasons.last
         current.announcedReasons.append(reason)
         guard let told else { return .began(current) }
-        let previousReason = previous.failure?.reason ?? told
-        return .causeChanged(current, previousReason: previousReason == reason ? told : previousReason)
+        return .causeChanged(current, previousReason: told)
     }
 
     mutating func note(_ progress: DownloadProgress) {
