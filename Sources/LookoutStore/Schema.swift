@@ -162,6 +162,13 @@ extension LookoutDatabase {
         migrator.registerMigration("v7: source ids and compact history") { db in
             try LookoutDatabase.compactHistory(db)
         }
+        migrator.registerMigration("v8: runs") { db in
+            // Each start of serve and when it was last known alive (RunStore).
+            try db.create(table: "runs", options: .withoutRowID) { table in
+                table.column("started_at_ms", .integer).notNull().primaryKey()
+                table.column("alive_at_ms", .integer).notNull()
+            }
+        }
         return migrator
     }
 

@@ -20,6 +20,16 @@ package struct LookoutContext: Sendable {
     /// A random id for this process, in the status JSON: a peer list may name this instance
     /// itself (one config for every instance), and `Peers` skips the peer that answers with it.
     package var instanceID = UUID().uuidString
+    /// How long nothing was probed before this start (`RunStore`), if that was a while.
+    package var monitoringGap: MonitoringGap?
+    /// How long after the start the page and the JSON API tell of `monitoringGap`.
+    package static let gapShownMs: Int64 = 86_400_000
+
+    /// `monitoringGap` while it is told: for a day after the start.
+    package func recentGap(nowMs: Int64) -> MonitoringGap? {
+        guard let gap = monitoringGap, nowMs - gap.toMs < LookoutContext.gapShownMs else { return nil }
+        return gap
+    }
 
     package init(
         monitor: Monitor, writer: RecordWriter? = nil, database: LookoutDatabase? = nil, alerts: AlertService? = nil,

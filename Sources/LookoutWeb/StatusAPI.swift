@@ -40,6 +40,15 @@ package struct StatusAPI: Sendable {
                 }
             }
             json.field("alerts_firing") { $0.int(Int64(firing)) }
+            // Nothing was probed in it; told for a day after the start.
+            json.field("monitoring_gap") { json in
+                guard let gap = context.recentGap(nowMs: nowMs) else { return json.string(nil) }
+                json.object { json in
+                    json.field("from") { $0.string(Timestamp.rfc3339(gap.fromMs)) }
+                    json.field("to") { $0.string(Timestamp.rfc3339(gap.toMs)) }
+                    json.field("seconds") { $0.int(gap.durationMs / 1000) }
+                }
+            }
             json.field("sources") { json in
                 json.array { json in
                     for index in entries.indices {

@@ -1,13 +1,18 @@
 import LookoutAlerting
 import LookoutCore
+import LookoutStore
 import ResilientHTTP
 
 /// The parts above the source list: Lookout's own problems, announcements, maintenance and the
 /// open incidents.
 extension StatusPage {
-    /// Lookout's own troubles: a database it cannot write, hooks that cannot deliver.
-    func problems() -> String {
+    /// Lookout's own troubles: a database it cannot write, hooks that cannot deliver, a stretch
+    /// before this start in which it did not run.
+    func problems(nowMs: Int64) -> String {
         var items: [String] = []
+        if let gap = context.recentGap(nowMs: nowMs) {
+            items.append(StatusPage.gapNote(gap))
+        }
         if let problem = context.writer?.status.lastError {
             items.append("Records cannot be written to the database (\(HTML.escape(problem))); they are kept in memory and written when it works again.")
         }
@@ -54,7 +59,7 @@ extension StatusPage {
         for alert in serviceWide {
             var html = "<li class=\"incident sev-\(HTML.escape(alert.severity))\"><strong>\(HTML.escape(alert.rule))</strong> "
             html += "<span class=\"tag\">\(HTML.escape(alert.severity))</span> \(HTML.escape(alert.summary)) "
-            html += "<small>for \(StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs))</small></li>"
+            html += "<small>for \(since(alert.startedAtMs, view))</small></li>"
             if !view.isPublic { lines.append(Line(rank: StatusPage.rank(alert.severity) - 1, sinceMs: alert.startedAtMs, html: html)) }
         }
         lines.sort { ($0.rank, $0.sinceMs) < ($1.rank, $1.sinceMs) }
@@ -81,6 +86,25 @@ extension StatusPage {
             html += "</ul></details>\n"
         }
         return html
+    }
+
+    /// How long an alert has fired, e.g. "3h 39m": one restored from before a stop says how much
+    /// of that Lookout did not run.
+    func since(_ startedAtMs: Int64, _ view: View) -> String {
+        let text = StatusPage.time(Timestamp.human(view.nowMs - startedAtMs), atMs: startedAtMs)
+        guard let gap = context.recentGap(nowMs: view.nowMs), startedAtMs < gap.fromMs else { return text }
+        return text + " (Lookout was not running for \(Timestamp.human(gap.durationMs)) of it)"
+    }
+
+    /// "Lookout was not running for 2h 14m (from 04:55 UTC to 07:09 UTC): …", the days added
+    /// when it spans more than one.
+    package static func gapNote(_ gap: MonitoringGap) -> String {
+        let sameDay = Timestamp.day(gap.fromMs) == Timestamp.day(gap.toMs)
+        func at(_ ms: Int64) -> String {
+            StatusPage.time(sameDay ? Timestamp.clock(ms) : Timestamp.day(ms) + " " + Timestamp.clock(ms), atMs: ms)
+        }
+        return "Lookout was not running for \(Timestamp.human(gap.durationMs)) (from \(at(gap.fromMs)) to \(at(gap.toMs))): "
+            + "nothing was probed then, and alerts that began before it count that time."
     }
 
     static func rank(_ severity: String) -> Int {
@@ -117,7 +141,7 @@ extension StatusPage {
             html += " <small>(\(incident.failedProbes) failed probe\(incident.failedProbes == 1 ? "" : "s"))</small>"
         } else if let alert = alerts.first {
             html += "<span class=\"cause\">\(HTML.escape(alert.summary))</span>"
-            html += " · for \(StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs))"
+            html += " · for \(since(alert.startedAtMs, view))"
         }
         html += "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"
         if let suggestion = record.incident?.cause.failure?.recoverySuggestion, !suggestion.isEmpty {

@@ -72,7 +72,7 @@ package struct StatusPage: Sendable {
         html += StatusPage.head(title: settings.title)
         let banner = StatusPage.banner(snapshot.overall)
         html += "<main id=\"content\">\n<p class=\"banner \(banner.0)\" id=\"banner\">\(HTML.escape(banner.1))</p>\n"
-        if !view.isPublic { html += problems() }
+        if !view.isPublic { html += problems(nowMs: nowMs) }
         let announcements = (snapshot.config.announcements + stored.announcements).sorted { $0.updatedAtMs > $1.updatedAtMs }
         html += StatusPage.openAnnouncements(announcements.filter(\.isOpen), nowMs: nowMs)
         html += maintenanceSection(view)

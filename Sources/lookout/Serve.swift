@@ -137,9 +137,30 @@ struct Serve: AsyncParsableCommand {
         } catch {
             logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
+        // When this run started, and how long nothing was probed before it (the stand-in of an
+        // unwritable file keeps no runs: then the gap is not known).
+        let runs = RunStore(database: database)
+        let startedAtMs = Timestamp.nowMs()
+        var gap: MonitoringGap?
+        var runRecorded = false
+        if database.unwritableReason == nil {
+            do {
+                gap = try runs.begin(nowMs: startedAtMs)
+                runRecorded = true
+            } catch {
+                logger.error("cannot record this start in the database", metadata: ["database": "\(database.path)", "error": "\(error)"])
+            }
+        }
+        if let gap {
+            logger.warning("Lookout was not running; nothing was probed in between", metadata: [
+                "from": "\(Timestamp.rfc3339(gap.fromMs))", "to": "\(Timestamp.rfc3339(gap.toMs))",
+                "for": "\(ConfigValues.format(.seconds(gap.durationMs / 1000)))",
+            ])
+        }
         let statistics = HTTPServerStatistics()
         var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
         context.replica = replicaName
+        context.monitoringGap = gap
         let peers = Peers(urls: { monitor.config.peers }, instanceID: context.instanceID)
         context.peers = peers
         let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
@@ -164,7 +185,7 @@ struct Serve: AsyncParsableCommand {
         let retention = Retention(
             retention: loaded.retention, rawRetention: loaded.rawRetention, tiers: loaded.rollupRetention,
             rollupGrace: longestCall + .seconds(60))
-        let parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
+        var parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: RunningPart("writer") { await writer.run() }),
             .init(service: RunningPart("monitor") { await monitor.run() }),
             .init(service: RunningPart("alerts") { await alerts.run() }),
@@ -205,6 +226,9 @@ struct Serve: AsyncParsableCommand {
             }),
             .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
+        if runRecorded {
+            parts.insert(.init(service: RunningPart("heartbeat") { await runs.keepAlive(startedAtMs: startedAtMs) }), at: 1)
+        }
         var lifecycle = ServiceGroupConfiguration(services: parts, logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)
         let group = ServiceGroup(configuration: lifecycle)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LookoutCore
 import ResilientHTTP
 import Testing
 import TestSupport
@@ -76,5 +77,44 @@ struct RestartEndToEndTests {
         #expect(refusedRows == 0)
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
+    }
+
+    /// A stop of two hours, then a start: the log, the JSON API and the page say that nothing was
+    /// probed from the previous run's clean stop to this start.
+    @Test func aStartAfterAStopTellsHowLongNothingWasProbed() async throws {
+        let directory = try makeTemporaryDirectory("gap")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("lookout.sqlite").path
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(database)
+            sources: [{name: nowhere, url: "http://127.0.0.1:9/", interval: 1h}]
+            """.write(to: config, atomically: true, encoding: .utf8)
+        var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        #expect(try await lookout.terminate() == 0)
+        // The clean stop marked the run alive; move the whole run two hours back.
+        let reader = try DatabaseQueue(path: database)
+        let stoppedAt = try await reader.write { db -> Int64 in
+            let run = try #require(try Row.fetchOne(db, sql: "SELECT started_at_ms, alive_at_ms FROM runs"))
+            #expect((run["alive_at_ms"] as Int64) >= (run["started_at_ms"] as Int64))
+            try db.execute(sql: "UPDATE runs SET started_at_ms = started_at_ms - 7200000, alive_at_ms = alive_at_ms - 7200000")
+            return (run["alive_at_ms"] as Int64) - 7_200_000
+        }
+
+        lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let line = try await lookout.waitFor(#"msg="Lookout was not running; nothing was probed in between" for=(2h\S*)"#)
+        let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        #expect(line.hasPrefix("2h"))
+        let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
+        let gap = try #require(document["monitoring_gap"] as? [String: Any])
+        #expect(gap["from"] as? String == Timestamp.rfc3339(stoppedAt))
+        #expect((gap["seconds"] as? Int ?? 0) >= 7200)
+        let page = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/")).bodyText
+        #expect(page.contains("Lookout was not running for 2h"))
+        #expect(try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runs") } == 2)
+        #expect(try await lookout.terminate() == 0)
     }
 }

@@ -1,0 +1,70 @@
+import GRDB
+import LookoutCore
+
+/// A stretch of time in which Lookout did not run, so nothing was probed: from the last time the
+/// previous run was known alive to this run's start.
+package struct MonitoringGap: Sendable, Equatable {
+    /// When the previous run was last known alive (its last heartbeat, or its clean stop).
+    package var fromMs: Int64
+    /// When this run started.
+    package var toMs: Int64
+
+    package init(fromMs: Int64, toMs: Int64) {
+        self.fromMs = fromMs
+        self.toMs = toMs
+    }
+
+    package var durationMs: Int64 { toMs - fromMs }
+}
+
+/// The `runs` table: one row per start of `serve`, with the last time that run was known alive
+/// (a heartbeat every `heartbeat`, and its clean stop). At the next start it tells how long
+/// nothing was probed, which the status page and the JSON API say: an alert restored from
+/// before the stop reads "for 3h", and part of that time nobody was looking.
+package struct RunStore: Sendable {
+    let database: LookoutDatabase
+    /// How often a run marks itself alive: after a kill -9 a gap may begin this much earlier
+    /// than Lookout actually stopped.
+    package static let heartbeat: Duration = .seconds(30)
+    /// Shorter gaps are a restart, not a stretch without monitoring worth telling.
+    package static let minimumGap: Int64 = 120_000
+    /// Runs kept, newest first; older rows are deleted at each start.
+    static let kept = 100
+
+    package init(database: LookoutDatabase) {
+        self.database = database
+    }
+
+    /// Records a run that starts at `nowMs`; returns the gap since the previous run was last
+    /// alive, if there was one of at least `minimumGap` (none on a first start, or when the
+    /// clock went back).
+    package func begin(nowMs: Int64) throws -> MonitoringGap? {
+        try database.writer.write { db in
+            let previous = try Int64.fetchOne(db, sql: "SELECT alive_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1")
+            try db.execute(sql: "INSERT OR REPLACE INTO runs (started_at_ms, alive_at_ms) VALUES (?, ?)", arguments: [nowMs, nowMs])
+            try db.execute(
+                sql: "DELETE FROM runs WHERE started_at_ms < (SELECT started_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?)",
+                arguments: [RunStore.kept - 1])
+            guard let previous, nowMs - previous >= RunStore.minimumGap else { return nil }
+            return MonitoringGap(fromMs: previous, toMs: nowMs)
+        }
+    }
+
+    /// Marks the run that started at `startedAtMs` alive at `nowMs`.
+    package func alive(startedAtMs: Int64, nowMs: Int64) throws {
+        try database.writer.write { db in
+            try db.execute(sql: "UPDATE runs SET alive_at_ms = ? WHERE started_at_ms = ?", arguments: [nowMs, startedAtMs])
+        }
+    }
+
+    /// Marks the run alive every `heartbeat` until cancelled, and once more then (a clean stop).
+    /// A write that fails (a full disk) is skipped: the next one may work, and at worst the gap
+    /// told at the next start begins a little early.
+    package func keepAlive(startedAtMs: Int64, now: @Sendable () -> Int64 = { Timestamp.nowMs() }) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: RunStore.heartbeat) } catch { break }
+            try? alive(startedAtMs: startedAtMs, nowMs: now())
+        }
+        try? alive(startedAtMs: startedAtMs, nowMs: now())
+    }
+}

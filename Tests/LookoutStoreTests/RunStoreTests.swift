@@ -1,0 +1,54 @@
+import GRDB
+import LookoutStore
+import Testing
+
+/// Each start of `serve` is a row of `runs`; the next start learns how long nothing was probed.
+@Suite("runs")
+struct RunStoreTests {
+    let hour: Int64 = 3_600_000
+
+    @Test func aFirstStartHasNoGap() throws {
+        let runs = RunStore(database: try LookoutDatabase(path: ":memory:"))
+        #expect(try runs.begin(nowMs: 10 * hour) == nil)
+    }
+
+    @Test func theGapRunsFromThePreviousRunsLastHeartbeatToThisStart() throws {
+        let runs = RunStore(database: try LookoutDatabase(path: ":memory:"))
+        _ = try runs.begin(nowMs: 10 * hour)
+        try runs.alive(startedAtMs: 10 * hour, nowMs: 11 * hour)
+        #expect(try runs.begin(nowMs: 13 * hour) == MonitoringGap(fromMs: 11 * hour, toMs: 13 * hour))
+        // The next start counts from this run, not from the one before it.
+        try runs.alive(startedAtMs: 13 * hour, nowMs: 14 * hour)
+        #expect(try runs.begin(nowMs: 14 * hour + 3 * 60_000) == MonitoringGap(fromMs: 14 * hour, toMs: 14 * hour + 3 * 60_000))
+    }
+
+    @Test func aQuickRestartOrAClockThatWentBackIsNoGap() throws {
+        let runs = RunStore(database: try LookoutDatabase(path: ":memory:"))
+        _ = try runs.begin(nowMs: 10 * hour)
+        #expect(try runs.begin(nowMs: 10 * hour + RunStore.minimumGap - 1) == nil)
+        #expect(try runs.begin(nowMs: 9 * hour) == nil)
+    }
+
+    @Test func aHeartbeatMarksOnlyItsOwnRun() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let runs = RunStore(database: database)
+        _ = try runs.begin(nowMs: 10 * hour)
+        _ = try runs.begin(nowMs: 12 * hour)
+        try runs.alive(startedAtMs: 12 * hour, nowMs: 13 * hour)
+        let rows = try database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT started_at_ms, alive_at_ms FROM runs ORDER BY started_at_ms").map { [$0[0] as Int64, $0[1] as Int64] }
+        }
+        #expect(rows == [[10 * hour, 10 * hour], [12 * hour, 13 * hour]])
+    }
+
+    @Test func onlyTheLatestHundredRunsAreKept() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let runs = RunStore(database: database)
+        for start in 1...130 { _ = try runs.begin(nowMs: Int64(start) * hour) }
+        let (count, oldest) = try database.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runs")!, try Int64.fetchOne(db, sql: "SELECT MIN(started_at_ms) FROM runs")!)
+        }
+        #expect(count == 100)
+        #expect(oldest == 31 * hour)
+    }
+}

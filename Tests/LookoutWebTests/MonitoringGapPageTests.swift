@@ -1,0 +1,68 @@
+import Logging
+import LookoutAlerting
+import LookoutCore
+import LookoutStore
+import LookoutWeb
+import ResilientHTTP
+import Testing
+
+/// After a stretch in which Lookout did not run, the page and the JSON API say so for a day, and
+/// an alert that fired before it says how much of its duration nobody was looking.
+@Suite("monitoring gap on the page")
+struct MonitoringGapPageTests {
+    let minute: Int64 = 60_000
+
+    /// A page whose only source went down before a gap from 04:55 to 07:09 UTC on 25 Nov 2026.
+    func context() throws -> (LookoutContext, gap: MonitoringGap) {
+        let config = try ConfigLoader.parse("""
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              rules: [{name: SourceDown, severity: critical, expr: up == 0}]
+            """, file: "t.yml")
+        let database = try LookoutDatabase(path: ":memory:")
+        let gap = MonitoringGap(fromMs: Timestamp.parseRFC3339("2026-11-25T04:55:00Z")!, toMs: Timestamp.parseRFC3339("2026-11-25T07:09:00Z")!)
+        // Before the gap: the source fails and its alert fires.
+        let before = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
+        before.start()
+        let failedAt = gap.fromMs - 30 * minute
+        before.registry.record(ProbeResult(source: "acme", timestampMs: failedAt, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+        AlertService(monitor: before, store: AlertStore(database: database), logger: Logger(label: "test")).evaluate(nowMs: failedAt)
+        // After it: a new process takes the firing alert back, and has not probed yet.
+        let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
+        monitor.start()
+        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: Logger(label: "test"))
+        try alerts.restore(nowMs: gap.toMs)
+        var context = LookoutContext(monitor: monitor, database: database, alerts: alerts)
+        context.monitoringGap = gap
+        return (context, gap)
+    }
+
+    @Test func thePageAndTheAPISayNothingWasProbedInTheGap() throws {
+        let (context, gap) = try context()
+        let now = gap.toMs + 5 * minute
+        let html = StatusPage(context: context).render(nowMs: now)
+        #expect(html.contains("Lookout was not running for 2h 14m (from <time datetime=\"2026-11-25T04:55:00.000Z\""))
+        #expect(html.contains(">04:55 UTC</time> to <time"))
+        #expect(html.contains(">07:09 UTC</time>): nothing was probed then"))
+        // The alert began 30 minutes before the gap: 2h 49m, 2h 14m of them unwatched.
+        #expect(html.contains(">2h 49m</time> (Lookout was not running for 2h 14m of it)"))
+        let json = String(decoding: StatusAPI(context: context).statusBytes(nowMs: now), as: UTF8.self)
+        #expect(json.contains(#""monitoring_gap":{"from":"2026-11-25T04:55:00.000Z","to":"2026-11-25T07:09:00.000Z","seconds":8040}"#))
+    }
+
+    @Test func theGapIsToldForADay() throws {
+        let (context, gap) = try context()
+        let now = gap.toMs + LookoutContext.gapShownMs
+        let html = StatusPage(context: context).render(nowMs: now)
+        #expect(!html.contains("not running"))
+        let json = String(decoding: StatusAPI(context: context).statusBytes(nowMs: now), as: UTF8.self)
+        #expect(json.contains(#""monitoring_gap":null"#))
+    }
+
+    @Test func aGapOverMidnightNamesTheDays() {
+        let gap = MonitoringGap(fromMs: Timestamp.parseRFC3339("2026-11-24T22:55:00Z")!, toMs: Timestamp.parseRFC3339("2026-11-25T01:10:00Z")!)
+        let note = StatusPage.gapNote(gap)
+        #expect(note.contains(">24 Nov 2026 22:55 UTC</time> to <time"))
+        #expect(note.contains(">25 Nov 2026 01:10 UTC</time>"))
+    }
+}
