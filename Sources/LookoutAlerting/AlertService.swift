@@ -46,9 +46,29 @@ package final class AlertService: Sendable {
         monitor.onReload { [weak self] in self?.configChanged() }
     }
 
-    /// Takes back the alerts firing before a restart, and the silences still in force.
-    package func restore(nowMs: Int64 = Timestamp.nowMs()) throws {
-        let firing = try store.firing()
+    /// The annotation of an alert that fired through stretches without Lookout running: their
+    /// seconds in all, e.g. "8040". Notifications and the page say "Lookout was not running for
+    /// 2h 14m of it" beside how long it has lasted.
+    package static let notRunningAnnotation = "lookout_not_running_seconds"
+
+    /// How long `alert` lasted without Lookout running, as people say it ("2h 14m"), if at all.
+    package static func notRunning(_ alert: Alert) -> String? {
+        guard let seconds = alert.annotations[notRunningAnnotation].flatMap({ Int64($0) }), seconds > 0 else { return nil }
+        return Timestamp.human(seconds.multipliedClamped(1000))
+    }
+
+    /// Takes back the alerts firing before a restart, and the silences still in force. Those
+    /// that began before `gap` (a stretch in which Lookout did not run) count it, stored.
+    package func restore(nowMs: Int64 = Timestamp.nowMs(), after gap: MonitoringGap? = nil) throws {
+        var firing = try store.firing()
+        if let gap {
+            let spanning = firing.indices.filter { firing[$0].startedAtMs < gap.fromMs }
+            for index in spanning {
+                let before = firing[index].annotations[AlertService.notRunningAnnotation].flatMap { Int64($0) } ?? 0
+                firing[index].annotations[AlertService.notRunningAnnotation] = "\(before.addingClamped(gap.durationMs / 1000))"
+            }
+            try store.setAnnotations(spanning.map { firing[$0] })
+        }
         evaluator.withLock { $0.restore(firing: firing) }
         // Announced before the restart: the next repeat is a full interval away.
         lastSent.withLock { sent in

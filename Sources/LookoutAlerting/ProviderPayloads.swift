@@ -16,6 +16,8 @@ package enum ProviderPayloads {
         var downSince: String?
         var downFor: String?
         var rules: String
+        /// How much of that Lookout was not running ("2h 14m"), if any.
+        var notRunning: String?
         var severity: String
         var link: String
         var source: String?
@@ -35,16 +37,19 @@ package enum ProviderPayloads {
             cause = annotations["description"] ?? first?.summary ?? ""
             downSince = annotations["down_since"]
             downFor = annotations["down_for"]
+            notRunning = first.flatMap(AlertService.notRunning)
             rules = alerts.map(\.rule).joined(separator: ", ")
             let order = ["critical", "warning", "info"]
             severity = alerts.map(\.severity).min { (order.firstIndex(of: $0) ?? 3) < (order.firstIndex(of: $1) ?? 3) } ?? "critical"
             link = annotations["status_page"] ?? "\(externalURL)/"
         }
 
-        /// "Down for 4m, since 2026-11-23T19:10:14.135Z" / "Was down for 12m".
+        /// "Down for 4m, since 2026-11-23T19:10:14.135Z" / "Was down for 12m", and "(Lookout was
+        /// not running for 2h 14m of it)" when part of that nobody looked.
         var since: String? {
             guard let downFor else { return nil }
-            return firing ? "Down for \(downFor), since \(downSince ?? "?")" : "Was down for \(downFor)"
+            let since = firing ? "Down for \(downFor), since \(downSince ?? "?")" : "Was down for \(downFor)"
+            return notRunning.map { since + " (Lookout was not running for \($0) of it)" } ?? since
         }
     }
 

@@ -109,6 +109,16 @@ package struct AlertStore: Sendable {
             arguments: [entry.hook, alertID, entry.payload, nowMs, nowMs])
     }
 
+    /// Replaces the stored annotations of `alerts` (by their row ids).
+    package func setAnnotations(_ alerts: [Alert]) throws {
+        try database.writer.write { db in
+            for alert in alerts {
+                guard let id = alert.id else { continue }
+                try db.execute(sql: "UPDATE alerts SET annotations = ? WHERE id = ?", arguments: [AlertStore.json(alert.annotations), id])
+            }
+        }
+    }
+
     /// Alerts stored as firing, to take back after a restart.
     package func firing() throws -> [Alert] {
         try database.writer.read { db in

@@ -59,7 +59,7 @@ extension StatusPage {
         for alert in serviceWide {
             var html = "<li class=\"incident sev-\(HTML.escape(alert.severity))\"><strong>\(HTML.escape(alert.rule))</strong> "
             html += "<span class=\"tag\">\(HTML.escape(alert.severity))</span> \(HTML.escape(alert.summary)) "
-            html += "<small>for \(since(alert.startedAtMs, view))</small></li>"
+            html += "<small>for \(since(alert, view))</small></li>"
             if !view.isPublic { lines.append(Line(rank: StatusPage.rank(alert.severity) - 1, sinceMs: alert.startedAtMs, html: html)) }
         }
         lines.sort { ($0.rank, $0.sinceMs) < ($1.rank, $1.sinceMs) }
@@ -88,12 +88,11 @@ extension StatusPage {
         return html
     }
 
-    /// How long an alert has fired, e.g. "3h 39m": one restored from before a stop says how much
+    /// How long an alert has fired, e.g. "3h 39m": one that began before a stop says how much
     /// of that Lookout did not run.
-    func since(_ startedAtMs: Int64, _ view: View) -> String {
-        let text = StatusPage.time(Timestamp.human(view.nowMs - startedAtMs), atMs: startedAtMs)
-        guard let gap = context.recentGap(nowMs: view.nowMs), startedAtMs < gap.fromMs else { return text }
-        return text + " (Lookout was not running for \(Timestamp.human(gap.durationMs)) of it)"
+    func since(_ alert: Alert, _ view: View) -> String {
+        let text = StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs)
+        return AlertService.notRunning(alert).map { text + " (Lookout was not running for \($0) of it)" } ?? text
     }
 
     /// "Lookout was not running for 2h 14m (from 04:55 UTC to 07:09 UTC): …", the days added
@@ -141,7 +140,7 @@ extension StatusPage {
             html += " <small>(\(incident.failedProbes) failed probe\(incident.failedProbes == 1 ? "" : "s"))</small>"
         } else if let alert = alerts.first {
             html += "<span class=\"cause\">\(HTML.escape(alert.summary))</span>"
-            html += " · for \(since(alert.startedAtMs, view))"
+            html += " · for \(since(alert, view))"
         }
         html += "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"
         if let suggestion = record.incident?.cause.failure?.recoverySuggestion, !suggestion.isEmpty {

@@ -125,18 +125,6 @@ struct Serve: AsyncParsableCommand {
                 logger.error("cannot record the config's sources in the database", metadata: ["database": "\(database.path)", "error": "\(error)"])
             }
         }
-        syncSources(loaded)
-        monitor.beforeApplying(syncSources)
-        monitor.start()
-        do {
-            try writer.loadRecentRollups()
-            monitor.restore(breakers: try BreakerStore.load(database))
-            try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
-            try alerts.restore()
-            monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))
-        } catch {
-            logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
-        }
         // When this run started, and how long nothing was probed before it (the stand-in of an
         // unwritable file keeps no runs: then the gap is not known).
         let runs = RunStore(database: database)
@@ -156,6 +144,18 @@ struct Serve: AsyncParsableCommand {
                 "from": "\(Timestamp.rfc3339(gap.fromMs))", "to": "\(Timestamp.rfc3339(gap.toMs))",
                 "for": "\(ConfigValues.format(.seconds(gap.durationMs / 1000)))",
             ])
+        }
+        syncSources(loaded)
+        monitor.beforeApplying(syncSources)
+        monitor.start()
+        do {
+            try writer.loadRecentRollups()
+            monitor.restore(breakers: try BreakerStore.load(database))
+            try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
+            try alerts.restore(after: gap)
+            monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))
+        } catch {
+            logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
         let statistics = HTTPServerStatistics()
         var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)

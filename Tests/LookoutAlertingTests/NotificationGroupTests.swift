@@ -108,4 +108,20 @@ struct NotificationGroupTests {
         #expect(!request.headers.contains { $0.name == "Content-Type" && $0.value == "application/json" })
         #expect(String(decoding: request.body ?? [], as: UTF8.self) == body)
     }
+
+    @Test func aNotificationSaysHowMuchOfAnOutageLookoutWasNotRunning() throws {
+        let hook = try #require(try ConfigLoader.parse("""
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks: [{name: chat, type: slack, url: "http://127.0.0.1:1/hook"}]
+            """, file: "t.yml").hooks.first)
+        var down = alert("SourceDown", at: 0, id: 1)
+        down.annotations = ["description": "Error while probing acme: the server answered 503.", "down_since": "1970-01-01T00:00:00.000Z"]
+        down.resolvedAtMs = 4 * 3_600_000
+        let plain = ProviderPayloads.body(for: hook, NotificationGroups.Send(hook: "chat", status: "resolved", alerts: [down], groupLabels: [:]), externalURL: "https://status.test", nowMs: 4 * 3_600_000)
+        #expect(plain.contains("Was down for 4h\\n"))
+        down.annotations[AlertService.notRunningAnnotation] = "8040"
+        let told = ProviderPayloads.body(for: hook, NotificationGroups.Send(hook: "chat", status: "resolved", alerts: [down], groupLabels: [:]), externalURL: "https://status.test", nowMs: 4 * 3_600_000)
+        #expect(told.contains("Was down for 4h (Lookout was not running for 2h 14m of it)\\n"))
+    }
 }

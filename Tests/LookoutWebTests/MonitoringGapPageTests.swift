@@ -31,7 +31,7 @@ struct MonitoringGapPageTests {
         let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
         monitor.start()
         let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: Logger(label: "test"))
-        try alerts.restore(nowMs: gap.toMs)
+        try alerts.restore(nowMs: gap.toMs, after: gap)
         var context = LookoutContext(monitor: monitor, database: database, alerts: alerts)
         context.monitoringGap = gap
         return (context, gap)
@@ -50,13 +50,29 @@ struct MonitoringGapPageTests {
         #expect(json.contains(#""monitoring_gap":{"from":"2026-11-25T04:55:00.000Z","to":"2026-11-25T07:09:00.000Z","seconds":8040}"#))
     }
 
-    @Test func theGapIsToldForADay() throws {
+    @Test func theGapIsToldForADayAndTheAlertKeepsItsShare() throws {
         let (context, gap) = try context()
         let now = gap.toMs + LookoutContext.gapShownMs
         let html = StatusPage(context: context).render(nowMs: now)
-        #expect(!html.contains("not running"))
+        #expect(!html.contains("nothing was probed then"))
+        #expect(html.contains(">1d 2h</time> (Lookout was not running for 2h 14m of it)"))
         let json = String(decoding: StatusAPI(context: context).statusBytes(nowMs: now), as: UTF8.self)
         #expect(json.contains(#""monitoring_gap":null"#))
+    }
+
+    @Test func twoStopsInOneAlertAddUpAndAreStored() throws {
+        let (context, gap) = try context()
+        let database = try #require(context.database)
+        // Another stop of an hour, then another start.
+        let second = MonitoringGap(fromMs: gap.toMs + 10 * minute, toMs: gap.toMs + 70 * minute)
+        let alerts = AlertService(monitor: context.monitor, store: AlertStore(database: database), logger: Logger(label: "test"))
+        try alerts.restore(nowMs: second.toMs, after: second)
+        let stored = try AlertStore(database: database).firing()
+        #expect(stored.map { $0.annotations[AlertService.notRunningAnnotation] } == ["\((gap.durationMs + second.durationMs) / 1000)"])
+        #expect(alerts.firing.map(AlertService.notRunning) == ["3h 14m"])
+        // A quick restart adds nothing.
+        try AlertService(monitor: context.monitor, store: AlertStore(database: database), logger: Logger(label: "test")).restore(nowMs: second.toMs + minute)
+        #expect(try AlertStore(database: database).firing().map(AlertService.notRunning) == ["3h 14m"])
     }
 
     @Test func aGapOverMidnightNamesTheDays() {
