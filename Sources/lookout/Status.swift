@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LookoutCore
 import ResilientHTTP
 
 /// Exit codes: 0 operational, 1 degraded, outage or offline, 2 cannot reach Lookout (or bad usage),
@@ -34,6 +35,11 @@ struct Status: AsyncParsableCommand {
             throw ExitCode(2)
         }
         print("Lookout at \(base): \(document["status"] as? String ?? "?") · \(document["alerts_firing"] as? Int ?? 0) alerts firing")
+        if let gap = document["monitoring_gap"] as? [String: Any], let seconds = gap["seconds"] as? Int,
+            let from = (gap["from"] as? String).flatMap(Timestamp.parseRFC3339), let to = (gap["to"] as? String).flatMap(Timestamp.parseRFC3339)
+        {
+            print("Not running for \(Timestamp.human(Int64(seconds).multipliedClamped(1000))) before its start (\(Timestamp.rfc3339(from)) to \(Timestamp.rfc3339(to))): nothing was probed then")
+        }
         let width = max(6, sources.map { ($0["name"] as? String ?? "").count }.max() ?? 6)
         for source in sources {
             let name = (source["name"] as? String ?? "").padding(toLength: width, withPad: " ", startingAt: 0)

@@ -115,6 +115,9 @@ struct RestartEndToEndTests {
         let page = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/")).bodyText
         #expect(page.contains("Lookout was not running for 2h"))
         #expect(try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runs") } == 2)
+        // `lookout status` says it too (and exits 0: the one source has not been probed yet).
+        let shown = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["status", "--url", "http://127.0.0.1:\(port)"])
+        #expect(shown.output.contains("Not running for 2h before its start (\(Timestamp.rfc3339(stoppedAt)) to "), "\(shown.output)")
         #expect(try await lookout.terminate() == 0)
     }
 }
