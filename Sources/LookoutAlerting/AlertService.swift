@@ -79,6 +79,10 @@ package final class AlertService: Sendable {
         groups.withLock { $0.restore(firing: firing, hooks: monitor.config.hooks, nowMs: nowMs) }
         let active = try store.activeSilences(nowMs: nowMs)
         silences.withLock { $0 = active }
+        // Until the first evaluation, the page and the API tell which of them are held back
+        // (they would list a silenced or held-back alert as notified for 15 s).
+        let holds = holds(firing: evaluator.withLock { $0.firing }, snapshot: monitor.snapshot(nowMs: nowMs), nowMs: nowMs)
+        held.withLock { $0 = holds }
     }
 
     package var firing: [Alert] { evaluator.withLock { $0.firing } }

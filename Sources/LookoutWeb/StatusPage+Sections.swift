@@ -141,6 +141,12 @@ extension StatusPage {
         } else if let alert = alerts.first {
             html += "<span class=\"cause\">\(HTML.escape(alert.summary))</span>"
             html += " · for \(since(alert, view))"
+            // No probe has failed since the start (a breaker restored open waits out its time),
+            // or the source works again while its error rate is still high: what failed when
+            // the alert fired, in the upstream's words.
+            if let cause = alerts.lazy.compactMap({ $0.annotations["description"] }).first, cause != alert.summary {
+                html += "<br><small class=\"fired\">When it fired: “\(HTML.escape(String(cause.prefix(200))))”</small>"
+            }
         }
         html += "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"
         if let suggestion = record.incident?.cause.failure?.recoverySuggestion, !suggestion.isEmpty {

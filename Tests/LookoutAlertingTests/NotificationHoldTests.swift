@@ -68,6 +68,10 @@ struct NotificationHoldTests {
         // Repeats do not send held-back alerts either.
         alerts.evaluate(nowMs: now + 15_000)
         #expect(try outbox(database).count == 2)
+        // A restart knows the holds before its first evaluation.
+        let restarted = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
+        try restarted.restore(nowMs: now + 16_000)
+        #expect(restarted.heldBack == holds)
 
         // Recovered: one resolved notification, to the hook that heard it fire.
         monitor.registry.record(ProbeResult(source: "acme", timestampMs: now + 20_000, ok: true))
