@@ -152,8 +152,9 @@ struct Serve: AsyncParsableCommand {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
             try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
-            try alerts.restore(after: gap)
+            // Maintenance first: the restored alerts' holds include it.
             monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))
+            try alerts.restore(after: gap)
         } catch {
             logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
