@@ -78,6 +78,13 @@ extension RecordWriter {
                 transition.atMs, source, transition.from.rawValue, transition.to.rawValue, transition.consecutiveFailures,
                 transition.openTimeoutMs,
             ])
+        case .outage(let source, let downSinceMs?):
+            try statements.statement(7, """
+                INSERT INTO outages (source_id, down_since_ms, failed_probes) VALUES (?, ?, 1)
+                ON CONFLICT(source_id) DO UPDATE SET failed_probes = failed_probes + 1
+                """).execute(arguments: [try statements.id(source), downSinceMs])
+        case .outage(let source, nil):
+            try statements.statement(8, "DELETE FROM outages WHERE source_id = ?").execute(arguments: [try statements.id(source)])
         case .breakerState(let source, let state, let atMs):
             try statements.statement(3, """
                 INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, opened_at_ms, next_attempt_at_ms, open_count, open_timeout_ms, updated_at_ms)

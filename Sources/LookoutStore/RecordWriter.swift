@@ -22,6 +22,9 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         /// The minutes that can still change, by their start: a handful, so keeping them costs
         /// one small lookup per result and dropping an old one is a single removal.
         var minutes: [Int64: MinuteRollups] = [:]
+        /// Sources whose last probe failed: a success of one of them ends its stored outage
+        /// (one set lookup a result, no statement for a healthy source).
+        var outages: Set<String> = []
     }
 
     /// Every source's rollup of one minute.
@@ -93,6 +96,12 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     package func record(_ result: ProbeResult) {
         guard !result.heldBack else { return }  // no request was made: not a probe of the upstream
         enqueue(.probe(result)) { queue in
+            if !result.ok {
+                queue.outages.insert(result.source)
+                queue.records.append(.outage(source: result.source, downSinceMs: result.timestampMs))
+            } else if queue.outages.remove(result.source) != nil {
+                queue.records.append(.outage(source: result.source, downSinceMs: nil))
+            }
             // Maintenance stays out of the rollups that availability is computed from.
             guard !result.duringMaintenance else { return }
             let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
@@ -231,6 +240,29 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             let done = queue.minutes.compactMap { minuteMs, minute in minuteMs < cutoff && !minute.hasChanges ? minuteMs : nil }
             for minuteMs in done { queue.minutes.removeValue(forKey: minuteMs) }
         }
+    }
+
+    /// The outages in progress when Lookout last stopped (a source's first failed probe since its
+    /// last success, and how many failed), for the registry to go on from; call it before the
+    /// first probe. Outages of sources not in `sources` are deleted; with `forget` (Lookout was
+    /// not running for a while, and what happened meanwhile is not known) all of them are.
+    package func loadOutages(sources: [String], forget: Bool) throws -> [(source: String, downSinceMs: Int64, failedProbes: Int)] {
+        let wanted = Set(sources)
+        let outages = try database.writer.write { db -> [(source: String, downSinceMs: Int64, failedProbes: Int)] in
+            let names = try SourceIds.names(db)
+            var kept: [(source: String, downSinceMs: Int64, failedProbes: Int)] = []
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM outages") {
+                let id: Int64 = row["source_id"]
+                guard !forget, let name = names[id], wanted.contains(name) else {
+                    try db.execute(sql: "DELETE FROM outages WHERE source_id = ?", arguments: [id])
+                    continue
+                }
+                kept.append((name, row["down_since_ms"], row["failed_probes"]))
+            }
+            return kept
+        }
+        queue.withLock { $0.outages.formUnion(outages.map(\.source)) }
+        return outages
     }
 
     /// Loads the last two minutes of rollups, so a restart adds to them instead of replacing them.

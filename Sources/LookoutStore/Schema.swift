@@ -169,6 +169,15 @@ extension LookoutDatabase {
                 table.column("alive_at_ms", .integer).notNull()
             }
         }
+        migrator.registerMigration("v9: outages") { db in
+            // Each source's outage in progress: its first failed probe since the last success,
+            // and how many have failed (RecordWriter.loadOutages).
+            try db.create(table: "outages", options: .withoutRowID) { table in
+                table.column("source_id", .integer).notNull().primaryKey()
+                table.column("down_since_ms", .integer).notNull()
+                table.column("failed_probes", .integer).notNull()
+            }
+        }
         return migrator
     }
 

@@ -62,6 +62,9 @@ package enum StoreRecord: Sendable {
     case error(ErrorRecord)
     case transition(source: String, BreakerTransition)
     case breakerState(source: String, PersistedBreaker, atMs: Int64)
+    /// A failed probe of the outage that began at `downSinceMs` (nil: a success ended it), for
+    /// the `outages` table: a restart picks an outage up where it was.
+    case outage(source: String, downSinceMs: Int64?)
 }
 
 /// One source's probes in one minute, hour or day (a row of the rollup tables).

@@ -148,6 +148,17 @@ struct Serve: AsyncParsableCommand {
         syncSources(loaded)
         monitor.beforeApplying(syncSources)
         monitor.start()
+        // Outages in progress at the last stop go on (the first failure counts from their start),
+        // unless Lookout was not running for a while: what happened meanwhile is not known.
+        if database.unwritableReason == nil {
+            do {
+                for outage in try writer.loadOutages(sources: monitor.ownSources.map(\.name), forget: gap != nil || !runRecorded) {
+                    monitor.registry.restoreOutage(source: outage.source, downSinceMs: outage.downSinceMs, failedProbes: outage.failedProbes)
+                }
+            } catch {
+                logger.error("cannot read the outages in progress at the last stop", metadata: ["database": "\(database.path)", "error": "\(error)"])
+            }
+        }
         do {
             try writer.loadRecentRollups()
             monitor.restore(breakers: try BreakerStore.load(database))
@@ -206,6 +217,8 @@ struct Serve: AsyncParsableCommand {
                     logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
                 }
                 guard database.unwritableReason == nil else { return }
+                // Outages stored before this start are stale by now (the writer knows of none).
+                _ = try? writer.loadOutages(sources: [], forget: true)
                 // What the file holds from before this start: firing alerts and silences (so a
                 // silenced alert stays quiet), and whether the file is sound.
                 do { try alerts.restore() } catch {

@@ -120,4 +120,48 @@ struct RestartEndToEndTests {
         #expect(shown.output.contains("Not running for 2h before its start (\(Timestamp.rfc3339(stoppedAt)) to "), "\(shown.output)")
         #expect(try await lookout.terminate() == 0)
     }
+
+    /// A restart in the middle of an outage: the outage goes on from its first failure, and the
+    /// log and the API say how long the source has been down, not how long since the restart.
+    @Test func anOutageGoesOnAcrossARestart() async throws {
+        let directory = try makeTemporaryDirectory("outage")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, simBase) = try await startSimulator()
+        let database = directory.appendingPathComponent("lookout.sqlite").path
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(database)
+            defaults:
+              interval: 200ms
+              timeout: 2s
+              retry: {server_error: {max_attempts: 1}}
+              circuit_breaker: {failure_threshold: 1000}
+            sources:
+              - {name: down, url: "\(simBase)/status/503"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        let reader = try DatabaseQueue(path: database)
+        let stored = { () async throws -> (Int64, Int)? in
+            try await reader.read { db in
+                try Row.fetchOne(db, sql: "SELECT down_since_ms, failed_probes FROM outages").map { ($0["down_since_ms"], $0["failed_probes"]) }
+            }
+        }
+        _ = try await eventually("three failed probes of the outage to be stored") { try await stored().flatMap { $0.1 >= 3 ? true : nil } }
+        #expect(try await lookout.terminate() == 0)
+        let (downSince, failedBefore) = try #require(try await stored())
+
+        lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        let failed = try #require(Int(try await lookout.waitFor(#"msg="source down" .*failed_probes=(\d+)"#)))
+        #expect(failed == failedBefore + 1)
+        let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
+        let source = try #require((document["sources"] as? [[String: Any]])?.first)
+        let incident = try #require(source["incident"] as? [String: Any])
+        #expect(incident["down_since"] as? String == Timestamp.rfc3339(downSince))
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
 }

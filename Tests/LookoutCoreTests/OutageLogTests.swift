@@ -193,6 +193,36 @@ struct OutageLogTests {
         #expect(lines().last?.metadata["failed_probes"] == "5")
     }
 
+    /// After a restart an outage goes on where it was: the first failure is told with how long
+    /// the source has been down and how many probes failed, before the restart included.
+    @Test func anOutageRestoredAfterARestartGoesOn() throws {
+        let (registry, lines) = registry()
+        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20)
+        registry.restoreOutage(source: "unknown", downSinceMs: 0, failedProbes: 1)
+        registry.record(probe(unavailable, at: 5))
+        let told = try #require(lines().first)
+        #expect(told.message == "source down")
+        #expect(told.metadata["down_for"] == "10m5s")
+        #expect(told.metadata["failed_probes"] == "21")
+        let incident = try #require(registry.snapshot(nowMs: 1_005_000).records.first?.incident)
+        #expect(incident.downSinceMs == 1_000_000 - 600_000)
+    }
+
+    @Test func aRestoredOutageThatEndedMeanwhileIsForgotten() throws {
+        let (registry, lines) = registry()
+        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20)
+        registry.record(probe(nil, at: 5))
+        registry.record(probe(unavailable, at: 10))
+        #expect(lines().map(\.message) == ["source down"])
+        #expect(lines().first?.metadata["down_for"] == nil)
+        #expect(try #require(registry.snapshot(nowMs: 1_010_000).records.first?.incident).downSinceMs == 1_010_000)
+        // Nor does a restore reach a source probed since the start.
+        registry.restoreOutage(source: "a", downSinceMs: 0, failedProbes: 5)
+        registry.record(probe(nil, at: 11))
+        registry.record(probe(unavailable, at: 12))
+        #expect(try #require(registry.snapshot(nowMs: 1_012_000).records.first?.incident).downSinceMs == 1_012_000)
+    }
+
     @Test func aSourceThatStaysUpLogsNothing() {
         let (registry, lines) = registry()
         for second in 1...100 { registry.record(probe(nil, at: second)) }

@@ -42,7 +42,7 @@ struct StoreTests {
         writer.record(ProbeResult(
             source: "b", timestampMs: 2000, ok: false,
             failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503), httpStatus: 503))
-        #expect(writer.pendingCount == 2)
+        #expect(writer.pendingCount == 3)  // b's failure also begins its stored outage
         writer.flush()
         #expect(writer.pendingCount == 0)
         let rows = try database.writer.read { db in
@@ -192,7 +192,7 @@ struct StoreTests {
         writer.flush()
         #expect(writer.status.lastError?.contains("full") == true)
         #expect(writer.status.failedFlushes == 1)
-        #expect(writer.pendingCount == 200)
+        #expect(writer.pendingCount == 400)  // each failed probe and its step of the source's outage
         writer.flush()
         #expect(writer.status.failedFlushes == 2)
 

@@ -129,6 +129,14 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
+    /// An outage of `source` in progress when Lookout last stopped (see `SourceRecord.restoreOutage`).
+    package func restoreOutage(source: String, downSinceMs: Int64, failedProbes: Int) {
+        state.withLock { state in
+            guard let position = state.positions[source] else { return }
+            state.records[position].restoreOutage(downSinceMs: downSinceMs, failedProbes: failedProbes)
+        }
+    }
+
     /// Adds stored counts (from `probe_rollups`) after a restart: minutes, or hourly sums.
     /// Counts of sources not configured are ignored.
     package func restore(source: String, atMs: Int64, counts: BucketCounts, hourly: Bool) {

@@ -1,0 +1,59 @@
+import GRDB
+import Logging
+import LookoutCore
+import LookoutStore
+import ResilientHTTP
+import Testing
+
+/// The `outages` table: each source's outage in progress, so a restart picks it up where it was.
+@Suite("stored outages")
+struct OutageStoreTests {
+    let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503)
+
+    func rows(_ database: LookoutDatabase) throws -> [String: [Int64]] {
+        try database.writer.read { db in
+            let names = try SourceIds.names(db)
+            var rows: [String: [Int64]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM outages") {
+                rows[names[row["source_id"]] ?? "?"] = [row["down_since_ms"], row["failed_probes"]]
+            }
+            return rows
+        }
+    }
+
+    @Test func anOutageIsStoredFromItsFirstFailureUntilASuccess() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        writer.record(ProbeResult(source: "a", timestampMs: 1000, ok: true))
+        for at in [2000, 3000, 4000] as [Int64] { writer.record(ProbeResult(source: "a", timestampMs: at, ok: false, failure: failure)) }
+        writer.record(ProbeResult(source: "b", timestampMs: 2500, ok: false, failure: failure))
+        // A call the breaker refused is no probe: it neither counts nor ends anything.
+        writer.record(ProbeResult(source: "b", timestampMs: 2600, ok: false, failure: Failure(category: .circuitOpen, reason: "circuit_open")))
+        writer.flush()
+        #expect(try rows(database) == ["a": [2000, 3], "b": [2500, 1]])
+        writer.record(ProbeResult(source: "a", timestampMs: 5000, ok: true))
+        writer.record(ProbeResult(source: "a", timestampMs: 6000, ok: true))
+        writer.flush()
+        #expect(try rows(database) == ["b": [2500, 1]])
+    }
+
+    @Test func aStartLoadsTheOutagesOfItsSourcesAndForgetsTheRest() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let before = RecordWriter(database: database, logger: Logger(label: "test"))
+        for source in ["a", "b", "gone"] { before.record(ProbeResult(source: source, timestampMs: 2000, ok: false, failure: failure)) }
+        before.flush()
+
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        let loaded = try writer.loadOutages(sources: ["a", "b", "c"], forget: false)
+        #expect(loaded.map { "\($0.source) \($0.downSinceMs) \($0.failedProbes)" }.sorted() == ["a 2000 1", "b 2000 1"])
+        #expect(Set(try rows(database).keys) == ["a", "b"])
+        // The loaded outages are known to the writer: a success ends the stored one.
+        writer.record(ProbeResult(source: "a", timestampMs: 3000, ok: true))
+        writer.flush()
+        #expect(Set(try rows(database).keys) == ["b"])
+
+        // After a stretch without Lookout running nothing is known of them: all are forgotten.
+        #expect(try RecordWriter(database: database, logger: Logger(label: "test")).loadOutages(sources: ["a", "b"], forget: true).isEmpty)
+        #expect(try rows(database).isEmpty)
+    }
+}
