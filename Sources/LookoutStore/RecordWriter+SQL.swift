@@ -78,11 +78,22 @@ extension RecordWriter {
                 transition.atMs, source, transition.from.rawValue, transition.to.rawValue, transition.consecutiveFailures,
                 transition.openTimeoutMs,
             ])
-        case .outage(let source, let downSinceMs?):
-            try statements.statement(7, """
-                INSERT INTO outages (source_id, down_since_ms, failed_probes) VALUES (?, ?, 1)
-                ON CONFLICT(source_id) DO UPDATE SET failed_probes = failed_probes + 1
-                """).execute(arguments: [try statements.id(source), downSinceMs])
+        case .outage(let source, let failed?):
+            // The cause is the latest failure, except one while Lookout itself was offline (as
+            // the registry keeps it): that one only counts.
+            guard let failure = failed.failure else { return }
+            try statements.statement(failed.duringOffline ? 9 : 7, """
+                INSERT INTO outages (source_id, down_since_ms, failed_probes, last_failed_ms, category, reason, http_status, curl_code, detail, server_message)
+                VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(source_id) DO UPDATE SET failed_probes = failed_probes + 1\(failed.duringOffline ? "" : """
+                    , last_failed_ms = excluded.last_failed_ms, category = excluded.category,
+                      reason = excluded.reason, http_status = excluded.http_status, curl_code = excluded.curl_code,
+                      detail = excluded.detail, server_message = excluded.server_message
+                    """)
+                """).execute(arguments: [
+                try statements.id(source), failed.timestampMs, failed.timestampMs, failure.category.rawValue, failure.reason,
+                failed.httpStatus ?? failure.httpStatus, failure.curlCode.map { Int($0) }, failure.detail, failure.serverMessage,
+            ])
         case .outage(let source, nil):
             try statements.statement(8, "DELETE FROM outages WHERE source_id = ?").execute(arguments: [try statements.id(source)])
         case .breakerState(let source, let state, let atMs):

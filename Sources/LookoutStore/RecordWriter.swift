@@ -96,11 +96,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     package func record(_ result: ProbeResult) {
         guard !result.heldBack else { return }  // no request was made: not a probe of the upstream
         enqueue(.probe(result)) { queue in
-            if !result.ok {
+            if !result.ok, result.failure != nil {
                 queue.outages.insert(result.source)
-                queue.records.append(.outage(source: result.source, downSinceMs: result.timestampMs))
+                queue.records.append(.outage(source: result.source, failed: result))
             } else if queue.outages.remove(result.source) != nil {
-                queue.records.append(.outage(source: result.source, downSinceMs: nil))
+                queue.records.append(.outage(source: result.source, failed: nil))
             }
             // Maintenance stays out of the rollups that availability is computed from.
             guard !result.duringMaintenance else { return }
@@ -242,22 +242,21 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         }
     }
 
-    /// The outages in progress when Lookout last stopped (a source's first failed probe since its
-    /// last success, and how many failed), for the registry to go on from; call it before the
-    /// first probe. Outages of sources not in `sources` are deleted; with `forget` (Lookout was
-    /// not running for a while, and what happened meanwhile is not known) all of them are.
-    package func loadOutages(sources: [String], forget: Bool) throws -> [(source: String, downSinceMs: Int64, failedProbes: Int)] {
+    /// The outages in progress when Lookout last stopped, for the registry to go on from; call
+    /// it before the first probe. Outages of sources not in `sources` are deleted; with `forget`
+    /// (Lookout was not running for a while, and what happened meanwhile is not known) all are.
+    package func loadOutages(sources: [String], forget: Bool) throws -> [StoredOutage] {
         let wanted = Set(sources)
-        let outages = try database.writer.write { db -> [(source: String, downSinceMs: Int64, failedProbes: Int)] in
+        let outages = try database.writer.write { db -> [StoredOutage] in
             let names = try SourceIds.names(db)
-            var kept: [(source: String, downSinceMs: Int64, failedProbes: Int)] = []
+            var kept: [StoredOutage] = []
             for row in try Row.fetchAll(db, sql: "SELECT * FROM outages") {
                 let id: Int64 = row["source_id"]
-                guard !forget, let name = names[id], wanted.contains(name) else {
+                guard !forget, let name = names[id], wanted.contains(name), let outage = StoredOutage(source: name, row) else {
                     try db.execute(sql: "DELETE FROM outages WHERE source_id = ?", arguments: [id])
                     continue
                 }
-                kept.append((name, row["down_since_ms"], row["failed_probes"]))
+                kept.append(outage)
             }
             return kept
         }

@@ -171,11 +171,19 @@ extension LookoutDatabase {
         }
         migrator.registerMigration("v9: outages") { db in
             // Each source's outage in progress: its first failed probe since the last success,
-            // and how many have failed (RecordWriter.loadOutages).
+            // how many have failed, and the last failure's own fields, as `Failure` has them
+            // (RecordWriter.loadOutages).
             try db.create(table: "outages", options: .withoutRowID) { table in
                 table.column("source_id", .integer).notNull().primaryKey()
                 table.column("down_since_ms", .integer).notNull()
                 table.column("failed_probes", .integer).notNull()
+                table.column("last_failed_ms", .integer).notNull()
+                table.column("category", .text).notNull()
+                table.column("reason", .text).notNull()
+                table.column("http_status", .integer)
+                table.column("curl_code", .integer)
+                table.column("detail", .text).notNull()
+                table.column("server_message", .text)
             }
         }
         return migrator

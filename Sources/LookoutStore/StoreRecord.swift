@@ -1,3 +1,4 @@
+import GRDB
 import LookoutCore
 import ResilientHTTP
 
@@ -62,9 +63,31 @@ package enum StoreRecord: Sendable {
     case error(ErrorRecord)
     case transition(source: String, BreakerTransition)
     case breakerState(source: String, PersistedBreaker, atMs: Int64)
-    /// A failed probe of the outage that began at `downSinceMs` (nil: a success ended it), for
-    /// the `outages` table: a restart picks an outage up where it was.
-    case outage(source: String, downSinceMs: Int64?)
+    /// A failed probe of the source's outage (nil: a success ended it), for the `outages` table:
+    /// a restart picks an outage up where it was.
+    case outage(source: String, failed: ProbeResult?)
+}
+
+/// An outage in progress when Lookout stopped, as the `outages` table keeps it.
+package struct StoredOutage: Sendable, Equatable {
+    package var source: String
+    /// The first failed probe since the source's last success.
+    package var downSinceMs: Int64
+    package var failedProbes: Int
+    /// The last failure the upstream caused, rebuilt from its stored fields.
+    package var cause: ProbeResult
+
+    /// nil for a row this version cannot read (a category it does not know).
+    init?(source: String, _ row: Row) {
+        guard let category = ErrorCategory(rawValue: row["category"]) else { return nil }
+        self.source = source
+        downSinceMs = row["down_since_ms"]
+        failedProbes = max(0, row["failed_probes"] as Int)
+        let failure = Failure(
+            category: category, reason: row["reason"], httpStatus: row["http_status"],
+            curlCode: (row["curl_code"] as Int?).flatMap { Int32(exactly: $0) }, detail: row["detail"], serverMessage: row["server_message"])
+        cause = ProbeResult(source: source, timestampMs: row["last_failed_ms"], ok: false, failure: failure, httpStatus: failure.httpStatus)
+    }
 }
 
 /// One source's probes in one minute, hour or day (a row of the rollup tables).

@@ -153,7 +153,8 @@ struct Serve: AsyncParsableCommand {
         if database.unwritableReason == nil {
             do {
                 for outage in try writer.loadOutages(sources: monitor.ownSources.map(\.name), forget: gap != nil || !runRecorded) {
-                    monitor.registry.restoreOutage(source: outage.source, downSinceMs: outage.downSinceMs, failedProbes: outage.failedProbes)
+                    monitor.registry.restoreOutage(
+                        source: outage.source, downSinceMs: outage.downSinceMs, failedProbes: outage.failedProbes, cause: outage.cause)
                 }
             } catch {
                 logger.error("cannot read the outages in progress at the last stop", metadata: ["database": "\(database.path)", "error": "\(error)"])

@@ -66,6 +66,13 @@ struct RestartEndToEndTests {
             return seen >= sentinelBefore + 5 ? true : nil
         }
         #expect(try await counters(simBase)["/status/503"] == requests, "the open breaker let a request through after the restart")
+        // The breaker holds every call back, yet the outage and its cause are shown, as before the kill.
+        let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
+        let down = try #require((document["sources"] as? [[String: Any]])?.first { $0["name"] as? String == "down" })
+        let incident = try #require(down["incident"] as? [String: Any], "\(down)")
+        #expect((incident["cause"] as? [String: Any])?["reason"] as? String == "http_503")
+        #expect((incident["failed_probes"] as? Int ?? 0) >= 2)
         let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
         #expect(metrics.contains(#"lookout_circuit_breaker_state{source="down",state="open"} 1"#))
         // Refused calls count as the breaker's, not as errors of the upstream.

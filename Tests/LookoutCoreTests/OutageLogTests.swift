@@ -193,12 +193,20 @@ struct OutageLogTests {
         #expect(lines().last?.metadata["failed_probes"] == "5")
     }
 
-    /// After a restart an outage goes on where it was: the first failure is told with how long
-    /// the source has been down and how many probes failed, before the restart included.
+    /// After a restart an outage goes on where it was: shown at once with its last cause, and
+    /// the first failure is told with how long the source has been down and how many probes
+    /// failed, before the restart included.
     @Test func anOutageRestoredAfterARestartGoesOn() throws {
         let (registry, lines) = registry()
-        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20)
-        registry.restoreOutage(source: "unknown", downSinceMs: 0, failedProbes: 1)
+        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20, cause: probe(refused, at: -30))
+        registry.restoreOutage(source: "unknown", downSinceMs: 0, failedProbes: 1, cause: probe(refused, at: -30))
+        let restored = try #require(registry.snapshot(nowMs: 1_000_000).records.first?.incident)
+        #expect(restored.cause.failure?.reason == "connection_refused")
+        #expect(restored.failedProbes == 20)
+        #expect(lines().isEmpty)
+        // A call the breaker refused changes nothing.
+        registry.record(probe(breakerOpen, at: 1))
+        #expect(registry.snapshot(nowMs: 1_001_000).records.first?.incident == restored)
         registry.record(probe(unavailable, at: 5))
         let told = try #require(lines().first)
         #expect(told.message == "source down")
@@ -210,14 +218,14 @@ struct OutageLogTests {
 
     @Test func aRestoredOutageThatEndedMeanwhileIsForgotten() throws {
         let (registry, lines) = registry()
-        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20)
+        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20, cause: probe(refused, at: -30))
         registry.record(probe(nil, at: 5))
         registry.record(probe(unavailable, at: 10))
         #expect(lines().map(\.message) == ["source down"])
         #expect(lines().first?.metadata["down_for"] == nil)
         #expect(try #require(registry.snapshot(nowMs: 1_010_000).records.first?.incident).downSinceMs == 1_010_000)
         // Nor does a restore reach a source probed since the start.
-        registry.restoreOutage(source: "a", downSinceMs: 0, failedProbes: 5)
+        registry.restoreOutage(source: "a", downSinceMs: 0, failedProbes: 5, cause: probe(refused, at: -30))
         registry.record(probe(nil, at: 11))
         registry.record(probe(unavailable, at: 12))
         #expect(try #require(registry.snapshot(nowMs: 1_012_000).records.first?.incident).downSinceMs == 1_012_000)

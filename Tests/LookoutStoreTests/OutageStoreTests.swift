@@ -31,10 +31,28 @@ struct OutageStoreTests {
         writer.record(ProbeResult(source: "b", timestampMs: 2600, ok: false, failure: Failure(category: .circuitOpen, reason: "circuit_open")))
         writer.flush()
         #expect(try rows(database) == ["a": [2000, 3], "b": [2500, 1]])
+        // The cause is the latest failure, its fields as they were; one while Lookout itself was
+        // offline only counts.
+        var offline = ProbeResult(source: "a", timestampMs: 4500, ok: false, failure: Failure(category: .networkUnreachable, reason: "network_unreachable"))
+        offline.duringOffline = true
+        writer.record(offline)
+        writer.record(ProbeResult(source: "b", timestampMs: 4600, ok: false, failure: Failure(
+            category: .transient, reason: "connection_refused", curlCode: 7, detail: "Failed to connect", serverMessage: nil)))
+        writer.flush()
+        let loaded = try RecordWriter(database: database, logger: Logger(label: "test")).loadOutages(sources: ["a", "b"], forget: false)
+        let a = try #require(loaded.first { $0.source == "a" })
+        #expect(a.failedProbes == 4)
+        #expect(a.cause.timestampMs == 4000)
+        #expect(a.cause.failure == failure)
+        #expect(a.cause.httpStatus == 503)
+        let b = try #require(loaded.first { $0.source == "b" })
+        #expect(b.downSinceMs == 2500)
+        #expect(b.cause.failure == Failure(category: .transient, reason: "connection_refused", curlCode: 7, detail: "Failed to connect"))
+        #expect(try rows(database) == ["a": [2000, 4], "b": [2500, 2]])
         writer.record(ProbeResult(source: "a", timestampMs: 5000, ok: true))
         writer.record(ProbeResult(source: "a", timestampMs: 6000, ok: true))
         writer.flush()
-        #expect(try rows(database) == ["b": [2500, 1]])
+        #expect(try rows(database) == ["b": [2500, 2]])
     }
 
     @Test func aStartLoadsTheOutagesOfItsSourcesAndForgetsTheRest() throws {
@@ -45,7 +63,7 @@ struct OutageStoreTests {
 
         let writer = RecordWriter(database: database, logger: Logger(label: "test"))
         let loaded = try writer.loadOutages(sources: ["a", "b", "c"], forget: false)
-        #expect(loaded.map { "\($0.source) \($0.downSinceMs) \($0.failedProbes)" }.sorted() == ["a 2000 1", "b 2000 1"])
+        #expect(loaded.map { "\($0.source) \($0.downSinceMs) \($0.failedProbes) \($0.cause.failure?.reason ?? "")" }.sorted() == ["a 2000 1 http_503", "b 2000 1 http_503"])
         #expect(Set(try rows(database).keys) == ["a", "b"])
         // The loaded outages are known to the writer: a success ends the stored one.
         writer.record(ProbeResult(source: "a", timestampMs: 3000, ok: true))

@@ -177,9 +177,6 @@ package struct SourceRecord: Sendable {
     /// Whether `health` holds anything (a probe, or history restored after a restart).
     package internal(set) var hasHealth = false
     package internal(set) var client = ClientCounters()
-    /// An outage in progress when Lookout last stopped (`restoreOutage`): the next failure goes
-    /// on with it, the next result of any kind forgets it.
-    private var restoredOutage: (downSinceMs: Int64, failedProbes: Int)?
     /// Times the breaker opened from closed in the `windowMs` before `nowMs`.
     package func breakerOpens(windowMs: Int64, nowMs: Int64) -> Int {
         health.breakerOpens(windowMs: windowMs, nowMs: nowMs)
@@ -210,11 +207,14 @@ package struct SourceRecord: Sendable {
         tally.isDownload = source.kind == .download
     }
 
-    /// Goes on with an outage that was in progress when Lookout last stopped: the first failure
-    /// after the start counts from `downSinceMs`, as the `failedProbes + 1`th. A success ends it.
-    mutating func restoreOutage(downSinceMs: Int64, failedProbes: Int) {
+    /// Takes back the outage in progress when Lookout last stopped, with its last cause: the
+    /// page and the API show it at once (a breaker restored open may hold calls back for
+    /// minutes), the next failure goes on with it and the log tells it again then, with
+    /// `down_for` from its start; a success ends it.
+    mutating func restoreOutage(downSinceMs: Int64, failedProbes: Int, cause: ProbeResult) {
         guard incident == nil, !tally.probed else { return }  // probed since the start: too late
-        restoredOutage = (downSinceMs, max(0, failedProbes))
+        incident = Incident(downSinceMs: downSinceMs, cause: cause, failedProbes: max(0, failedProbes))
+        last = cause
     }
 
     /// Probed, or at least tried (a restored open breaker refuses the first calls).
@@ -246,7 +246,6 @@ package struct SourceRecord: Sendable {
         }
         last = result
         let change = followIncident(result)
-        restoredOutage = nil
         tally.probed = true
         tally.lastOk = result.ok
         tally.lastHTTPStatus = result.httpStatus ?? 0
@@ -289,8 +288,7 @@ package struct SourceRecord: Sendable {
             guard let ended, ended.announced else { return nil }
             return .ended(ended, upAtMs: result.timestampMs)
         }
-        var current = incident
-            ?? Incident(downSinceMs: restoredOutage?.downSinceMs ?? result.timestampMs, cause: result, failedProbes: restoredOutage?.failedProbes ?? 0)
+        var current = incident ?? Incident(downSinceMs: result.timestampMs, cause: result, failedProbes: 0)
         defer { incident = current }
         current.failedProbes += 1
         guard !result.duringOffline else {

@@ -130,10 +130,10 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     /// An outage of `source` in progress when Lookout last stopped (see `SourceRecord.restoreOutage`).
-    package func restoreOutage(source: String, downSinceMs: Int64, failedProbes: Int) {
+    package func restoreOutage(source: String, downSinceMs: Int64, failedProbes: Int, cause: ProbeResult) {
         state.withLock { state in
             guard let position = state.positions[source] else { return }
-            state.records[position].restoreOutage(downSinceMs: downSinceMs, failedProbes: failedProbes)
+            state.records[position].restoreOutage(downSinceMs: downSinceMs, failedProbes: failedProbes, cause: cause)
         }
     }
 
