@@ -52,7 +52,10 @@ extension StatusPage {
         for (index, record) in snapshot.records.enumerated() where snapshot.maintenance[record.name] == nil {
             let alerts = (bySource[record.name] ?? []).sorted { StatusPage.rank($0.severity) < StatusPage.rank($1.severity) }
             guard record.incident != nil || !alerts.isEmpty else { continue }
-            let rank = alerts.first.map { StatusPage.rank($0.severity) } ?? 2
+            // A source that is down is an open incident, whatever its alerts: its breaker's info
+            // alert fires at once, the error-rate ones minutes later, and meanwhile it was folded
+            // away among the info alerts.
+            let rank = min(alerts.first.map { StatusPage.rank($0.severity) } ?? 2, record.incident != nil ? 2 : 3)
             let since = record.incident?.downSinceMs ?? alerts.map(\.startedAtMs).min() ?? view.nowMs
             lines.append(Line(rank: rank, sinceMs: since, html: incidentLine(index, alerts: alerts, holds: holds, view)))
         }
@@ -118,7 +121,8 @@ extension StatusPage {
         let snapshot = view.snapshot
         let record = snapshot.records[index]
         let name = HTML.escape(record.name)
-        let severity = alerts.first?.severity ?? "down"
+        // The worst alert names the line, unless it is only informational: then the source is down.
+        let severity = alerts.first.map(\.severity).flatMap { StatusPage.rank($0) < 3 ? $0 : nil } ?? (record.incident != nil ? "down" : "info")
         var html = "<li class=\"incident sev-\(HTML.escape(severity))\" data-source=\"\(name)\"><a href=\"#source-\(name)\"><strong>\(name)</strong></a> "
         if view.isPublic {
             let state = record.incident != nil ? ("down", "Down") : ("degraded", "Degraded")
@@ -128,7 +132,7 @@ extension StatusPage {
             }
             return html + "</li>"
         }
-        html += "<span class=\"tag\">\(HTML.escape(alerts.isEmpty ? "down" : severity))</span> "
+        html += "<span class=\"tag\">\(HTML.escape(severity))</span> "
         if let incident = record.incident {
             let cause = incident.cause
             if let failure = cause.failure {

@@ -33,4 +33,29 @@ struct HeldAlertPageTests {
         let json = String(decoding: StatusAPI(context: context).statusBytes(nowMs: now), as: UTF8.self)
         #expect(json.contains(#""alerts_firing":0"#))
     }
+
+    /// A down source whose only alert is informational (its breaker opened; the error-rate rules
+    /// wait minutes) is an open incident, not folded away among the info alerts.
+    @Test func aDownSourceWithOnlyAnInfoAlertIsAnOpenIncident() throws {
+        let config = try ConfigLoader.parse("""
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}, {name: other, url: "http://127.0.0.1:1/"}]
+            alerts:
+              rules: [{name: Note, severity: info, expr: up == 0}, {name: AlwaysNote, severity: info, expr: up == 1}]
+            """, file: "t.yml")
+        let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
+        monitor.start()
+        let database = try LookoutDatabase(path: ":memory:")
+        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: Logger(label: "test"))
+        let now = Timestamp.nowMs()
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+        monitor.registry.record(ProbeResult(source: "other", timestampMs: now, ok: true))
+        alerts.evaluate(nowMs: now)
+        let html = StatusPage(context: LookoutContext(monitor: monitor, database: database, alerts: alerts)).render(nowMs: now)
+        #expect(html.contains("<h2>Open incidents (1)</h2>"))
+        #expect(html.contains(#"<li class="incident sev-down" data-source="acme">"#))
+        #expect(html.contains(#"<span class="tag">down</span>"#))
+        // A source that works and has only an info alert stays folded away.
+        #expect(html.contains("<summary>1 source with info alerts</summary>"))
+        #expect(html.contains(#"<li class="incident sev-info" data-source="other">"#))
+    }
 }
