@@ -11,6 +11,25 @@ import TestSupport
 struct RestartEndToEndTests {
     let http = CurlTransport()
 
+    /// A config in `directory` with a database beside it; `body` is the YAML after `database`.
+    func writeConfig(in directory: URL, _ body: String) throws -> (database: String, config: URL) {
+        let database = directory.appendingPathComponent("lookout.sqlite").path
+        let config = directory.appendingPathComponent("lookout.yml")
+        try "listen: 127.0.0.1:0\ndatabase: \(database)\n\(body)".write(to: config, atomically: true, encoding: .utf8)
+        return (database, config)
+    }
+
+    /// `/api/v1/status` of the Lookout listening on `port`.
+    func status(_ port: String) async throws -> [String: Any] {
+        let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any])
+    }
+
+    /// Source `name` in `/api/v1/status`.
+    func source(_ name: String, port: String) async throws -> [String: Any] {
+        try #require((try await status(port)["sources"] as? [[String: Any]])?.first { $0["name"] as? String == name })
+    }
+
     func counters(_ base: String) async throws -> [String: Int] {
         let result = await http.perform(TransferRequest(url: "\(base)/counters"))
         return try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Int])
@@ -20,11 +39,7 @@ struct RestartEndToEndTests {
         let directory = try makeTemporaryDirectory("restart")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let database = directory.appendingPathComponent("lookout.sqlite").path
-        let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(database)
+        let (database, config) = try writeConfig(in: directory, """
             defaults:
               interval: 200ms
               timeout: 2s
@@ -33,7 +48,7 @@ struct RestartEndToEndTests {
             sources:
               - {name: down, url: "\(simBase)/status/503"}
               - {name: sentinel, url: "\(simBase)/ok"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
         let reader = try DatabaseQueue(path: database)
         func errorRows() throws -> Int {
             try reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM error_records WHERE source = 'down' AND category != 'circuit_open'") ?? 0 }
@@ -67,9 +82,7 @@ struct RestartEndToEndTests {
         }
         #expect(try await counters(simBase)["/status/503"] == requests, "the open breaker let a request through after the restart")
         // The breaker holds every call back, yet the outage and its cause are shown, as before the kill.
-        let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
-        let down = try #require((document["sources"] as? [[String: Any]])?.first { $0["name"] as? String == "down" })
+        let down = try await source("down", port: port)
         let incident = try #require(down["incident"] as? [String: Any], "\(down)")
         #expect((incident["cause"] as? [String: Any])?["reason"] as? String == "http_503")
         #expect((incident["failed_probes"] as? Int ?? 0) >= 2)
@@ -91,13 +104,7 @@ struct RestartEndToEndTests {
     @Test func aStartAfterAStopTellsHowLongNothingWasProbed() async throws {
         let directory = try makeTemporaryDirectory("gap")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let database = directory.appendingPathComponent("lookout.sqlite").path
-        let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(database)
-            sources: [{name: nowhere, url: "http://127.0.0.1:9/", interval: 1h}]
-            """.write(to: config, atomically: true, encoding: .utf8)
+        let (database, config) = try writeConfig(in: directory, #"sources: [{name: nowhere, url: "http://127.0.0.1:9/", interval: 1h}]"#)
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         #expect(try await lookout.terminate() == 0)
@@ -114,9 +121,7 @@ struct RestartEndToEndTests {
         let line = try await lookout.waitFor(#"msg="Lookout was not running; nothing was probed in between" for=(2h\S*)"#)
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         #expect(line.hasPrefix("2h"))
-        let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
-        let gap = try #require(document["monitoring_gap"] as? [String: Any])
+        let gap = try #require(try await status(port)["monitoring_gap"] as? [String: Any])
         #expect(gap["from"] as? String == Timestamp.rfc3339(stoppedAt))
         #expect((gap["seconds"] as? Int ?? 0) >= 7200)
         let page = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/")).bodyText
@@ -134,11 +139,7 @@ struct RestartEndToEndTests {
         let directory = try makeTemporaryDirectory("outage")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let database = directory.appendingPathComponent("lookout.sqlite").path
-        let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(database)
+        let (database, config) = try writeConfig(in: directory, """
             defaults:
               interval: 200ms
               timeout: 2s
@@ -146,7 +147,7 @@ struct RestartEndToEndTests {
               circuit_breaker: {failure_threshold: 1000}
             sources:
               - {name: down, url: "\(simBase)/status/503"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let reader = try DatabaseQueue(path: database)
@@ -163,10 +164,7 @@ struct RestartEndToEndTests {
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let failed = try #require(Int(try await lookout.waitFor(#"msg="source down" .*failed_probes=(\d+)"#)))
         #expect(failed == failedBefore + 1)
-        let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
-        let source = try #require((document["sources"] as? [[String: Any]])?.first)
-        let incident = try #require(source["incident"] as? [String: Any])
+        let incident = try #require(try await source("down", port: port)["incident"] as? [String: Any])
         #expect(incident["down_since"] as? String == Timestamp.rfc3339(downSince))
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
