@@ -245,14 +245,14 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     /// The outages in progress when Lookout last stopped, for the registry to go on from; call
     /// it before the first probe. Outages of sources not in `sources` are deleted; with `forget`
     /// (Lookout was not running for a while, and what happened meanwhile is not known) all are.
-    package func loadOutages(sources: [String], forget: Bool) throws -> [StoredOutage] {
+    package func loadOutages(sources: [String], forget: Bool, nowMs: Int64 = Timestamp.nowMs()) throws -> [StoredOutage] {
         let wanted = Set(sources)
         let outages = try database.writer.write { db -> [StoredOutage] in
             let names = try SourceIds.names(db)
             var kept: [StoredOutage] = []
             for row in try Row.fetchAll(db, sql: "SELECT * FROM outages") {
                 let id: Int64 = row["source_id"]
-                guard !forget, let name = names[id], wanted.contains(name), let outage = StoredOutage(source: name, row) else {
+                guard !forget, let name = names[id], wanted.contains(name), let outage = StoredOutage(source: name, row, nowMs: nowMs) else {
                     try db.execute(sql: "DELETE FROM outages WHERE source_id = ?", arguments: [id])
                     continue
                 }

@@ -40,12 +40,14 @@ package struct RunStore: Sendable {
     /// clock went back).
     package func begin(nowMs: Int64) throws -> MonitoringGap? {
         try database.writer.write { db in
-            let previous = try Int64.fetchOne(db, sql: "SELECT alive_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1")
+            let previous = try DatabaseValue.fetchOne(db, sql: "SELECT alive_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1")
+                .flatMap { Int64.fromDatabaseValue($0) }
             try db.execute(sql: "INSERT OR REPLACE INTO runs (started_at_ms, alive_at_ms) VALUES (?, ?)", arguments: [nowMs, nowMs])
             try db.execute(
                 sql: "DELETE FROM runs WHERE started_at_ms < (SELECT started_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?)",
                 arguments: [RunStore.kept - 1])
-            guard let previous, nowMs - previous >= RunStore.minimumGap else { return nil }
+            // A damaged file may hold any number: only a time before this start counts.
+            guard let previous, previous >= 0, previous <= nowMs, nowMs - previous >= RunStore.minimumGap else { return nil }
             return MonitoringGap(fromMs: previous, toMs: nowMs)
         }
     }

@@ -77,16 +77,23 @@ package struct StoredOutage: Sendable, Equatable {
     /// The last failure the upstream caused, rebuilt from its stored fields.
     package var cause: ProbeResult
 
-    /// nil for a row this version cannot read (a category it does not know).
-    init?(source: String, _ row: Row) {
-        guard let category = ErrorCategory(rawValue: row["category"]) else { return nil }
+    /// nil for a row this version cannot read: a category it does not know, a value of the wrong
+    /// type, or times not before `nowMs` (a damaged file may hold anything; every value is read
+    /// as it may be, and counts are kept within a billion).
+    init?(source: String, _ row: Row, nowMs: Int64) {
+        func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+        guard let category = text("category").flatMap(ErrorCategory.init(rawValue:)), let reason = text("reason"),
+            let downSinceMs = int("down_since_ms"), let lastFailedMs = int("last_failed_ms"),
+            downSinceMs >= 0, downSinceMs <= lastFailedMs, lastFailedMs <= nowMs
+        else { return nil }
         self.source = source
-        downSinceMs = row["down_since_ms"]
-        failedProbes = max(0, row["failed_probes"] as Int)
+        self.downSinceMs = downSinceMs
+        failedProbes = Int(min(max(0, int("failed_probes") ?? 0), 1_000_000_000))
         let failure = Failure(
-            category: category, reason: row["reason"], httpStatus: row["http_status"],
-            curlCode: (row["curl_code"] as Int?).flatMap { Int32(exactly: $0) }, detail: row["detail"], serverMessage: row["server_message"])
-        cause = ProbeResult(source: source, timestampMs: row["last_failed_ms"], ok: false, failure: failure, httpStatus: failure.httpStatus)
+            category: category, reason: reason, httpStatus: int("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
+            curlCode: int("curl_code").flatMap { Int32(exactly: $0) }, detail: text("detail") ?? "", serverMessage: text("server_message"))
+        cause = ProbeResult(source: source, timestampMs: lastFailedMs, ok: false, failure: failure, httpStatus: failure.httpStatus)
     }
 }
 

@@ -55,6 +55,33 @@ struct OutageStoreTests {
         #expect(try rows(database) == ["b": [2500, 2]])
     }
 
+    /// A damaged file may hold anything: rows that cannot be read are deleted, not trusted.
+    @Test func rowsThatCannotBeReadAreDeleted() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        for source in ["text", "future", "negative", "late", "huge", "category"] {
+            writer.record(ProbeResult(source: source, timestampMs: 2000, ok: false, failure: failure))
+        }
+        writer.flush()
+        try database.writer.write { db in
+            let ids = try SourceIds.names(db)
+            func id(_ name: String) -> Int64 { ids.first { $0.value == name }!.key }
+            try db.execute(sql: "UPDATE outages SET down_since_ms = 'soon' WHERE source_id = ?", arguments: [id("text")])
+            try db.execute(sql: "UPDATE outages SET last_failed_ms = 9000000000000000000 WHERE source_id = ?", arguments: [id("future")])
+            try db.execute(sql: "UPDATE outages SET down_since_ms = -9223372036854775808 WHERE source_id = ?", arguments: [id("negative")])
+            try db.execute(sql: "UPDATE outages SET down_since_ms = 3000 WHERE source_id = ?", arguments: [id("late")])
+            try db.execute(sql: "UPDATE outages SET failed_probes = 9223372036854775807, http_status = 70000, curl_code = 99999999999 WHERE source_id = ?", arguments: [id("huge")])
+            try db.execute(sql: "UPDATE outages SET category = 'gremlins' WHERE source_id = ?", arguments: [id("category")])
+        }
+        let loaded = try RecordWriter(database: database, logger: Logger(label: "test"))
+            .loadOutages(sources: ["text", "future", "negative", "late", "huge", "category"], forget: false, nowMs: 10_000)
+        #expect(loaded.map(\.source) == ["huge"])
+        #expect(loaded.first?.failedProbes == 1_000_000_000)
+        #expect(loaded.first?.cause.httpStatus == nil)
+        #expect(loaded.first?.cause.failure?.curlCode == nil)
+        #expect(Set(try rows(database).keys) == ["huge"])
+    }
+
     @Test func aStartLoadsTheOutagesOfItsSourcesAndForgetsTheRest() throws {
         let database = try LookoutDatabase(path: ":memory:")
         let before = RecordWriter(database: database, logger: Logger(label: "test"))

@@ -29,6 +29,17 @@ struct RunStoreTests {
         #expect(try runs.begin(nowMs: 9 * hour) == nil)
     }
 
+    @Test func aDamagedHeartbeatIsNoGap() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let runs = RunStore(database: database)
+        for value in ["'yesterday'", "-9223372036854775808", "9223372036854775807"] {
+            _ = try runs.begin(nowMs: 10 * hour)
+            try database.writer.write { db in try db.execute(sql: "UPDATE runs SET alive_at_ms = \(value)") }
+            #expect(try runs.begin(nowMs: 11 * hour) == nil)
+            try database.writer.write { db in try db.execute(sql: "DELETE FROM runs") }
+        }
+    }
+
     @Test func aHeartbeatMarksOnlyItsOwnRun() throws {
         let database = try LookoutDatabase(path: ":memory:")
         let runs = RunStore(database: database)
