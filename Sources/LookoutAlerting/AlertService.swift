@@ -57,6 +57,11 @@ package final class AlertService: Sendable {
         return Timestamp.human(seconds.multipliedClamped(1000))
     }
 
+    /// What follows an alert's duration: " (Lookout was not running for 2h 14m of it)", or "".
+    package static func notRunningNote(_ alert: Alert) -> String {
+        notRunning(alert).map { " (Lookout was not running for \($0) of it)" } ?? ""
+    }
+
     /// Takes back the alerts firing before a restart, and the silences still in force. Those
     /// that began before `gap` (a stretch in which Lookout did not run) count it, stored.
     package func restore(nowMs: Int64 = Timestamp.nowMs(), after gap: MonitoringGap? = nil) throws {
@@ -67,7 +72,11 @@ package final class AlertService: Sendable {
                 let before = firing[index].annotations[AlertService.notRunningAnnotation].flatMap { Int64($0) } ?? 0
                 firing[index].annotations[AlertService.notRunningAnnotation] = "\(before.addingClamped(gap.durationMs / 1000))"
             }
-            try store.setAnnotations(spanning.map { firing[$0] })
+            // Kept in memory whatever the disk says (a full one must not lose the restore);
+            // stored so that the next restart adds to it.
+            do { try store.setAnnotations(spanning.map { firing[$0] }) } catch {
+                logger.error("cannot store how long the firing alerts went without Lookout", metadata: ["error": "\(error)"])
+            }
         }
         evaluator.withLock { $0.restore(firing: firing) }
         // Announced before the restart: the next repeat is a full interval away.

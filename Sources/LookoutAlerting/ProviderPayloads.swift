@@ -16,8 +16,8 @@ package enum ProviderPayloads {
         var downSince: String?
         var downFor: String?
         var rules: String
-        /// How much of that Lookout was not running ("2h 14m"), if any.
-        var notRunning: String?
+        /// " (Lookout was not running for 2h 14m of it)", or "".
+        var notRunning: String
         var severity: String
         var link: String
         var source: String?
@@ -37,7 +37,7 @@ package enum ProviderPayloads {
             cause = annotations["description"] ?? first?.summary ?? ""
             downSince = annotations["down_since"]
             downFor = annotations["down_for"]
-            notRunning = first.flatMap(AlertService.notRunning)
+            notRunning = first.map(AlertService.notRunningNote) ?? ""
             rules = alerts.map(\.rule).joined(separator: ", ")
             let order = ["critical", "warning", "info"]
             severity = alerts.map(\.severity).min { (order.firstIndex(of: $0) ?? 3) < (order.firstIndex(of: $1) ?? 3) } ?? "critical"
@@ -49,7 +49,7 @@ package enum ProviderPayloads {
         var since: String? {
             guard let downFor else { return nil }
             let since = firing ? "Down for \(downFor), since \(downSince ?? "?")" : "Was down for \(downFor)"
-            return notRunning.map { since + " (Lookout was not running for \($0) of it)" } ?? since
+            return since + notRunning
         }
     }
 

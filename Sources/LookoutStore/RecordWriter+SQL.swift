@@ -92,8 +92,10 @@ extension RecordWriter {
                     """)
                 """).execute(arguments: [
                 try statements.id(source), failed.timestampMs, failed.timestampMs, failure.category.rawValue, failure.reason,
-                failed.httpStatus ?? failure.httpStatus, failure.curlCode.map { Int($0) }, failure.detail, failure.serverMessage,
+                failure.httpStatus, failure.curlCode.map { Int($0) }, failure.detail, failure.serverMessage,
             ])
+        case .forgetOutages:
+            try statements.db.execute(sql: "DELETE FROM outages")
         case .outage(let source, nil):
             try statements.statement(8, "DELETE FROM outages WHERE source_id = ?").execute(arguments: [try statements.id(source)])
         case .breakerState(let source, let state, let atMs):

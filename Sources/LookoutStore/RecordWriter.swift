@@ -251,8 +251,10 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             let names = try SourceIds.names(db)
             var kept: [StoredOutage] = []
             for row in try Row.fetchAll(db, sql: "SELECT * FROM outages") {
-                let id: Int64 = row["source_id"]
-                guard !forget, let name = names[id], wanted.contains(name), let outage = StoredOutage(source: name, row, nowMs: nowMs) else {
+                let id: DatabaseValue = row["source_id"]
+                guard !forget, let name = Int64.fromDatabaseValue(id).flatMap({ names[$0] }), wanted.contains(name),
+                    let outage = StoredOutage(source: name, row, nowMs: nowMs)
+                else {
                     try db.execute(sql: "DELETE FROM outages WHERE source_id = ?", arguments: [id])
                     continue
                 }

@@ -35,33 +35,37 @@ package struct RunStore: Sendable {
         self.database = database
     }
 
-    /// Records a run that starts at `nowMs`; returns the gap since the previous run was last
-    /// alive, if there was one of at least `minimumGap` (none on a first start, or when the
-    /// clock went back).
+    /// Records a run that starts at `nowMs`; returns the gap since any run was last alive, if
+    /// it was more than `minimumGap` (none on a first start, or when the clock went back).
     package func begin(nowMs: Int64) throws -> MonitoringGap? {
         try database.writer.write { db in
-            let previous = try DatabaseValue.fetchOne(db, sql: "SELECT alive_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1")
+            // The latest heartbeat of any run, not the latest run's: after the clock stepped back
+            // a run can start "before" the one that came ahead of it.
+            let previous = try DatabaseValue.fetchOne(db, sql: "SELECT MAX(alive_at_ms) FROM runs WHERE typeof(alive_at_ms) = 'integer'")
                 .flatMap { Int64.fromDatabaseValue($0) }
             try db.execute(sql: "INSERT OR REPLACE INTO runs (started_at_ms, alive_at_ms) VALUES (?, ?)", arguments: [nowMs, nowMs])
             try db.execute(
                 sql: "DELETE FROM runs WHERE started_at_ms < (SELECT started_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?)",
                 arguments: [RunStore.kept - 1])
             // A damaged file may hold any number: only a time before this start counts.
-            guard let previous, previous >= 0, previous <= nowMs, nowMs - previous >= RunStore.minimumGap else { return nil }
+            guard let previous, previous >= 0, previous <= nowMs, nowMs - previous > RunStore.minimumGap else { return nil }
             return MonitoringGap(fromMs: previous, toMs: nowMs)
         }
     }
 
-    /// Marks the run that started at `startedAtMs` alive at `nowMs`.
+    /// Marks the run that started at `startedAtMs` alive at `nowMs`; records the run first if its
+    /// start could not be (the file was read-only or full then).
     package func alive(startedAtMs: Int64, nowMs: Int64) throws {
         try database.writer.write { db in
-            try db.execute(sql: "UPDATE runs SET alive_at_ms = ? WHERE started_at_ms = ?", arguments: [nowMs, startedAtMs])
+            try db.execute(
+                sql: "INSERT INTO runs (started_at_ms, alive_at_ms) VALUES (?, ?) ON CONFLICT(started_at_ms) DO UPDATE SET alive_at_ms = excluded.alive_at_ms",
+                arguments: [startedAtMs, nowMs])
         }
     }
 
     /// Marks the run alive every `heartbeat` until cancelled, and once more then (a clean stop).
-    /// A write that fails (a full disk) is skipped: the next one may work, and at worst the gap
-    /// told at the next start begins a little early.
+    /// A write that fails (a full disk) is skipped: the next one may work. While none does, the
+    /// gap told at the next start begins at the last one that did.
     package func keepAlive(startedAtMs: Int64, now: @Sendable () -> Int64 = { Timestamp.nowMs() }) async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: RunStore.heartbeat) } catch { break }

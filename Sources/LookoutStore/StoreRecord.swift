@@ -66,6 +66,9 @@ package enum StoreRecord: Sendable {
     /// A failed probe of the source's outage (nil: a success ended it), for the `outages` table:
     /// a restart picks an outage up where it was.
     case outage(source: String, failed: ProbeResult?)
+    /// Every stored outage is stale: queued first when they could not be read at the start (a
+    /// file read-only or full then), so the first write that works clears them before this run's.
+    case forgetOutages
 }
 
 /// An outage in progress when Lookout stopped, as the `outages` table keeps it.

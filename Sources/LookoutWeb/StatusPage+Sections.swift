@@ -94,8 +94,7 @@ extension StatusPage {
     /// How long an alert has fired, e.g. "3h 39m": one that began before a stop says how much
     /// of that Lookout did not run.
     func since(_ alert: Alert, _ view: View) -> String {
-        let text = StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs)
-        return AlertService.notRunning(alert).map { text + " (Lookout was not running for \($0) of it)" } ?? text
+        StatusPage.time(Timestamp.human(view.nowMs - alert.startedAtMs), atMs: alert.startedAtMs) + AlertService.notRunningNote(alert)
     }
 
     /// "Lookout was not running for 2h 14m (from 04:55 UTC to 07:09 UTC): …", the days added
@@ -122,7 +121,7 @@ extension StatusPage {
         let record = snapshot.records[index]
         let name = HTML.escape(record.name)
         // The worst alert names the line, unless it is only informational: then the source is down.
-        let severity = alerts.first.map(\.severity).flatMap { StatusPage.rank($0) < 3 ? $0 : nil } ?? (record.incident != nil ? "down" : "info")
+        let severity = alerts.first.map(\.severity).flatMap { $0 == "info" && record.incident != nil ? nil : $0 } ?? "down"
         var html = "<li class=\"incident sev-\(HTML.escape(severity))\" data-source=\"\(name)\"><a href=\"#source-\(name)\"><strong>\(name)</strong></a> "
         if view.isPublic {
             let state = record.incident != nil ? ("down", "Down") : ("degraded", "Degraded")

@@ -149,16 +149,19 @@ struct Serve: AsyncParsableCommand {
         monitor.beforeApplying(syncSources)
         monitor.start()
         // Outages in progress at the last stop go on (the first failure counts from their start),
-        // unless Lookout was not running for a while: what happened meanwhile is not known.
-        if database.unwritableReason == nil {
-            do {
-                for outage in try writer.loadOutages(sources: monitor.ownSources.map(\.name), forget: gap != nil || !runRecorded) {
-                    monitor.registry.restoreOutage(
-                        source: outage.source, downSinceMs: outage.downSinceMs, failedProbes: outage.failedProbes, cause: outage.cause)
-                }
-            } catch {
-                logger.error("cannot read the outages in progress at the last stop", metadata: ["database": "\(database.path)", "error": "\(error)"])
+        // unless Lookout was not running for a while: what happened meanwhile is not known. When
+        // they cannot be read, the first write that works clears them, before this run's.
+        do {
+            let outages = database.unwritableReason == nil
+                ? try writer.loadOutages(sources: monitor.ownSources.map(\.name), forget: gap != nil || !runRecorded) : nil
+            if outages == nil { writer.enqueue(.forgetOutages) }
+            for outage in outages ?? [] {
+                monitor.registry.restoreOutage(
+                    source: outage.source, downSinceMs: outage.downSinceMs, failedProbes: outage.failedProbes, cause: outage.cause)
             }
+        } catch {
+            writer.enqueue(.forgetOutages)
+            logger.error("cannot read the outages in progress at the last stop", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
         do {
             try writer.loadRecentRollups()
@@ -166,9 +169,11 @@ struct Serve: AsyncParsableCommand {
             try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
             // Maintenance first: the restored alerts' holds include it.
             monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))
-            try alerts.restore(after: gap)
         } catch {
             logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
+        }
+        do { try alerts.restore(after: gap) } catch {
+            logger.error("cannot read the saved alerts; starting without them", metadata: ["database": "\(database.path)", "error": "\(error)"])
         }
         let statistics = HTTPServerStatistics()
         var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
@@ -218,8 +223,6 @@ struct Serve: AsyncParsableCommand {
                     logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
                 }
                 guard database.unwritableReason == nil else { return }
-                // Outages stored before this start are stale by now (the writer knows of none).
-                _ = try? writer.loadOutages(sources: [], forget: true)
                 // What the file holds from before this start: firing alerts and silences (so a
                 // silenced alert stays quiet), and whether the file is sound.
                 do { try alerts.restore() } catch {
@@ -241,9 +244,8 @@ struct Serve: AsyncParsableCommand {
             }),
             .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
-        if runRecorded {
-            parts.insert(.init(service: RunningPart("heartbeat") { await runs.keepAlive(startedAtMs: startedAtMs) }), at: 1)
-        }
+        // Also when the start could not be recorded: the heartbeat records the run once it can.
+        parts.insert(.init(service: RunningPart("heartbeat") { await runs.keepAlive(startedAtMs: startedAtMs) }), at: 1)
         var lifecycle = ServiceGroupConfiguration(services: parts, logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)
         let group = ServiceGroup(configuration: lifecycle)

@@ -193,9 +193,9 @@ struct OutageLogTests {
         #expect(lines().last?.metadata["failed_probes"] == "5")
     }
 
-    /// After a restart an outage goes on where it was: shown at once with its last cause, and
-    /// the first failure is told with how long the source has been down and how many probes
-    /// failed, before the restart included.
+    /// After a restart an outage goes on where it was: shown at once with its last cause, told
+    /// as if Lookout had not stopped (no second "down" for the same cause), and its end says how
+    /// long the source was down and how many probes failed, before the restart included.
     @Test func anOutageRestoredAfterARestartGoesOn() throws {
         let (registry, lines) = registry()
         registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20, cause: probe(refused, at: -30))
@@ -207,22 +207,37 @@ struct OutageLogTests {
         // A call the breaker refused changes nothing.
         registry.record(probe(breakerOpen, at: 1))
         #expect(registry.snapshot(nowMs: 1_001_000).records.first?.incident == restored)
+        registry.record(probe(refused, at: 3))
+        #expect(lines().isEmpty)
         registry.record(probe(unavailable, at: 5))
-        let told = try #require(lines().first)
-        #expect(told.message == "source down")
-        #expect(told.metadata["down_for"] == "10m5s")
-        #expect(told.metadata["failed_probes"] == "21")
         let incident = try #require(registry.snapshot(nowMs: 1_005_000).records.first?.incident)
         #expect(incident.downSinceMs == 1_000_000 - 600_000)
+        registry.record(probe(nil, at: 10))
+        #expect(lines().map(\.message) == ["source still down, failing differently", "source up again"])
+        #expect(lines()[0].metadata["previous_reason"] == "connection_refused")
+        #expect(lines()[0].metadata["down_for"] == "10m5s")
+        #expect(lines()[0].metadata["failed_probes"] == "22")
+        #expect(lines()[1].metadata["down_for"] == "10m10s")
     }
 
-    @Test func aRestoredOutageThatEndedMeanwhileIsForgotten() throws {
+    /// A network failure of one probe was held back before the stop: told at its second.
+    @Test func aRestoredNetworkFailureOfOneProbeWasNotTold() throws {
+        let (registry, lines) = registry()
+        registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 30_000, failedProbes: 1, cause: probe(noRoute, at: -30))
+        registry.record(probe(noRoute, at: 0))
+        #expect(lines().map(\.message) == ["source down"])
+        #expect(lines().first?.metadata["failed_probes"] == "2")
+    }
+
+    @Test func aRestoredOutageThatEndedMeanwhileEndsAtTheFirstSuccess() throws {
         let (registry, lines) = registry()
         registry.restoreOutage(source: "a", downSinceMs: 1_000_000 - 600_000, failedProbes: 20, cause: probe(refused, at: -30))
         registry.record(probe(nil, at: 5))
         registry.record(probe(unavailable, at: 10))
-        #expect(lines().map(\.message) == ["source down"])
-        #expect(lines().first?.metadata["down_for"] == nil)
+        #expect(lines().map(\.message) == ["source up again", "source down"])
+        #expect(lines()[0].metadata["down_for"] == "10m5s")
+        #expect(lines()[0].metadata["failed_probes"] == "20")
+        #expect(lines()[1].metadata["down_for"] == nil)
         #expect(try #require(registry.snapshot(nowMs: 1_010_000).records.first?.incident).downSinceMs == 1_010_000)
         // Nor does a restore reach a source probed since the start.
         registry.restoreOutage(source: "a", downSinceMs: 0, failedProbes: 5, cause: probe(refused, at: -30))

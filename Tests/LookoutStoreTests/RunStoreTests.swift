@@ -29,6 +29,26 @@ struct RunStoreTests {
         #expect(try runs.begin(nowMs: 9 * hour) == nil)
     }
 
+    /// A start the file could not record (read-only, full) is recorded by its first heartbeat
+    /// that can be: the next start measures from this run, not the one before.
+    @Test func aHeartbeatRecordsARunItsStartCouldNot() throws {
+        let runs = RunStore(database: try LookoutDatabase(path: ":memory:"))
+        _ = try runs.begin(nowMs: 10 * hour)
+        try runs.alive(startedAtMs: 12 * hour, nowMs: 13 * hour)
+        #expect(try runs.begin(nowMs: 13 * hour + 60_000) == nil)
+    }
+
+    /// After the clock stepped back, a run may start "before" the one that came ahead of it:
+    /// the gap counts from the latest heartbeat of any run.
+    @Test func theLatestHeartbeatCountsWhateverTheStarts() throws {
+        let runs = RunStore(database: try LookoutDatabase(path: ":memory:"))
+        _ = try runs.begin(nowMs: 10 * hour)
+        try runs.alive(startedAtMs: 10 * hour, nowMs: 12 * hour)
+        _ = try runs.begin(nowMs: 9 * hour)  // the clock went back an hour
+        try runs.alive(startedAtMs: 9 * hour, nowMs: 11 * hour)
+        #expect(try runs.begin(nowMs: 14 * hour) == MonitoringGap(fromMs: 12 * hour, toMs: 14 * hour))
+    }
+
     @Test func aDamagedHeartbeatIsNoGap() throws {
         let database = try LookoutDatabase(path: ":memory:")
         let runs = RunStore(database: database)

@@ -209,11 +209,17 @@ package struct SourceRecord: Sendable {
 
     /// Takes back the outage in progress when Lookout last stopped, with its last cause: the
     /// page and the API show it at once (a breaker restored open may hold calls back for
-    /// minutes), the next failure goes on with it and the log tells it again then, with
-    /// `down_for` from its start; a success ends it.
+    /// minutes), and the log goes on as if Lookout had not stopped. The previous run told its
+    /// cause unless that was a network failure of one probe (held back, see `followIncident`),
+    /// so the same cause is not told twice, a new one is "failing differently", and the success
+    /// that ends it is "up again" with the whole `down_for`.
     mutating func restoreOutage(downSinceMs: Int64, failedProbes: Int, cause: ProbeResult) {
         guard incident == nil, !tally.probed else { return }  // probed since the start: too late
-        incident = Incident(downSinceMs: downSinceMs, cause: cause, failedProbes: max(0, failedProbes))
+        var restored = Incident(downSinceMs: downSinceMs, cause: cause, failedProbes: max(0, failedProbes))
+        if let failure = cause.failure, failure.category != .networkUnreachable || failedProbes > 1 {
+            restored.announcedReasons = [failure.reason]
+        }
+        incident = restored
         last = cause
     }
 
