@@ -62,6 +62,25 @@ struct LogWriterTests {
         #expect(text == (0..<50).map { "line=\($0)\n" }.joined())
     }
 
+    /// Many threads log while the writing thread takes lines as fast as they come (a reader
+    /// that has gone makes every write fail at once; /dev/null takes them at once). A line must
+    /// be counted as waiting before the writing thread can take it: counted after, it was now and
+    /// then taken and counted done first, and libdispatch stopped the process ("unbalanced
+    /// dispatch_group_leave"; `lookout serve` died within seconds of its log reader going).
+    @Test(.timeLimit(.minutes(1))) func linesLoggedFromManyThreadsAtOnceAreAllAccountedFor() throws {
+        let descriptor = open("/dev/null", O_WRONLY)
+        #expect(descriptor >= 0)
+        let writer = LogWriter(descriptor: descriptor, format: .logfmt, capacity: 64)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for number in 0..<100_000 { writer.write("thread=\(thread) line=\(number)") }
+        }
+        writer.flush(within: .seconds(30))
+        // Every line is written or counted dropped, and the writer still takes lines.
+        #expect(writer.droppedLines < 400_000)
+        writer.write("after")
+        writer.flush(within: .seconds(30))
+    }
+
     /// The writing thread has a name of its own in `top -H`, not the process's.
     @Test(.timeLimit(.minutes(1))) func theWritingThreadIsNamed() throws {
         func named() throws -> Int {

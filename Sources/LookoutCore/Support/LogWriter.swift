@@ -57,6 +57,10 @@ package final class LogWriter: Sendable {
     /// Hands `line` (without its newline) to the writing thread; drops it when `capacity` lines
     /// are already waiting. Never blocks on the descriptor.
     package func write(_ line: String) {
+        // Counted as waiting before the writing thread can take it: it leaves once per line it
+        // takes, and a leave before its enter stops the process (libdispatch's "unbalanced
+        // dispatch_group_leave"), which a thread preempted here used to cause.
+        unwritten.enter()
         let taken = backlog.withLock { backlog -> Bool in
             guard backlog.lines.count < capacity else {
                 backlog.unreported += 1
@@ -66,9 +70,9 @@ package final class LogWriter: Sendable {
             return true
         }
         if taken {
-            unwritten.enter()
             linesWaiting.signal()
         } else {
+            unwritten.leave()
             countDropped(1)
         }
     }
