@@ -248,9 +248,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     package func loadOutages(sources: [String], forget: Bool, nowMs: Int64 = Timestamp.nowMs()) throws -> [StoredOutage] {
         let wanted = Set(sources)
         let outages = try database.writer.write { db -> [StoredOutage] in
-            let names = try SourceIds.names(db)
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM outages")
+            // Every source's name is read only when some outage needs one (most starts: none).
+            let names = rows.isEmpty ? [:] : try SourceIds.names(db)
             var kept: [StoredOutage] = []
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM outages") {
+            for row in rows {
                 let id: DatabaseValue = row["source_id"]
                 guard !forget, let name = Int64.fromDatabaseValue(id).flatMap({ names[$0] }), wanted.contains(name),
                     let outage = StoredOutage(source: name, row, nowMs: nowMs)

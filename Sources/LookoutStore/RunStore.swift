@@ -66,11 +66,11 @@ package struct RunStore: Sendable {
     /// Marks the run alive every `heartbeat` until cancelled, and once more then (a clean stop).
     /// A write that fails (a full disk) is skipped: the next one may work. While none does, the
     /// gap told at the next start begins at the last one that did.
-    package func keepAlive(startedAtMs: Int64, now: @Sendable () -> Int64 = { Timestamp.nowMs() }) async {
+    package func keepAlive(startedAtMs: Int64) async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: RunStore.heartbeat) } catch { break }
-            try? alive(startedAtMs: startedAtMs, nowMs: now())
+            try? alive(startedAtMs: startedAtMs, nowMs: Timestamp.nowMs())
         }
-        try? alive(startedAtMs: startedAtMs, nowMs: now())
+        try? alive(startedAtMs: startedAtMs, nowMs: Timestamp.nowMs())
     }
 }

@@ -36,9 +36,9 @@ struct Status: AsyncParsableCommand {
         }
         print("Lookout at \(base): \(document["status"] as? String ?? "?") · \(document["alerts_firing"] as? Int ?? 0) alerts firing")
         if let gap = document["monitoring_gap"] as? [String: Any], let seconds = gap["seconds"] as? Int,
-            let from = (gap["from"] as? String).flatMap(Timestamp.parseRFC3339), let to = (gap["to"] as? String).flatMap(Timestamp.parseRFC3339)
+            let from = gap["from"] as? String, let to = gap["to"] as? String
         {
-            print("Not running for \(Timestamp.human(Int64(seconds).multipliedClamped(1000))) before its start (\(Timestamp.rfc3339(from)) to \(Timestamp.rfc3339(to))): nothing was probed then")
+            print("Not running for \(Timestamp.human(Int64(seconds).multipliedClamped(1000))) before its start (\(from) to \(to)): nothing was probed then")
         }
         let width = max(6, sources.map { ($0["name"] as? String ?? "").count }.max() ?? 6)
         for source in sources {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LookoutCore
 import TestSupport
 import Testing
@@ -67,18 +68,35 @@ struct LogWriterTests {
     /// be counted as waiting before the writing thread can take it: counted after, it was now and
     /// then taken and counted done first, and libdispatch stopped the process ("unbalanced
     /// dispatch_group_leave"; `lookout serve` died within seconds of its log reader going).
-    @Test(.timeLimit(.minutes(1))) func linesLoggedFromManyThreadsAtOnceAreAllAccountedFor() throws {
-        let descriptor = open("/dev/null", O_WRONLY)
-        #expect(descriptor >= 0)
-        let writer = LogWriter(descriptor: descriptor, format: .logfmt, capacity: 64)
+    @Test(.timeLimit(.minutes(1))) func linesLoggedFromManyThreadsAtOnceAreAllAccountedFor() {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        // The writing thread keeps the write end for the rest of the run.
+        defer { close(ends[0]) }
+        let writer = LogWriter(descriptor: ends[1], format: .logfmt, capacity: 64)
+        // Read as fast as it comes, on a thread of its own, until the last line.
+        let done = DispatchSemaphore(value: 0)
+        let received = Mutex(String())
+        let readEnd = ends[0]
+        Thread {
+            var text = ""
+            read(readEnd, into: &text) { $0.hasSuffix("after\n") }
+            received.withLock { $0 = text }
+            done.signal()
+        }.start()
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for number in 0..<100_000 { writer.write("thread=\(thread) line=\(number)") }
         }
         writer.flush(within: .seconds(30))
-        // Every line is written or counted dropped, and the writer still takes lines.
-        #expect(writer.droppedLines < 400_000)
         writer.write("after")
-        writer.flush(within: .seconds(30))
+        done.wait()
+        // Every line arrived or was counted dropped, and every drop was told before "after".
+        let lines = received.withLock { $0 }.split(separator: "\n")
+        let arrived = lines.filter { $0.hasPrefix("thread=") }.count
+        let reported = lines.compactMap { $0.split(separator: " ").first { $0.hasPrefix("dropped=") }.flatMap { Int($0.dropFirst(8)) } }
+        #expect(arrived + writer.droppedLines == 400_000)
+        #expect(reported.reduce(0, +) == writer.droppedLines)
+        #expect(lines.last == "after")
     }
 
     /// The writing thread has a name of its own in `top -H`, not the process's.
