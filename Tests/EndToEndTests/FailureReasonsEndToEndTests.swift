@@ -138,7 +138,7 @@ struct FailureReasonsEndToEndTests {
 
     @Test func connectionRefusedAndConnectTimeoutFromLocalSockets() async throws {
         let client = Self.plainClient()
-        let refused = await Self.call(client, "http://127.0.0.1:\(closedPort())/")
+        let refused = await withRefusingPort { port in await Self.call(client, "http://127.0.0.1:\(port)/") }
         #expect(refused.failure?.reason == "connection_refused")
 
         // A listener that never accepts, with its queue full: the next SYN is dropped.

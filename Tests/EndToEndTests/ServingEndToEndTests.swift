@@ -77,7 +77,9 @@ struct ServingEndToEndTests {
         #expect(refused.httpStatus == 403)
         let unknown = await http.perform(TransferRequest(url: "\(base)/probe?target=\(target)&module=nope"))
         #expect(unknown.httpStatus == 400)
-        let down = await http.perform(TransferRequest(url: "\(base)/probe?target=http://127.0.0.1:\(closedPort())/&module=http_2xx"))
+        let down = await withRefusingPort { port in
+            await http.perform(TransferRequest(url: "\(base)/probe?target=http://127.0.0.1:\(port)/&module=http_2xx"))
+        }
         #expect(down.bodyText.contains("probe_success 0\n"))
         #expect(down.bodyText.contains(#"probe_failure_info{category="transient",reason="connection_refused"} 1"#))
 

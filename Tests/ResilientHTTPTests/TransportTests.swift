@@ -74,10 +74,9 @@ struct TransportTests {
     }
 
     @Test func aClosedPortIsConnectionRefused() async throws {
-        let server = try startServer()
-        let port = server.port
-        await server.stop()
-        let result = await transport.perform(TransferRequest(url: "http://127.0.0.1:\(port)/ok"))
+        let result = await withRefusingPort { port in
+            await transport.perform(TransferRequest(url: "http://127.0.0.1:\(port)/ok"))
+        }
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == .transient)
         #expect(failure?.reason == "connection_refused")
@@ -232,7 +231,9 @@ extension TransportTests {
         let server = try startServer()
         let pooled = CurlTransport()
         for _ in 0..<3 {
-            let refused = await pooled.perform(TransferRequest(url: "http://127.0.0.1:\(closedPort())/"))
+            let refused = await withRefusingPort { port in
+                await pooled.perform(TransferRequest(url: "http://127.0.0.1:\(port)/"))
+            }
             #expect(refused.osErrno == ECONNREFUSED)
             let ok = await pooled.perform(TransferRequest(url: url(server, "/ok")))
             #expect(ok.httpStatus == 200)
