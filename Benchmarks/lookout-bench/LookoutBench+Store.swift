@@ -32,6 +32,24 @@ extension LookoutBench {
         let elapsed = (ContinuousClock.now - started).seconds
         let rate = Double(total) / elapsed
         row("error records written per second (batched, WAL, on disk)", "lookout-bench store", String(format: "%.0f /s", rate), "target ≥ 50000 /s", String(format: "%.2f", rate / 50_000))
+        try resultsWhileTheDiskRefuses()
+    }
+
+    /// What recording a probe costs while the database refuses every write and the queue is at
+    /// its bound (a disk full for long): the probers wait on this under the queue's lock.
+    static func resultsWhileTheDiskRefuses() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        let database = try LookoutDatabase.openOrStandIn(path: directory.appendingPathComponent("missing/lookout.sqlite").path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+        let results = (0..<1000).map { ProbeResult(source: "source-\($0)", timestampMs: 1_700_000_000_000 + Int64($0), ok: true, httpStatus: 200, durationSeconds: 0.01) }
+        for index in 0..<RecordWriter.defaultMaxQueued { writer.record(results[index % 1000]) }
+        let total = 100_000
+        let started = ContinuousClock.now
+        for index in 0..<total { writer.record(results[index % 1000]) }
+        let microseconds = (ContinuousClock.now - started).seconds * 1e6 / Double(total)
+        row(
+            "recording a probe result while the disk refuses writes (\(RecordWriter.defaultMaxQueued) queued, oldest raw results dropped)", "lookout-bench store",
+            String(format: "%.2f µs", microseconds), "target < 10 µs", String(format: "%.2f", microseconds / 10))
     }
 
     /// A monitor with `count` sources and 30 minutes of results each (one in seven failed).

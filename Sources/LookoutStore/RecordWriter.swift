@@ -25,6 +25,24 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         /// Sources whose last probe failed: a success of one of them ends its stored outage
         /// (one set lookup a result, no statement for a healthy source).
         var outages: Set<String> = []
+
+        /// Keeps at most `limit` records; returns how many were dropped. Over the bound it drops a
+        /// tenth of it at once, so a writer stuck on a full disk pays one O(n) removal per
+        /// `limit / 10` records instead of one per record. The oldest raw results and error
+        /// records go first: the minute rollups are kept apart, so availability stays whole, and
+        /// the records that carry state (outages, breakers) are what a restart resumes from.
+        mutating func trim(to limit: Int) -> Int {
+            guard records.count > limit else { return 0 }
+            var excess = records.count - (limit - limit / 10)
+            let before = records.count
+            records.removeAll { record in
+                guard excess > 0, record.isHistory else { return false }
+                excess -= 1
+                return true
+            }
+            if excess > 0 { records.removeFirst(excess) }
+            return before - records.count
+        }
     }
 
     /// Every source's rollup of one minute.
@@ -71,11 +89,13 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         var minuteMs: Int64
     }
 
-    package static let maxQueued = 200_000
+    /// The records kept while the database cannot be written, by default about 80 MB.
+    package static let defaultMaxQueued = 200_000
     static let batchTrigger = 5_000
 
     private let database: LookoutDatabase
     private let logger: Logger
+    private let maxQueued: Int
     private let queue = Mutex(Queue())
     private let health = Mutex(Health())
     private let flushing = Mutex(false)
@@ -83,9 +103,10 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     /// Names to ids, for the history rows; `SourceIds.sync` brings them in line with the config.
     package let sourceIds = SourceIds()
 
-    package init(database: LookoutDatabase, logger: Logger) {
+    package init(database: LookoutDatabase, logger: Logger, maxQueued: Int = RecordWriter.defaultMaxQueued) {
         self.database = database
         self.logger = logger
+        self.maxQueued = max(maxQueued, 10)
     }
 
     package var status: Health { health.withLock { $0 } }
@@ -143,14 +164,24 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     }
 
     private func enqueue(_ record: StoreRecord, _ alsoUnderLock: (inout Queue) -> Void) {
-        let dropped = queue.withLock { queue -> Bool in
+        let dropped = queue.withLock { queue -> Int in
             alsoUnderLock(&queue)
             queue.records.append(record)
-            guard queue.records.count > RecordWriter.maxQueued else { return false }
-            queue.records.removeFirst(queue.records.count - RecordWriter.maxQueued)
-            return true
+            return queue.trim(to: maxQueued)
         }
-        if dropped { health.withLock { $0.droppedRecords += 1 } }
+        if dropped > 0 { countDropped(dropped) }
+    }
+
+    private func countDropped(_ count: Int) {
+        let first = health.withLock { health -> Bool in
+            defer { health.droppedRecords += UInt64(count) }
+            return health.droppedRecords == 0
+        }
+        if first {
+            logger.error("too many records wait for the database; the oldest raw results are dropped (the minute rollups keep every probe)", metadata: [
+                "database": "\(database.path)", "dropped": "\(count)", "kept": "\(maxQueued - maxQueued / 10)",
+            ])
+        }
     }
 
     // MARK: - Writing
@@ -222,13 +253,12 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
                     "database": "\(database.path)", "error": "\(message)", "queued": "\(batch.count)",
                 ])
             }
-            queue.withLock { queue in
+            let dropped = queue.withLock { queue -> Int in
                 queue.records.insert(contentsOf: batch, at: 0)
                 for (key, _) in rollups { queue.minutes[key.minuteMs]?.bySource[key.source]?.changed = true }
-                if queue.records.count > RecordWriter.maxQueued {
-                    queue.records.removeFirst(queue.records.count - RecordWriter.maxQueued)
-                }
+                return queue.trim(to: maxQueued)
             }
+            if dropped > 0 { countDropped(dropped) }
         }
     }
 

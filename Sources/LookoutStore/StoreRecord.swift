@@ -69,6 +69,15 @@ package enum StoreRecord: Sendable {
     /// Every stored outage is stale: queued first when they could not be read at the start (a
     /// file read-only or full then), so the first write that works clears them before this run's.
     case forgetOutages
+
+    /// A raw result or an error record: the records there are many of, the first to go when too
+    /// many wait for the database (the rest are few, or state a restart resumes from).
+    var isHistory: Bool {
+        switch self {
+        case .probe, .error: true
+        case .transition, .breakerState, .outage, .forgetOutages: false
+        }
+    }
 }
 
 /// An outage in progress when Lookout stopped, as the `outages` table keeps it.

@@ -38,6 +38,42 @@ struct DamagedStoreTests {
         #expect(try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") } == 1)
     }
 
+    /// A disk full for long: past the bound the oldest raw results go, a tenth of the bound at a
+    /// time, and are counted; the minute rollups still count every probe, and an outage's end
+    /// queued before the overflow is still written (a stale row would be taken back by a restart).
+    @Test func pastTheQueueBoundRawResultsGoFirstAndRollupsCountEveryProbe() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("later/lookout.sqlite").path
+        let database = try LookoutDatabase.openOrStandIn(path: path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"), maxQueued: 100)
+        let minuteMs: Int64 = 1_800_000_000_000
+        let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503)
+        writer.record(ProbeResult(source: "down", timestampMs: minuteMs, ok: false, failure: failure))
+        writer.record(ProbeResult(source: "down", timestampMs: minuteMs + 1, ok: true))
+        writer.record(ProbeResult(source: "later", timestampMs: minuteMs + 2, ok: false, failure: failure))
+        for index in 0..<997 { writer.record(ProbeResult(source: "s\(index % 10)", timestampMs: minuteMs + 3 + Int64(index), ok: true)) }
+        writer.flush()
+        // 1,000 probes and three outage records: the queue never held more than 100.
+        #expect(writer.pendingCount <= 100)
+        #expect(writer.pendingCount >= 90)
+        #expect(Int(writer.status.droppedRecords) == 1_003 - writer.pendingCount)
+
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("later").path, withIntermediateDirectories: true)
+        await database.reopenWhenWritable(every: .milliseconds(10))
+        let kept = writer.pendingCount
+        writer.flush()
+        #expect(writer.pendingCount == 0)
+        let (raw, rolledUp, outages) = try await database.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_results") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT sum(probes) FROM minute_rollups") ?? -1,
+             try String.fetchAll(db, sql: "SELECT s.name FROM outages o JOIN sources s ON s.id = o.source_id"))
+        }
+        #expect(raw == kept - 3)
+        #expect(rolledUp == 1_000)
+        #expect(outages == ["later"])
+    }
+
     @Test func randomBytesInTheMiddleAreFoundByTheIntegrityCheck() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
