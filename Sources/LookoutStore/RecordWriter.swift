@@ -89,7 +89,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         var minuteMs: Int64
     }
 
-    /// The records kept while the database cannot be written, by default about 80 MB.
+    /// The records kept while the database cannot be written, by default about 70 MB.
     package static let defaultMaxQueued = 200_000
     static let batchTrigger = 5_000
 

@@ -4,8 +4,25 @@ import Synchronization
 package final class AsyncSemaphore: Sendable {
     private struct State {
         var available: Int
-        var waiters: [(id: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var nextID = 0
+        /// Waiters from `head` on; those before it were served. The served ones are removed
+        /// when they are most of the array, so a signal costs O(1) even with thousands waiting
+        /// (every source's probe, when a broken network makes each one last its whole timeout).
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var head = 0
+
+        mutating func next() -> CheckedContinuation<Void, Never>? {
+            guard head < waiters.count else { return nil }
+            let waiter = waiters[head]
+            head += 1
+            if head == waiters.count {
+                waiters.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024 && head * 2 >= waiters.count {
+                waiters.removeFirst(head)
+                head = 0
+            }
+            return waiter
+        }
     }
 
     private let state: Mutex<State>
@@ -29,8 +46,7 @@ package final class AsyncSemaphore: Sendable {
                     state.available -= 1
                     return true
                 }
-                state.waiters.append((state.nextID, continuation))
-                state.nextID += 1
+                state.waiters.append(continuation)
                 return false
             }
             if granted { continuation.resume() }
@@ -39,12 +55,15 @@ package final class AsyncSemaphore: Sendable {
 
     package func signal() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiters.isEmpty else {
+            guard let next = state.next() else {
                 state.available += 1
                 return nil
             }
-            return state.waiters.removeFirst().continuation
+            return next
         }
         next?.resume()
     }
+
+    /// How many wait for a permit.
+    package var waiting: Int { state.withLock { $0.waiters.count - $0.head } }
 }
