@@ -43,6 +43,23 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             if excess > 0 { records.removeFirst(excess) }
             return before - records.count
         }
+
+        /// While writes fail, every source's minutes before `cutoffMs` are folded into the first
+        /// minute of their hour: the counts stay whole (the hour and day tiers are built from
+        /// them), and a disk full for a day keeps 24 entries a source instead of 1,440. A minute
+        /// partly written already stays as it is (its row holds part of it).
+        mutating func foldMinutes(before cutoffMs: Int64) {
+            for minuteMs in Array(minutes.keys) where minuteMs < cutoffMs && minuteMs % HealthWindow.hour != 0 {
+                guard var minute = minutes.removeValue(forKey: minuteMs) else { continue }
+                let hourMs = minuteMs - minuteMs % HealthWindow.hour
+                minute.bySource = minute.bySource.filter { source, entry in
+                    guard !entry.stored else { return true }
+                    minutes[hourMs, default: MinuteRollups()].bySource[source, default: Minute()].add(entry.rollup)
+                    return false
+                }
+                if !minute.bySource.isEmpty { minutes[minuteMs] = minute }
+            }
+        }
     }
 
     /// Every source's rollup of one minute.
@@ -82,6 +99,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             rollup.add(result)
             changed = true
         }
+
+        mutating func add(_ other: Rollup) {
+            rollup.add(other)
+            changed = true
+        }
     }
 
     struct RollupKey: Hashable {
@@ -111,6 +133,9 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     package var status: Health { health.withLock { $0 } }
     package var pendingCount: Int { queue.withLock { $0.records.count } }
+    /// Every source's minutes held in memory (the current ones, and while writes fail, the
+    /// ones waiting).
+    package var pendingRollups: Int { queue.withLock { $0.minutes.values.reduce(0) { $0 + $1.bySource.count } } }
 
     // MARK: - Producers
 
@@ -186,12 +211,14 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
 
     // MARK: - Writing
 
-    /// Flushes at least every second (sooner when many records wait) until cancelled, then once more.
+    /// Flushes at least every second (sooner when many records wait, but not while writes fail:
+    /// a full disk is tried once a second) until cancelled, then once more.
     package func run() async {
         var last = ContinuousClock.now
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(100))
-            if ContinuousClock.now - last >= .seconds(1) || pendingCount >= RecordWriter.batchTrigger {
+            let failing = health.withLock { $0.lastError != nil }
+            if ContinuousClock.now - last >= .seconds(1) || (!failing && pendingCount >= RecordWriter.batchTrigger) {
                 flush()
                 last = ContinuousClock.now
             }
@@ -209,11 +236,14 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         }) else { return }
         defer { flushing.withLock { $0 = false } }
 
-        let (batch, rollups) = queue.withLock { queue -> ([StoreRecord], [(RollupKey, Minute)]) in
+        // Taken by swapping, not copied: the queue starts again empty, and a failed flush puts
+        // the batch back the same way (while a disk is full it holds up to 69 MB).
+        var (batch, rollups) = queue.withLock { queue -> ([StoreRecord], [(RollupKey, Minute)]) in
             var rollups: [(RollupKey, Minute)] = []
             for minuteMs in Array(queue.minutes.keys) { rollups += queue.minutes[minuteMs]?.takeChanged(minuteMs: minuteMs) ?? [] }
-            defer { queue.records.removeAll(keepingCapacity: true) }
-            return (queue.records, rollups)
+            var taken: [StoreRecord] = []
+            swap(&taken, &queue.records)
+            return (taken, rollups)
         }
         guard !batch.isEmpty || !rollups.isEmpty else { return }
         let started = ContinuousClock.now
@@ -254,8 +284,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
                 ])
             }
             let dropped = queue.withLock { queue -> Int in
-                queue.records.insert(contentsOf: batch, at: 0)
+                // The batch first, then what came meanwhile (the few are appended to the many).
+                swap(&queue.records, &batch)
+                queue.records.append(contentsOf: batch)
                 for (key, _) in rollups { queue.minutes[key.minuteMs]?.bySource[key.source]?.changed = true }
+                queue.foldMinutes(before: Timestamp.nowMs() - HealthWindow.hour)
                 return queue.trim(to: maxQueued)
             }
             if dropped > 0 { countDropped(dropped) }

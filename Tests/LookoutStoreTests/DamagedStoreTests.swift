@@ -74,6 +74,46 @@ struct DamagedStoreTests {
         #expect(outages == ["later"])
     }
 
+    /// A disk full for hours: the minutes waiting in memory more than an hour old are folded
+    /// into their hour's first minute, so memory stays near an hour of minutes, and every probe
+    /// is still counted once the disk has space again.
+    @Test func minutesWaitingForHoursAreFoldedIntoTheirHourAndAllCounted() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("later/lookout.sqlite").path
+        let database = try LookoutDatabase.openOrStandIn(path: path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        // Five sources probed every minute for the last four hours, while nothing can be written.
+        let nowMs = Timestamp.nowMs()
+        let startMs = nowMs - nowMs % HealthWindow.hour - 3 * HealthWindow.hour
+        var probes = 0
+        for minuteMs in stride(from: startMs, to: nowMs, by: Int(HealthWindow.minute)) {
+            for source in 0..<5 {
+                writer.record(ProbeResult(source: "s\(source)", timestampMs: minuteMs + 1_000, ok: source != 0, durationSeconds: 0.01))
+                probes += 1
+            }
+        }
+        writer.flush()
+        #expect(writer.status.lastError != nil)
+        // The last hour's minutes, and one for each hour before it.
+        let waiting = writer.pendingRollups
+        #expect(waiting <= 5 * (61 + 4))
+        #expect(waiting >= 5 * 60)
+
+        try FileManager.default.createDirectory(atPath: directory.appendingPathComponent("later").path, withIntermediateDirectories: true)
+        await database.reopenWhenWritable(every: .milliseconds(10))
+        writer.flush()
+        #expect(writer.status.lastError == nil)
+        let (total, failures, rows) = try await database.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT sum(probes) FROM minute_rollups") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT sum(failures) FROM minute_rollups") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM minute_rollups") ?? -1)
+        }
+        #expect(total == probes)
+        #expect(failures == probes / 5)
+        #expect(rows == waiting)
+    }
+
     @Test func randomBytesInTheMiddleAreFoundByTheIntegrityCheck() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
