@@ -60,6 +60,28 @@ struct ConnectivityTests {
         #expect(!monitor.isOffline)
     }
 
+    /// The hosts are counted as sources come and go: a host whose last unreachable source
+    /// recovers, or whose sources leave the config, no longer counts toward the three.
+    @Test func theHostsCountFollowsRecoveriesAndReloads() {
+        let monitor = ConnectivityMonitor()
+        // Twenty sources over five hosts, four a host; all unreachable is offline.
+        monitor.setSources(sources(20) { "host\($0 % 5).example" })
+        for index in 0..<20 { monitor.record(result("s\(index)", unreachable: true)) }
+        #expect(monitor.isOffline)
+        // A source of host 0 recovers, so 95% are still down over five hosts.
+        monitor.record(result("s0", unreachable: false))
+        #expect(monitor.isOffline)
+        // Hosts 0 and 1 recover entirely (the same source twice counts once): 60%, not offline.
+        for index in [0, 5, 10, 15, 1, 6, 11, 16, 1] { monitor.record(result("s\(index)", unreachable: false)) }
+        #expect(!monitor.isOffline)
+        // A reload to the twelve sources of hosts 2, 3 and 4, all still down: offline again.
+        monitor.setSources(sources(20) { "host\($0 % 5).example" }.filter { Int($0.name.dropFirst())! % 5 >= 2 })
+        #expect(monitor.isOffline)
+        // Host 4's sources move to host 2: two hosts left, so one dead network path, not offline.
+        monitor.setSources(sources(20) { $0 % 5 == 4 ? "host2.example" : "host\($0 % 5).example" }.filter { Int($0.name.dropFirst())! % 5 >= 2 })
+        #expect(!monitor.isOffline)
+    }
+
     @Test func failingCanariesAreOffline() {
         let monitor = ConnectivityMonitor()
         monitor.setSources(sources(3))

@@ -15,9 +15,23 @@ package final class ConnectivityMonitor: ClientEventSink {
         var hosts: [String: String] = [:]
         /// The sources whose last attempt was network_unreachable.
         var unreachable: Set<String> = []
+        /// How many of them each host has: the hosts counted in O(1) an event (this is asked
+        /// on every attempt, thousands a second, exactly when the network is down).
+        var unreachableByHost: [String: Int] = [:]
         var canariesDown = false
         var offline = false
         var offlineSinceMs: Int64?
+
+        mutating func markUnreachable(_ source: String) {
+            guard let host = hosts[source], unreachable.insert(source).inserted else { return }
+            unreachableByHost[host, default: 0] += 1
+        }
+
+        mutating func markReachable(_ source: String) {
+            guard unreachable.remove(source) != nil, let host = hosts[source] else { return }
+            let left = (unreachableByHost[host] ?? 1) - 1
+            unreachableByHost[host] = left > 0 ? left : nil
+        }
     }
 
     package static let share = 0.8
@@ -38,17 +52,16 @@ package final class ConnectivityMonitor: ClientEventSink {
     package func setSources(_ sources: [SourceConfig]) {
         let hosts = Dictionary(sources.map { ($0.name, $0.host) }) { first, _ in first }
         update { state in
-            state.hosts = hosts
-            state.unreachable = state.unreachable.filter { hosts[$0] != nil }
+            let unreachable = state.unreachable
+            (state.hosts, state.unreachable, state.unreachableByHost) = (hosts, [], [:])
+            for source in unreachable { state.markUnreachable(source) }
         }
     }
 
     /// An attempt that found no network marks its source at once, before its retries end.
     package func handle(_ event: ClientEvent) {
         guard case .attemptFinished(let source, let attempt) = event, attempt.failure?.category == .networkUnreachable else { return }
-        update { state in
-            if state.hosts[source] != nil { state.unreachable.insert(source) }
-        }
+        update { $0.markUnreachable(source) }
     }
 
     /// Takes a finished probe into account; returns whether Lookout is offline now.
@@ -56,9 +69,9 @@ package final class ConnectivityMonitor: ClientEventSink {
     package func record(_ result: ProbeResult) -> Bool {
         update { state in
             if result.failure?.category == .networkUnreachable {
-                if state.hosts[result.source] != nil { state.unreachable.insert(result.source) }
+                state.markUnreachable(result.source)
             } else if !result.duringOffline || result.ok {
-                state.unreachable.remove(result.source)
+                state.markReachable(result.source)
             }
         }
     }
@@ -76,7 +89,7 @@ package final class ConnectivityMonitor: ClientEventSink {
             let sourceCount = state.hosts.count
             let widespread = sourceCount > 0
                 && Double(state.unreachable.count) >= ConnectivityMonitor.share * Double(sourceCount)
-                && Set(state.unreachable.compactMap { state.hosts[$0] }).count >= ConnectivityMonitor.minimumHosts
+                && state.unreachableByHost.count >= ConnectivityMonitor.minimumHosts
             let offline = state.canariesDown || widespread
             guard offline != state.offline else { return (offline, false) }
             state.offline = offline
