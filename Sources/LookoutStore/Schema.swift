@@ -186,6 +186,12 @@ extension LookoutDatabase {
                 table.column("server_message", .text)
             }
         }
+        migrator.registerMigration("v10: outbox by alert") { db in
+            // An alert's resolve reads which hooks heard of it, and retention's delete of an
+            // alert cascades to its outbox rows: both by alert_id, which was a full scan of a
+            // table that gains a row per firing alert and Alertmanager hook a minute.
+            try db.create(index: "alert_outbox_alert", on: "alert_outbox", columns: ["alert_id"])
+        }
         return migrator
     }
 

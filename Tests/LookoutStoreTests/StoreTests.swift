@@ -35,6 +35,20 @@ struct StoreTests {
         _ = try LookoutDatabase(path: path)
     }
 
+    /// The outbox grows by a row per firing alert and Alertmanager hook a minute: a resolve's
+    /// read of its hooks, and the cascade when retention deletes an alert, go by index.
+    @Test func anAlertsOutboxRowsAreFoundByIndex() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let plans = try database.writer.read { db in
+            try ["SELECT DISTINCT hook FROM alert_outbox WHERE alert_id = 1", "DELETE FROM alert_outbox WHERE alert_id = 1"].map { sql in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; ")
+            }
+        }
+        for plan in plans {
+            #expect(plan.contains("USING INDEX alert_outbox_alert") || plan.contains("USING COVERING INDEX alert_outbox_alert"), "\(plan)")
+        }
+    }
+
     @Test func writesQueuedResultsInOneFlush() throws {
         let database = try LookoutDatabase(path: ":memory:")
         let writer = RecordWriter(database: database, logger: Logger(label: "test"))
