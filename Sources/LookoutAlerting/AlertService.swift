@@ -21,8 +21,9 @@ package final class AlertService: Sendable {
     let logger: Logger
     private let evaluator: Mutex<AlertEvaluator>
     private let silences = Mutex<[Silence]>([])
-    /// When each (alert, hook) pair was last notified, for repeats and Alertmanager refreshes.
-    private let lastSent = Mutex<[String: Int64]>([:])
+    /// When each firing alert (by fingerprint) was last sent to each hook (by name), for repeats
+    /// and Alertmanager refreshes; a resolve forgets its alert's in one removal.
+    private let lastSent = Mutex<[String: [String: Int64]]>([:])
     private let stored = Mutex<[@Sendable () -> Void]>([])
     /// Changes the database refused (disk full, read-only file), oldest first, each with the time
     /// it happened; written before any newer change once writes work again.
@@ -82,7 +83,7 @@ package final class AlertService: Sendable {
         // Announced before the restart: the next repeat is a full interval away.
         lastSent.withLock { sent in
             for alert in firing {
-                for hook in monitor.config.hooks { sent[AlertService.key(alert, hook.name)] = nowMs }
+                for hook in monitor.config.hooks { sent[alert.fingerprint, default: [:]][hook.name] = nowMs }
             }
         }
         groups.withLock { $0.restore(firing: firing, hooks: monitor.config.hooks, nowMs: nowMs) }
@@ -242,9 +243,9 @@ package final class AlertService: Sendable {
             let alert = change.alert
             lastSent.withLock { sent in
                 if alert.firing {
-                    for hook in notified[alert.fingerprint] ?? [] { sent[AlertService.key(alert, hook)] = atMs }
+                    for hook in notified[alert.fingerprint] ?? [] { sent[alert.fingerprint, default: [:]][hook] = atMs }
                 } else {
-                    sent = sent.filter { !$0.key.hasPrefix(AlertService.key(alert, "")) }
+                    sent.removeValue(forKey: alert.fingerprint)
                 }
             }
             logger.notice(alert.firing ? "alert firing" : "alert resolved", metadata: [
@@ -284,10 +285,9 @@ package final class AlertService: Sendable {
             var due: [String] = []
             lastSent.withLock { sent in
                 for hook in router.hooks where hook.type == .alertmanager && HookRouter.accepts(hook, alert) {
-                    let key = AlertService.key(alert, hook.name)
                     let every = hook.type == .alertmanager ? AlertService.alertmanagerRefresh : hook.repeatInterval.totalMilliseconds
-                    if let last = sent[key], nowMs - last < every { continue }
-                    due.append(key)
+                    if let last = sent[alert.fingerprint]?[hook.name], nowMs - last < every { continue }
+                    due.append(hook.name)
                     entries.append(OutboxEntry(hook: hook.name, payload: router.payload(for: hook, .firing(alert), nowMs: nowMs)))
                 }
             }
@@ -295,7 +295,7 @@ package final class AlertService: Sendable {
             do {
                 try store.enqueue(entries, alertID: id, nowMs: nowMs)
                 // Marked sent only once stored: a repeat the database refused is tried again next time.
-                lastSent.withLock { sent in for key in due { sent[key] = nowMs } }
+                lastSent.withLock { sent in for hook in due { sent[alert.fingerprint, default: [:]][hook] = nowMs } }
                 wrote = true
             } catch {
                 logger.error("cannot queue repeated notifications", metadata: ["error": "\(error)"])
@@ -326,10 +326,6 @@ package final class AlertService: Sendable {
             dropped += UInt64(count)
             return count
         }
-    }
-
-    static func key(_ alert: Alert, _ hook: String) -> String {
-        alert.fingerprint + "|" + hook
     }
 
     @discardableResult

@@ -15,7 +15,9 @@ package struct MaintenanceWindow: Sendable, Equatable {
     /// The config's name, or `api-ID` for a window added through the admin API.
     package var name: String
     /// Source names; with `matchers` empty too, the window covers every source.
-    package var sources: [String]
+    package var sources: [String] { didSet { named = Set(sources) } }
+    /// `sources` as a set: every source is asked about, and a window may list thousands.
+    private var named: Set<String>
     /// Source labels that must all match.
     package var matchers: [String: String]
     package var schedule: Schedule
@@ -32,6 +34,7 @@ package struct MaintenanceWindow: Sendable, Equatable {
     ) {
         self.name = name
         self.sources = sources
+        self.named = Set(sources)
         self.matchers = matchers
         self.schedule = schedule
         self.note = note
@@ -60,7 +63,7 @@ package struct MaintenanceWindow: Sendable, Equatable {
 
     package func covers(_ source: SourceConfig) -> Bool {
         if sources.isEmpty && matchers.isEmpty { return true }
-        if sources.contains(source.name) { return true }
+        if named.contains(source.name) { return true }
         return !matchers.isEmpty && matchers.allSatisfy { source.labels[$0.key] == $0.value }
     }
 
