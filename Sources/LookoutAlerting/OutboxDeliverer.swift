@@ -117,7 +117,7 @@ package final class OutboxDeliverer: Sendable {
         }
         // A receiver that says when to come back (429 or 503 with Retry-After) is up and is taken
         // at its word, as is the hook's breaker; otherwise the wait doubles, up to a minute.
-        var wait = OutboxDeliverer.backoff(afterAttempts: row.attempts + 1)
+        var wait = OutboxDeliverer.backoff(afterAttempts: row.attempts.addingClamped(1))
         if let asked = askedWait { wait = max(OutboxDeliverer.backoffBase, min(asked, OutboxDeliverer.backoffMax)) }
         try? store.markFailed(row.id, error: reason, nextAttemptAtMs: now + wait.totalMilliseconds)
         let first = stats.withLock { stats -> Bool in

@@ -120,19 +120,19 @@ package struct AlertStore: Sendable {
     }
 
     /// Alerts stored as firing, to take back after a restart.
-    package func firing() throws -> [Alert] {
+    package func firing(nowMs: Int64 = Timestamp.nowMs()) throws -> [Alert] {
         try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE state = 'firing' ORDER BY id").map(AlertStore.alert)
+            try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE state = 'firing' ORDER BY id").compactMap { AlertStore.alert($0, nowMs: nowMs) }
         }
     }
 
     /// Firing alerts and those resolved since `sinceMs`, newest first.
-    package func recent(sinceMs: Int64, limit: Int = 200) throws -> [Alert] {
+    package func recent(sinceMs: Int64, limit: Int = 200, nowMs: Int64 = Timestamp.nowMs()) throws -> [Alert] {
         try database.writer.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM alerts WHERE state = 'firing' OR resolved_at_ms >= ? ORDER BY id DESC LIMIT ?",
                 arguments: [sinceMs, limit]
-            ).map(AlertStore.alert)
+            ).compactMap { AlertStore.alert($0, nowMs: nowMs) }
         }
     }
 
@@ -190,19 +190,34 @@ package struct AlertStore: Sendable {
 
     package func activeSilences(nowMs: Int64) throws -> [Silence] {
         try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).map { row in
-                Silence(
-                    id: row["id"], matchers: AlertStore.dictionary(row["matchers"]), startsAtMs: row["starts_at_ms"],
-                    endsAtMs: row["ends_at_ms"], comment: row["comment"], createdBy: row["created_by"])
+            try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).compactMap { row in
+                // As a damaged file may hold it: a value of the wrong type, or a silence that
+                // ends before it starts, is left out.
+                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+                guard let id = int("id"), let startsAtMs = int("starts_at_ms"), let endsAtMs = int("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
+                return Silence(
+                    id: id, matchers: text("matchers").map(AlertStore.dictionary) ?? [:], startsAtMs: startsAtMs,
+                    endsAtMs: endsAtMs, comment: text("comment") ?? "", createdBy: text("created_by"))
             }
         }
     }
 
-    static func alert(_ row: Row) -> Alert {
-        Alert(
-            fingerprint: row["fingerprint"], rule: row["rule"], source: row["source"], severity: row["severity"],
-            labels: dictionary(row["labels"]), annotations: dictionary(row["annotations"]), startedAtMs: row["started_at_ms"],
-            resolvedAtMs: row["resolved_at_ms"], id: row["id"])
+    /// An alert as a damaged file may hold it: nil for a row with a value of the wrong type or
+    /// a time not between 1970 and `nowMs`, so no clock arithmetic on it can overflow.
+    static func alert(_ row: Row, nowMs: Int64) -> Alert? {
+        func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+        let times = 0...max(nowMs, 0)
+        guard let id = int("id"), let fingerprint = text("fingerprint"), let rule = text("rule"), let severity = text("severity"),
+            let startedAtMs = int("started_at_ms"), times.contains(startedAtMs)
+        else { return nil }
+        let resolvedAtMs = int("resolved_at_ms")
+        if let resolvedAtMs, !times.contains(resolvedAtMs) { return nil }
+        return Alert(
+            fingerprint: fingerprint, rule: rule, source: text("source"), severity: severity,
+            labels: text("labels").map(dictionary) ?? [:], annotations: text("annotations").map(dictionary) ?? [:], startedAtMs: startedAtMs,
+            resolvedAtMs: resolvedAtMs, id: id)
     }
 
     static func json(_ dictionary: [String: String]) -> String {

@@ -41,9 +41,12 @@ package struct AnnouncementStore: Sendable {
         }
     }
 
-    /// Announcements still open, and those updated since `sinceMs`; newest first.
-    package func recent(sinceMs: Int64) throws -> [Announcement] {
-        try database.writer.read { db in
+    /// Announcements still open, and those updated since `sinceMs`; newest first. Rows are read
+    /// as a damaged file may hold them: an update with a value of the wrong type, or a time not
+    /// between 1970 and `nowMs`, is left out.
+    package func recent(sinceMs: Int64, nowMs: Int64 = Timestamp.nowMs()) throws -> [Announcement] {
+        let times = 0...max(nowMs, 0)
+        return try database.writer.read { db in
             var byID: [Int64: Announcement] = [:]
             var order: [Int64] = []
             let rows = try Row.fetchCursor(
@@ -52,12 +55,14 @@ package struct AnnouncementStore: Sendable {
                     JOIN announcement_updates u ON u.announcement_id = a.id ORDER BY a.id, u.at_ms, u.id
                     """)
             while let row = try rows.next() {
-                let id: Int64 = row["id"]
+                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+                guard let id = int("id"), let atMs = int("at_ms"), times.contains(atMs) else { continue }
                 let update = Announcement.Update(
-                    atMs: row["at_ms"], state: Announcement.State(rawValue: row["state"]) ?? .investigating, message: row["message"])
+                    atMs: atMs, state: text("state").flatMap(Announcement.State.init(rawValue:)) ?? .investigating, message: text("message") ?? "")
                 if byID[id] == nil {
-                    let sources = (try? JSONSerialization.jsonObject(with: Data((row["sources"] as String).utf8)) as? [String]) ?? []
-                    byID[id] = Announcement(id: String(id), title: row["title"], sources: sources, updates: [])
+                    let sources = text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
+                    byID[id] = Announcement(id: String(id), title: text("title") ?? "", sources: sources, updates: [])
                     order.append(id)
                 }
                 byID[id]?.updates.append(update)

@@ -1,17 +1,34 @@
 import GRDB
+import LookoutCore
 import ResilientHTTP
 
 /// Reads the breakers saved before a restart.
 package enum BreakerStore {
-    package static func load(_ database: LookoutDatabase) throws -> [String: PersistedBreaker] {
-        try database.writer.read { db in
+    /// The furthest ahead a saved breaker's next trial may be (the longest open period a config
+    /// may set is far shorter).
+    static let furthestTrialMs: Int64 = 366 * 86_400_000
+
+    /// Every source's saved breaker. Rows are read as a damaged file may hold them: one with a
+    /// value of the wrong type is left out; times not between 1970 and `nowMs` (the next trial:
+    /// a year after) are dropped, and counts are kept within a billion, so no arithmetic on them
+    /// can overflow.
+    package static func load(_ database: LookoutDatabase, nowMs: Int64 = Timestamp.nowMs()) throws -> [String: PersistedBreaker] {
+        let nowMs = max(nowMs, 0)  // a clock before 1970 makes no range empty
+        return try database.writer.read { db in
             var saved: [String: PersistedBreaker] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM breaker_state") {
-                guard let state = BreakerState(rawValue: row["state"]) else { continue }
-                saved[row["source"]] = PersistedBreaker(
-                    state: state, consecutiveFailures: row["consecutive_failures"], consecutiveSuccesses: row["consecutive_successes"],
-                    openedAtMs: row["opened_at_ms"], nextAttemptAtMs: row["next_attempt_at_ms"], openCount: row["open_count"],
-                    openTimeoutMs: row["open_timeout_ms"])
+                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+                func count(_ column: String) -> Int? { int(column).map { Int(min(max($0, 0), 1_000_000_000)) } }
+                guard let source = String.fromDatabaseValue(row["source"] as DatabaseValue),
+                    let state = String.fromDatabaseValue(row["state"] as DatabaseValue).flatMap(BreakerState.init(rawValue:)),
+                    let failures = count("consecutive_failures"), let successes = count("consecutive_successes"),
+                    let openCount = count("open_count"), let openTimeoutMs = int("open_timeout_ms")
+                else { continue }
+                saved[source] = PersistedBreaker(
+                    state: state, consecutiveFailures: failures, consecutiveSuccesses: successes,
+                    openedAtMs: int("opened_at_ms").flatMap { (0...nowMs).contains($0) ? $0 : nil },
+                    nextAttemptAtMs: int("next_attempt_at_ms").flatMap { (0...nowMs.addingClamped(furthestTrialMs)).contains($0) ? $0 : nil },
+                    openCount: openCount, openTimeoutMs: max(0, openTimeoutMs))
             }
             return saved
         }

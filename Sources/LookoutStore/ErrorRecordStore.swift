@@ -1,4 +1,5 @@
 import GRDB
+import LookoutCore
 
 /// Pages through a source's error records, newest first.
 package struct ErrorRecordStore: Sendable {
@@ -18,12 +19,20 @@ package struct ErrorRecordStore: Sendable {
                     ORDER BY id DESC LIMIT ?
                     """,
                 arguments: [source, sinceMs, beforeID ?? Int64.max, limit]
-            ).map { row in
-                (row["id"], ErrorRecord(
-                    tsMs: row["ts_ms"], source: row["source"], category: row["category"], reason: row["reason"],
-                    httpStatus: row["http_status"], curlCode: (row["curl_code"] as Int?).map { Int32($0) }, message: row["message"],
-                    serverMessage: row["server_message"], attempt: row["attempt"], wasRetried: row["was_retried"],
-                    retrySucceeded: row["retry_succeeded"]))
+            ).compactMap { row in
+                // Read as a damaged file may hold it: a row with a value of the wrong type is
+                // left out, and a number out of range is dropped.
+                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+                guard let id = int("id"), let tsMs = int("ts_ms"), let source = text("source"), let category = text("category"),
+                    let reason = text("reason"), let message = text("message")
+                else { return nil }
+                return (id, ErrorRecord(
+                    tsMs: min(max(tsMs, Timestamp.writable.lowerBound), Timestamp.writable.upperBound), source: source, category: category,
+                    reason: reason, httpStatus: int("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
+                    curlCode: int("curl_code").flatMap { Int32(exactly: $0) }, message: message, serverMessage: text("server_message"),
+                    attempt: Int(min(max(int("attempt") ?? 1, 0), 1_000_000)), wasRetried: (int("was_retried") ?? 0) != 0,
+                    retrySucceeded: (int("retry_succeeded") ?? 0) != 0))
             }
         }
     }

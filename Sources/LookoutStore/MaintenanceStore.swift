@@ -32,23 +32,28 @@ package struct MaintenanceStore: Sendable {
         }
     }
 
-    /// Windows that have not ended by `nowMs`, as the calendar takes them.
+    /// Windows that have not ended by `nowMs`, as the calendar takes them. Rows are read as a
+    /// damaged file may hold them: one with a value of the wrong type, or a schedule the API
+    /// would refuse (a negative duration, weekday 8), is left out rather than trusted.
     package func current(nowMs: Int64) throws -> [MaintenanceWindow] {
         try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM maintenance_windows WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).map { row in
-                let id: Int64 = row["id"]
-                let sources = (try? JSONSerialization.jsonObject(with: Data((row["sources"] as String).utf8)) as? [String]) ?? []
-                var schedule = MaintenanceWindow.Schedule.once(startMs: row["starts_at_ms"], endMs: row["ends_at_ms"])
-                if let text: String = row["recurring"],
-                    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-                    let weekdays = object["weekdays"] as? [Int], let minute = object["minute_of_day"] as? Int,
-                    let duration = (object["duration_ms"] as? NSNumber)?.int64Value, let zone = object["time_zone"] as? String
-                {
+            try Row.fetchAll(db, sql: "SELECT * FROM maintenance_windows WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).compactMap { row in
+                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+                guard let id = int("id"), let startsAtMs = int("starts_at_ms"), let endsAtMs = int("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
+                let sources = text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
+                var schedule = MaintenanceWindow.Schedule.once(startMs: startsAtMs, endMs: endsAtMs)
+                if let recurring = text("recurring") {
+                    guard let object = try? JSONSerialization.jsonObject(with: Data(recurring.utf8)) as? [String: Any],
+                        let weekdays = object["weekdays"] as? [Int], let minute = object["minute_of_day"] as? Int,
+                        let duration = (object["duration_ms"] as? NSNumber)?.int64Value, let zone = object["time_zone"] as? String
+                    else { return nil }
                     schedule = .recurring(weekdays: Set(weekdays), minuteOfDay: minute, durationMs: duration, timeZone: zone)
                 }
+                guard schedule.isWellFormed else { return nil }
                 return MaintenanceWindow(
-                    name: "api-\(id)", sources: sources, matchers: AlertStore.dictionary(row["matchers"]), schedule: schedule, note: row["note"],
-                    id: id, activeFromMs: row["starts_at_ms"], activeUntilMs: row["ends_at_ms"])
+                    name: "api-\(id)", sources: sources, matchers: text("matchers").map(AlertStore.dictionary) ?? [:], schedule: schedule,
+                    note: text("note") ?? "", id: id, activeFromMs: startsAtMs, activeUntilMs: endsAtMs)
             }
         }
     }

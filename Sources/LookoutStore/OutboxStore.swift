@@ -1,4 +1,5 @@
 import GRDB
+import LookoutCore
 
 /// A notification waiting in the outbox.
 package struct OutboxRow: Sendable, Equatable {
@@ -30,7 +31,7 @@ package struct OutboxStore: Sendable {
     package func markDelivered(_ id: Int64, nowMs: Int64) throws {
         try database.writer.write { db in
             try db.execute(
-                sql: "UPDATE alert_outbox SET delivered_at_ms = ?, attempts = attempts + 1, last_error = NULL WHERE id = ?",
+                sql: "UPDATE alert_outbox SET delivered_at_ms = ?, attempts = MIN(attempts, 1000000000) + 1, last_error = NULL WHERE id = ?",
                 arguments: [nowMs, id])
         }
     }
@@ -38,7 +39,7 @@ package struct OutboxStore: Sendable {
     package func markFailed(_ id: Int64, error: String, nextAttemptAtMs: Int64) throws {
         try database.writer.write { db in
             try db.execute(
-                sql: "UPDATE alert_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at_ms = ? WHERE id = ?",
+                sql: "UPDATE alert_outbox SET attempts = MIN(attempts, 1000000000) + 1, last_error = ?, next_attempt_at_ms = ? WHERE id = ?",
                 arguments: [String(error.prefix(500)), nextAttemptAtMs, id])
         }
     }
@@ -54,9 +55,15 @@ package struct OutboxStore: Sendable {
         }
     }
 
+    /// A row as a damaged file may hold it: a value of the wrong type reads as the harmless
+    /// default (the row is still delivered, or fails and is retried, in its turn), and counts and
+    /// times are kept where no arithmetic on them can overflow.
     static func row(_ row: Row) -> OutboxRow {
-        OutboxRow(
-            id: row["id"], hook: row["hook"], alertID: row["alert_id"], payload: row["payload"], attempts: row["attempts"],
-            nextAttemptAtMs: row["next_attempt_at_ms"])
+        func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
+        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
+        return OutboxRow(
+            id: int("id") ?? 0, hook: text("hook") ?? "", alertID: int("alert_id") ?? 0, payload: text("payload") ?? "",
+            attempts: Int(min(max(int("attempts") ?? 0, 0), 1_000_000_000)),
+            nextAttemptAtMs: min(max(int("next_attempt_at_ms") ?? 0, 0), Timestamp.writable.upperBound))
     }
 }

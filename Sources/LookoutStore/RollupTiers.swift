@@ -22,9 +22,12 @@ package enum RollupTiers {
     static let hour = Step(from: .minute, to: .hour)
     static let day = Step(from: .hour, to: .day)
 
-    /// Where a tier is complete up to (exclusive), nil before its first step.
+    /// Where a tier is complete up to (exclusive), nil before its first step, and for a value
+    /// no step writes (a damaged file: not a number, before 1970 or after 9999).
     package static func mark(_ db: Database, _ tier: String) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT done_until_ms FROM rollup_progress WHERE tier = ?", arguments: [tier])
+        try DatabaseValue.fetchOne(db, sql: "SELECT done_until_ms FROM rollup_progress WHERE tier = ?", arguments: [tier])
+            .flatMap(Int64.fromDatabaseValue)
+            .flatMap { (0...Timestamp.writable.upperBound).contains($0) ? $0 : nil }
     }
 
     /// Rolls up what has finished by `nowMs`, at most `maxSteps` hours and days; returns how
@@ -47,13 +50,14 @@ package enum RollupTiers {
             let wrote = try database.writer.write { db -> Bool in
                 // Start at the mark, skipping stretches without rows (a first run, a long stop).
                 // Both finer tiers are keyed by time first: this is one seek.
-                let mark = try mark(db, coarser.name) ?? Int64.min
+                // Rows before 1970 are never rolled up (only a damaged file holds them).
+                let mark = try mark(db, coarser.name) ?? 0
                 guard
                     let next = try Int64.fetchOne(
                         db, sql: "SELECT MIN(\(finer.time)) FROM \(finer.table) WHERE \(finer.time) >= ?", arguments: [mark])
                 else { return false }
                 let start = HealthWindow.floor(next, to: coarser.widthMs)
-                guard start + coarser.widthMs <= limit else { return false }
+                guard start <= limit - coarser.widthMs else { return false }
                 try roll(step, from: start, db)
                 try db.execute(
                     sql: "INSERT INTO rollup_progress (tier, done_until_ms) VALUES (?, ?) ON CONFLICT (tier) DO UPDATE SET done_until_ms = excluded.done_until_ms",

@@ -220,6 +220,61 @@ struct HostileInputEndToEndTests {
         #expect(verdict["category"] as? String == "invalid_response", "\(answer.output)")
         #expect(verdict["reason"] as? String == "http09_response")
     }
+
+    /// A database damaged or edited by hand: the extreme and ill-typed values the stores now
+    /// check, in every table they are read back from. The server starts on it, every page and
+    /// API answers, and it is still running (before, a recurring window with a negative
+    /// duration trapped on every probe, and a breaker or alert time of Int64.min on every scrape).
+    @Test func aDamagedDatabaseCrashesNoPage() async throws {
+        let directory = try makeTemporaryDirectory("hostile-db")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("lookout.sqlite").path
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: \(database)
+            defaults: {interval: 1h}
+            sources:
+              - {name: a, url: "http://127.0.0.1:1/"}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let first = try ChildProcess("lookout", ["serve", "--config", config.path])
+        _ = try await first.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        #expect(try await first.terminate() == 0)
+
+        let (min, max) = (Int64.min, Int64.max)
+        let recurring = #"{"weekdays": [8], "minute_of_day": 60, "duration_ms": -172800000, "time_zone": "UTC"}"#
+        try await DatabaseQueue(path: database).write { db in
+            for sql in [
+                "INSERT INTO maintenance_windows (sources, matchers, starts_at_ms, ends_at_ms, note, recurring) VALUES ('[]', '{}', 0, \(max), 'n', '\(recurring)')",
+                "INSERT INTO maintenance_windows (sources, matchers, starts_at_ms, ends_at_ms, note) VALUES (1, 2, 'x', \(max), 3)",
+                "INSERT OR REPLACE INTO breaker_state VALUES ('a', 'forced_open', \(max), \(max), \(min), \(min), \(max), \(min), 0)",
+                "INSERT INTO alerts (fingerprint, rule, severity, state, started_at_ms, summary, labels, annotations) VALUES ('f', 'R', 'page', 'firing', \(min), '', '{}', '{}')",
+                "INSERT INTO alerts (fingerprint, rule, severity, state, started_at_ms, summary, labels, annotations) VALUES ('g', 'R', 'page', 'firing', 'x', '', 1, 2)",
+                "INSERT INTO announcements (id, title, sources) VALUES (1, 't', '[]')",
+                "INSERT INTO announcement_updates (announcement_id, at_ms, state, message) VALUES (1, \(min), 'investigating', 'm')",
+                "INSERT INTO silences (matchers, starts_at_ms, ends_at_ms, comment) VALUES ('{}', \(max - 1), \(max), 'c')",
+                "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded, curl_code) VALUES (\(min), 'a', 'transient', 'r', 'm', \(max), 1, 0, \(max))",
+                "INSERT INTO alert_outbox (hook, alert_id, payload, created_at_ms, attempts, next_attempt_at_ms) VALUES ('h', 1, 'p', 0, \(max), \(min))",
+                "INSERT OR REPLACE INTO rollup_progress VALUES ('hour', \(min)), ('day', 'x')",
+                "INSERT INTO minute_rollups SELECT \(max), id, 1, 0, 0, 0, 1, 1, x'' FROM sources WHERE name = 'a'",
+                "INSERT INTO minute_rollups SELECT \(min), id, 1, 0, 0, 0, 1, 1, x'' FROM sources WHERE name = 'a'",
+            ] { try db.execute(sql: sql) }
+        }
+
+        let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
+        let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+        let base = "http://127.0.0.1:\(port)"
+        for path in [
+            "/", "/public", "/oncall", "/metrics", "/api/v1/status", "/api/v1/alerts", "/api/v1/silences", "/api/v1/maintenance",
+            "/api/v1/announcements", "/api/v1/sources/a", "/api/v1/sources/a/errors?since=\(min)", "/api/v1/availability?days=90",
+            "/api/v1/sources/a/availability", "/badge/a/status", "/badge/a/uptime/30d",
+        ] {
+            let answer = await get(base + path)
+            #expect(answer.httpStatus.map { (200..<500).contains($0) } == true, "\(path): \(String(describing: answer.httpStatus))")
+        }
+        #expect(lookout.isRunning)
+        #expect(try await lookout.terminate() == 0)
+    }
 }
 
 /// A listener on 127.0.0.1 that answers every connection with the same bytes and closes it:

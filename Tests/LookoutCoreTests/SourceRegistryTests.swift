@@ -13,6 +13,16 @@ struct SourceRegistryTests {
         ProbeResult(source: source, timestampMs: ms, ok: false, failure: failure, httpStatus: 503)
     }
 
+    /// A clock set before 1970 gives negative times: the minute rounds index from them too.
+    @Test func resultsBefore1970AreRecorded() {
+        let registry = SourceRegistry(sources: [SourceConfig(name: "a", url: "http://127.0.0.1/a"), SourceConfig(name: "b", url: "http://127.0.0.1/b")])
+        registry.record(ProbeResult(source: "a", timestampMs: -90_000, ok: false, failure: Failure(category: .serverError, reason: "http_503")))
+        registry.record(ProbeResult(source: "b", timestampMs: -90_000, ok: true))
+        let snapshot = registry.snapshot(nowMs: -60_000)
+        #expect(snapshot.records.map(\.last?.ok) == [false, true])
+        #expect(snapshot.partialFailureRatio > 0)
+    }
+
     @Test func aRemovedSourceTakesEveryPieceWithIt() {
         let registry = SourceRegistry(sources: [a, b])
         let now: Int64 = 10 * HealthWindow.hour

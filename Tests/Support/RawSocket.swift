@@ -49,14 +49,7 @@ public func withLoopbackAddress<T>(port: UInt16, _ body: (UnsafePointer<sockaddr
 /// socket bound to it and never listening. Unlike a port found free and let go, no other test's
 /// server or outgoing connection can take it meanwhile, so a connection to it is always refused.
 public func withRefusingPort<T>(_ body: (UInt16) async throws -> T) async rethrows -> T {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    precondition(fd >= 0, "socket: errno \(errno)")
+    let (fd, address) = boundLoopbackSocket()
     defer { close(fd) }
-    precondition(withLoopbackAddress(port: 0, { bind(fd, $0, $1) }) == 0, "bind: errno \(errno)")
-    var address = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-    }
     return try await body(UInt16(bigEndian: address.sin_port))
 }

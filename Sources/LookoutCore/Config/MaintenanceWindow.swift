@@ -10,6 +10,19 @@ package struct MaintenanceWindow: Sendable, Equatable {
         case once(startMs: Int64, endMs: Int64)
         /// `weekdays` as Calendar numbers (1 = Sunday … 7 = Saturday); `minuteOfDay` local.
         case recurring(weekdays: Set<Int>, minuteOfDay: Int, durationMs: Int64, timeZone: String)
+
+        /// What the config and the admin API accept: a one-off window that ends after it
+        /// starts; weekdays 1–7, a minute of the day, up to 7 days, a time zone this machine
+        /// knows. A stored window is checked again (a damaged file may hold anything).
+        package var isWellFormed: Bool {
+            switch self {
+            case .once(let startMs, let endMs):
+                return startMs < endMs
+            case .recurring(let weekdays, let minuteOfDay, let durationMs, let timeZone):
+                return !weekdays.isEmpty && weekdays.allSatisfy((1...7).contains) && (0..<1440).contains(minuteOfDay)
+                    && durationMs > 0 && durationMs <= 7 * 86_400_000 && TimeZone(identifier: timeZone) != nil
+            }
+        }
     }
 
     /// The config's name, or `api-ID` for a window added through the admin API.

@@ -11,9 +11,11 @@ package enum HealthWindow {
     package static let day = 24 * hour
     package static let thirtyDays = 30 * day
 
-    /// The start of the `width`-wide bucket holding `ms` (rounding down, before 1970 too).
+    /// The start of the `width`-wide bucket holding `ms` (rounding down, before 1970 too; in the
+    /// first bucket of all, where that start is not an Int64, `ms` itself).
     package static func floor(_ ms: Int64, to width: Int64) -> Int64 {
-        ms - ((ms % width) + width) % width
+        let offset = ((ms % width) + width) % width
+        return ms >= Int64.min + offset ? ms - offset : ms
     }
 
     /// `lookout_error_rate{window}` and the JSON API's `error_rate`.

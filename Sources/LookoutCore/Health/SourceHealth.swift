@@ -133,7 +133,9 @@ struct PartialFailureRounds: Sendable {
 
     mutating func record(_ result: ProbeResult) {
         let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
-        let index = Int((minute / HealthWindow.minute) % Int64(rounds.count))
+        // Not negative for a time before 1970 (a clock set back that far).
+        let count = Int64(rounds.count)
+        let index = Int(((minute / HealthWindow.minute) % count + count) % count)
         if rounds[index].minuteMs != minute {
             guard minute > rounds[index].minuteMs else { return }
             rounds[index] = Round(minuteMs: minute)

@@ -3,8 +3,13 @@ import Foundation
 /// RFC 3339 timestamps without a formatter: Foundation's date formatters go through ICU and cost
 /// tens of microseconds each, which adds up over ten thousand sources.
 package enum Timestamp {
-    /// `2026-11-22T01:02:03.456Z` for milliseconds since 1970.
+    /// The times `rfc3339` can write: years 0000 to 9999.
+    package static let writable: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// `2026-11-22T01:02:03.456Z` for milliseconds since 1970. A time outside years 0000–9999
+    /// (a damaged database may hold any number) is written as the nearest one inside.
     package static func rfc3339(_ ms: Int64) -> String {
+        let ms = min(max(ms, writable.lowerBound), writable.upperBound)
         var seconds = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
         let millis = Int(ms - Int64(seconds) * 1000)
         var parts = tm()
