@@ -193,12 +193,10 @@ package struct AlertStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).compactMap { row in
                 // As a damaged file may hold it: a value of the wrong type, or a silence that
                 // ends before it starts, is left out.
-                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
-                guard let id = int("id"), let startsAtMs = int("starts_at_ms"), let endsAtMs = int("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
+                guard let id = row.integer("id"), let startsAtMs = row.integer("starts_at_ms"), let endsAtMs = row.integer("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
                 return Silence(
-                    id: id, matchers: text("matchers").map(AlertStore.dictionary) ?? [:], startsAtMs: startsAtMs,
-                    endsAtMs: endsAtMs, comment: text("comment") ?? "", createdBy: text("created_by"))
+                    id: id, matchers: row.text("matchers").map(AlertStore.dictionary) ?? [:], startsAtMs: startsAtMs,
+                    endsAtMs: endsAtMs, comment: row.text("comment") ?? "", createdBy: row.text("created_by"))
             }
         }
     }
@@ -206,17 +204,15 @@ package struct AlertStore: Sendable {
     /// An alert as a damaged file may hold it: nil for a row with a value of the wrong type or
     /// a time not between 1970 and `nowMs`, so no clock arithmetic on it can overflow.
     static func alert(_ row: Row, nowMs: Int64) -> Alert? {
-        func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
         let times = 0...max(nowMs, 0)
-        guard let id = int("id"), let fingerprint = text("fingerprint"), let rule = text("rule"), let severity = text("severity"),
-            let startedAtMs = int("started_at_ms"), times.contains(startedAtMs)
+        guard let id = row.integer("id"), let fingerprint = row.text("fingerprint"), let rule = row.text("rule"), let severity = row.text("severity"),
+            let startedAtMs = row.integer("started_at_ms"), times.contains(startedAtMs)
         else { return nil }
-        let resolvedAtMs = int("resolved_at_ms")
+        let resolvedAtMs = row.integer("resolved_at_ms")
         if let resolvedAtMs, !times.contains(resolvedAtMs) { return nil }
         return Alert(
-            fingerprint: fingerprint, rule: rule, source: text("source"), severity: severity,
-            labels: text("labels").map(dictionary) ?? [:], annotations: text("annotations").map(dictionary) ?? [:], startedAtMs: startedAtMs,
+            fingerprint: fingerprint, rule: rule, source: row.text("source"), severity: severity,
+            labels: row.text("labels").map(dictionary) ?? [:], annotations: row.text("annotations").map(dictionary) ?? [:], startedAtMs: startedAtMs,
             resolvedAtMs: resolvedAtMs, id: id)
     }
 

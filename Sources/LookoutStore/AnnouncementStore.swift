@@ -55,14 +55,12 @@ package struct AnnouncementStore: Sendable {
                     JOIN announcement_updates u ON u.announcement_id = a.id ORDER BY a.id, u.at_ms, u.id
                     """)
             while let row = try rows.next() {
-                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
-                guard let id = int("id"), let atMs = int("at_ms"), times.contains(atMs) else { continue }
+                guard let id = row.integer("id"), let atMs = row.integer("at_ms"), times.contains(atMs) else { continue }
                 let update = Announcement.Update(
-                    atMs: atMs, state: text("state").flatMap(Announcement.State.init(rawValue:)) ?? .investigating, message: text("message") ?? "")
+                    atMs: atMs, state: row.text("state").flatMap(Announcement.State.init(rawValue:)) ?? .investigating, message: row.text("message") ?? "")
                 if byID[id] == nil {
-                    let sources = text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
-                    byID[id] = Announcement(id: String(id), title: text("title") ?? "", sources: sources, updates: [])
+                    let sources = row.text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
+                    byID[id] = Announcement(id: String(id), title: row.text("title") ?? "", sources: sources, updates: [])
                     order.append(id)
                 }
                 byID[id]?.updates.append(update)

@@ -17,17 +17,15 @@ package enum BreakerStore {
         return try database.writer.read { db in
             var saved: [String: PersistedBreaker] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM breaker_state") {
-                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-                func count(_ column: String) -> Int? { int(column).map { Int(min(max($0, 0), 1_000_000_000)) } }
-                guard let source = String.fromDatabaseValue(row["source"] as DatabaseValue),
-                    let state = String.fromDatabaseValue(row["state"] as DatabaseValue).flatMap(BreakerState.init(rawValue:)),
-                    let failures = count("consecutive_failures"), let successes = count("consecutive_successes"),
-                    let openCount = count("open_count"), let openTimeoutMs = int("open_timeout_ms")
+                guard let source = row.text("source"),
+                    let state = row.text("state").flatMap(BreakerState.init(rawValue:)),
+                    let failures = row.boundedCount("consecutive_failures"), let successes = row.boundedCount("consecutive_successes"),
+                    let openCount = row.boundedCount("open_count"), let openTimeoutMs = row.integer("open_timeout_ms")
                 else { continue }
                 saved[source] = PersistedBreaker(
                     state: state, consecutiveFailures: failures, consecutiveSuccesses: successes,
-                    openedAtMs: int("opened_at_ms").flatMap { (0...nowMs).contains($0) ? $0 : nil },
-                    nextAttemptAtMs: int("next_attempt_at_ms").flatMap { (0...nowMs.addingClamped(furthestTrialMs)).contains($0) ? $0 : nil },
+                    openedAtMs: row.integer("opened_at_ms").flatMap { (0...nowMs).contains($0) ? $0 : nil },
+                    nextAttemptAtMs: row.integer("next_attempt_at_ms").flatMap { (0...nowMs.addingClamped(furthestTrialMs)).contains($0) ? $0 : nil },
                     openCount: openCount, openTimeoutMs: max(0, openTimeoutMs))
             }
             return saved

@@ -22,17 +22,15 @@ package struct ErrorRecordStore: Sendable {
             ).compactMap { row in
                 // Read as a damaged file may hold it: a row with a value of the wrong type is
                 // left out, and a number out of range is dropped.
-                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
-                guard let id = int("id"), let tsMs = int("ts_ms"), let source = text("source"), let category = text("category"),
-                    let reason = text("reason"), let message = text("message")
+                guard let id = row.integer("id"), let tsMs = row.integer("ts_ms"), let source = row.text("source"), let category = row.text("category"),
+                    let reason = row.text("reason"), let message = row.text("message")
                 else { return nil }
                 return (id, ErrorRecord(
                     tsMs: min(max(tsMs, Timestamp.writable.lowerBound), Timestamp.writable.upperBound), source: source, category: category,
-                    reason: reason, httpStatus: int("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
-                    curlCode: int("curl_code").flatMap { Int32(exactly: $0) }, message: message, serverMessage: text("server_message"),
-                    attempt: Int(min(max(int("attempt") ?? 1, 0), 1_000_000)), wasRetried: (int("was_retried") ?? 0) != 0,
-                    retrySucceeded: (int("retry_succeeded") ?? 0) != 0))
+                    reason: reason, httpStatus: row.integer("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
+                    curlCode: row.integer("curl_code").flatMap { Int32(exactly: $0) }, message: message, serverMessage: row.text("server_message"),
+                    attempt: Int(min(max(row.integer("attempt") ?? 1, 0), 1_000_000)), wasRetried: (row.integer("was_retried") ?? 0) != 0,
+                    retrySucceeded: (row.integer("retry_succeeded") ?? 0) != 0))
             }
         }
     }

@@ -38,12 +38,10 @@ package struct MaintenanceStore: Sendable {
     package func current(nowMs: Int64) throws -> [MaintenanceWindow] {
         try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM maintenance_windows WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).compactMap { row in
-                func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-                func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
-                guard let id = int("id"), let startsAtMs = int("starts_at_ms"), let endsAtMs = int("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
-                let sources = text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
+                guard let id = row.integer("id"), let startsAtMs = row.integer("starts_at_ms"), let endsAtMs = row.integer("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
+                let sources = row.text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
                 var schedule = MaintenanceWindow.Schedule.once(startMs: startsAtMs, endMs: endsAtMs)
-                if let recurring = text("recurring") {
+                if let recurring = row.text("recurring") {
                     guard let object = try? JSONSerialization.jsonObject(with: Data(recurring.utf8)) as? [String: Any],
                         let weekdays = object["weekdays"] as? [Int], let minute = object["minute_of_day"] as? Int,
                         let duration = (object["duration_ms"] as? NSNumber)?.int64Value, let zone = object["time_zone"] as? String
@@ -52,8 +50,8 @@ package struct MaintenanceStore: Sendable {
                 }
                 guard schedule.isWellFormed else { return nil }
                 return MaintenanceWindow(
-                    name: "api-\(id)", sources: sources, matchers: text("matchers").map(AlertStore.dictionary) ?? [:], schedule: schedule,
-                    note: text("note") ?? "", id: id, activeFromMs: startsAtMs, activeUntilMs: endsAtMs)
+                    name: "api-\(id)", sources: sources, matchers: row.text("matchers").map(AlertStore.dictionary) ?? [:], schedule: schedule,
+                    note: row.text("note") ?? "", id: id, activeFromMs: startsAtMs, activeUntilMs: endsAtMs)
             }
         }
     }

@@ -59,11 +59,9 @@ package struct OutboxStore: Sendable {
     /// default (the row is still delivered, or fails and is retried, in its turn), and counts and
     /// times are kept where no arithmetic on them can overflow.
     static func row(_ row: Row) -> OutboxRow {
-        func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
         return OutboxRow(
-            id: int("id") ?? 0, hook: text("hook") ?? "", alertID: int("alert_id") ?? 0, payload: text("payload") ?? "",
-            attempts: Int(min(max(int("attempts") ?? 0, 0), 1_000_000_000)),
-            nextAttemptAtMs: min(max(int("next_attempt_at_ms") ?? 0, 0), Timestamp.writable.upperBound))
+            id: row.integer("id") ?? 0, hook: row.text("hook") ?? "", alertID: row.integer("alert_id") ?? 0, payload: row.text("payload") ?? "",
+            attempts: row.boundedCount("attempts") ?? 0,
+            nextAttemptAtMs: min(max(row.integer("next_attempt_at_ms") ?? 0, 0), Timestamp.writable.upperBound))
     }
 }

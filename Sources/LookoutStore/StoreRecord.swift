@@ -93,18 +93,16 @@ package struct StoredOutage: Sendable, Equatable {
     /// type, or times not before `nowMs` (a damaged file may hold anything; every value is read
     /// as it may be, and counts are kept within a billion).
     init?(source: String, _ row: Row, nowMs: Int64) {
-        func int(_ column: String) -> Int64? { Int64.fromDatabaseValue(row[column] as DatabaseValue) }
-        func text(_ column: String) -> String? { String.fromDatabaseValue(row[column] as DatabaseValue) }
-        guard let category = text("category").flatMap(ErrorCategory.init(rawValue:)), let reason = text("reason"),
-            let downSinceMs = int("down_since_ms"), let lastFailedMs = int("last_failed_ms"),
+        guard let category = row.text("category").flatMap(ErrorCategory.init(rawValue:)), let reason = row.text("reason"),
+            let downSinceMs = row.integer("down_since_ms"), let lastFailedMs = row.integer("last_failed_ms"),
             downSinceMs >= 0, downSinceMs <= lastFailedMs, lastFailedMs <= nowMs
         else { return nil }
         self.source = source
         self.downSinceMs = downSinceMs
-        failedProbes = Int(min(max(0, int("failed_probes") ?? 0), 1_000_000_000))
+        failedProbes = row.boundedCount("failed_probes") ?? 0
         let failure = Failure(
-            category: category, reason: reason, httpStatus: int("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
-            curlCode: int("curl_code").flatMap { Int32(exactly: $0) }, detail: text("detail") ?? "", serverMessage: text("server_message"))
+            category: category, reason: reason, httpStatus: row.integer("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
+            curlCode: row.integer("curl_code").flatMap { Int32(exactly: $0) }, detail: row.text("detail") ?? "", serverMessage: row.text("server_message"))
         cause = ProbeResult(source: source, timestampMs: lastFailedMs, ok: false, failure: failure, httpStatus: failure.httpStatus)
     }
 }
