@@ -120,19 +120,19 @@ package struct AlertStore: Sendable {
     }
 
     /// Alerts stored as firing, to take back after a restart.
-    package func firing(nowMs: Int64 = Timestamp.nowMs()) throws -> [Alert] {
+    package func firing() throws -> [Alert] {
         try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE state = 'firing' ORDER BY id").compactMap { AlertStore.alert($0, nowMs: nowMs) }
+            try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE state = 'firing' ORDER BY id").compactMap(AlertStore.alert)
         }
     }
 
     /// Firing alerts and those resolved since `sinceMs`, newest first.
-    package func recent(sinceMs: Int64, limit: Int = 200, nowMs: Int64 = Timestamp.nowMs()) throws -> [Alert] {
+    package func recent(sinceMs: Int64, limit: Int = 200) throws -> [Alert] {
         try database.writer.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM alerts WHERE state = 'firing' OR resolved_at_ms >= ? ORDER BY id DESC LIMIT ?",
                 arguments: [sinceMs, limit]
-            ).compactMap { AlertStore.alert($0, nowMs: nowMs) }
+            ).compactMap(AlertStore.alert)
         }
     }
 
@@ -202,9 +202,10 @@ package struct AlertStore: Sendable {
     }
 
     /// An alert as a damaged file may hold it: nil for a row with a value of the wrong type or
-    /// a time not between 1970 and `nowMs`, so no clock arithmetic on it can overflow.
-    static func alert(_ row: Row, nowMs: Int64) -> Alert? {
-        let times = 0...max(nowMs, 0)
+    /// a time outside years 1970–9999, so no clock arithmetic on it can overflow. (Not "after
+    /// now": a clock stepped back would lose alerts it wrote itself.)
+    static func alert(_ row: Row) -> Alert? {
+        let times = 0...Timestamp.writable.upperBound
         guard let id = row.integer("id"), let fingerprint = row.text("fingerprint"), let rule = row.text("rule"), let severity = row.text("severity"),
             let startedAtMs = row.integer("started_at_ms"), times.contains(startedAtMs)
         else { return nil }

@@ -42,10 +42,10 @@ package struct AnnouncementStore: Sendable {
     }
 
     /// Announcements still open, and those updated since `sinceMs`; newest first. Rows are read
-    /// as a damaged file may hold them: an update with a value of the wrong type, or a time not
-    /// between 1970 and `nowMs`, is left out.
-    package func recent(sinceMs: Int64, nowMs: Int64 = Timestamp.nowMs()) throws -> [Announcement] {
-        let times = 0...max(nowMs, 0)
+    /// as a damaged file may hold them: an update with a value of the wrong type, or a time
+    /// outside years 1970–9999, is left out.
+    package func recent(sinceMs: Int64) throws -> [Announcement] {
+        let times = 0...Timestamp.writable.upperBound
         return try database.writer.read { db in
             var byID: [Int64: Announcement] = [:]
             var order: [Int64] = []

@@ -28,19 +28,21 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
 
         /// Keeps at most `limit` records; returns how many were dropped. Over the bound it drops a
         /// tenth of it at once, so a writer stuck on a full disk pays one O(n) removal per
-        /// `limit / 10` records instead of one per record. The oldest raw results and error
-        /// records go first: the minute rollups are kept apart, so availability stays whole, and
-        /// the records that carry state (outages, breakers) are what a restart resumes from.
+        /// `limit / 10` records instead of one per record. The oldest go first, by
+        /// `StoreRecord.dropOrder`: raw results and error records (the minute rollups are kept
+        /// apart, so availability stays whole), then an outage's failures and breaker changes
+        /// (a later one of the same source supersedes them), and only then outage ends.
         mutating func trim(to limit: Int) -> Int {
             guard records.count > limit else { return 0 }
             var excess = records.count - (limit - limit / 10)
             let before = records.count
-            records.removeAll { record in
-                guard excess > 0, record.isHistory else { return false }
-                excess -= 1
-                return true
+            for order in 0...StoreRecord.lastDropOrder where excess > 0 {
+                records.removeAll { record in
+                    guard excess > 0, record.dropOrder == order else { return false }
+                    excess -= 1
+                    return true
+                }
             }
-            if excess > 0 { records.removeFirst(excess) }
             return before - records.count
         }
 

@@ -70,14 +70,20 @@ package enum StoreRecord: Sendable {
     /// file read-only or full then), so the first write that works clears them before this run's.
     case forgetOutages
 
-    /// A raw result or an error record: the records there are many of, the first to go when too
-    /// many wait for the database (the rest are few, or state a restart resumes from).
-    var isHistory: Bool {
+    /// When too many wait for the database, which go first (lowest first, oldest first):
+    /// 0, raw results and error records, the many; 1, an outage's failed probes, breaker states
+    /// and transitions, which later ones of the same source supersede or only add to (a dropped
+    /// first failure moves `down_since` later, a dropped one after it loses a count); 2, outage
+    /// ends and forgetting, without which a restart would take back an outage that is over.
+    var dropOrder: Int {
         switch self {
-        case .probe, .error: true
-        case .transition, .breakerState, .outage, .forgetOutages: false
+        case .probe, .error: 0
+        case .transition, .breakerState, .outage(_, .some): 1
+        case .outage(_, nil), .forgetOutages: 2
         }
     }
+
+    static let lastDropOrder = 2
 }
 
 /// An outage in progress when Lookout stopped, as the `outages` table keeps it.

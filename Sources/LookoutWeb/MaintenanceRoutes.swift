@@ -136,10 +136,10 @@ struct MaintenanceRoutes: Sendable {
         guard let at = fields["at"] as? String, let minute = MaintenanceWindow.minuteOfDay(at) else {
             return .failure(Problem(message: "recurring.at must be a time of day, HH:MM (e.g. 02:30)"))
         }
-        guard let text = fields["duration"] as? String, let duration = try? ConfigValues.parseDuration(text), duration > .zero,
+        guard let text = fields["duration"] as? String, let duration = try? ConfigValues.parseDuration(text), duration.totalMilliseconds > 0,
             duration <= .seconds(7 * 86400)
         else {
-            return .failure(Problem(message: "recurring.duration must be a duration up to 7 days (e.g. 30m, 2h)"))
+            return .failure(Problem(message: "recurring.duration must be a duration from 1ms up to 7 days (e.g. 30m, 2h)"))
         }
         let zone = fields["time_zone"] as? String ?? "UTC"
         guard TimeZone(identifier: zone) != nil else {

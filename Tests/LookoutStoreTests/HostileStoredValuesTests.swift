@@ -8,7 +8,8 @@ import Testing
 /// A damaged or hand-edited file may hold any value in any column. What Lookout reads back
 /// (maintenance windows, breakers, alerts, announcements, error records, the outbox, the rollup
 /// marks) is checked as it is read: an unreadable row is left out, an out-of-range number is
-/// dropped or clamped, and nothing downstream can trap on it.
+/// dropped or clamped, and nothing downstream can trap on it. Times ahead of the clock are
+/// kept: a clock stepped back must not lose what Lookout wrote itself.
 @Suite("hostile values in the database")
 struct HostileStoredValuesTests {
     let nowMs: Int64 = 1_800_000_000_000
@@ -57,7 +58,8 @@ struct HostileStoredValuesTests {
         let min = try #require(saved["min"])
         #expect(min.consecutiveFailures == 1_000_000_000 && min.openCount == 1_000_000_000)
         #expect(min.openedAtMs == nil && min.nextAttemptAtMs == nil && min.openTimeoutMs == 0)
-        #expect(saved["future"]?.openedAtMs == nil && saved["future"]?.nextAttemptAtMs == nil)
+        // Opened "after now" (a clock stepped back since) is kept; a next trial at Int64.max is not.
+        #expect(saved["future"]?.openedAtMs == nowMs + 1 && saved["future"]?.nextAttemptAtMs == nil)
         // What /metrics and the page ask of a restored breaker, and its next failures.
         var breaker = CircuitBreaker(settings: CircuitBreakerSettings(), restoring: min)
         #expect(breaker.openDurationMs(nowMs: nowMs) == 0)
@@ -70,16 +72,18 @@ struct HostileStoredValuesTests {
             "INSERT INTO alerts (fingerprint, rule, severity, state, started_at_ms, summary, labels, annotations) VALUES ('min', 'R', 'page', 'firing', \(Int64.min), '', '{}', '{}')",
             "INSERT INTO alerts (fingerprint, rule, severity, state, started_at_ms, summary, labels, annotations) VALUES ('text', 'R', 'page', 'firing', 'then', '', 3, x'00')",
             "INSERT INTO alerts (fingerprint, rule, severity, state, started_at_ms, resolved_at_ms, summary, labels, annotations) VALUES ('res', 'R', 'page', 'resolved', 1000, \(Int64.max), '', '{}', '{}')",
-            "INSERT INTO announcements (id, title, sources) VALUES (1, 'kept', '[]'), (2, 'gone', '[]')",
-            "INSERT INTO announcement_updates (announcement_id, at_ms, state, message) VALUES (1, 1000, 'investigating', 'm'), (2, \(Int64.min), 'investigating', 'm')",
+            // Written by this machine before its clock stepped back a year: kept.
+            "INSERT INTO alerts (fingerprint, rule, severity, state, started_at_ms, summary, labels, annotations) VALUES ('ahead', 'R', 'page', 'firing', \(Timestamp.nowMs() + 365 * 86_400_000), '', '{}', '{}')",
+            "INSERT INTO announcements (id, title, sources) VALUES (1, 'kept', '[]'), (2, 'gone', '[]'), (3, 'ahead', '[]')",
+            "INSERT INTO announcement_updates (announcement_id, at_ms, state, message) VALUES (1, 1000, 'investigating', 'm'), (2, \(Int64.min), 'investigating', 'm'), (3, \(Timestamp.nowMs() + 365 * 86_400_000), 'investigating', 'm')",
             "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded, curl_code, http_status) VALUES (\(Int64.min), 'a', 'transient', 'r', 'm', \(Int64.max), 1, 0, \(Int64(Int32.max) + 1), 70000)",
             "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES ('late', 'a', 'transient', 'r', 'm', 1, 0, 0)",
             "INSERT INTO alert_outbox (hook, alert_id, payload, created_at_ms, attempts, next_attempt_at_ms) VALUES ('h', 1, 'p', 0, \(Int64.max), \(Int64.min))",
         ])
         let alerts = AlertStore(database: database)
-        #expect(try alerts.firing(nowMs: nowMs).map(\.fingerprint) == ["ok"])
-        #expect(try alerts.recent(sinceMs: 0, nowMs: nowMs).map(\.fingerprint) == ["ok"])
-        #expect(try AnnouncementStore(database: database).recent(sinceMs: 0, nowMs: nowMs).map(\.title) == ["kept"])
+        #expect(try alerts.firing().map(\.fingerprint) == ["ok", "ahead"])
+        #expect(try alerts.recent(sinceMs: 0).map(\.fingerprint) == ["ahead", "ok"])
+        #expect(try AnnouncementStore(database: database).recent(sinceMs: 0).map(\.title) == ["ahead", "kept"])
         let errors = try ErrorRecordStore(database: database).page(source: "a", sinceMs: Int64.min, beforeID: nil, limit: 10)
         #expect(errors.count == 1)
         let error = try #require(errors.first?.record)

@@ -36,7 +36,8 @@ struct StoreTests {
     }
 
     /// The outbox grows by a row per firing alert and Alertmanager hook a minute: a resolve's
-    /// read of its hooks, and the cascade when retention deletes an alert, go by index.
+    /// read of its hooks goes by index, and so does a delete by alert_id, the lookup SQLite's
+    /// cascade makes when retention deletes an alert (query plans do not show cascades).
     @Test func anAlertsOutboxRowsAreFoundByIndex() throws {
         let database = try LookoutDatabase(path: ":memory:")
         let plans = try database.writer.read { db in
@@ -216,5 +217,35 @@ struct StoreTests {
         #expect(writer.pendingCount == 0)
         let count = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM probe_results")! }
         #expect(count == 200)
+    }
+
+    /// Past the queue's bound on a full disk, an outage's end outlives the failures queued after
+    /// it: dropped, it would leave the stored outage for a restart to take back as still down.
+    @Test func anOutagesEndOutlivesTheFailuresQueuedAfterItOnAFullDisk() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try LookoutDatabase(path: path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"), maxQueued: 100)
+        let failure = Failure(category: .serverError, reason: "http_500", detail: String(repeating: "x", count: 2000))
+        writer.record(ProbeResult(source: "down", timestampMs: 1, ok: false, failure: failure))
+        writer.flush()
+        func outages() throws -> [String] {
+            try database.writer.read { db in try String.fetchAll(db, sql: "SELECT s.name FROM outages o JOIN sources s ON s.id = o.source_id ORDER BY s.name") }
+        }
+        #expect(try outages() == ["down"])
+
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+        let pages = try database.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count")! }
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
+        writer.record(ProbeResult(source: "down", timestampMs: 2, ok: true))
+        for index in 0..<200 { writer.record(ProbeResult(source: "x", timestampMs: 3 + Int64(index), ok: false, failure: failure)) }
+        writer.flush()
+        #expect(writer.status.lastError?.contains("full") == true)
+        #expect(writer.pendingCount <= 100)
+
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+        writer.flush()
+        #expect(writer.status.lastError == nil)
+        #expect(try outages() == ["x"])
     }
 }

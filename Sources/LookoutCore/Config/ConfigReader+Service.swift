@@ -187,6 +187,7 @@ extension ConfigReader {
             if let value = duration(node, "\(path).duration") {
                 durationMs = value.totalMilliseconds
                 if durationMs > 7 * 86_400_000 { problem(node, "\(path).duration", "must be at most 7 days") }
+                if durationMs <= 0 { problem(node, "\(path).duration", "must be at least 1ms") }
             }
         } else {
             problem(node, "\(path).duration", "is missing, e.g. 30m")
