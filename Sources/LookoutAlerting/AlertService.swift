@@ -208,7 +208,12 @@ package final class AlertService: Sendable {
     /// source it depends on being down (that one pages), or a critical alert of the same source
     /// (which carries the news; its warning and info alerts would only repeat it).
     func holds(firing: [Alert], snapshot: RegistrySnapshot, nowMs: Int64) -> [String: AlertHold] {
-        let active = silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
+        // A silence that has ended leaves the list here, so the list grows only with silences
+        // in force.
+        let active = silences.withLock { list in
+            list.removeAll { $0.endsAtMs <= nowMs }
+            return list
+        }
         var critical: [String: String] = [:]
         for alert in firing where alert.severity == "critical" {
             if let source = alert.source, critical[source] == nil { critical[source] = alert.rule }
@@ -367,6 +372,9 @@ package final class AlertService: Sendable {
         }
         return nil
     }
+
+    /// How many silences are kept in memory, ended ones not yet let go included (for tests).
+    package var keptSilences: Int { silences.withLock(\.count) }
 
     package func activeSilences(nowMs: Int64 = Timestamp.nowMs()) -> [Silence] {
         silences.withLock { $0.filter { $0.endsAtMs > nowMs } }

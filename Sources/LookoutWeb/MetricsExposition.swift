@@ -275,6 +275,7 @@ package struct MetricsExposition: Sendable {
             writer.single("lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).", value: Double(health.failedFlushes))
             writer.single("lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.", value: Double(health.droppedRecords))
             writer.single("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.", value: Double(recordWriter.pendingCount))
+            writer.single("lookout_db_pending_rollups", type: .gauge, help: "Minute rollups (one a source and minute) held in memory: the current minute's, and while writes fail, those waiting.", value: Double(recordWriter.pendingRollups))
         }
         if let database = context.database {
             writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))

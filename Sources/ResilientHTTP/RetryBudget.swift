@@ -40,7 +40,8 @@ public struct RetryBudget: Sendable, Equatable {
         var copy = self
         _ = copy.slot(nowMs)
         let allowed = Swift.max(Double(copy.minRetriesPerMinute), copy.ratio * Double(copy.calls.reduce(0, +)))
-        return Swift.max(0, Int(allowed) - copy.retries.reduce(0, +))
+        // Within Int for any floor and ratio (the config allows a million a minute).
+        return Swift.max(0, Int(Swift.min(allowed, 1e15)) - copy.retries.reduce(0, +))
     }
 
     /// The bucket for `nowMs`, clearing buckets that have aged out.

@@ -98,9 +98,12 @@ struct NotificationHoldTests {
         #expect(try outbox(database).isEmpty)
         #expect(alerts.heldBack.values.contains { $0.silenced && $0.reason == "silenced: deploy" })
         // The silence ends: the critical alert goes out at the next evaluation, once.
+        #expect(alerts.keptSilences == 1)
         alerts.evaluate(nowMs: now + 30_000)
         alerts.evaluate(nowMs: now + 45_000)
         #expect(try outbox(database).map(\.alert) == ["SourceDown"])
+        // The ended silence is let go, not filtered out again at every evaluation.
+        #expect(alerts.keptSilences == 0)
     }
 
     @Test func aSourceWhoseParentIsDownWaits() throws {

@@ -15,6 +15,8 @@ struct ConfigTableTests {
          #"t.yml:4:15: sources[0].interval: "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#),
         ("sources:\n  - name: a\n    url: http://x/\n    rate_limit: {rate: fast}\n",
          #"t.yml:4:24: sources[0].rate_limit.rate: "fast" is not a rate (use 5/s, 300/m, 10/h)"#),
+        ("sources:\n  - name: a\n    url: http://x/\n    retry_budget: {min_retries_per_minute: 9223372036854775807}\n",
+         #"t.yml:4:44: sources[0].retry_budget.min_retries_per_minute: "9223372036854775807" must be a whole number from 0 to 1000000"#),
         ("sources:\n  - name: a\n    kind: download\n    url: http://x/\n    max_bytes: lots\n",
          #"t.yml:5:16: sources[0].max_bytes: "lots" is not a size (use 512KiB, 100MiB, 8GiB)"#),
         ("sources:\n  - name: a\n    url: \"htp:/nope\"\n",

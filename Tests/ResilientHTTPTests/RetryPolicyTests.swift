@@ -131,6 +131,12 @@ struct RetryBudgetTests {
         #expect(budget.remaining(nowMs: 65_000) == 0)
         #expect(budget.remaining(nowMs: 200_000) == 2)
     }
+
+    @Test func theRemainingCountOfAHugeFloorFitsInAnInt() {
+        // Int(Double(Int.max)) traps: the read-out clamps whatever the floor.
+        let budget = RetryBudget(ratio: 1, minRetriesPerMinute: Int.max)
+        #expect(budget.remaining(nowMs: 0) == 1_000_000_000_000_000)
+    }
 }
 
 @Suite("TokenBucket")

@@ -254,7 +254,7 @@ extension ConfigReader {
             if let value = budget["ratio"]?.value, let ratio = double(value, "\(path).retry_budget.ratio", range: 0...1) {
                 source.policy.retryBudgetRatio = ratio
             }
-            if let value = budget["min_retries_per_minute"]?.value, let floor = int(value, "\(path).retry_budget.min_retries_per_minute") {
+            if let value = budget["min_retries_per_minute"]?.value, let floor = int(value, "\(path).retry_budget.min_retries_per_minute", range: 0...1_000_000) {
                 source.policy.retryBudgetMinPerMinute = floor
             }
         }
