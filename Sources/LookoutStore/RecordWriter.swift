@@ -147,7 +147,7 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             if !result.ok, result.failure != nil {
                 queue.outages.insert(result.source)
                 queue.records.append(.outage(source: result.source, failed: result))
-            } else if queue.outages.remove(result.source) != nil {
+            } else if !queue.outages.isEmpty, queue.outages.remove(result.source) != nil {
                 queue.records.append(.outage(source: result.source, failed: nil))
             }
             // Maintenance stays out of the rollups that availability is computed from.

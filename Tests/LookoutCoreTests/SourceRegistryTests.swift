@@ -23,6 +23,22 @@ struct SourceRegistryTests {
         #expect(snapshot.partialFailureRatio > 0)
     }
 
+    /// A round counts sources, not probes: one flaky source alone is not a partial failure,
+    /// one failing source beside a working one is, however often each was probed.
+    @Test func partialFailureRoundsCountEachSourceOnceAMinute() {
+        let registry = SourceRegistry(sources: [a, b])
+        let minute = HealthWindow.minute
+        let start: Int64 = 100 * minute
+        registry.record(failed("a", at: start + 1_000))
+        registry.record(ProbeResult(source: "a", timestampMs: start + 2_000, ok: true))
+        registry.record(ProbeResult(source: "a", timestampMs: start + 3_000, ok: true))
+        for second: Int64 in 1...3 {
+            registry.record(failed("a", at: start + minute + second * 1_000))
+            registry.record(ProbeResult(source: "b", timestampMs: start + minute + second * 1_000, ok: true))
+        }
+        #expect(registry.snapshot(nowMs: start + 2 * minute).partialFailureRatio == 0.5)
+    }
+
     @Test func aRemovedSourceTakesEveryPieceWithIt() {
         let registry = SourceRegistry(sources: [a, b])
         let now: Int64 = 10 * HealthWindow.hour

@@ -121,17 +121,24 @@ package struct SourceHealth: Sendable, Equatable {
 }
 
 /// The service-wide partial-failure rounds. A round is one minute: it is partial when some but
-/// not all probed sources failed in it.
+/// not all probed sources failed in it. A round counts sources, not names: each source keeps
+/// `Marks` of the last minute it was counted in, so a probe costs no hashing of its name.
 struct PartialFailureRounds: Sendable {
+    /// The last minutes a source was counted as probed and as failed.
+    struct Marks: Sendable {
+        var probedMinuteMs = Int64.min
+        var failedMinuteMs = Int64.min
+    }
+
     private struct Round: Sendable {
         var minuteMs: Int64 = Int64.min
-        var probed: Set<String> = []
-        var failed: Set<String> = []
+        var probed = 0
+        var failed = 0
     }
 
     private var rounds = [Round](repeating: Round(), count: 16)
 
-    mutating func record(_ result: ProbeResult) {
+    mutating func record(_ result: ProbeResult, marks: inout Marks) {
         let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
         // Not negative for a time before 1970 (a clock set back that far).
         let count = Int64(rounds.count)
@@ -140,8 +147,16 @@ struct PartialFailureRounds: Sendable {
             guard minute > rounds[index].minuteMs else { return }
             rounds[index] = Round(minuteMs: minute)
         }
-        rounds[index].probed.insert(result.source)
-        if !result.ok { rounds[index].failed.insert(result.source) }
+        // Once a minute per source, and never for a minute before one it was counted in (a
+        // clock set back would count it twice in the later one).
+        if minute > marks.probedMinuteMs {
+            marks.probedMinuteMs = minute
+            rounds[index].probed += 1
+        }
+        if !result.ok, minute > marks.failedMinuteMs {
+            marks.failedMinuteMs = minute
+            rounds[index].failed += 1
+        }
     }
 
     /// Share of the finished rounds of the last 15 minutes in which some but not all sources failed.
@@ -149,7 +164,7 @@ struct PartialFailureRounds: Sendable {
         let current = nowMs - nowMs % HealthWindow.minute
         let recent = rounds.filter { $0.minuteMs != Int64.min && $0.minuteMs > current - HealthWindow.fifteenMinutes && $0.minuteMs <= current }
         guard !recent.isEmpty else { return 0 }
-        let partial = recent.filter { !$0.failed.isEmpty && $0.failed.count < $0.probed.count }.count
+        let partial = recent.filter { $0.failed > 0 && $0.failed < $0.probed }.count
         return Double(partial) / Double(recent.count)
     }
 }

@@ -177,6 +177,8 @@ package struct SourceRecord: Sendable {
     /// Whether `health` holds anything (a probe, or history restored after a restart).
     package internal(set) var hasHealth = false
     package internal(set) var client = ClientCounters()
+    /// The last minutes this source was counted in the service-wide partial-failure rounds.
+    var roundMarks = PartialFailureRounds.Marks()
     /// Times the breaker opened from closed in the `windowMs` before `nowMs`.
     package func breakerOpens(windowMs: Int64, nowMs: Int64) -> Int {
         health.breakerOpens(windowMs: windowMs, nowMs: nowMs)

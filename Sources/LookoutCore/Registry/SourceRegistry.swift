@@ -63,7 +63,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         let change = state.withLock { state -> SourceRecord.OutageChange? in
             guard let position = state.positions[result.source] else { return nil }
             let change = state.records[position].record(result)
-            if !result.heldBack && !result.duringMaintenance { state.rounds.record(result) }
+            if !result.heldBack && !result.duringMaintenance { state.rounds.record(result, marks: &state.records[position].roundMarks) }
             return change
         }
         if let change, let logger { SourceRegistry.log(change, to: logger) }
