@@ -57,6 +57,11 @@ drain_time_wait() {
 }
 drain_time_wait
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
+# The same GETs from C through libcurl alone: the part of the figure above no libcurl prober
+# avoids (most of it the kernel's work for a fresh loopback connection, both ends).
+${CC:-clang} -O2 -o "$work/curl-floor" Benchmarks/curl-floor.c $(pkg-config --cflags --libs libcurl)
+drain_time_wait
+"$work/curl-floor" "http://127.0.0.1:$port/" 20000 64 >> "$rows"
 
 # The ceiling: wrk straight at nginx, one request per connection.
 ceiling=$(wrk -t2 -c64 -d5s -H 'Connection: close' "http://127.0.0.1:$port/" | awk '/Requests\/sec/ {print $2}')

@@ -1,0 +1,94 @@
+// The floor any libcurl prober pays: the same fresh-connection GETs as `lookout-bench probes`,
+// from C, with the options Lookout's EasyHandle sets (one connection per request, "Connection:
+// close", every header line and body byte passed to a callback), N in flight through one multi
+// handle, easy handles reused after curl_easy_reset. Nothing of Lookout runs: the difference to
+// `lookout-bench probes` is what Lookout's client adds.
+//
+// usage: curl-floor URL TRANSFERS IN_FLIGHT  (prints a row of Benchmarks/RESULTS.md)
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+static size_t take(char *data, size_t size, size_t count, void *owner) {
+    (void)data;
+    (void)owner;
+    return size * count;
+}
+
+static void configure(CURL *easy, const char *url, struct curl_slist *headers, char *errors) {
+    curl_easy_setopt(easy, CURLOPT_URL, url);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errors);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "Lookout/floor");
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(easy, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+    curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, take);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, take);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: curl-floor URL TRANSFERS IN_FLIGHT\n");
+        return 2;
+    }
+    const char *url = argv[1];
+    long total = strtol(argv[2], NULL, 10), inFlight = strtol(argv[3], NULL, 10);
+    if (total < 1 || inFlight < 1 || inFlight > 4096) {
+        fprintf(stderr, "curl-floor: TRANSFERS must be at least 1, IN_FLIGHT from 1 to 4096\n");
+        return 2;
+    }
+    curl_global_init(CURL_GLOBAL_ALL);
+    CURLM *multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, 0L);
+    struct curl_slist *headers = curl_slist_append(NULL, "Connection: close");
+    static char errors[4096][CURL_ERROR_SIZE];
+    long started = 0, finished = 0, failed = 0;
+    for (; started < inFlight && started < total; started++) {
+        CURL *easy = curl_easy_init();
+        configure(easy, url, headers, errors[started]);
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, errors[started]);
+        curl_multi_add_handle(multi, easy);
+    }
+    while (finished < total) {
+        int running = 0, left = 0;
+        curl_multi_perform(multi, &running);
+        CURLMsg *message;
+        while ((message = curl_multi_info_read(multi, &left))) {
+            if (message->msg != CURLMSG_DONE) continue;
+            CURL *easy = message->easy_handle;
+            if (message->data.result != CURLE_OK) failed++;
+            char *slot;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, &slot);
+            curl_multi_remove_handle(multi, easy);
+            finished++;
+            if (started < total) {
+                curl_easy_reset(easy);
+                configure(easy, url, headers, slot);
+                curl_easy_setopt(easy, CURLOPT_PRIVATE, slot);
+                curl_multi_add_handle(multi, easy);
+                started++;
+            } else {
+                curl_easy_cleanup(easy);
+            }
+        }
+        if (finished < total) curl_multi_poll(multi, NULL, 0, 100, NULL);
+    }
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    double user = usage.ru_utime.tv_sec * 1e6 + usage.ru_utime.tv_usec;
+    double system = usage.ru_stime.tv_sec * 1e6 + usage.ru_stime.tv_usec;
+    printf("| CPU per fresh-connection GET through libcurl alone (C, the same options, %ld in flight; %ld failed) | `curl-floor %s %ld %ld` | %.1f µs | user %.1f µs, system %.1f µs | |\n",
+           inFlight, failed, url, total, inFlight, (user + system) / total, user / total, system / total);
+    curl_slist_free_all(headers);
+    curl_multi_cleanup(multi);
+    curl_global_cleanup();
+    return failed == 0 ? 0 : 1;
+}
