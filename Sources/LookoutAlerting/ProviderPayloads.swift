@@ -15,6 +15,9 @@ package enum ProviderPayloads {
         var cause: String
         var downSince: String?
         var downFor: String?
+        /// When the outage began, as a lock screen shows it: `19:10 UTC` on the day of sending,
+        /// `23 Nov 2026 19:10 UTC` before.
+        var downSinceText: String?
         var rules: String
         /// " (Lookout was not running for 2h 14m of it)", or "".
         var notRunning: String
@@ -37,6 +40,9 @@ package enum ProviderPayloads {
             cause = annotations["description"] ?? first?.summary ?? ""
             downSince = annotations["down_since"]
             downFor = annotations["down_for"]
+            downSinceText = downSince.flatMap(Timestamp.parseRFC3339).map { since in
+                Timestamp.day(since) == Timestamp.day(nowMs) ? Timestamp.clock(since) : Timestamp.day(since) + " " + Timestamp.clock(since)
+            }
             notRunning = first.map(AlertService.notRunningNote) ?? ""
             rules = alerts.map(\.rule).joined(separator: ", ")
             let order = ["critical", "warning", "info"]
@@ -44,11 +50,11 @@ package enum ProviderPayloads {
             link = annotations["status_page"] ?? "\(externalURL)/"
         }
 
-        /// "Down for 4m, since 2026-11-23T19:10:14.135Z" / "Was down for 12m", and "(Lookout was
-        /// not running for 2h 14m of it)" when part of that nobody looked.
+        /// "Down for 4m, since 19:10 UTC" / "Was down for 12m", and "(Lookout was not running for
+        /// 2h 14m of it)" when part of that nobody looked.
         var since: String? {
             guard let downFor else { return nil }
-            let since = firing ? "Down for \(downFor), since \(downSince ?? "?")" : "Was down for \(downFor)"
+            let since = firing ? "Down for \(downFor), since \(downSinceText ?? downSince ?? "?")" : "Was down for \(downFor)"
             return since + notRunning
         }
     }

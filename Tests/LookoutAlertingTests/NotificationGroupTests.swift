@@ -109,6 +109,24 @@ struct NotificationGroupTests {
         #expect(String(decoding: request.body ?? [], as: UTF8.self) == body)
     }
 
+    /// A lock screen shows the time of day an outage began, with its date only when it began
+    /// on another day; the machine-readable time stays in `down_since`.
+    @Test func aNotificationSaysWhenTheOutageBeganAsPeopleReadIt() throws {
+        let hook = try #require(try ConfigLoader.parse("""
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks: [{name: phone, type: ntfy, url: "http://127.0.0.1:1/oncall"}]
+            """, file: "t.yml").hooks.first)
+        let began = try #require(Timestamp.parseRFC3339("2026-11-23T19:10:14.135Z"))
+        var down = alert("SourceDown", at: began, id: 1)
+        down.annotations = ["description": "Error while probing acme: the server answered 503.", "down_since": "2026-11-23T19:10:14.135Z"]
+        let send = NotificationGroups.Send(hook: "phone", status: "firing", alerts: [down], groupLabels: ["source": "acme"])
+        let sameDay = ProviderPayloads.body(for: hook, send, externalURL: "https://status.test", nowMs: began + 4 * 60_000)
+        #expect(sameDay.contains("Down for 4m, since 19:10 UTC"))
+        let nextDay = ProviderPayloads.body(for: hook, send, externalURL: "https://status.test", nowMs: began + 26 * 3_600_000)
+        #expect(nextDay.contains("Down for 1d 2h, since 23 Nov 2026 19:10 UTC"))
+    }
+
     @Test func aNotificationSaysHowMuchOfAnOutageLookoutWasNotRunning() throws {
         let hook = try #require(try ConfigLoader.parse("""
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]
