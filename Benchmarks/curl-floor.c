@@ -4,7 +4,9 @@
 // handle, easy handles reused after curl_easy_reset. Nothing of Lookout runs: the difference to
 // `lookout-bench probes` is what Lookout's client adds.
 //
-// usage: curl-floor URL TRANSFERS IN_FLIGHT  (prints a row of Benchmarks/RESULTS.md)
+// usage: curl-floor URL TRANSFERS IN_FLIGHT
+// prints: CPU µs per transfer (user + system, from the first request to the last answer), the
+// user and system parts, and the failed transfers.
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,8 @@ int main(int argc, char **argv) {
     struct curl_slist *headers = curl_slist_append(NULL, "Connection: close");
     static char errors[4096][CURL_ERROR_SIZE];
     long started = 0, finished = 0, failed = 0;
+    struct rusage before;
+    getrusage(RUSAGE_SELF, &before);
     for (; started < inFlight && started < total; started++) {
         CURL *easy = curl_easy_init();
         configure(easy, url, headers, errors[started]);
@@ -81,12 +85,11 @@ int main(int argc, char **argv) {
         }
         if (finished < total) curl_multi_poll(multi, NULL, 0, 100, NULL);
     }
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    double user = usage.ru_utime.tv_sec * 1e6 + usage.ru_utime.tv_usec;
-    double system = usage.ru_stime.tv_sec * 1e6 + usage.ru_stime.tv_usec;
-    printf("| CPU per fresh-connection GET through libcurl alone (C, the same options, %ld in flight; %ld failed) | `curl-floor %s %ld %ld` | %.1f µs | user %.1f µs, system %.1f µs | |\n",
-           inFlight, failed, url, total, inFlight, (user + system) / total, user / total, system / total);
+    struct rusage after;
+    getrusage(RUSAGE_SELF, &after);
+    double user = (after.ru_utime.tv_sec - before.ru_utime.tv_sec) * 1e6 + (after.ru_utime.tv_usec - before.ru_utime.tv_usec);
+    double system = (after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e6 + (after.ru_stime.tv_usec - before.ru_stime.tv_usec);
+    printf("%.1f %.1f %.1f %ld\n", (user + system) / total, user / total, system / total, failed);
     curl_slist_free_all(headers);
     curl_multi_cleanup(multi);
     curl_global_cleanup();

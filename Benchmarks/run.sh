@@ -38,6 +38,8 @@ pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.1; done
 
 rows="$work/rows.md"
+median() { python3 -c "import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))" "$@"; }
+worst() { python3 -c "import sys; print(max(float(v) for v in sys.argv[1:]))" "$@"; }
 "$bin/lookout-bench" decisions >> "$rows"
 "$bin/lookout-bench" store >> "$rows"
 "$bin/lookout-bench" status >> "$rows"
@@ -57,11 +59,22 @@ drain_time_wait() {
 }
 drain_time_wait
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
-# The same GETs from C through libcurl alone: the part of the figure above no libcurl prober
-# avoids (most of it the kernel's work for a fresh loopback connection, both ends).
+# The same GETs from C through libcurl alone (Benchmarks/curl-floor.c, Lookout's options): the
+# part no libcurl prober avoids, most of it the kernel's work for a fresh loopback connection at
+# both ends. Both run at once, three rounds, so the host's drift between runs falls on both alike.
 ${CC:-clang} -O2 -o "$work/curl-floor" Benchmarks/curl-floor.c $(pkg-config --cflags --libs libcurl)
 drain_time_wait
-"$work/curl-floor" "http://127.0.0.1:$port/" 20000 64 >> "$rows"
+floor_all=(); client_all=(); over_all=()
+for round in 1 2 3; do
+  "$work/curl-floor" "http://127.0.0.1:$port/" 20000 32 > "$work/floor-$round" & floor_pid=$!
+  client=$("$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 32 | awk -F'|' '/CPU per fresh-connection probe/ {gsub(/[^0-9.]/, "", $4); print $4}')
+  wait $floor_pid
+  read -r floor floor_user floor_system floor_failed < "$work/floor-$round"
+  [ "$floor_failed" = 0 ] || { echo "curl-floor: $floor_failed transfers failed" >&2; exit 1; }
+  floor_all+=("$floor"); client_all+=("$client")
+  over_all+=("$(python3 -c "print(round($client / $floor, 2))")")
+done
+echo "| CPU per fresh-connection GET, side by side (32 in flight each, 3 rounds): libcurl alone from C (Lookout's options) ${floor_all[*]} µs; Lookout's resilient client ${client_all[*]} µs | \`curl-floor URL 20000 32\` beside \`lookout-bench probes URL 20000 32\` | $(median "${floor_all[@]}") µs libcurl alone | Lookout's client $(median "${client_all[@]}") µs | Lookout ÷ libcurl alone, median of the rounds' ${over_all[*]}: $(median "${over_all[@]}") |" >> "$rows"
 
 # The ceiling: wrk straight at nginx, one request per connection.
 ceiling=$(wrk -t2 -c64 -d5s -H 'Connection: close' "http://127.0.0.1:$port/" | awk '/Requests\/sec/ {print $2}')
@@ -81,8 +94,6 @@ bpid=$!
 pids+=($bpid)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$bport/-/healthy" >/dev/null && break; sleep 0.1; done
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-median() { python3 -c "import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))" "$@"; }
-worst() { python3 -c "import sys; print(max(float(v) for v in sys.argv[1:]))" "$@"; }
 
 # One blackbox_exporter measurement: wrk at /probe for 5 s; prints probes/s and CPU µs per probe.
 blackbox_round() {
