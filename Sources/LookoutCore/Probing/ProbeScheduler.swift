@@ -192,8 +192,10 @@ package final class ProbeScheduler: Sendable {
             if late { $0.lateStarts += 1 }
         }
         // On the transfer thread: the probe hands its transfer over and resumes there, waking
-        // no other thread (a large body's check goes elsewhere; see ResilientClient).
-        let task = Task(executorPreference: prober.client.transport.executor) {
+        // no other thread (a large body's check goes elsewhere; see ResilientClient). Detached:
+        // a probe reads no task-local value, and an attached task copies every one bound around
+        // the loop (the service group's) into a new set per probe.
+        let task = Task.detached(executorPreference: prober.client.transport.executor) {
             _ = await self.runProbe(source, holdingPermit: true)
             self.finished(entry.slot, generation: entry.generation)
         }
