@@ -105,7 +105,8 @@ enum LookoutBench {
     }
 
     /// Fresh-connection probes through the full resilient client: probes per second and CPU
-    /// microseconds (user + system, all threads) per probe.
+    /// microseconds (user + system, all threads) per probe. The callers run on the transfer
+    /// thread, as `lookout serve`'s probes do, so no call wakes another thread.
     static func probes(url: String, count: Int, concurrency: Int) async {
         let client = ResilientClient()
         client.configure(upstream: "bench", policy: UpstreamPolicy(rateLimit: nil))
@@ -116,7 +117,7 @@ enum LookoutBench {
         let failures = await withTaskGroup(of: Int.self) { group in
             let perWorker = count / concurrency
             for _ in 0..<concurrency {
-                group.addTask {
+                group.addTask(executorPreference: client.transport.executor) {
                     var failed = 0
                     for _ in 0..<perWorker where await !client.call(upstream: "bench", request).ok { failed += 1 }
                     return failed
