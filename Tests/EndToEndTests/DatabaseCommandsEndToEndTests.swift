@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import LookoutCore
+import LookoutStore
 import ResilientHTTP
 import Testing
 import TestSupport
@@ -58,6 +60,91 @@ struct DatabaseCommandsEndToEndTests {
         #expect(refused.status == 1 && refused.output.contains("already exists"))
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
+    }
+
+    /// A kill -9 in the middle of a rollup step loses nothing and counts nothing twice.
+    /// `lookout db prune` rolls a backlog of 40 hours of minute rows for 400 sources up into
+    /// hours, one transaction per hour with the tier's mark, back to back; it is killed once the
+    /// mark has moved, so almost always inside a step's transaction. The file then holds every
+    /// hour before the mark whole and nothing at or after it; a second run completes the tiers,
+    /// each hour's sums equal to its minutes', none written twice.
+    @Test func aKillDuringARollupStepLosesNothingAndCountsNothingTwice() async throws {
+        let directory = try makeTemporaryDirectory("rollup-kill")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("lookout.sqlite").path
+        let hour = HealthWindow.hour
+        let first = HealthWindow.floor(Timestamp.nowMs(), to: hour) - 41 * hour
+        let end = first + 40 * hour
+        let database = try LookoutDatabase(path: path)
+        try await database.writer.write { db in
+            try db.execute(
+                sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) INSERT INTO sources (name, first_seen_ms) SELECT 's' || i, ? FROM n",
+                arguments: [first])
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE m(t) AS (SELECT ? UNION ALL SELECT t + 60000 FROM m WHERE t + 60000 < ?)
+                    INSERT INTO minute_rollups (minute_ms, source_id, probes, failures, retried, retry_succeeded, duration_us_sum, duration_us_max, latency)
+                    SELECT m.t, s.id, 4, (m.t / 60000 + s.id) % 3, (m.t / 60000 + s.id) % 2, 0, 1000 + s.id, 900, ?
+                    FROM m CROSS JOIN sources s ORDER BY m.t, s.id
+                    """,
+                arguments: [first, end, LatencyBlob.encode([1, 2, 0, 1])])
+            try db.execute(sql: "UPDATE tier_rows SET rows = (SELECT COUNT(*) FROM minute_rollups) WHERE tier = 'minute'")
+        }
+        try database.writer.close()
+
+        let prune = try ChildProcess(binary, ["db", "prune", "--db", path, "--older-than", "30d"])
+        let reader = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let markAtKill = try await eventually("the hour tier's mark to move") { () -> Int64? in
+            let mark = try await reader.read { db in try RollupTiers.mark(db, "hour") }
+            guard let mark, mark >= first + 2 * hour else { return nil }
+            prune.send(SIGKILL)
+            return mark
+        }
+        let status = try await prune.terminate()
+        #expect(status == SIGKILL, "the prune finished before it was killed (\(prune.text)); the backlog is too small to test a kill")
+        try reader.close()
+
+        let killed = try DatabaseQueue(path: path)
+        let (integrity, mark, bad, after, rows) = try await killed.read { db in
+            let mark = try RollupTiers.mark(db, "hour") ?? 0
+            return (
+                try String.fetchOne(db, sql: "PRAGMA integrity_check"), mark, try Self.mismatches(before: mark, db),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups WHERE hour_ms >= ?", arguments: [mark]) ?? -1,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups") ?? -1)
+        }
+        #expect(integrity == "ok")
+        #expect(mark >= markAtKill && mark < end, "the kill came after the last hour")
+        #expect(bad == 0, "hours before the mark whose sums differ from their minutes'")
+        #expect(after == 0, "rows of a step the kill cut short")
+        #expect(rows == Int((mark - first) / hour) * 400)
+        try killed.close()
+
+        let rerun = try await runTool(binary, ["db", "prune", "--db", path, "--older-than", "30d"])
+        #expect(rerun.status == 0, "\(rerun.output)")
+        let done = try DatabaseQueue(path: path)
+        let (finalMark, finalBad, finalRows, probes) = try await done.read { db in
+            (try RollupTiers.mark(db, "hour") ?? 0, try Self.mismatches(before: end, db), try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT SUM(probes) FROM hour_rollups") ?? -1)
+        }
+        #expect(finalMark >= end)
+        #expect(finalBad == 0)
+        #expect(finalRows == 40 * 400)
+        #expect(probes == 40 * 60 * 400 * 4)
+    }
+
+    /// Per (hour, source) before `until`: the minute rows' sums that the hour tier does not hold exactly.
+    static func mismatches(before until: Int64, _ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db,
+            sql: """
+                SELECT COUNT(*) FROM (
+                  SELECT minute_ms / 3600000 * 3600000 AS h, source_id, SUM(probes) AS p, SUM(failures) AS f, SUM(retried) AS r,
+                         SUM(duration_us_sum) AS d
+                  FROM minute_rollups WHERE minute_ms < ? GROUP BY h, source_id) m
+                LEFT JOIN hour_rollups x ON x.hour_ms = m.h AND x.source_id = m.source_id
+                WHERE x.probes IS NOT m.p OR x.failures IS NOT m.f OR x.retried IS NOT m.r OR x.duration_us_sum IS NOT m.d
+                """,
+            arguments: [until]) ?? -1
     }
 
     @Test func checkTellsADamagedFileAndAMissingOneApart() async throws {
