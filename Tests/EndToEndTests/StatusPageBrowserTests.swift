@@ -69,47 +69,53 @@ struct StatusPageBrowserTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
         let hostile = #"<img src=x onerror="document.title='pwned'"> "quoted" & <script>alert(1)</script>"#
-        let encoded = hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let now = Timestamp.nowMs()
         let database = directory.appendingPathComponent("lookout.sqlite").path
         try Self.writeHistory(to: database, nowMs: now)
         let tokenFile = directory.appendingPathComponent("token")
         try "admin-secret\n".write(to: tokenFile, atomically: true, encoding: .utf8)
-        let urls: [String: (kind: String, path: String)] = [
-            "payments-api": ("json", "/json/valid"), "checkout": ("http", "/status/503?detail=\(encoded)"), "ledger": ("http", "/ok"),
-            "refunds": ("http", "/ok"), "feed-rss": ("rss", "/rss/valid?items=3"), "feed-atom": ("rss", "/atom/valid?items=3"),
-            "search": ("http", "/status/500?detail=shard%207%20unavailable"), "catalog": ("json", "/json/valid"), "cdn": ("http", "/ok"),
-            "auth": ("http", "/ok"), "images": ("http", "/ok"), "nightly-dump": ("download", "/download/200000?seed=3"),
-        ]
-        var sources = ""
-        for (group, names) in Self.groups {
-            for name in names {
-                let (kind, path) = urls[name]!
-                sources += "  - {name: \(name), kind: \(kind), group: \(group), url: \"\(simBase)\(path)\"}\n"
-            }
-        }
+        // What the README's screenshots show reads as a real outage would; the same page with
+        // hostile upstream text and announcements is checked after a reload, below.
         let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(database)
-            retention: 100d
-            admin_token_file: \(tokenFile.path)
-            defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
-            sources:
-            \(sources)
-            maintenance:
-              - {name: refunds-migration, sources: [refunds], start: "\(Timestamp.rfc3339(now - 3_600_000))", end: "\(Timestamp.rfc3339(now + 7_200_000))", note: "Database migration"}
-            announcements:
-              - title: \(Self.yaml("Checkout errors " + hostile))
-                message: \(Self.yaml("We are looking into failed payments. " + hostile))
-                state: identified
-                sources: [checkout]
-                at: "\(Timestamp.rfc3339(now - 600_000))"
-            alerts:
-              evaluation_interval: 1s
-              rules:
-                - {name: SourceDown, severity: critical, expr: up == 0}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        func writeConfig(checkoutSays detail: String, announcement title: String, _ message: String) throws {
+            let urls: [String: (kind: String, path: String)] = [
+                "payments-api": ("json", "/json/valid"), "checkout": ("http", "/status/503?detail=\(detail.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"),
+                "ledger": ("http", "/ok"), "refunds": ("http", "/ok"), "feed-rss": ("rss", "/rss/valid?items=3"), "feed-atom": ("rss", "/atom/valid?items=3"),
+                "search": ("http", "/status/500?detail=shard%207%20unavailable"), "catalog": ("json", "/json/valid"), "cdn": ("http", "/ok"),
+                "auth": ("http", "/ok"), "images": ("http", "/ok"), "nightly-dump": ("download", "/download/200000?seed=3"),
+            ]
+            var sources = ""
+            for (group, names) in Self.groups {
+                for name in names {
+                    let (kind, path) = urls[name]!
+                    sources += "  - {name: \(name), kind: \(kind), group: \(group), url: \"\(simBase)\(path)\"}\n"
+                }
+            }
+            try """
+                listen: 127.0.0.1:0
+                database: \(database)
+                retention: 100d
+                admin_token_file: \(tokenFile.path)
+                defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+                sources:
+                \(sources)
+                maintenance:
+                  - {name: refunds-migration, sources: [refunds], start: "\(Timestamp.rfc3339(now - 3_600_000))", end: "\(Timestamp.rfc3339(now + 7_200_000))", note: "Database migration"}
+                announcements:
+                  - title: \(Self.yaml(title))
+                    message: \(Self.yaml(message))
+                    state: identified
+                    sources: [checkout]
+                    at: "\(Timestamp.rfc3339(now - 600_000))"
+                alerts:
+                  evaluation_interval: 1s
+                  rules:
+                    - {name: SourceDown, severity: critical, expr: up == 0}
+                """.write(to: config, atomically: true, encoding: .utf8)
+        }
+        try writeConfig(
+            checkoutSays: "card processor unavailable, retry later", announcement: "Card payments failing",
+            "Our card processor is refusing about a third of payments. We are working with them; PayPal is not affected.")
 
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("every source probed, both incidents firing") { () -> Bool? in
@@ -160,12 +166,9 @@ struct StatusPageBrowserTests {
         #expect(dom.contains(": no data\""))  // catalog's first 70 days
         #expect(dom.contains("1 alert: SourceDown"))  // search's bad day
         #expect(dom.contains("<h2>Maintenance in progress</h2>") && dom.contains("UTC: Database migration\"></i>"))  // and in today's segment
-        // Announcements: the open one at the top, the resolved one in the history; all escaped.
-        #expect(dom.contains("Checkout errors &lt;img src=x onerror="))
+        // Announcements: the open one at the top, the resolved one in the history.
+        #expect(dom.contains("Card payments failing") && dom.contains("card processor unavailable, retry later"))
         #expect(dom.contains("Past announcements (30 days)") && dom.contains("Rebuilt; results are current."))
-        #expect(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
-        #expect(!dom.contains("<img src=\"x\""))
-        #expect(dom.contains("<title>Lookout status</title>"))  // the onerror never ran
         #expect(dom.contains("aria-live"))
 
         // The public page: no URL, no error detail, no breaker internals, no admin hint.
@@ -194,6 +197,20 @@ struct StatusPageBrowserTests {
             let size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
             #expect(size > 10_000, "screenshot \(name) is \(size) bytes")
         }
+
+        // What upstreams and announcements say stays text: the same page after a reload that
+        // makes checkout's upstream and the announcement answer with markup.
+        try writeConfig(checkoutSays: hostile, announcement: "Checkout errors " + hostile, "We are looking into failed payments. " + hostile)
+        lookout.send(SIGHUP)
+        _ = try await eventually("the reloaded announcement and checkout's new answer on the page") { () -> Bool? in
+            let page = await http.perform(TransferRequest(url: "\(base)/")).bodyText
+            return page.contains("Checkout errors &lt;img src=x onerror=") && page.contains("The server said: &lt;img src=x") ? true : nil
+        }
+        let hostileDOM = try await runTool("/usr/bin/chromium", chromium + ["--window-size=1280,2000", "--dump-dom", "\(base)/"]).output
+        #expect(hostileDOM.contains("Checkout errors &lt;img src=x onerror="))
+        #expect(hostileDOM.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!hostileDOM.contains("<img src=\"x\""))
+        #expect(hostileDOM.contains("<title>Lookout status</title>"))  // the onerror never ran
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }
