@@ -11,8 +11,15 @@ package enum ProviderPayloads {
         var firing: Bool
         /// "acme is down" / "acme recovered", or the rule's summary for service-wide alerts.
         var title: String
-        /// The upstream's cause (the alerts' description), or the summary.
+        /// The upstream's cause (the alerts' description), or the summary; at most
+        /// `Summary.causeLimit` characters, so what follows it in a message is never cut off.
         var cause: String
+        /// The cause without its "Error while probing NAME: " opening, which a line that starts
+        /// with the source's name would repeat: "the server answered 503. The server said: …".
+        var gist: String
+        /// The line a lock screen shows first: "payments down since 12:03 UTC", "payments
+        /// recovered after 12m", or the title when there is no outage to tell.
+        var headline: String
         var downSince: String?
         var downFor: String?
         /// When the outage began, as a lock screen shows it: `19:10 UTC` on the day of sending,
@@ -37,11 +44,18 @@ package enum ProviderPayloads {
             } else {
                 title = firing ? subject : "Resolved: \(subject)"
             }
-            cause = annotations["description"] ?? first?.summary ?? ""
+            cause = clip(annotations["description"] ?? first?.summary ?? "", Summary.causeLimit)
+            let opening = "Error while probing \(source ?? ""): "
+            gist = source != nil && cause.hasPrefix(opening) ? String(cause.dropFirst(opening.count)) : cause
             downSince = annotations["down_since"]
             downFor = annotations["down_for"]
             downSinceText = downSince.flatMap(Timestamp.parseRFC3339).map { since in
                 Timestamp.day(since) == Timestamp.day(nowMs) ? Timestamp.clock(since) : Timestamp.day(since) + " " + Timestamp.clock(since)
+            }
+            headline = switch (source, firing) {
+            case (let source?, true): downSinceText.map { "\(source) down since \($0)" } ?? "\(source) is down"
+            case (let source?, false): downFor.map { "\(source) recovered after \($0)" } ?? "\(source) recovered"
+            case (nil, _): title
             }
             notRunning = first.map(AlertService.notRunningNote) ?? ""
             rules = alerts.map(\.rule).joined(separator: ", ")
@@ -50,13 +64,23 @@ package enum ProviderPayloads {
             link = annotations["status_page"] ?? "\(externalURL)/"
         }
 
-        /// "Down for 4m, since 19:10 UTC" / "Was down for 12m", and "(Lookout was not running for
-        /// 2h 14m of it)" when part of that nobody looked.
+        /// The most of an upstream's words a message carries: every provider's limit leaves room
+        /// for the lines after it (when the outage began, the alerts).
+        static let causeLimit = 500
+
+        /// "Down for 4m, since 19:10 UTC" ("Down since 19:10 UTC" in its first minute, rather
+        /// than "Down for 0s") / "Was down for 12m", and "(Lookout was not running for 2h 14m of
+        /// it)" when part of that nobody looked.
         var since: String? {
             guard let downFor else { return nil }
-            let since = firing ? "Down for \(downFor), since \(downSinceText ?? downSince ?? "?")" : "Was down for \(downFor)"
+            let at = downSinceText ?? downSince ?? "?"
+            let since = !firing ? "Was down for \(downFor)" : downFor.hasSuffix("s") && !downFor.contains(" ") ? "Down since \(at)" : "Down for \(downFor), since \(at)"
             return since + notRunning
         }
+
+        /// "Cause" while firing, "Cause was" once resolved: a green message must not read as a
+        /// failure happening now.
+        var causeLabel: String { firing ? "Cause" : "Cause was" }
     }
 
     /// The stable id of a group across replicas and restarts: PagerDuty's `dedup_key`, so two
@@ -87,7 +111,8 @@ package enum ProviderPayloads {
     /// What a webhook's templates see.
     static func fields(_ summary: Summary, _ send: NotificationGroups.Send, externalURL: String) -> [String: Any] {
         var fields: [String: Any] = [
-            "status": send.status, "firing": summary.firing, "title": summary.title, "cause": summary.cause, "severity": summary.severity,
+            "status": send.status, "firing": summary.firing, "title": summary.title, "headline": summary.headline, "cause": summary.cause,
+            "gist": summary.gist, "severity": summary.severity,
             "rules": summary.rules, "link": summary.link, "external_url": externalURL, "group_labels": send.groupLabels,
         ]
         if let source = summary.source { fields["source"] = source }
@@ -138,16 +163,52 @@ package enum ProviderPayloads {
         text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
     }
 
+    /// Cuts `text` to `limit` bytes of UTF-8 (ntfy counts bytes), at a character's end.
+    static func clip(_ text: String, bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var kept = ""
+        var used = 3  // the "…"
+        for character in text {
+            used += character.utf8.count
+            guard used <= limit else { break }
+            kept.append(character)
+        }
+        return kept + "…"
+    }
+
+    /// Text for Slack's mrkdwn (and a message's `text`, which Slack parses the same way): `&`, `<`
+    /// and `>` are its control characters, so an upstream's "<!channel>" or "<https://x|y>" stays
+    /// text instead of paging a channel or hiding a link.
+    static func slackText(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// Text for Discord's markdown: each character that marks something up within a line is
+    /// backslash-escaped (bold, italics, strikes, spoilers, code, links, mentions), so an
+    /// upstream's "[Reset](https://…)" or "**" stays text; mentions are also off for the whole
+    /// message (`allowed_mentions`). Line-start markup cannot occur: upstream text has no line
+    /// breaks (`PrintableText`) and every line starts with Lookout's own words.
+    static func discordText(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            if "\\*_~`|[]<@".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+
     /// Slack incoming webhook: a coloured attachment (red firing, green resolved) holding Block
     /// Kit blocks; `text` is what notifications and screen readers show.
     static func slack(_ summary: Summary) -> String {
         let emoji = summary.firing ? "🔴" : "✅"
-        var details = "*Cause:* \(summary.cause)"
-        if let since = summary.since { details += "\n\(since)" }
-        details += "\n*Alerts:* \(summary.rules) (\(summary.severity))"
+        var lines: [String] = []
+        if let since = summary.since { lines.append(slackText(since)) }
+        lines.append("*\(summary.causeLabel):* \(slackText(summary.gist))")
+        lines.append("*Alerts:* \(slackText(summary.rules)) (\(slackText(summary.severity)))")
         let blocks: [JSONText] = [
-            .ordered([("type", .string("header")), ("text", .ordered([("type", .string("plain_text")), ("text", .string(clip("\(emoji) \(summary.title)", 150)))]))]),
-            .ordered([("type", .string("section")), ("text", .ordered([("type", .string("mrkdwn")), ("text", .string(clip(details, 3000)))]))]),
+            .ordered([("type", .string("header")), ("text", .ordered([("type", .string("plain_text")), ("text", .string(clip("\(emoji) \(summary.headline)", 150)))]))]),
+            .ordered([("type", .string("section")), ("text", .ordered([("type", .string("mrkdwn")), ("text", .string(clip(lines.joined(separator: "\n"), 3000)))]))]),
             .ordered([
                 ("type", .string("actions")),
                 ("elements", .array([.ordered([
@@ -156,8 +217,10 @@ package enum ProviderPayloads {
                 ])])),
             ]),
         ]
+        // What a phone's notification shows: where, since when, and what the upstream said.
+        let text = summary.firing ? "\(emoji) \(summary.headline): \(summary.gist)" : "\(emoji) \(summary.headline)"
         return JSONText.ordered([
-            ("text", .string(clip("\(emoji) \(summary.title): \(summary.cause)", 3000))),
+            ("text", .string(clip(slackText(text), 3000))),
             ("attachments", .array([.ordered([("color", .string(summary.firing ? "#cf222e" : "#1a7f37")), ("blocks", .array(blocks))])])),
         ]).rendered
     }
@@ -167,16 +230,25 @@ package enum ProviderPayloads {
     static func teams(_ summary: Summary) -> String {
         var facts: [JSONText] = [.ordered([("title", .string("Alerts")), ("value", .string("\(summary.rules) (\(summary.severity))"))])]
         if let since = summary.since { facts.insert(.ordered([("title", .string("Outage")), ("value", .string(since))]), at: 0) }
+        // The upstream's words in a RichTextBlock: its TextRuns are plain text, where a
+        // TextBlock would render an upstream's "[x](https://…)" as a link.
+        let cause: JSONText = .ordered([
+            ("type", .string("RichTextBlock")),
+            ("inlines", .array([
+                .ordered([("type", .string("TextRun")), ("text", .string("\(summary.causeLabel): ")), ("weight", .string("Bolder"))]),
+                .ordered([("type", .string("TextRun")), ("text", .string(summary.gist))]),
+            ])),
+        ])
         let card: JSONText = .ordered([
             ("$schema", .string("http://adaptivecards.io/schemas/adaptive-card.json")),
             ("type", .string("AdaptiveCard")),
             ("version", .string("1.4")),
             ("body", .array([
                 .ordered([
-                    ("type", .string("TextBlock")), ("text", .string(summary.title)), ("weight", .string("Bolder")), ("size", .string("Medium")),
+                    ("type", .string("TextBlock")), ("text", .string(summary.headline)), ("weight", .string("Bolder")), ("size", .string("Medium")),
                     ("color", .string(summary.firing ? "Attention" : "Good")), ("wrap", .bool(true)),
                 ]),
-                .ordered([("type", .string("TextBlock")), ("text", .string(summary.cause)), ("wrap", .bool(true))]),
+                cause,
                 .ordered([("type", .string("FactSet")), ("facts", .array(facts))]),
             ])),
             ("actions", .array([.ordered([("type", .string("Action.OpenUrl")), ("title", .string("Status page")), ("url", .string(summary.link))])])),
@@ -200,10 +272,11 @@ package enum ProviderPayloads {
             ("event_action", .string("trigger")),
             ("dedup_key", .string(key)),
             ("payload", .ordered([
-                ("summary", .string(clip("\(summary.title): \(summary.cause)", 1024))),
+                ("summary", .string(clip("\(summary.headline): \(summary.gist)", 1024))),
                 ("source", .string(summary.source ?? "lookout")),
                 ("severity", .string(severity)),
-                ("timestamp", .string(Timestamp.rfc3339(send.alerts.first?.startedAtMs ?? nowMs))),
+                // When the outage began, not when a rule's `for` let the alert fire.
+                ("timestamp", .string(summary.downSince ?? Timestamp.rfc3339(send.alerts.first?.startedAtMs ?? nowMs))),
                 ("component", .string(summary.source ?? "lookout")),
                 ("class", .string(summary.rules)),
                 ("custom_details", .ordered(details)),
@@ -220,17 +293,22 @@ package enum ProviderPayloads {
         return "{\"routing_key\":" + JSONText.string(key).rendered + "," + body.dropFirst()
     }
 
-    /// Discord webhook: one embed, red or green.
+    /// Discord webhook: one embed, red or green; `content` is what a push notification shows.
+    /// Mentions are off (`allowed_mentions`), so no upstream text can ping anyone.
     static func discord(_ summary: Summary, nowMs: Int64) -> String {
-        var fields: [JSONText] = [.ordered([("name", .string("Alerts")), ("value", .string(clip("\(summary.rules) (\(summary.severity))", 1024))), ("inline", .bool(true))])]
+        var fields: [JSONText] = [
+            .ordered([("name", .string("Alerts")), ("value", .string(clip(discordText("\(summary.rules) (\(summary.severity))"), 1024))), ("inline", .bool(true))])
+        ]
         if let since = summary.since {
-            fields.insert(.ordered([("name", .string("Outage")), ("value", .string(clip(since, 1024))), ("inline", .bool(true))]), at: 0)
+            fields.insert(.ordered([("name", .string("Outage")), ("value", .string(clip(discordText(since), 1024))), ("inline", .bool(true))]), at: 0)
         }
+        let content = summary.firing ? "🔴 \(summary.headline): \(summary.gist)" : "✅ \(summary.headline)"
         return JSONText.ordered([
-            ("content", .string(clip("\(summary.firing ? "🔴" : "✅") \(summary.title)", 2000))),
+            ("content", .string(clip(discordText(content), 2000))),
+            ("allowed_mentions", .ordered([("parse", .array([]))])),
             ("embeds", .array([.ordered([
-                ("title", .string(clip(summary.title, 256))),
-                ("description", .string(clip(summary.cause, 4096))),
+                ("title", .string(clip(summary.headline, 256))),
+                ("description", .string(clip(discordText("\(summary.causeLabel): \(summary.gist)"), 4096))),
                 ("url", .string(summary.link)),
                 ("color", .int(summary.firing ? 0xCF222E : 0x1A7F37)),
                 ("fields", .array(fields)),
@@ -243,12 +321,14 @@ package enum ProviderPayloads {
     /// path component (`https://ntfy.sh/oncall` → `oncall`).
     static func ntfy(_ summary: Summary, topic: String) -> String {
         let priority = summary.firing ? (summary.severity == "critical" ? 5 : summary.severity == "warning" ? 4 : 3) : 3
-        var message = summary.cause
+        // The title and the body's first lines are what a lock screen shows: where and since
+        // when, then what the upstream said.
+        var message = "\(summary.causeLabel): \(summary.gist)"
         if let since = summary.since { message += "\n\(since)" }
         return JSONText.ordered([
             ("topic", .string(topic)),
-            ("title", .string(summary.title)),
-            ("message", .string(clip(message, 4096))),
+            ("title", .string(summary.headline)),
+            ("message", .string(clip(message, bytes: 4096))),
             ("priority", .int(Int64(priority))),
             ("tags", .array([.string(summary.firing ? "rotating_light" : "white_check_mark")])),
             ("click", .string(summary.link)),
@@ -259,8 +339,7 @@ package enum ProviderPayloads {
     /// multipart/alternative message. The subject fits a phone's notification: state, source and
     /// the gist of the cause, at most 78 characters.
     static func email(_ summary: Summary, _ send: NotificationGroups.Send, nowMs: Int64) -> String {
-        let gist = summary.cause.replacingOccurrences(of: "Error while probing \(summary.source ?? "")", with: "").trimmingCharacters(in: CharacterSet(charactersIn: ": "))
-        let subject = summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
+        let subject = summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(summary.gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
         var text = "\(summary.title)\n\n\(summary.cause)\n"
         if let since = summary.since { text += "\n\(since)\n" }
         text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"

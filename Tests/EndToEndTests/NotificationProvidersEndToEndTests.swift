@@ -69,7 +69,7 @@ struct NotificationProvidersEndToEndTests {
         #expect(slack.count == 2)
         let colors = slack.compactMap { (($0["attachments"] as? [[String: Any]])?.first?["color"]) as? String }
         #expect(colors == ["#cf222e", "#1a7f37"])
-        #expect((slack.first?["text"] as? String)?.contains("payments is down") == true)
+        #expect((slack.first?["text"] as? String)?.contains("payments down since") == true)
         #expect((slack.first?["text"] as? String)?.contains("503") == true)
         #expect(String(describing: slack.first ?? [:]).contains("https://status.example.test/#source-payments"))
         // PagerDuty: trigger then resolve with one dedup_key; the routing key is in the request.

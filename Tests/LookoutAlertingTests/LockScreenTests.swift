@@ -1,0 +1,106 @@
+import Foundation
+@testable import LookoutAlerting
+import LookoutCore
+import Testing
+
+/// What each provider's notification says first, as a phone's lock screen shows it: which
+/// source, since when, what the upstream said; and the upstream's words stay text in every
+/// format, whatever markup they hold.
+@Suite("notifications on a lock screen")
+struct LockScreenTests {
+    let began = Timestamp.parseRFC3339("2026-11-23T19:10:14.135Z")!
+
+    func hook(_ type: String) throws -> HookConfig {
+        try #require(try ConfigLoader.parse("""
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks: [{name: h, type: \(type), url: "http://127.0.0.1:1/oncall"\(type == "pagerduty" ? ", routing_key: \"${HOME}\"" : "")}]
+            """, file: "t.yml").hooks.first)
+    }
+
+    /// `acme`'s SourceDown, firing or resolved after `minutes`, its upstream having said `said`.
+    func body(_ type: String, said: String = "busy", minutes: Int64 = 4, resolved: Bool = false) throws -> [String: Any] {
+        var alert = Alert(
+            fingerprint: "SourceDown/acme", rule: "SourceDown", source: "acme", severity: "critical",
+            labels: ["alertname": "SourceDown", "severity": "critical", "source": "acme"],
+            annotations: ["description": "Error while probing acme: the server answered 503. The server said: \(said)", "down_since": "2026-11-23T19:10:14.135Z"],
+            startedAtMs: began + 5 * 60_000, resolvedAtMs: nil, id: 1)
+        let now = began + minutes * 60_000
+        if resolved { alert.resolvedAtMs = now }
+        let send = NotificationGroups.Send(hook: "h", status: resolved ? "resolved" : "firing", alerts: [alert], groupLabels: ["source": "acme"])
+        let text = ProviderPayloads.body(for: try hook(type), send, externalURL: "https://status.test", nowMs: now)
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func theFirstLineSaysWhichSourceSinceWhenAndWhatTheUpstreamSaid() throws {
+        let line = "acme down since 19:10 UTC: the server answered 503. The server said: busy"
+        #expect(try body("slack")["text"] as? String == "🔴 " + line)
+        #expect(try body("discord")["content"] as? String == "🔴 " + ProviderPayloads.discordText(line))
+        let ntfy = try body("ntfy")
+        #expect(ntfy["title"] as? String == "acme down since 19:10 UTC")
+        #expect((ntfy["message"] as? String)?.hasPrefix("Cause: the server answered 503. The server said: busy\nDown for 4m, since 19:10 UTC") == true)
+        let pagerDuty = try #require(try body("pagerduty")["payload"] as? [String: Any])
+        #expect(pagerDuty["summary"] as? String == line)
+        // When the outage began, not when the rule's `for` let the alert fire five minutes later.
+        #expect(pagerDuty["timestamp"] as? String == "2026-11-23T19:10:14.135Z")
+        let teams = String(describing: try body("teams"))
+        #expect(teams.contains("acme down since 19:10 UTC"))
+    }
+
+    @Test func aResolutionSaysHowLongItLastedAndWhatTheCauseWas() throws {
+        #expect(try body("slack", minutes: 12, resolved: true)["text"] as? String == "✅ acme recovered after 12m")
+        let section = try slackSection(try body("slack", minutes: 12, resolved: true))
+        #expect(section.hasPrefix("Was down for 12m\n*Cause was:* the server answered 503."))
+        let ntfy = try body("ntfy", minutes: 12, resolved: true)
+        #expect(ntfy["title"] as? String == "acme recovered after 12m")
+        #expect((ntfy["message"] as? String)?.hasPrefix("Cause was: ") == true)
+    }
+
+    /// In its first minute an outage is "Down since 19:10 UTC", not "Down for 0s".
+    @Test func aNewOutageSaysSinceWhenNotDownForNoTime() throws {
+        let ntfy = try body("ntfy", minutes: 0)
+        #expect((ntfy["message"] as? String)?.hasSuffix("\nDown since 19:10 UTC") == true)
+    }
+
+    func slackSection(_ body: [String: Any]) throws -> String {
+        let blocks = try #require((body["attachments"] as? [[String: Any]])?.first?["blocks"] as? [[String: Any]])
+        return try #require((blocks.first { $0["type"] as? String == "section" }?["text"] as? [String: Any])?["text"] as? String)
+    }
+
+    /// An upstream that answers with Slack's or Discord's markup pages nobody and hides no link.
+    @Test func anUpstreamsMarkupStaysText() throws {
+        let hostile = "<!channel> reset at <https://evil.test|status.example.test> & [Reset](https://evil.test) **now** @everyone"
+        let slack = try body("slack", said: hostile)
+        for text in [slack["text"] as? String ?? "", try slackSection(slack)] {
+            #expect(text.contains("&lt;!channel&gt; reset at &lt;https://evil.test|status.example.test&gt; &amp; [Reset]"))
+            #expect(!text.contains("<!channel>") && !text.contains("<https://"))
+        }
+        let discord = try body("discord", said: hostile)
+        #expect((discord["allowed_mentions"] as? [String: Any])?["parse"] as? [Any] != nil)
+        #expect(((discord["allowed_mentions"] as? [String: Any])?["parse"] as? [Any])?.isEmpty == true)
+        let description = try #require((discord["embeds"] as? [[String: Any]])?.first?["description"] as? String)
+        #expect(description.contains(#"\[Reset\](https://evil.test) \*\*now\*\* \@everyone"#))
+        #expect(!description.contains("[Reset](") && !(discord["content"] as? String ?? "").contains("[Reset]("))
+        // Teams: the upstream's words are a TextRun (plain text), not a TextBlock (markdown).
+        let card = try #require(((try body("teams", said: hostile)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]])
+        let textBlocks = card.filter { $0["type"] as? String == "TextBlock" }.compactMap { $0["text"] as? String }
+        #expect(!textBlocks.contains { $0.contains("[Reset]") })
+        let runs = card.compactMap { $0["inlines"] as? [[String: Any]] }.flatMap { $0 }.compactMap { $0["text"] as? String }
+        #expect(runs.contains { $0.contains("[Reset](https://evil.test)") })
+    }
+
+    /// A cause of several kilobytes (multi-byte, as a JSON error's text may be) is cut on its
+    /// own: since when and the alerts still reach the reader, and ntfy's body fits its 4,096 bytes.
+    @Test func aLongCauseLeavesTheLinesAfterItWhole() throws {
+        let long = String(repeating: "Überlastung – ", count: 600)
+        let section = try slackSection(try body("slack", said: long))
+        #expect(section.hasPrefix("Down for 4m, since 19:10 UTC\n"))
+        #expect(section.hasSuffix("*Alerts:* SourceDown (critical)"))
+        #expect(section.count < 3000)
+        let ntfy = try #require(try body("ntfy", said: long)["message"] as? String)
+        #expect(ntfy.utf8.count <= 4096)
+        #expect(ntfy.hasSuffix("\nDown for 4m, since 19:10 UTC"))
+        #expect(ProviderPayloads.clip(String(repeating: "é", count: 3000), bytes: 4096).utf8.count <= 4096)
+        #expect(ProviderPayloads.clip("short", bytes: 4096) == "short")
+    }
+}
