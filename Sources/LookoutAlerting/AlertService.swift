@@ -208,11 +208,12 @@ package final class AlertService: Sendable {
     /// source it depends on being down (that one pages), or a critical alert of the same source
     /// (which carries the news; its warning and info alerts would only repeat it).
     func holds(firing: [Alert], snapshot: RegistrySnapshot, nowMs: Int64) -> [String: AlertHold] {
-        // A silence that has ended leaves the list here, so the list grows only with silences
-        // in force.
+        // A silence that ended over an hour ago leaves the list here, so the list grows only with
+        // silences in force; one that ended just now stays a while, in case the wall clock
+        // jumped forward and comes back (it would otherwise be gone until a restart).
         let active = silences.withLock { list in
-            list.removeAll { $0.endsAtMs <= nowMs }
-            return list
+            list.removeAll { $0.endsAtMs <= nowMs - HealthWindow.hour }
+            return list.filter { $0.endsAtMs > nowMs }
         }
         var critical: [String: String] = [:]
         for alert in firing where alert.severity == "critical" {

@@ -102,8 +102,27 @@ struct NotificationHoldTests {
         alerts.evaluate(nowMs: now + 30_000)
         alerts.evaluate(nowMs: now + 45_000)
         #expect(try outbox(database).map(\.alert) == ["SourceDown"])
-        // The ended silence is let go, not filtered out again at every evaluation.
+        // The ended silence is let go an hour after its end, not filtered out again at every
+        // evaluation until a restart.
+        #expect(alerts.keptSilences == 1)
+        alerts.evaluate(nowMs: now + 20_000 + HealthWindow.hour)
         #expect(alerts.keptSilences == 0)
+    }
+
+    /// A wall clock that jumps forward past a silence's end (by less than the hour an ended
+    /// silence is kept) and comes back finds the silence still in force.
+    @Test func aSilenceOutlivesAClockThatJumpsForwardAndBack() throws {
+        let (monitor, alerts, _) = try service(hooks: """
+                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
+            """)
+        let now: Int64 = 1_000_000
+        try alerts.addSilence(Silence(matchers: ["alertname": "SourceDown"], startsAtMs: 0, endsAtMs: now + 2 * HealthWindow.hour, comment: "deploy"))
+        monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+        alerts.evaluate(nowMs: now + 2 * HealthWindow.hour + 30 * 60_000)
+        #expect(!alerts.heldBack.values.contains { $0.silenced })
+        alerts.evaluate(nowMs: now + 10_000)
+        #expect(alerts.heldBack.values.contains { $0.silenced && $0.reason == "silenced: deploy" })
+        #expect(alerts.keptSilences == 1)
     }
 
     @Test func aSourceWhoseParentIsDownWaits() throws {

@@ -39,6 +39,22 @@ struct SourceRegistryTests {
         #expect(registry.snapshot(nowMs: start + 2 * minute).partialFailureRatio == 0.5)
     }
 
+    /// A result of an earlier minute recorded after a later one (a "probe now" overlapping a
+    /// scheduled probe across a minute's end) counts in no round: counted as a failure but not as
+    /// probed, it made a partial round look whole.
+    @Test func aLateResultOfAnEarlierMinuteCountsInNoRound() {
+        let c = SourceConfig(name: "c", url: "http://127.0.0.1/c")
+        let registry = SourceRegistry(sources: [a, b, c])
+        let minute = HealthWindow.minute
+        let start: Int64 = 100 * minute
+        registry.record(ProbeResult(source: "b", timestampMs: start + 10_000, ok: true))
+        registry.record(failed("c", at: start + 20_000))
+        registry.record(ProbeResult(source: "a", timestampMs: start + minute + 5_000, ok: true))  // the probe now
+        registry.record(failed("a", at: start + 50_000))  // the scheduled one, started earlier
+        // Minute 100: b up, c down (partial); minute 101: only a, up.
+        #expect(registry.snapshot(nowMs: start + 2 * minute).partialFailureRatio == 0.5)
+    }
+
     @Test func aRemovedSourceTakesEveryPieceWithIt() {
         let registry = SourceRegistry(sources: [a, b])
         let now: Int64 = 10 * HealthWindow.hour

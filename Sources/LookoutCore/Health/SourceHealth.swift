@@ -148,7 +148,10 @@ struct PartialFailureRounds: Sendable {
             rounds[index] = Round(minuteMs: minute)
         }
         // Once a minute per source, and never for a minute before one it was counted in (a
-        // clock set back would count it twice in the later one).
+        // clock set back would count it twice in the later one). A result of an earlier minute
+        // that arrives late (a probe now overlapping a scheduled one) counts for neither: a
+        // failure counted where its source was not would make a round look whole.
+        guard minute >= marks.probedMinuteMs else { return }
         if minute > marks.probedMinuteMs {
             marks.probedMinuteMs = minute
             rounds[index].probed += 1
