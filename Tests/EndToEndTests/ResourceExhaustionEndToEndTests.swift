@@ -174,7 +174,9 @@ struct ResourceExhaustionEndToEndTests {
             let metrics = await get("\(base)/metrics").bodyText
             return metrics.contains("lookout_db_writable 0\n") && metrics.contains(#"lookout_probes_total{source="a",result="failure"} 3"#) ? true : nil
         }
-        // The minute's rollup waits in memory, and the gauge says so.
+        // The gauge of rollups held in memory is exported (with this minute's at least; that it
+        // grows while writes fail, and is all counted once they succeed, is RecordWriter's own
+        // test with a fake clock: minutesWaitingForHoursAreFoldedIntoTheirHourAndAllCounted).
         let waiting = await get("\(base)/metrics").bodyText.split(separator: "\n").first { $0.hasPrefix("lookout_db_pending_rollups ") }
         #expect(waiting.flatMap { Double($0.split(separator: " ")[1]) }.map { $0 >= 1 } == true)
         let ready = await get("\(base)/-/ready")
@@ -226,7 +228,9 @@ struct ResourceExhaustionEndToEndTests {
 
         (lookout, base) = try await startLookout(config: config)
         _ = try await lookout.waitFor(#"msg="the database is damaged; probing and serving go on"#)
-        // The minute's rollup waits in memory, and the gauge says so.
+        // The gauge of rollups held in memory is exported (with this minute's at least; that it
+        // grows while writes fail, and is all counted once they succeed, is RecordWriter's own
+        // test with a fake clock: minutesWaitingForHoursAreFoldedIntoTheirHourAndAllCounted).
         let waiting = await get("\(base)/metrics").bodyText.split(separator: "\n").first { $0.hasPrefix("lookout_db_pending_rollups ") }
         #expect(waiting.flatMap { Double($0.split(separator: " ")[1]) }.map { $0 >= 1 } == true)
         let ready = await get("\(base)/-/ready")
