@@ -77,9 +77,9 @@ struct StatusPageBrowserTests {
         // What the README's screenshots show reads as a real outage would; the same page with
         // hostile upstream text and announcements is checked after a reload, below.
         let config = directory.appendingPathComponent("lookout.yml")
-        func writeConfig(checkoutSays detail: String, announcement title: String, _ message: String) throws {
+        func writeConfig(announcement title: String, _ message: String, hostileSource: String? = nil) throws {
             let urls: [String: (kind: String, path: String)] = [
-                "payments-api": ("json", "/json/valid"), "checkout": ("http", "/status/503?detail=\(detail.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"),
+                "payments-api": ("json", "/json/valid"), "checkout": ("http", "/status/503?detail=card%20processor%20unavailable,%20retry%20later"),
                 "ledger": ("http", "/ok"), "refunds": ("http", "/ok"), "feed-rss": ("rss", "/rss/valid?items=3"), "feed-atom": ("rss", "/atom/valid?items=3"),
                 "search": ("http", "/status/500?detail=shard%207%20unavailable"), "catalog": ("json", "/json/valid"), "cdn": ("http", "/ok"),
                 "auth": ("http", "/ok"), "images": ("http", "/ok"), "nightly-dump": ("download", "/download/200000?seed=3"),
@@ -90,6 +90,11 @@ struct StatusPageBrowserTests {
                     let (kind, path) = urls[name]!
                     sources += "  - {name: \(name), kind: \(kind), group: \(group), url: \"\(simBase)\(path)\"}\n"
                 }
+            }
+            // A new source, so its first probe is told at once (checkout's breaker may be open).
+            if let hostileSource {
+                let detail = hostileSource.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                sources += "  - {name: gateway, group: Payments, url: \"\(simBase)/status/503?detail=\(detail)\"}\n"
             }
             try """
                 listen: 127.0.0.1:0
@@ -114,7 +119,7 @@ struct StatusPageBrowserTests {
                 """.write(to: config, atomically: true, encoding: .utf8)
         }
         try writeConfig(
-            checkoutSays: "card processor unavailable, retry later", announcement: "Card payments failing",
+            announcement: "Card payments failing",
             "Our card processor is refusing about a third of payments. We are working with them; PayPal is not affected.")
 
         let (lookout, base) = try await startLookout(config: config)
@@ -199,10 +204,10 @@ struct StatusPageBrowserTests {
         }
 
         // What upstreams and announcements say stays text: the same page after a reload that
-        // makes checkout's upstream and the announcement answer with markup.
-        try writeConfig(checkoutSays: hostile, announcement: "Checkout errors " + hostile, "We are looking into failed payments. " + hostile)
+        // adds an upstream answering with markup and makes the announcement markup.
+        try writeConfig(announcement: "Checkout errors " + hostile, "We are looking into failed payments. " + hostile, hostileSource: hostile)
         lookout.send(SIGHUP)
-        _ = try await eventually("the reloaded announcement and checkout's new answer on the page") { () -> Bool? in
+        _ = try await eventually("the reloaded announcement and the new source's answer on the page") { () -> Bool? in
             let page = await http.perform(TransferRequest(url: "\(base)/")).bodyText
             return page.contains("Checkout errors &lt;img src=x onerror=") && page.contains("The server said: &lt;img src=x") ? true : nil
         }
