@@ -11,11 +11,13 @@ package enum ProviderPayloads {
         var firing: Bool
         /// "acme is down" / "acme recovered", or the rule's summary for service-wide alerts.
         var title: String
-        /// The upstream's cause (the alerts' description), or the summary; at most
-        /// `Summary.causeLimit` characters, so what follows it in a message is never cut off.
+        /// The upstream's cause (the alerts' description), or the summary, whole: for email, the
+        /// webhook and PagerDuty's details, which have room for it.
         var cause: String
         /// The cause without its "Error while probing NAME: " opening, which a line that starts
-        /// with the source's name would repeat: "the server answered 503. The server said: …".
+        /// with the source's name would repeat ("the server answered 503. The server said: …"),
+        /// and at most `Summary.causeLimit` characters, so what follows it in a chat message or a
+        /// push is never cut off.
         var gist: String
         /// The line a lock screen shows first: "payments down since 12:03 UTC", "payments
         /// recovered after 12m", or the title when there is no outage to tell.
@@ -44,9 +46,9 @@ package enum ProviderPayloads {
             } else {
                 title = firing ? subject : "Resolved: \(subject)"
             }
-            cause = clip(annotations["description"] ?? first?.summary ?? "", Summary.causeLimit)
+            cause = annotations["description"] ?? first?.summary ?? ""
             let opening = "Error while probing \(source ?? ""): "
-            gist = source != nil && cause.hasPrefix(opening) ? String(cause.dropFirst(opening.count)) : cause
+            gist = clip(source != nil && cause.hasPrefix(opening) ? String(cause.dropFirst(opening.count)) : cause, Summary.causeLimit)
             downSince = annotations["down_since"]
             downFor = annotations["down_for"]
             downSinceText = downSince.flatMap(Timestamp.parseRFC3339).map { since in
@@ -166,6 +168,7 @@ package enum ProviderPayloads {
     /// Cuts `text` to `limit` bytes of UTF-8 (ntfy counts bytes), at a character's end.
     static func clip(_ text: String, bytes limit: Int) -> String {
         guard text.utf8.count > limit else { return text }
+        guard limit >= 3 else { return "" }  // not even the "…"
         var kept = ""
         var used = 3  // the "…"
         for character in text {
@@ -191,8 +194,16 @@ package enum ProviderPayloads {
     static func discordText(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            if "\\*_~`|[]<@".contains(character) { escaped.append("\\") }
+        var inURL = false
+        for (index, character) in zip(text.indices, text) {
+            // A URL is left as it is (Discord links it, and a backslash in it would break the
+            // link); it shows where it goes, so it hides nothing. It ends at a space.
+            if character == " " {
+                inURL = false
+            } else if !inURL, character == "h", text[index...].hasPrefix("http://") || text[index...].hasPrefix("https://") {
+                inURL = true
+            }
+            if !inURL, "\\*_~`|[]<@".contains(character) { escaped.append("\\") }
             escaped.append(character)
         }
         return escaped
@@ -276,7 +287,8 @@ package enum ProviderPayloads {
                 ("source", .string(summary.source ?? "lookout")),
                 ("severity", .string(severity)),
                 // When the outage began, not when a rule's `for` let the alert fire.
-                ("timestamp", .string(summary.downSince ?? Timestamp.rfc3339(send.alerts.first?.startedAtMs ?? nowMs))),
+                // (A rule's own down_since annotation may hold anything: only a time passes.)
+                ("timestamp", .string(Timestamp.rfc3339(summary.downSince.flatMap(Timestamp.parseRFC3339) ?? send.alerts.first?.startedAtMs ?? nowMs))),
                 ("component", .string(summary.source ?? "lookout")),
                 ("class", .string(summary.rules)),
                 ("custom_details", .ordered(details)),
@@ -340,7 +352,7 @@ package enum ProviderPayloads {
     /// the gist of the cause, at most 78 characters.
     static func email(_ summary: Summary, _ send: NotificationGroups.Send, nowMs: Int64) -> String {
         let subject = summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(summary.gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
-        var text = "\(summary.title)\n\n\(summary.cause)\n"
+        var text = "\(summary.headline)\n\n\(summary.causeLabel): \(summary.cause)\n"
         if let since = summary.since { text += "\n\(since)\n" }
         text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"
         func escape(_ value: String) -> String {
@@ -349,7 +361,7 @@ package enum ProviderPayloads {
         }
         let color = summary.firing ? "#cf222e" : "#1a7f37"
         var html = "<!doctype html><html><body style=\"font-family: sans-serif\">"
-        html += "<h2 style=\"color: \(color)\">\(escape(summary.title))</h2><p>\(escape(summary.cause))</p>"
+        html += "<h2 style=\"color: \(color)\">\(escape(summary.headline))</h2><p><strong>\(summary.causeLabel):</strong> \(escape(summary.cause))</p>"
         if let since = summary.since { html += "<p>\(escape(since))</p>" }
         html += "<p><strong>Alerts:</strong> \(escape(summary.rules)) (\(escape(summary.severity)))</p>"
         html += "<p><a href=\"\(escape(summary.link))\">Status page</a></p></body></html>"

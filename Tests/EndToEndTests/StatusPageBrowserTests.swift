@@ -179,7 +179,7 @@ struct StatusPageBrowserTests {
         // The public page: no URL, no error detail, no breaker internals, no admin hint.
         let publicHTML = await http.perform(TransferRequest(url: "\(base)/public")).bodyText
         #expect(publicHTML.contains("<h2>Current problems (2)</h2>"))
-        for secret in [simBase, "127.0.0.1", "http://", "shard 7 unavailable", "HTTP 503", "HTTP 500", "Breaker", "breaker", "/api/", "/metrics", "Details", "Not notified", "curl"] {
+        for secret in [simBase, "127.0.0.1", "http://", "shard 7 unavailable", "retry later", "HTTP 503", "HTTP 500", "Breaker", "breaker", "/api/", "/metrics", "Details", "Not notified", "curl"] {
             #expect(!publicHTML.contains(secret), "the public page shows \(secret)")
         }
         // The filter works without JavaScript.
@@ -216,6 +216,10 @@ struct StatusPageBrowserTests {
         #expect(hostileDOM.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!hostileDOM.contains("<img src=\"x\""))
         #expect(hostileDOM.contains("<title>Lookout status</title>"))  // the onerror never ran
+        // The public page shows the announcement, as text, and no upstream's words.
+        let hostilePublic = await http.perform(TransferRequest(url: "\(base)/public")).bodyText
+        #expect(hostilePublic.contains("Checkout errors &lt;img src=x onerror="))
+        #expect(!hostilePublic.contains("<img src=x") && !hostilePublic.contains("The server said"))
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }

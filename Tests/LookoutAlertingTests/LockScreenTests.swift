@@ -10,11 +10,17 @@ import Testing
 struct LockScreenTests {
     let began = Timestamp.parseRFC3339("2026-11-23T19:10:14.135Z")!
 
+    /// What each hook type needs besides its type.
+    let extra = [
+        "pagerduty": #"url: "http://127.0.0.1:1/oncall", routing_key: "${HOME}""#,
+        "email": #"url: "smtp://127.0.0.1:1", starttls: false, from: lookout@example.test, to: [oncall@example.test]"#,
+    ]
+
     func hook(_ type: String) throws -> HookConfig {
         try #require(try ConfigLoader.parse("""
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]
             alerts:
-              hooks: [{name: h, type: \(type), url: "http://127.0.0.1:1/oncall"\(type == "pagerduty" ? ", routing_key: \"${HOME}\"" : "")}]
+              hooks: [{name: h, type: \(type), \(extra[type] ?? #"url: "http://127.0.0.1:1/oncall""#)}]
             """, file: "t.yml").hooks.first)
     }
 
@@ -43,6 +49,8 @@ struct LockScreenTests {
         #expect(pagerDuty["summary"] as? String == line)
         // When the outage began, not when the rule's `for` let the alert fire five minutes later.
         #expect(pagerDuty["timestamp"] as? String == "2026-11-23T19:10:14.135Z")
+        let resolvedMail = try body("email", minutes: 12, resolved: true)
+        #expect((resolvedMail["text"] as? String)?.hasPrefix("acme recovered after 12m\n\nCause was: ") == true)
         let teams = String(describing: try body("teams"))
         #expect(teams.contains("acme down since 19:10 UTC"))
     }
@@ -81,6 +89,8 @@ struct LockScreenTests {
         let description = try #require((discord["embeds"] as? [[String: Any]])?.first?["description"] as? String)
         #expect(description.contains(#"\[Reset\](https://evil.test) \*\*now\*\* \@everyone"#))
         #expect(!description.contains("[Reset](") && !(discord["content"] as? String ?? "").contains("[Reset]("))
+        // A URL stays as it is (Discord links it; a backslash would break it), the text after it is escaped again.
+        #expect(ProviderPayloads.discordText("see https://status.test/inc_42?a=*b* for _details_") == #"see https://status.test/inc_42?a=*b* for \_details\_"#)
         // Teams: the upstream's words are a TextRun (plain text), not a TextBlock (markdown).
         let card = try #require(((try body("teams", said: hostile)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]])
         let textBlocks = card.filter { $0["type"] as? String == "TextBlock" }.compactMap { $0["text"] as? String }
@@ -100,7 +110,15 @@ struct LockScreenTests {
         let ntfy = try #require(try body("ntfy", said: long)["message"] as? String)
         #expect(ntfy.utf8.count <= 4096)
         #expect(ntfy.hasSuffix("\nDown for 4m, since 19:10 UTC"))
-        #expect(ProviderPayloads.clip(String(repeating: "é", count: 3000), bytes: 4096).utf8.count <= 4096)
+        // At the boundary: as many whole characters as fit with the "…", never a split one.
+        let cut = ProviderPayloads.clip(String(repeating: "é", count: 3000), bytes: 4096)
+        #expect(cut.utf8.count == 4095 && cut.hasSuffix("é…"))
+        #expect(ProviderPayloads.clip(String(repeating: "a", count: 5000), bytes: 4096) == String(repeating: "a", count: 4093) + "…")
         #expect(ProviderPayloads.clip("short", bytes: 4096) == "short")
+        #expect(ProviderPayloads.clip("longer", bytes: 2) == "")
+        // Email and the webhook keep the whole cause; only chat lines are cut.
+        let mail = try body("email", said: long)
+        #expect((mail["text"] as? String)?.contains(String(long.prefix(3000))) == true)
+        #expect((mail["text"] as? String)?.hasPrefix("acme down since 19:10 UTC\n\nCause: Error while probing acme") == true)
     }
 }

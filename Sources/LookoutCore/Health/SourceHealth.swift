@@ -140,6 +140,12 @@ struct PartialFailureRounds: Sendable {
 
     mutating func record(_ result: ProbeResult, marks: inout Marks) {
         let minute = result.timestampMs - result.timestampMs % HealthWindow.minute
+        // Once a minute per source, and never for a minute before one it was counted in (a
+        // clock set back would count it twice in the later one). A result of an earlier minute
+        // that arrives late (a probe now overlapping a scheduled one) counts for neither, and
+        // starts no round: a failure counted where its source was not would make a round look
+        // whole. (Its failure is lost when its source was counted in that minute already.)
+        guard minute >= marks.probedMinuteMs else { return }
         // Not negative for a time before 1970 (a clock set back that far).
         let count = Int64(rounds.count)
         let index = Int(((minute / HealthWindow.minute) % count + count) % count)
@@ -147,11 +153,6 @@ struct PartialFailureRounds: Sendable {
             guard minute > rounds[index].minuteMs else { return }
             rounds[index] = Round(minuteMs: minute)
         }
-        // Once a minute per source, and never for a minute before one it was counted in (a
-        // clock set back would count it twice in the later one). A result of an earlier minute
-        // that arrives late (a probe now overlapping a scheduled one) counts for neither: a
-        // failure counted where its source was not would make a round look whole.
-        guard minute >= marks.probedMinuteMs else { return }
         if minute > marks.probedMinuteMs {
             marks.probedMinuteMs = minute
             rounds[index].probed += 1
