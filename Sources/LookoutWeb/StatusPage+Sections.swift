@@ -134,10 +134,10 @@ extension StatusPage {
         html += "<span class=\"tag\">\(HTML.escape(severity))</span> "
         if let incident = record.incident {
             let cause = incident.cause
+            // The line starts with the source's name: the upstream's words follow without
+            // "Error while probing NAME:" again.
             if let failure = cause.failure {
-                html += "<span class=\"cause\">\(HTML.escape(failure.title))"
-                if let message = cause.message, !message.isEmpty { html += ": “\(HTML.escape(String(message.prefix(200))))”" }
-                html += "</span>"
+                html += "<span class=\"cause\">\(HTML.escape(failure.title)): “\(HTML.escape(String(failure.whatHappened.prefix(200))))”</span>"
             }
             html += " · down for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))"
             html += " <small>(\(incident.failedProbes) failed probe\(incident.failedProbes == 1 ? "" : "s"))</small>"
@@ -148,7 +148,8 @@ extension StatusPage {
             // or the source works again while its error rate is still high: what failed when
             // the alert fired, in the upstream's words.
             if let cause = alerts.lazy.compactMap({ $0.annotations["description"] }).first, cause != alert.summary {
-                html += "<br><small class=\"fired\">When it fired: “\(HTML.escape(String(cause.prefix(200))))”</small>"
+                let words = cause.hasPrefix("Error while probing \(record.name): ") ? String(cause.dropFirst("Error while probing \(record.name): ".count)) : cause
+                html += "<br><small class=\"fired\">When it fired: “\(HTML.escape(String(words.prefix(200))))”</small>"
             }
         }
         html += "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"

@@ -127,9 +127,14 @@ public struct Failure: Sendable, Equatable, Error {
     /// The user-facing message, e.g. "Error while probing acme: the server answered 503.", with the
     /// server's own message appended when it sent one.
     public func message(operation: String) -> String {
-        var text = "Error while \(operation): \(explanation)"
-        if let serverMessage, !serverMessage.isEmpty { text += " The server said: \(serverMessage)" }
-        return text
+        "Error while \(operation): \(whatHappened)"
+    }
+
+    /// The message without whose call it was, for a line that already names the source: "the
+    /// server answered 503. The server said: down for maintenance".
+    public var whatHappened: String {
+        guard let serverMessage, !serverMessage.isEmpty else { return explanation }
+        return explanation + " The server said: \(serverMessage)"
     }
 
     private var explanation: String {

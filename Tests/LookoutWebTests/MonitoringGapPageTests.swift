@@ -47,7 +47,7 @@ struct MonitoringGapPageTests {
         // The alert began 30 minutes before the gap: 2h 49m, 2h 14m of them unwatched.
         #expect(html.contains(">2h 49m</time> (Lookout was not running for 2h 14m of it)"))
         // Not probed since the start: the line says what failed when the alert fired.
-        #expect(html.contains("When it fired: “Error while probing acme: "))
+        #expect(html.contains("When it fired: “no complete answer arrived in time.”"))
         let json = String(decoding: StatusAPI(context: context).statusBytes(nowMs: now), as: UTF8.self)
         #expect(json.contains(#""monitoring_gap":{"from":"2026-11-25T04:55:00.000Z","to":"2026-11-25T07:09:00.000Z","seconds":8040}"#))
     }

@@ -166,6 +166,23 @@ struct PageTests {
         #expect(json.contains(#""down_for":"4m""#))
     }
 
+    /// An incident's line starts with the source's name, so the upstream's words follow without
+    /// "Error while probing NAME:" again; the source's own row keeps the whole message.
+    @Test func anIncidentLineDoesNotNameItsSourceTwice() throws {
+        let sources = [SourceConfig(name: "checkout", url: "http://127.0.0.1/checkout")]
+        let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
+        monitor.registry.apply(sources)
+        let now = Timestamp.nowMs()
+        monitor.registry.record(ProbeResult(
+            source: "checkout", timestampMs: now - 60_000, ok: false,
+            failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "card processor unavailable"), httpStatus: 503))
+        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        let incidents = try #require(html.range(of: #"<section class="incidents""#).map { html[$0.lowerBound...] }.map { $0[..<($0.range(of: "</section>")?.lowerBound ?? $0.endIndex)] })
+        #expect(incidents.contains("Upstream server error: “the server answered 503. The server said: card processor unavailable”"))
+        #expect(!incidents.contains("Error while probing"))
+        #expect(html.contains("Error while probing checkout: the server answered 503. The server said: card processor unavailable"))
+    }
+
     @Test func aSourceInMaintenanceSaysSoWithItsNote() throws {
         let now = Timestamp.nowMs()
         var config = LookoutConfig(sources: [SourceConfig(name: "db", url: "http://127.0.0.1/db")])
