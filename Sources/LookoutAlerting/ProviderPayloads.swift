@@ -27,6 +27,8 @@ package enum ProviderPayloads {
         /// When the outage began, as a lock screen shows it: `19:10 UTC` on the day of sending,
         /// `23 Nov 2026 19:10 UTC` before.
         var downSinceText: String?
+        /// The outage is less than a minute old: "Down since 19:10 UTC", not "Down for 0s".
+        var underAMinute: Bool
         var rules: String
         /// " (Lookout was not running for 2h 14m of it)", or "".
         var notRunning: String
@@ -46,14 +48,17 @@ package enum ProviderPayloads {
             } else {
                 title = firing ? subject : "Resolved: \(subject)"
             }
-            cause = annotations["description"] ?? first?.summary ?? ""
-            let opening = "Error while probing \(source ?? ""): "
-            gist = clip(source != nil && cause.hasPrefix(opening) ? String(cause.dropFirst(opening.count)) : cause, Summary.causeLimit)
+            let cause = annotations["description"] ?? first?.summary ?? ""
+            self.cause = cause
+            gist = clip(source.map { ProbeResult.withoutOpening(cause, source: $0) } ?? cause, Summary.causeLimit)
             downSince = annotations["down_since"]
             downFor = annotations["down_for"]
-            downSinceText = downSince.flatMap(Timestamp.parseRFC3339).map { since in
+            let sinceMs = downSince.flatMap(Timestamp.parseRFC3339)
+            downSinceText = sinceMs.map { since in
                 Timestamp.day(since) == Timestamp.day(nowMs) ? Timestamp.clock(since) : Timestamp.day(since) + " " + Timestamp.clock(since)
             }
+            // As `down_for` is worked out (Payloads.annotations), in milliseconds.
+            underAMinute = sinceMs.map { (first?.resolvedAtMs ?? nowMs) - $0 < HealthWindow.minute } ?? false
             headline = switch (source, firing) {
             case (let source?, true): downSinceText.map { "\(source) down since \($0)" } ?? "\(source) is down"
             case (let source?, false): downFor.map { "\(source) recovered after \($0)" } ?? "\(source) recovered"
@@ -76,7 +81,7 @@ package enum ProviderPayloads {
         var since: String? {
             guard let downFor else { return nil }
             let at = downSinceText ?? downSince ?? "?"
-            let since = !firing ? "Was down for \(downFor)" : downFor.hasSuffix("s") && !downFor.contains(" ") ? "Down since \(at)" : "Down for \(downFor), since \(at)"
+            let since = !firing ? "Was down for \(downFor)" : underAMinute ? "Down since \(at)" : "Down for \(downFor), since \(at)"
             return since + notRunning
         }
 

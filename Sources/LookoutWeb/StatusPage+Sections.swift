@@ -148,7 +148,7 @@ extension StatusPage {
             // or the source works again while its error rate is still high: what failed when
             // the alert fired, in the upstream's words.
             if let cause = alerts.lazy.compactMap({ $0.annotations["description"] }).first, cause != alert.summary {
-                let words = cause.hasPrefix("Error while probing \(record.name): ") ? String(cause.dropFirst("Error while probing \(record.name): ".count)) : cause
+                let words = ProbeResult.withoutOpening(cause, source: record.name)
                 html += "<br><small class=\"fired\">When it fired: “\(HTML.escape(String(words.prefix(200))))”</small>"
             }
         }

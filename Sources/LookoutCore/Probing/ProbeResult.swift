@@ -57,7 +57,19 @@ package struct ProbeResult: Sendable, Equatable {
 
     /// The message an on-call engineer reads, e.g. "Error while probing acme: the server answered 503."
     package var message: String? {
-        failure?.message(operation: "probing \(source)")
+        failure.map { ProbeResult.opening(source) + $0.whatHappened }
+    }
+
+    /// How `message` (and so an alert's description) begins: "Error while probing acme: ".
+    package static func opening(_ source: String) -> String {
+        "Error while probing \(source): "
+    }
+
+    /// A message or an alert's description without its opening, for a line that already names
+    /// the source: "the server answered 503. The server said: …". Other text is kept as it is.
+    package static func withoutOpening(_ text: String, source: String) -> String {
+        let opening = opening(source)
+        return text.hasPrefix(opening) ? String(text.dropFirst(opening.count)) : text
     }
 
     /// A failed probe's fields in a log line: source, category, reason, attempts, and the HTTP
