@@ -42,7 +42,7 @@ package final class AlertService: Sendable {
         self.monitor = monitor
         self.store = store
         self.logger = logger
-        let rules = (try? AlertRule.compile(monitor.config.alertRules)) ?? AlertRule.defaults
+        let rules = (try? AlertRule.compile(monitor.config)) ?? AlertRule.defaults
         evaluator = Mutex(AlertEvaluator(rules: rules))
         monitor.onReload { [weak self] in self?.configChanged() }
     }
@@ -106,7 +106,7 @@ package final class AlertService: Sendable {
     /// Follows the config after a reload.
     package func configChanged() {
         do throws(AlertExpressionError) {
-            let rules = try AlertRule.compile(monitor.config.alertRules)
+            let rules = try AlertRule.compile(monitor.config)
             evaluator.withLock { $0.setRules(rules) }
         } catch {
             logger.error("alert rules not changed", metadata: ["error": "\(error)"])

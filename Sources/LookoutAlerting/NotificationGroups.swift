@@ -2,9 +2,12 @@ import LookoutCore
 
 /// Webhook notifications grouped the way Alertmanager's routes group them. Per hook, the firing
 /// alerts with the same values of its `group_by` labels (default: `source`) are one group and go
-/// out as one notification: after `group_wait` for a new group, after `group_interval` when alerts
-/// joined or left it, every `repeat_interval` while it stays the same, and once resolved when its
-/// last alert resolves. So one broken source is one notification however many rules it trips.
+/// out as one notification: after `group_wait` for a new group, every `repeat_interval` while it
+/// fires, after `group_interval` when a source not told of joins it, and once resolved when its
+/// last alert resolves. Other alerts joining or leaving a group that was told of send nothing of
+/// their own: a
+/// source's critical alert handing over to a warning while it still fails is the same outage.
+/// So one broken source is one "down" and one "recovered", however many rules it trips.
 ///
 /// A value: `plan` returns what to send and the state to keep once it is queued, so a notification
 /// the database refused is planned again at the next evaluation.
@@ -94,16 +97,29 @@ struct NotificationGroups: Sendable {
             var group = next.groups[key] ?? Group(hook: entry.hook.name, labels: entry.labels, createdAtMs: nowMs)
             let due: Bool
             if let notifiedAt = group.notifiedAtMs {
-                let changed = Set(alerts.map(\.fingerprint)) != Set(group.notified.keys)
-                let wait = changed ? entry.hook.groupInterval : entry.hook.repeatInterval
+                // The group's story is told: an alert that joins or leaves it while it fires (a
+                // critical one handing over to a warning) is not a new "down". It is named in the
+                // next repeat, and its resolution in the group's. A source not told of yet (a
+                // group of several sources) is news, after `group_interval`.
+                let toldSources = Set(group.notified.values.map(\.source))
+                let news = alerts.contains { !toldSources.contains($0.source) }
+                let wait = news ? entry.hook.groupInterval : entry.hook.repeatInterval
                 due = nowMs - notifiedAt >= wait.totalMilliseconds
+                if !due {
+                    for alert in alerts where group.notified[alert.fingerprint] == nil && toldSources.contains(alert.source) {
+                        group.notified[alert.fingerprint] = alert
+                    }
+                }
             } else {
                 due = nowMs - group.createdAtMs >= entry.hook.groupWait.totalMilliseconds
             }
             if due {
                 sends.append(Send(hook: entry.hook.name, status: "firing", alerts: alerts, groupLabels: entry.labels))
                 group.notifiedAtMs = nowMs
-                group.notified = Dictionary(alerts.map { ($0.fingerprint, $0) }) { first, _ in first }
+                // Alerts told earlier that resolved within the group stay until the group ends:
+                // its resolution names them.
+                let told = group.notified.filter { !stillFiring.contains($0.key) }
+                group.notified = Dictionary(alerts.map { ($0.fingerprint, $0) }) { first, _ in first }.merging(told) { current, _ in current }
             }
             next.groups[key] = group
         }

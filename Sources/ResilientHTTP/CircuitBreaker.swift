@@ -174,8 +174,10 @@ public struct CircuitBreaker: Sendable, Equatable {
         }
     }
 
-    /// Asks to make a call; may move an open breaker whose period is over to half-open.
-    public mutating func acquirePermission(nowMs: Int64) -> (BreakerPermission, [BreakerTransition]) {
+    /// Asks to make a call; may move an open breaker whose period is over to half-open. A `trial`
+    /// call (a monitor's scheduled probe, which must keep looking) is the half-open try whenever
+    /// it comes: the open period then holds back every other call, and the retries of the trial.
+    public mutating func acquirePermission(nowMs: Int64, trial: Bool = false) -> (BreakerPermission, [BreakerTransition]) {
         var transitions: [BreakerTransition] = []
         switch state {
         case .closed, .disabled:
@@ -184,7 +186,7 @@ public struct CircuitBreaker: Sendable, Equatable {
             notPermittedCalls += 1
             return (.rejected(nextAttemptAtMs: nil), [])
         case .open:
-            guard let next = nextAttemptAtMs, nowMs >= next else {
+            guard trial || nextAttemptAtMs.map({ nowMs >= $0 }) == true else {
                 notPermittedCalls += 1
                 return (.rejected(nextAttemptAtMs: nextAttemptAtMs), [])
             }

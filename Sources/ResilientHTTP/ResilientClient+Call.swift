@@ -80,11 +80,12 @@ extension ResilientClient {
         }
 
         let now = nowMs()
-        let (permission, opening, openingState) = withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition], PersistedBreaker?) in
-            let answer = upstream.breaker.acquirePermission(nowMs: now)
+        let (permission, opening, openingState, trial) = withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition], PersistedBreaker?, Bool) in
+            let wasOpen = upstream.breaker.state == .open || upstream.breaker.state == .halfOpen
+            let answer = upstream.breaker.acquirePermission(nowMs: now, trial: request.breakerTrial)
             if answer.0 == .permitted { upstream.budget.recordCall(nowMs: now) }
-            return (answer.0, answer.1, answer.1.isEmpty ? nil : upstream.breaker.persisted)
-        } ?? (.permitted, [], nil)
+            return (answer.0, answer.1, answer.1.isEmpty ? nil : upstream.breaker.persisted, wasOpen && answer.0 == .permitted)
+        } ?? (.permitted, [], nil, false)
         if let openingState {
             for transition in opening { emit(.breakerTransition(upstream: name, transition, state: openingState)) }
         }
@@ -156,6 +157,8 @@ extension ResilientClient {
             outcome.attempts.append(record)
             emit(.attemptFinished(upstream: name, record))
             guard let failure else { break }
+            // The breaker's trial is one attempt: its retries are what the open breaker protects.
+            if trial { break }
 
             if failure.category == .authError, failure.httpStatus == 401, (withUpstream(name, { $0.tokens }) ?? nil) == nil {
                 outcome.failure?.detail = Failure.noCredentials

@@ -91,6 +91,11 @@ public struct CallRequest: Sendable {
     public var validate: (@Sendable (TransferResult) -> Failure?)?
     /// Identical GETs in flight at once share one call.
     public var singleFlight: Bool
+    /// A call that must be made on its schedule whatever the breaker says (a monitor's probe):
+    /// while the breaker is open it is the half-open trial, one attempt without retries, so a
+    /// recovery is seen at the next call, not at the end of an open period of up to
+    /// `open_timeout_max`. A forced-open breaker still refuses it.
+    public var breakerTrial = false
 
     /// A call whose deadline defaults to six times the transfer's timeout; identical GETs share one
     /// call unless `singleFlight` is false.

@@ -19,7 +19,7 @@ struct NotificationGroupTests {
             labels: ["alertname": rule, "severity": "critical", "source": source], annotations: [:], startedAtMs: ms, resolvedAtMs: nil, id: id)
     }
 
-    @Test func rulesFiringTogetherAreOneNotificationAndALaterOneUpdatesIt() {
+    @Test func rulesFiringTogetherAreOneNotificationAndALaterOneSendsNoSecondDown() {
         var groups = NotificationGroups()
         var firing = [alert("SourceErrorRateCritical", at: 0, id: 1)]
         func step(_ now: Int64, resolved: [String: Alert] = [:]) -> [NotificationGroups.Send] {
@@ -38,14 +38,16 @@ struct NotificationGroupTests {
         firing.append(alert("SourceErrorRateCritical", source: "other", at: 45_000, id: 3))
         #expect(step(45_000).isEmpty)
         #expect(step(75_000).map(\.groupLabels) == [["source": "other"]])
-        // A rule joining acme's incident updates it, once group_interval has passed.
+        // A rule joining acme's outage is not a new "down": nothing is sent for it, however
+        // long; the next repeat names it.
         firing.append(alert("CircuitFlapping", at: 60_000, id: 4))
         #expect(step(90_000).isEmpty)
-        let update = step(330_000)
-        #expect(update.map(\.alerts.count) == [3])
-        // Unchanged: repeated only after repeat_interval.
+        #expect(step(330_000).isEmpty)
         #expect(step(600_000).isEmpty)
-        #expect(step(330_000 + 4 * 3_600_000).count == 2)
+        let repeats = step(30_000 + 4 * 3_600_000)
+        #expect(repeats.map(\.groupLabels) == [["source": "acme"]])
+        #expect(repeats.first?.alerts.count == 3)
+        #expect(step(75_000 + 4 * 3_600_000).map(\.groupLabels) == [["source": "other"]])
         // Resolved once, when its last alert resolves.
         let resolvedOne = firing.removeFirst()
         #expect(step(15_000_000, resolved: [resolvedOne.fingerprint: resolvedOne]).filter { $0.status == "resolved" }.isEmpty)
@@ -54,6 +56,33 @@ struct NotificationGroupTests {
         #expect(done.map(\.status) == ["resolved"])
         #expect(done.first?.alerts.allSatisfy { $0.resolvedAtMs != nil } == true)
         #expect(step(15_030_000).filter { $0.status == "resolved" }.isEmpty)
+    }
+
+    @Test func aCriticalHandingOverToAWarningIsOneStory() {
+        var groups = NotificationGroups()
+        let critical = alert("SourceErrorRateCritical", at: 0, id: 1)
+        var warning = alert("SourceErrorRateHigh", at: 100_000, id: 2)
+        warning.severity = "warning"
+        var firing = [critical]
+        func step(_ now: Int64, resolved: [String: Alert] = [:]) -> [NotificationGroups.Send] {
+            let (sends, next) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: resolved, nowMs: now)
+            groups = next
+            return sends
+        }
+        _ = step(0)
+        #expect(step(30_000).map(\.status) == ["firing"])
+        // The critical alert resolves while the warning fires: no resolution of its own, no
+        // second "down", at any time up to the repeat.
+        firing = [warning]
+        for now in stride(from: 120_000 as Int64, through: 3_600_000, by: 15_000) {
+            #expect(step(now, resolved: now == 120_000 ? [critical.fingerprint: critical] : [:]).isEmpty)
+        }
+        // The outage ends: one resolution naming both.
+        firing = []
+        let done = step(3_615_000, resolved: [warning.fingerprint: warning])
+        #expect(done.map(\.status) == ["resolved"])
+        #expect(Set(done.first?.alerts.map(\.rule) ?? []) == ["SourceErrorRateCritical", "SourceErrorRateHigh"])
+        #expect(step(3_630_000).isEmpty)
     }
 
     @Test func aGroupOnlyHeldBackEndsQuietlyAndComesBackWhenTheHoldEnds() {

@@ -11,14 +11,17 @@ struct AlertRuleTests {
         var service: [String: Double] = [:]
 
         func inputs(offline: Bool = false, sources: [String] = ["acme"]) -> AlertEvaluator.Inputs {
+            // A source is down unless the test says otherwise (`down: 0`): the paging rules
+            // measure only while it is.
             AlertEvaluator.Inputs(sources: sources, offline: offline) { [self] metric, window, source in
                 let key = window.map { "\(metric.rawValue)[\(ConfigValues.format($0))]" } ?? metric.rawValue
                 return source == nil ? service[key] : perSource[key]
-            } context: { source in .init(message: "Error while probing \(source): the server answered 503.", recovery: "Check the upstream.") }
+            } down: { [self] _ in perSource["down"].map { $0 == 1 } ?? true } context: { source in .init(message: "Error while probing \(source): the server answered 503.", recovery: "Check the upstream.") }
         }
     }
 
     static let triggers: [(rule: String, perSource: [String: Double], service: [String: Double])] = [
+        ("SourceDown", ["down": 1], [:]),
         ("AllSourcesFailing", [:], ["sources_failing_ratio": 1]),
         ("SourceErrorRateCritical", ["error_rate[2m]": 0.6], [:]),
         ("AllCircuitsOpen", [:], ["circuits_open_ratio": 1]),
@@ -81,8 +84,11 @@ struct AlertRuleTests {
         values.perSource = perSource.mapValues { _ in 0 }
         values.service = service.mapValues { _ in 0 }
         now += step
-        #expect(restarted.evaluate(nowMs: now, values.inputs()).isEmpty)
-        now += step
+        // The outage's end resolves its alert at once; a measurement needs two clean evaluations.
+        if perSource["down"] == nil {
+            #expect(restarted.evaluate(nowMs: now, values.inputs()).isEmpty)
+            now += step
+        }
         let resolved = restarted.evaluate(nowMs: now, values.inputs())
         guard case .resolved(let ended) = resolved.first else { Issue.record("not resolved: \(resolved)"); return }
         #expect(ended.fingerprint == alert.fingerprint)
@@ -101,6 +107,33 @@ struct AlertRuleTests {
         values.perSource = ["error_rate[5m]": 0.5]
         #expect(evaluator.evaluate(nowMs: 300_000, values.inputs()).isEmpty)  // pending started again at 300 s
         #expect(evaluator.evaluate(nowMs: 600_000, values.inputs()).count == 1)
+    }
+
+    @Test func aPagingRuleTellsOfTheOutageAndEndsWithIt() throws {
+        let high = try #require(AlertRule.defaults.first { $0.name == "SourceErrorRateHigh" })
+        let retried = try #require(AlertRule.defaults.first { $0.name == "RecoveredAfterRetries" })
+        var evaluator = AlertEvaluator(rules: [high, retried])
+        let values = Values()
+        // A flapping source whose probes never fail twice in a row: the window is over 20 %,
+        // but no outage: the warning never fires, the info rule (an event of a working source) does.
+        values.perSource = ["error_rate[5m]": 0.4, "recovered_after_retries": 1, "down": 0]
+        for round in 0...30 {
+            let changes = evaluator.evaluate(nowMs: Int64(round) * 15_000, values.inputs())
+            #expect(!changes.contains { $0.alert.rule == "SourceErrorRateHigh" })
+        }
+        #expect(evaluator.firing.map(\.rule) == ["RecoveredAfterRetries"])
+        // Down: pending from now, firing after its for.
+        values.perSource["down"] = 1
+        #expect(evaluator.evaluate(nowMs: 465_000, values.inputs()).isEmpty)
+        #expect(evaluator.evaluate(nowMs: 765_000, values.inputs()).map(\.alert.rule) == ["SourceErrorRateHigh"])
+        // Up again: resolved at this evaluation, though the window still holds the failures, and
+        // nothing fires for it while it stays up.
+        values.perSource["down"] = 0
+        let ended = evaluator.evaluate(nowMs: 780_000, values.inputs())
+        #expect(ended.count == 1)
+        guard case .resolved(let alert) = ended.first else { Issue.record("not resolved: \(ended)"); return }
+        #expect(alert.rule == "SourceErrorRateHigh" && alert.resolvedAtMs == 780_000)
+        for round in 1...40 { #expect(evaluator.evaluate(nowMs: 780_000 + Int64(round) * 15_000, values.inputs()).isEmpty) }
     }
 
     @Test func noDataIsNotHealth() throws {

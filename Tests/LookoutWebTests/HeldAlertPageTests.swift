@@ -11,6 +11,7 @@ import Testing
 struct HeldAlertPageTests {
     @Test func aSilencedAlertShowsAsSilencedWithItsComment() throws {
         let config = try ConfigLoader.parse("""
+            defaults: {outage: {failure_threshold: 1}}
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]
             alerts:
               rules: [{name: SourceDown, severity: critical, expr: up == 0}]

@@ -26,6 +26,27 @@ struct CircuitBreakerTests {
         #expect(breaker.openCount == 1)
     }
 
+    @Test func aTrialCallIsTheHalfOpenTryWheneverItComes() {
+        var breaker = CircuitBreaker(settings: settings)
+        for now in 0..<3 { _ = call(&breaker, at: Int64(now), failing: .serverError) }
+        #expect(breaker.state == .open && breaker.nextAttemptAtMs == 10_002)
+        // Before the open period ends, an ordinary call is refused and a trial goes through.
+        #expect(breaker.acquirePermission(nowMs: 5_000).0 == .rejected(nextAttemptAtMs: 10_002))
+        let (permission, transitions) = breaker.acquirePermission(nowMs: 5_000, trial: true)
+        #expect(permission == .permitted)
+        #expect(transitions.map(\.to) == [.halfOpen])
+        // It fails: open again for twice as long, and the next trial still goes through at once.
+        _ = breaker.record(failure: .serverError, nowMs: 5_000, random: 0.5)
+        #expect(breaker.state == .open && breaker.nextAttemptAtMs == 25_000)
+        #expect(breaker.acquirePermission(nowMs: 10_000, trial: true).0 == .permitted)
+        _ = breaker.record(failure: nil, nowMs: 10_000, random: 0.5)
+        #expect(breaker.acquirePermission(nowMs: 15_000, trial: true).0 == .permitted)
+        #expect(breaker.record(failure: nil, nowMs: 15_000, random: 0.5).map(\.to) == [.closed])
+        // An operator's forced open refuses trials too.
+        _ = breaker.forceOpen(nowMs: 16_000)
+        #expect(breaker.acquirePermission(nowMs: 17_000, trial: true).0 == .rejected(nextAttemptAtMs: nil))
+    }
+
     @Test func aSuccessResetsTheCount() {
         var breaker = CircuitBreaker(settings: settings)
         _ = call(&breaker, at: 0, failing: .serverError)

@@ -98,11 +98,12 @@ extension ConfigReader {
             }
         }
         if let node = top["announcements"]?.value { config.announcements = readAnnouncements(node, sources: config.sources) }
-        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "hooks", "evaluation_interval", "require_https"]) {
+        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "defaults", "hooks", "evaluation_interval", "require_https"]) {
             if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
                 config.alertEvaluationInterval = value
             }
             if let rules = alerts["rules"]?.value { config.alertRules = readRules(rules) }
+            if let node = alerts["defaults"]?.value { readDefaultRules(node, into: &config) }
             if let hooks = alerts["hooks"]?.value { config.hooks = readHooks(hooks) }
             // Notifications carry incident details and, for chat webhooks, a secret URL: with
             // require_https, a hook that would send them in the clear is a config error.
@@ -252,6 +253,49 @@ extension ConfigReader {
         return result
     }
 
+    /// `alerts.defaults: on | off | {RULE: off | {severity, expr, for, labels, annotations}}`.
+    private mutating func readDefaultRules(_ node: Node, into config: inout LookoutConfig) {
+        if let text = node.scalar?.string, node.scalar != nil {
+            switch text {
+            case "on", "true": config.alertDefaultsKept = true
+            case "off", "false": config.alertDefaultsKept = false
+            default: problem(node, "alerts.defaults", "\"\(text)\" is not on, off or a map of default rules to change")
+            }
+            return
+        }
+        let names = AlertRule.defaults.map(\.name)
+        guard let rules = mapping(node, "alerts.defaults", known: names) else { return }
+        config.alertDefaultsKept = true
+        for (name, entry) in rules {
+            let path = "alerts.defaults.\(name)"
+            if let text = entry.value.scalar?.string, entry.value.scalar != nil {
+                if text == "off" || text == "false" {
+                    config.alertDefaults[name] = .off
+                } else if text != "on" && text != "true" {
+                    problem(entry.value, path, "\"\(text)\" is not on, off or a map of changes (severity, expr, for, labels, annotations)")
+                }
+                continue
+            }
+            guard let fields = mapping(entry.value, path, known: ["severity", "expr", "for", "labels", "annotations"]) else { continue }
+            let severity = fields["severity"].flatMap { string($0.value, "\(path).severity") }
+            if let severity, !["critical", "warning", "info"].contains(severity), let node = fields["severity"]?.value {
+                problem(node, "\(path).severity", "\"\(severity)\" is not a severity (use critical, warning or info)")
+            }
+            let expr = fields["expr"].flatMap { string($0.value, "\(path).expr") }
+            if let expr, let node = fields["expr"]?.value {
+                do throws(AlertExpressionError) {
+                    _ = try AlertExpressionParser.parse(expr)
+                } catch {
+                    problem(node, "\(path).expr", error.message)
+                }
+            }
+            let forDuration = fields["for"].flatMap { duration($0.value, "\(path).for", zeroAllowed: true) }
+            let labels = fields["labels"].flatMap { stringMap($0.value, "\(path).labels") } ?? [:]
+            let annotations = fields["annotations"].flatMap { stringMap($0.value, "\(path).annotations") } ?? [:]
+            config.alertDefaults[name] = .change(severity: severity, expr: expr, forDuration: forDuration, labels: labels, annotations: annotations)
+        }
+    }
+
     private mutating func readRules(_ node: Node) -> [AlertRuleConfig] {
         guard let list = sequence(node, "alerts.rules") else { return [] }
         var rules: [AlertRuleConfig] = []
@@ -274,7 +318,7 @@ extension ConfigReader {
             if !["critical", "warning", "info"].contains(severity), let node = fields["severity"]?.value {
                 problem(node, "\(path).severity", "\"\(severity)\" is not a severity (use critical, warning or info)")
             }
-            let forDuration = fields["for"].flatMap { duration($0.value, "\(path).for") } ?? .zero
+            let forDuration = fields["for"].flatMap { duration($0.value, "\(path).for", zeroAllowed: true) } ?? .zero
             let labels = fields["labels"].flatMap { stringMap($0.value, "\(path).labels") } ?? [:]
             let annotations = fields["annotations"].flatMap { stringMap($0.value, "\(path).annotations") } ?? [:]
             if let name, let expr {

@@ -7,7 +7,7 @@ import Yams
 extension ConfigReader {
     static let policyKeys = [
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
-        "rate_limit", "headers", "method", "expect", "max_bytes",
+        "rate_limit", "headers", "method", "expect", "max_bytes", "outage", "max_retry_after",
     ]
     static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from"]
     static let retryCategories: [String: ErrorCategory] = [
@@ -259,6 +259,14 @@ extension ConfigReader {
             }
         }
         if let node = map["circuit_breaker"]?.value { readBreaker(node, "\(path).circuit_breaker", into: &source.policy.breaker) }
+        if let node = map["outage"]?.value { readOutage(node, "\(path).outage", into: &source.outage) }
+        if let node = map["max_retry_after"]?.value, let value = duration(node, "\(path).max_retry_after", zeroAllowed: true) {
+            if value > .seconds(86_400) {
+                problem(node, "\(path).max_retry_after", "\(ConfigValues.format(value)) is too long (at most 1d): an upstream could silence its own source")
+            } else {
+                source.maxServerWait = value
+            }
+        }
         if let node = map["rate_limit"]?.value, let limit = mapping(node, "\(path).rate_limit", known: ["rate", "burst"]) {
             var settings = source.policy.rateLimit ?? RateLimitSettings()
             if let value = limit["rate"]?.value, let rate = rate(value, "\(path).rate_limit.rate") { settings.perSecond = rate }
@@ -304,6 +312,38 @@ extension ConfigReader {
         if settings.openTimeoutMax < settings.openTimeout, let value = fields["open_timeout_max"]?.value ?? fields["open_timeout"]?.value {
             problem(value, "\(path).open_timeout_max", "is shorter than open_timeout")
         }
+    }
+
+    /// `outage: {failure_threshold: 2, success_threshold: 1, window: {failures: 3, probes: 10}}`.
+    private mutating func readOutage(_ node: Node, _ path: String, into policy: inout OutagePolicy) {
+        guard let fields = mapping(node, path, known: ["failure_threshold", "success_threshold", "window"]) else { return }
+        if let value = fields["failure_threshold"]?.value, let count = int(value, "\(path).failure_threshold", range: 1...OutageTracker.maxWindow) {
+            policy.failureThreshold = count
+        }
+        if let value = fields["success_threshold"]?.value, let count = int(value, "\(path).success_threshold", range: 1...OutageTracker.maxWindow) {
+            policy.successThreshold = count
+        }
+        guard let value = fields["window"]?.value else { return }
+        if value.string == "off" {
+            policy.windowFailures = nil
+            policy.windowProbes = nil
+            return
+        }
+        guard let window = mapping(value, "\(path).window", known: ["failures", "probes"]) else { return }
+        let probes = window["probes"].flatMap { int($0.value, "\(path).window.probes", range: 1...OutageTracker.maxWindow) }
+        let failures = window["failures"].flatMap { int($0.value, "\(path).window.failures", range: 1...OutageTracker.maxWindow) }
+        guard let probes, let failures else {
+            if window["probes"] == nil || window["failures"] == nil {
+                problem(value, "\(path).window", "needs both failures and probes, e.g. {failures: 3, probes: 10}")
+            }
+            return
+        }
+        guard failures <= probes else {
+            problem(window["failures"]!.value, "\(path).window.failures", "\(failures) is more than the \(probes) probes of the window")
+            return
+        }
+        policy.windowFailures = failures
+        policy.windowProbes = probes
     }
 
     private mutating func readExpect(_ node: Node, _ path: String, into expect: inout Expectations) {

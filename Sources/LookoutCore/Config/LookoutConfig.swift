@@ -86,6 +86,10 @@ package struct SourceConfig: Sendable, Equatable {
     package var sha256: String?
     /// Downloads: more bytes than this fail as `too_large`.
     package var maxBytes: Int64?
+    /// When failed probes make an outage, and when it ends.
+    package var outage = OutagePolicy()
+    /// The longest a source told to wait (Retry-After, RateLimit reset) goes unprobed.
+    package var maxServerWait: Duration = .seconds(3600)
 
     package init(name: String, kind: SourceKind = .http, url: String, interval: Duration = .seconds(30), timeout: Duration = .seconds(10)) {
         self.name = name
@@ -162,6 +166,29 @@ package struct AlertRuleConfig: Sendable, Equatable {
     package var forDuration: Duration
     package var labels: [String: String]
     package var annotations: [String: String]
+}
+
+/// A change to one default rule (`alerts.defaults: {RULE: off | {for: 10m, ...}}`): the rest of
+/// the defaults stay as they are.
+package enum DefaultRuleChange: Sendable, Equatable {
+    case off
+    /// Each field given replaces the default's; labels and annotations are added to its own.
+    case change(severity: String?, expr: String?, forDuration: Duration?, labels: [String: String], annotations: [String: String])
+}
+
+/// When a source's failed probes become an outage people are told of (`outage`), and when it
+/// ends. A source is *down* from then until its successes end it: the paging rules follow it.
+package struct OutagePolicy: Sendable, Equatable {
+    /// Consecutive failed probes that open an outage (Gatus's `failure-threshold`): one failed
+    /// probe alone tells nobody.
+    package var failureThreshold = 2
+    /// Or this many failures among the last `windowProbes` probes, for flapping sources; nil: off.
+    package var windowFailures: Int?
+    package var windowProbes: Int?
+    /// Consecutive successful probes that end it.
+    package var successThreshold = 1
+
+    package init() {}
 }
 
 /// An alert hook, as written in the config.
@@ -273,6 +300,12 @@ package struct LookoutConfig: Sendable, Equatable {
     package var announcements: [Announcement] = []
     package var probeModules: [String: ProbeModule] = [:]
     package var alertRules: [AlertRuleConfig] = []
+    /// Changes to single default rules (`alerts.defaults: {RULE: …}`).
+    package var alertDefaults: [String: DefaultRuleChange] = [:]
+    /// Whether the default rules run beside `alerts.rules`: nil (no `alerts.defaults`) keeps
+    /// them only when `alerts.rules` is empty, as before; `alerts.defaults` given keeps them
+    /// (`on`, or a map of changes); `off` drops them.
+    package var alertDefaultsKept: Bool?
     /// How often the alert rules are evaluated (15 s; shorter in tests).
     package var alertEvaluationInterval: Duration = .seconds(15)
     package var hooks: [HookConfig] = []

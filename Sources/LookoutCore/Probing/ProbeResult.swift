@@ -33,6 +33,9 @@ package struct ProbeResult: Sendable, Equatable {
     package var duringOffline = false
     /// The source was in a maintenance window: not counted in availability or SLO figures.
     package var duringMaintenance = false
+    /// The upstream asked not to be called again before this time (its Retry-After or
+    /// RateLimit reset), capped by the source's `max_retry_after`; nil: no wait asked.
+    package var serverWaitUntilMs: Int64?
 
     package init(
         source: String, timestampMs: Int64, ok: Bool, failure: Failure? = nil, httpStatus: Int? = nil,

@@ -14,6 +14,8 @@ package final class ProbeScheduler: Sendable {
         /// Probes that started more than a second after their tick.
         package var lateStarts: UInt64 = 0
         package var skippedTicks: UInt64 = 0
+        /// Ticks left out because the upstream asked for a wait (Retry-After).
+        package var waitedTicks: UInt64 = 0
         /// Probes that ended, cancelled ones included.
         package var finished: UInt64 = 0
     }
@@ -27,6 +29,9 @@ package final class ProbeScheduler: Sendable {
         var generation: UInt64
         var busy = false
         var task: Task<Void, Never>?
+        /// The upstream asked not to be called before this (Retry-After, RateLimit reset), in
+        /// the heap's nanoseconds: ticks before it are skipped.
+        var notBefore: Int64?
     }
 
     /// A source's next tick, in the heap: plain numbers, so the heap moves no references.
@@ -170,6 +175,7 @@ package final class ProbeScheduler: Sendable {
         enum Decision {
             case gone  // the source was replaced or removed
             case skip
+            case waiting  // told to wait by the upstream
             case run(SourceConfig)
         }
         let decision = state.withLock { state -> Decision in
@@ -178,11 +184,13 @@ package final class ProbeScheduler: Sendable {
             let next = ProbeScheduler.nextTick(after: entry.tick, interval: source.interval.totalNanoseconds, now: nanoseconds(clock.now))
             ProbeScheduler.push(Due(tick: next, slot: entry.slot, generation: entry.generation), into: &state.heap)
             if scheduled.busy { return .skip }
+            if let notBefore = scheduled.notBefore, entry.tick < notBefore { return .waiting }
             state.slots[entry.slot]?.busy = true
             return .run(source)
         }
         guard case .run(let source) = decision else {
             if case .skip = decision { stats.withLock { $0.skippedTicks += 1 } }
+            if case .waiting = decision { stats.withLock { $0.waitedTicks += 1 } }
             return
         }
         await limit.wait()
@@ -196,8 +204,8 @@ package final class ProbeScheduler: Sendable {
         // a probe reads no task-local value, and an attached task copies every one bound around
         // the loop (the service group's) into a new set per probe.
         let task = Task.detached(executorPreference: prober.client.transport.executor) {
-            _ = await self.runProbe(source, holdingPermit: true)
-            self.finished(entry.slot, generation: entry.generation)
+            let result = await self.runProbe(source, holdingPermit: true)
+            self.finished(entry.slot, generation: entry.generation, waitUntilMs: result?.serverWaitUntilMs)
         }
         state.withLock { state in
             // Kept to cancel it when the source changes, unless it has already finished.
@@ -205,12 +213,15 @@ package final class ProbeScheduler: Sendable {
         }
     }
 
-    private func finished(_ slot: Int, generation: UInt64) {
+    private func finished(_ slot: Int, generation: UInt64, waitUntilMs: Int64? = nil) {
         stats.withLock { $0.finished += 1 }
+        let now = nanoseconds(clock.now)
+        let notBefore = waitUntilMs.map { now.addingClamped(max(0, $0 - Timestamp.nowMs()).multipliedClamped(1_000_000)) }
         state.withLock { state in
             guard state.current(slot, generation) != nil else { return }
             state.slots[slot]?.busy = false
             state.slots[slot]?.task = nil
+            state.slots[slot]?.notBefore = notBefore
         }
     }
 
@@ -243,6 +254,12 @@ package final class ProbeScheduler: Sendable {
         if Task.isCancelled { return nil }
         result.duringOffline = offline
         result.duringMaintenance = inMaintenance(source.name)
+        // Told to wait: no probe before then, up to the source's `max_retry_after` (an upstream
+        // must not silence its own source for long).
+        if let until = result.serverWaitUntilMs {
+            let latest = Timestamp.nowMs().addingClamped(source.maxServerWait.totalMilliseconds)
+            result.serverWaitUntilMs = until > Timestamp.nowMs() ? min(until, latest) : nil
+        }
         if !result.ok { result.fallbackInUse = fallback(source) }
         // A failure that ends once Lookout knows itself offline (this one may have tipped it) is
         // no more the upstream's doing than one that began then.

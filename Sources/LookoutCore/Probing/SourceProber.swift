@@ -28,12 +28,15 @@ package struct SourceProber: Sendable {
         if source.kind == .download {
             return await downloads.probe(source, deadline: SourceProber.deadline(for: source))
         }
-        let request = CallRequest(
+        var request = CallRequest(
             TransferRequest(
                 url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) },
                 timeout: source.timeout),
             acceptedStatuses: source.expect.statuses, deadline: SourceProber.deadline(for: source),
             validate: ResponseCheck.validator(for: source))
+        // A monitor keeps looking: each probe on the source's interval is the open breaker's
+        // trial, so "up again" comes within an interval of the upstream's recovery.
+        request.breakerTrial = true
         let outcome = await client.call(upstream: source.name, request, breakerCountsFailures: breakerCountsFailures)
         return ProbeResult(outcome: outcome, source: source.name)
     }
@@ -51,5 +54,9 @@ extension ProbeResult {
         self.certificateExpiry = outcome.final?.certificateExpiry
         self.callKind = outcome.kind
         self.attemptSeconds = outcome.final?.totalSeconds
+        if outcome.failure != nil, let final = outcome.final, let wait = ServerWait.requested(by: final), wait > .zero {
+            let endedMs = outcome.startedAtMs.addingClamped(Int64(clamping: outcome.durationSeconds * 1000) ?? 0)
+            self.serverWaitUntilMs = endedMs.addingClamped(wait.totalMilliseconds)
+        }
     }
 }

@@ -166,6 +166,9 @@ package struct SourceRecord: Sendable {
     package internal(set) var last: ProbeResult?
     /// The outage in progress; nil while the source is up or not probed yet.
     package internal(set) var incident: Incident?
+    /// Whether the failures amount to an outage people are told of (`outage` policy): the
+    /// paging rules fire only while it is down and resolve when it is up again.
+    package internal(set) var outage = OutageTracker()
     /// Calls an open breaker refused (no request made), and when the last one was.
     package internal(set) var heldBackCalls: UInt64 = 0
     package internal(set) var lastHeldBackMs: Int64?
@@ -223,6 +226,7 @@ package struct SourceRecord: Sendable {
         }
         incident = restored
         last = cause
+        if failedProbes >= source.outage.failureThreshold { outage.restore(downSinceMs: downSinceMs) }
     }
 
     /// Probed, or at least tried (a restored open breaker refuses the first calls).
@@ -254,6 +258,9 @@ package struct SourceRecord: Sendable {
         }
         last = result
         let change = followIncident(result)
+        // A failure while Lookout itself is offline is not the upstream's: it neither opens nor
+        // holds an outage.
+        if result.ok || !result.duringOffline { outage.record(ok: result.ok, atMs: result.timestampMs, policy: source.outage) }
         tally.probed = true
         tally.lastOk = result.ok
         tally.lastHTTPStatus = result.httpStatus ?? 0

@@ -1,7 +1,8 @@
 /// Alert rule state as a value-type state machine driven by a clock given as input:
 /// inactive → pending (condition true) → firing (true for the rule's `for`) → resolved (false for
 /// two evaluations in a row). Pending that turns false ends silently. Per-source rules are held
-/// back while Lookout is offline.
+/// back while Lookout is offline; a source's paging rules (critical and warning) fire only while
+/// it is down, and resolve at the evaluation that finds it up again.
 package struct AlertEvaluator: Sendable {
     struct Active: Sendable, Equatable {
         var pendingSinceMs: Int64
@@ -35,25 +36,30 @@ package struct AlertEvaluator: Sendable {
         package var source: (String) -> Lookup
         /// What a firing alert of a source says about it: the upstream's cause and since when.
         package var context: (String) -> Context?
+        /// Whether a source is down (its outage policy): the paging rules of a source that is
+        /// not fire nothing, and resolve at once when it comes back.
+        package var down: (String) -> Bool
 
         package init(
-            sources: [String], offline: Bool, service: @escaping Lookup, source: @escaping (String) -> Lookup,
-            context: @escaping (String) -> Context? = { _ in nil }
+            sources: [String], offline: Bool, down: @escaping (String) -> Bool, service: @escaping Lookup,
+            source: @escaping (String) -> Lookup, context: @escaping (String) -> Context? = { _ in nil }
         ) {
             self.sources = sources
             self.offline = offline
+            self.down = down
             self.service = service
             self.source = source
             self.context = context
         }
 
-        /// One lookup for everything: (metric, window, source or nil) → value.
+        /// One lookup for everything: (metric, window, source or nil) → value; a source is down
+        /// while `down` says so (by default: while its `down` metric is 1).
         package init(
             sources: [String], offline: Bool, value: @escaping (AlertMetric, Duration?, String?) -> Double?,
-            context: @escaping (String) -> Context? = { _ in nil }
+            down: ((String) -> Bool)? = nil, context: @escaping (String) -> Context? = { _ in nil }
         ) {
             self.init(
-                sources: sources, offline: offline, service: { value($0, $1, nil) },
+                sources: sources, offline: offline, down: down ?? { value(.down, nil, $0) == 1 }, service: { value($0, $1, nil) },
                 source: { source in { value($0, $1, source) } }, context: context)
         }
     }
@@ -113,9 +119,17 @@ package struct AlertEvaluator: Sendable {
         if !inputs.offline && !perSource.isEmpty {  // per-source alerts are held back while offline
             for source in inputs.sources {
                 let lookup = inputs.source(source)
+                let down = inputs.down(source)
                 for rule in perSource {
+                    // A paging rule tells of outages: a source that is up fires nothing, and its
+                    // alerts resolve with the outage, whatever a backward-looking window says.
+                    let key = Key(rule: rule.name, source: source)
+                    if rule.followsOutage && !down {
+                        if let change = endWithOutage(key, nowMs: nowMs) { changes.append(change) }
+                        continue
+                    }
                     let holds = rule.expression.verdict(lookup)
-                    if let change = step(Key(rule: rule.name, source: source), rule: rule, holds: holds, nowMs: nowMs, inputs: inputs) {
+                    if let change = step(key, rule: rule, holds: holds, nowMs: nowMs, inputs: inputs) {
                         changes.append(change)
                     }
                 }
@@ -132,6 +146,13 @@ package struct AlertEvaluator: Sendable {
             }
         }
         return changes
+    }
+
+    /// The source is up: a pending alert ends, a firing one resolves now.
+    private mutating func endWithOutage(_ key: Key, nowMs: Int64) -> AlertChange? {
+        guard let entry = active.removeValue(forKey: key), var alert = entry.alert else { return nil }
+        alert.resolvedAtMs = nowMs
+        return .resolved(alert)
     }
 
     /// `holds` nil: the data to decide is missing, and the alert stays as it is.

@@ -108,6 +108,9 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     case burnRate = "burn_rate"
     /// 1 when the last probe succeeded.
     case up
+    /// 1 while the source is down: its failed probes opened an outage (`outage` policy: two
+    /// failed probes in a row by default) and its successes have not ended it yet.
+    case down
     /// 1 while the circuit breaker is open, half-open or forced open.
     case breakerOpen = "breaker_open"
     /// Times the breaker opened from closed over the window (default 15m): counted from the

@@ -26,7 +26,7 @@ extension AlertEvaluator.Inputs {
         }
         let partial = snapshot.partialFailureRatio
         let offline = snapshot.offline
-        self.init(sources: snapshot.names, offline: offline) { [probed, failing, known, open] metric, _ in
+        self.init(sources: snapshot.names, offline: offline, down: { name in positions[name].map { records[$0].outage.down } ?? false }) { [probed, failing, known, open] metric, _ in
             switch metric {
             case .sourcesFailingRatio: return probed == 0 ? nil : Double(failing) / Double(probed)
             case .circuitsOpenRatio: return known == 0 ? nil : Double(open) / Double(known)
@@ -63,6 +63,7 @@ extension AlertEvaluator.Inputs {
                 case .availability: return rate(HealthWindow.day).map { 1 - $0 }
                 case .burnRate: return rate(HealthWindow.hour).map { HealthWindow.burnRate(errorRate: $0) }
                 case .up: return up.map { $0 ? 1 : 0 }
+                case .down: return records[index].tally.probed ? (records[index].outage.down ? 1 : 0) : nil
                 case .breakerOpens:
                     return Double(records[index].breakerOpens(windowMs: window?.totalMilliseconds ?? HealthWindow.fifteenMinutes, nowMs: now))
                 case .breakerOpen:

@@ -8,6 +8,11 @@ package struct AlertRule: Sendable, Equatable {
     /// `{source}` and `{value}` are replaced when the alert fires.
     package var annotations: [String: String]
 
+    /// A per-source rule that pages (critical or warning) tells of the source's outage: it fires
+    /// only while the source is down and resolves when it is up again. Info rules (a recovery
+    /// after retries, a breaker that opened) report events of a source that may be up.
+    package var followsOutage: Bool { severity != "info" }
+
     package init(name: String, severity: String, expression: AlertExpression, forDuration: Duration = .zero, labels: [String: String] = [:], annotations: [String: String] = [:]) {
         self.name = name
         self.severity = severity
@@ -17,22 +22,48 @@ package struct AlertRule: Sendable, Equatable {
         self.annotations = annotations
     }
 
-    /// SPEC section 6's default rules, each evaluated every 15 s.
+    /// The default rules, each evaluated every 15 s. `SourceDown` tells of an outage as soon as
+    /// the source's outage policy opens one (two failed probes in a row by default); the others
+    /// add what they measure to it while it lasts (notifications group them by source, and a
+    /// critical alert holds back the same source's warnings). Service-wide signals that name no
+    /// source are info (shown on the page, sent to hooks that ask for info), but for
+    /// `AllSourcesFailing`, which names every source, and `NetworkOffline`, which is Lookout's own.
     package static let defaults: [AlertRule] = [
+        rule("SourceDown", "critical", "down == 1", .zero, "{source} is down"),
         rule("AllSourcesFailing", "critical", "sources_failing_ratio >= 1", .seconds(300), "Every source is failing"),
         rule("SourceErrorRateCritical", "critical", "error_rate[2m] > 0.5", .seconds(120), "{source}: more than half of the probes failed in the last 2 minutes"),
-        rule("AllCircuitsOpen", "critical", "circuits_open_ratio >= 1", .zero, "Every circuit breaker is open"),
+        rule("AllCircuitsOpen", "info", "circuits_open_ratio >= 1", .zero, "Every circuit breaker is open"),
         rule("SourceErrorRateHigh", "warning", "error_rate[5m] > 0.2", .seconds(300), "{source}: more than 20% of the probes failed in the last 5 minutes"),
         rule("RetrySuccessRateLow", "warning", "retry_success_ratio[15m] < 0.5 and retries[15m] >= 10", .zero, "{source}: most retries do not help"),
-        rule("PartialFailuresHigh", "warning", "partial_failure_ratio[15m] > 0.3", .zero, "Some sources fail while others work, in more than 30% of the last rounds"),
+        rule("PartialFailuresHigh", "info", "partial_failure_ratio[15m] > 0.3", .zero, "Some sources fail while others work, in more than 30% of the last rounds"),
         rule("SLOBurnRateFast", "critical", "burn_rate[1h] > 14.4 and burn_rate[5m] > 14.4", .zero, "{source}: the error budget burns more than 14.4 times too fast"),
         rule("SLOBurnRateSlow", "warning", "burn_rate[6h] > 6 and burn_rate[30m] > 6", .zero, "{source}: the error budget burns more than 6 times too fast"),
         rule("CircuitOpened", "info", "breaker_open == 1 or breaker_opens[1m] > 0", .zero, "{source}: the circuit breaker opened; calls are paused"),
-        rule("CircuitFlapping", "warning", "breaker_opens[15m] >= 3", .zero, "{source}: the circuit breaker opened 3 or more times in 15 minutes"),
+        rule("CircuitFlapping", "info", "breaker_opens[15m] >= 3", .zero, "{source}: the circuit breaker opened 3 or more times in 15 minutes"),
         rule("InsecureSourceBlocked", "info", "insecure_blocked == 1", .zero, "{source}: a plain-http URL was refused"),
         rule("RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries"),
         rule("NetworkOffline", "critical", "network_offline == 1", .zero, "Lookout itself is offline; per-source alerts are held back"),
     ]
+
+    /// The default rules as `changes` leave them (`alerts.defaults`): a rule turned off is gone,
+    /// a changed one keeps every field not given.
+    package static func defaults(changing changes: [String: DefaultRuleChange]) throws(AlertExpressionError) -> [AlertRule] {
+        var rules: [AlertRule] = []
+        for var rule in defaults {
+            switch changes[rule.name] {
+            case nil: break
+            case .off: continue
+            case .change(let severity, let expr, let forDuration, let labels, let annotations):
+                if let severity { rule.severity = severity }
+                if let expr { rule.expression = try AlertExpressionParser.parse(expr) }
+                if let forDuration { rule.forDuration = forDuration }
+                rule.labels.merge(labels) { _, new in new }
+                rule.annotations.merge(annotations) { _, new in new }
+            }
+            rules.append(rule)
+        }
+        return rules
+    }
 
     private static func rule(_ name: String, _ severity: String, _ expression: String, _ forDuration: Duration, _ summary: String) -> AlertRule {
         // The default expressions are fixed text, checked by the tests.
@@ -40,16 +71,24 @@ package struct AlertRule: Sendable, Equatable {
         return AlertRule(name: name, severity: severity, expression: parsed, forDuration: forDuration, annotations: ["summary": summary])
     }
 
-    /// The rules of a config: its own, or the defaults when it lists none.
-    package static func compile(_ configured: [AlertRuleConfig]) throws(AlertExpressionError) -> [AlertRule] {
-        guard !configured.isEmpty else { return defaults }
-        var rules: [AlertRule] = []
+    /// The rules of a config: the defaults as `alerts.defaults` changes them, then its own
+    /// rules; one of its own named like a default replaces it. `keepDefaults` nil keeps the
+    /// defaults only when there are no rules of its own (`alerts.rules` alone replaces them).
+    package static func compile(_ configured: [AlertRuleConfig], defaults changes: [String: DefaultRuleChange] = [:], keepDefaults: Bool? = nil) throws(AlertExpressionError) -> [AlertRule] {
+        var own: [AlertRule] = []
         for rule in configured {
-            rules.append(AlertRule(
+            own.append(AlertRule(
                 name: rule.name, severity: rule.severity, expression: try AlertExpressionParser.parse(rule.expr),
                 forDuration: rule.forDuration, labels: rule.labels, annotations: rule.annotations))
         }
-        return rules
+        let names = Set(own.map(\.name))
+        let base = keepDefaults ?? configured.isEmpty ? try defaults(changing: changes).filter { !names.contains($0.name) } : []
+        return base + own
+    }
+
+    /// The rules of `config`.
+    package static func compile(_ config: LookoutConfig) throws(AlertExpressionError) -> [AlertRule] {
+        try compile(config.alertRules, defaults: config.alertDefaults, keepDefaults: config.alertDefaultsKept)
     }
 }
 

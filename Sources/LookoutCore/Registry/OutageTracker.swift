@@ -1,0 +1,66 @@
+/// Whether a source is *down* — in an outage people are told of — by its `OutagePolicy`: opened by
+/// `failure_threshold` failed probes in a row or by `window.failures` of the last `window.probes`,
+/// ended by `success_threshold` successes in a row. A value-type state machine fed each probe's
+/// outcome; the paging rules follow its `down`.
+///
+/// | policy (default)             | probes (✗ failed, ✓ passed) | down                       |
+/// | ---------------------------- | --------------------------- | -------------------------- |
+/// | `failure_threshold: 2`       | ✓ ✗ ✓ ✗ ✓                   | never: single failures     |
+/// | `failure_threshold: 2`       | ✓ ✗ ✗ ✗ ✓                   | from the 2nd ✗ to the ✓    |
+/// | `window: {failures: 3, probes: 10}`, `success_threshold: 3` | ✗ ✓ ✗ ✓ ✗ ✓ ✓ ✓ | from the 3rd ✗ to the 3rd ✓ in a row |
+package struct OutageTracker: Sendable, Equatable {
+    /// The longest window (and threshold) the tracker counts: one bit per probe in a `UInt64`.
+    package static let maxWindow = 64
+
+    /// The last 64 outcomes, newest in bit 0; a set bit is a failure.
+    private var recent: UInt64 = 0
+    package private(set) var consecutiveFailures = 0
+    package private(set) var consecutiveSuccesses = 0
+    /// In an outage.
+    package private(set) var down = false
+    /// The first failed probe of the run of failures that opened the outage (or is under way).
+    package private(set) var failingSinceMs: Int64?
+
+    package init() {}
+
+    /// What a probe changed.
+    package enum Change: Sendable, Equatable {
+        /// The outage began; it counts from the first failed probe of its run, `sinceMs`.
+        case opened(sinceMs: Int64)
+        case closed
+    }
+
+    /// Takes one probe's outcome at `atMs`; returns the change it made, if any.
+    @discardableResult
+    package mutating func record(ok: Bool, atMs: Int64, policy: OutagePolicy) -> Change? {
+        recent = (recent << 1) | (ok ? 0 : 1)
+        if ok {
+            consecutiveFailures = 0
+            consecutiveSuccesses += 1
+            if !down { failingSinceMs = nil }
+            guard down, consecutiveSuccesses >= policy.successThreshold else { return nil }
+            down = false
+            failingSinceMs = nil
+            return .closed
+        }
+        consecutiveSuccesses = 0
+        if consecutiveFailures == 0, !down || failingSinceMs == nil { failingSinceMs = atMs }
+        consecutiveFailures += 1
+        guard !down, opens(policy) else { return nil }
+        down = true
+        return .opened(sinceMs: failingSinceMs ?? atMs)
+    }
+
+    /// Takes back an outage that was open when Lookout stopped.
+    package mutating func restore(downSinceMs: Int64) {
+        down = true
+        failingSinceMs = downSinceMs
+    }
+
+    private func opens(_ policy: OutagePolicy) -> Bool {
+        if consecutiveFailures >= policy.failureThreshold { return true }
+        guard let failures = policy.windowFailures, let probes = policy.windowProbes, probes > 0 else { return false }
+        let mask: UInt64 = probes >= 64 ? .max : (1 << UInt64(probes)) - 1
+        return (recent & mask).nonzeroBitCount >= failures
+    }
+}
