@@ -85,6 +85,13 @@ package enum ProviderPayloads {
             return since + notRunning
         }
 
+        /// The headline and the cause in one line, "payments down since 12:03 UTC: the server
+        /// answered 503", or the headline alone when the cause would only repeat it (a
+        /// service-wide alert without a description of its own).
+        var headlineAndGist: String {
+            gist.isEmpty || gist == headline || gist == title ? headline : "\(headline): \(gist)"
+        }
+
         /// "Cause" while firing, "Cause was" once resolved: a green message must not read as a
         /// failure happening now.
         var causeLabel: String { firing ? "Cause" : "Cause was" }
@@ -234,7 +241,7 @@ package enum ProviderPayloads {
             ]),
         ]
         // What a phone's notification shows: where, since when, and what the upstream said.
-        let text = summary.firing ? "\(emoji) \(summary.headline): \(summary.gist)" : "\(emoji) \(summary.headline)"
+        let text = summary.firing ? "\(emoji) \(summary.headlineAndGist)" : "\(emoji) \(summary.headline)"
         return JSONText.ordered([
             ("text", .string(clip(slackText(text), 3000))),
             ("attachments", .array([.ordered([("color", .string(summary.firing ? "#cf222e" : "#1a7f37")), ("blocks", .array(blocks))])])),
@@ -288,7 +295,7 @@ package enum ProviderPayloads {
             ("event_action", .string("trigger")),
             ("dedup_key", .string(key)),
             ("payload", .ordered([
-                ("summary", .string(clip("\(summary.headline): \(summary.gist)", 1024))),
+                ("summary", .string(clip(summary.headlineAndGist, 1024))),
                 ("source", .string(summary.source ?? "lookout")),
                 ("severity", .string(severity)),
                 // When the outage began, not when a rule's `for` let the alert fire.
@@ -319,7 +326,7 @@ package enum ProviderPayloads {
         if let since = summary.since {
             fields.insert(.ordered([("name", .string("Outage")), ("value", .string(clip(discordText(since), 1024))), ("inline", .bool(true))]), at: 0)
         }
-        let content = summary.firing ? "🔴 \(summary.headline): \(summary.gist)" : "✅ \(summary.headline)"
+        let content = summary.firing ? "🔴 \(summary.headlineAndGist)" : "✅ \(summary.headline)"
         return JSONText.ordered([
             ("content", .string(clip(discordText(content), 2000))),
             ("allowed_mentions", .ordered([("parse", .array([]))])),

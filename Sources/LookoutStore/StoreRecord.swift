@@ -137,8 +137,12 @@ package struct Rollup: Sendable, Equatable {
         let microseconds = Microseconds.from(seconds: result.durationSeconds)
         durationUsSum = durationUsSum.addingClamped(microseconds)
         durationUsMax = max(durationUsMax, microseconds)
-        let index = Histogram.latencyBuckets.firstIndex { result.durationSeconds <= $0 } ?? Histogram.latencyBuckets.count
-        if latencyBuckets.indices.contains(index) { latencyBuckets[index] = latencyBuckets[index].addingClamped(1) }
+        // The latency buckets (the page's chart after a restart) count one attempt's latency,
+        // as the page does; duration_ms is the whole call.
+        if let latency = result.attemptSeconds {
+            let index = Histogram.latencyBuckets.firstIndex { latency <= $0 } ?? Histogram.latencyBuckets.count
+            if latencyBuckets.indices.contains(index) { latencyBuckets[index] = latencyBuckets[index].addingClamped(1) }
+        }
     }
 
     /// Adds another stretch's counts, saturating (stored rows are outside input too).

@@ -18,7 +18,7 @@ import Synchronization
 /// is a class because it owns that buffer; one renderer uses it at a time.
 package final class ExpositionWriter {
     package enum MetricType: String, Sendable {
-        case counter, gauge, histogram
+        case counter, gauge, histogram, summary
     }
 
     private var base: UnsafeMutablePointer<UInt8>

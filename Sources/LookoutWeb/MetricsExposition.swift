@@ -54,12 +54,29 @@ package struct MetricsExposition: Sendable {
                 "lookout_source_info",
                 labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")] + place, value: 1)
         }
-        writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Duration of whole probe calls, retries and backoff included (calls an open breaker refused are not probes).")
-        let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets, keeping: full ? nil : [0.25, 1])
-        // A download's duration is its size over its speed: by default only its sum and count.
-        let downloadDuration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets, keeping: full ? nil : [])
-        for i in tallies.indices where tallies[i].probed {
-            writer.histogram(tallies[i].isDownload ? downloadDuration : duration, prefixes, i, tallies[i].duration)
+        // One meaning of latency: one attempt's, when an answer came (a refused connection has
+        // none). The summary's quantiles are the page's p50/p95 (the last 64 attempts), so a
+        // dashboard and the page agree; its sum and count cover every attempt since the start.
+        writer.family("lookout_probe_latency_seconds", type: .summary, help: "Latency of one attempt that got an answer: p50 and p95 of the last 64, as the status page shows them.")
+        let quantiles = ExpositionWriter.Labels.suffixes("quantile", ["0.5", "0.95"])
+        for i in tallies.indices where tallies[i].probed && !tallies[i].isDownload {
+            let recent = snapshot.records[i].recentDurations
+            if let p50 = recent.quantile(0.5), let p95 = recent.quantile(0.95) {
+                writer.sample("lookout_probe_latency_seconds", prefixes, i, quantiles, 0, value: p50)
+                writer.sample("lookout_probe_latency_seconds", prefixes, i, quantiles, 1, value: p95)
+            }
+            writer.sample("lookout_probe_latency_seconds_sum", prefixes, i, value: tallies[i].duration.sum)
+            writer.sample("lookout_probe_latency_seconds_count", prefixes, i, value: Double(tallies[i].duration.count))
+        }
+        writer.family("lookout_probe_duration_seconds", type: .histogram, help: "Latency of one attempt that got an answer, in buckets (metrics.detail full).")
+        let duration = ExpositionWriter.HistogramLayout("lookout_probe_duration_seconds", bounds: Histogram.latencyBuckets)
+        for i in tallies.indices where full && tallies[i].probed && !tallies[i].isDownload {
+            writer.histogram(duration, prefixes, i, tallies[i].duration)
+        }
+        writer.family("lookout_probe_call_duration_seconds", type: .summary, help: "Duration of whole probe calls, retries and backoff waits included (downloads: the whole transfer).")
+        for i in tallies.indices where tallies[i].probed && (full || tallies[i].isDownload) {
+            writer.sample("lookout_probe_call_duration_seconds_sum", prefixes, i, value: tallies[i].callSecondsSum)
+            writer.sample("lookout_probe_call_duration_seconds_count", prefixes, i, value: Double(tallies[i].calls))
         }
         writer.family("lookout_probe_phase_seconds", type: .gauge, help: "Duration of each phase of the last probe's final attempt.")
         let phases = ExpositionWriter.Labels.suffixes("phase", ["dns", "connect", "tls", "ttfb", "transfer"])

@@ -134,6 +134,13 @@ package struct StatusAPI: Sendable {
                 }
             }
             json.field("blocked_by") { json in json.array { json in for name in blockedBy { json.string(name) } } }
+            json.field("wait") { json in
+                guard let wait = entry.serverWait(nowMs: nowMs) else { return json.string(nil) }
+                json.object { json in
+                    json.field("until") { $0.string(Timestamp.rfc3339(wait.untilMs)) }
+                    json.field("message") { $0.string(wait.message) }
+                }
+            }
             json.field("breaker_refused_calls") { $0.int(Int64(clamping: entry.heldBackCalls)) }
             if let breaker {
                 json.field("breaker") { json in
@@ -187,6 +194,8 @@ package struct StatusAPI: Sendable {
             json.field("reason") { $0.string(failure?.reason) }
             json.field("http_status") { $0.int(result.httpStatus.map(Int64.init)) }
             json.field("attempts") { $0.int(Int64(result.attempts)) }
+            json.field("latency_seconds") { $0.number(result.attemptSeconds) }
+            json.field("call_duration_seconds") { $0.number(result.durationSeconds) }
             json.field("duration_seconds") { $0.number(result.durationSeconds) }
             json.field("title") { $0.string(failure?.title) }
             json.field("message") { $0.string(result.message) }

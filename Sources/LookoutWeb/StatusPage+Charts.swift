@@ -111,7 +111,9 @@ extension StatusPage {
         return notes.mapValues { HTML.escape($0.joined(separator: " · ")) }
     }
     /// p50 and p95 per hour over the last 24 hours, with the scale and the hours on the axes.
-    static func responseChart(_ hours: [[Double]?]) -> String {
+    /// `latest`: the p50 and p95 the label gives as the latest, the row's (the last 64 attempts);
+    /// nil: the newest hour's, estimated from its buckets.
+    static func responseChart(_ hours: [[Double]?], latest recent: [Double]? = nil) -> String {
         let values = hours.compactMap { $0 }
         guard !values.isEmpty else { return "<p class=\"rt-none\">Response time: no probes in the last 24 hours</p>" }
         let peak = values.map { $0[1] }.max() ?? 0
@@ -137,7 +139,7 @@ extension StatusPage {
             }
             return String(decoding: d, as: UTF8.self)
         }
-        let latest = values[values.count - 1]
+        let latest = recent ?? values[values.count - 1]
         let label = "Response time per hour over the last 24 hours: latest p50 \(milliseconds(latest[0])), p95 \(milliseconds(latest[1])); peak p95 \(milliseconds(peak))"
         var svg = "<svg class=\"rt\" viewBox=\"0 0 \(Int(width)) \(Int(height + 12))\" role=\"img\" aria-label=\"\(label)\">"
         svg += "<text x=\"\(Int(left - 4))\" y=\"8\" text-anchor=\"end\">\(milliseconds(top))</text>"

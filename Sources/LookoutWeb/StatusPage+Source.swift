@@ -76,6 +76,9 @@ extension StatusPage {
             html += "OK\(last.httpStatus.map { " · HTTP \($0)" } ?? "")"
             if last.attempts > 1 { html += " <small>after \(last.attempts) attempts</small>" }
         }
+        if let wait = entry.serverWait(nowMs: nowMs) {
+            html += "<br><small class=\"hint\">\(HTML.escape(wait.message.prefix(1).uppercased() + wait.message.dropFirst()))</small>"
+        }
         if let fallback = last.fallbackInUse {
             html += "<br><span class=\"fallback\">Using fallback: <a href=\"#source-\(HTML.escape(fallback))\">\(HTML.escape(fallback))</a></span>"
         }
@@ -100,8 +103,8 @@ extension StatusPage {
         switch breaker.state {
         case .closed: return "closed"
         case .open:
-            let wait = (breaker.nextAttemptAtMs ?? nowMs) - nowMs
-            return "<span class=\"state down\">open</span><br><small>next try in \(Timestamp.human(max(0, wait)))</small>"
+            // Each scheduled probe is the breaker's trial; it holds back retries.
+            return "<span class=\"state down\">open</span><br><small>each probe is a trial; no retries</small>"
         case .halfOpen: return "<span class=\"state degraded\">half-open</span><br><small>trying again</small>"
         case .forcedOpen: return "<span class=\"state down\">forced open</span><br><small>by an operator</small>"
         case .disabled: return "disabled<br><small>by an operator</small>"
@@ -136,7 +139,9 @@ extension StatusPage {
             html += " <span>\(label) <b>\(value)</b></span>"
         }
         html += "</p>"
-        html += StatusPage.responseChart(health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs))
+        // The bars are hourly estimates from buckets; the latest figures are the row's.
+        let recent = [entry.recentDurations.quantile(0.5), entry.recentDurations.quantile(0.95)].compactMap { $0 }
+        html += StatusPage.responseChart(health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs), latest: recent.count == 2 ? recent : nil)
         output += html + "</div>"
     }
 }

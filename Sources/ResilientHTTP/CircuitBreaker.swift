@@ -140,7 +140,8 @@ public struct CircuitBreaker: Sendable, Equatable {
     /// When an open breaker next lets a trial call through (ms since 1970); nil while closed,
     /// disabled or forced open.
     public private(set) var nextAttemptAtMs: Int64?
-    /// Times the breaker has opened on failures (forcing it open does not count); never reset.
+    /// Times the breaker has opened from closed on failures (a failed half-open try is the same
+    /// opening; forcing it open does not count); never reset.
     public private(set) var openCount = 0
     /// Calls refused while open, forced open, or half-open with its trial calls taken; never reset.
     public private(set) var notPermittedCalls = 0
@@ -287,9 +288,13 @@ public struct CircuitBreaker: Sendable, Equatable {
     private mutating func open(nowMs: Int64, random: Double) -> BreakerTransition {
         let jitter = min(max(settings.jitter, 0), 1)
         let period = Int64((Double(openTimeoutMs) * (1 + jitter * (2 * random - 1))).rounded())
-        openedAtMs = nowMs
+        // A failed half-open try continues the same opening: its count and start stay (trials
+        // may come every probe interval).
+        if state != .halfOpen || openedAtMs == nil {
+            openedAtMs = nowMs
+            openCount += 1
+        }
         nextAttemptAtMs = nowMs + max(0, period)
-        openCount += 1
         consecutiveSuccesses = 0
         halfOpenInFlight = 0
         var transition = move(to: .open, nowMs: nowMs)

@@ -219,7 +219,7 @@ extension ResilientClient {
 
     /// `HH:mm:ss UTC`, by arithmetic: this runs for every call an open breaker refuses, and a
     /// DateFormatter per call was most of that call's cost.
-    static func timeOfDay(_ ms: Int64) -> String {
+    public static func timeOfDay(_ ms: Int64) -> String {
         let seconds = (ms / 1000 % 86_400 + 86_400) % 86_400
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60)) UTC"

@@ -52,11 +52,14 @@ struct Status: AsyncParsableCommand {
                 if let downFor = incident?["down_for"] as? String { detail = "for \(downFor)  " }
                 detail += "\(failed["category"] as? String ?? "")/\(failed["reason"] as? String ?? "")"
                 if let message = failed["message"] as? String { detail += "  \(message)" }
-            } else if let last, let seconds = last["duration_seconds"] as? Double {
+            } else if let last, let seconds = last["latency_seconds"] as? Double {
                 detail = String(format: "%.0f ms", seconds * 1000)
             }
             if let breaker = source["breaker"] as? [String: Any], let state = breaker["state"] as? String, state != "closed" {
                 detail += "  [breaker \(state)]"
+            }
+            if let wait = source["wait"] as? [String: Any], let message = wait["message"] as? String {
+                detail += "  (\(message))"
             }
             print("\(name)  \(state)  \(detail)")
         }

@@ -141,7 +141,7 @@ struct APIEndToEndTests {
         #expect(recurring?["time_zone"] as? String == "Europe/Berlin")
         #expect(recurring?["weekdays"] as? [String] == ["sun"])
 
-        let added = try await runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceDown", "--duration", "30m"])
+        let added = try await runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceGone", "--duration", "30m"])
         #expect(added.status == 1)  // no such rule in this config
         #expect(added.output.contains("no rule is named"))
 

@@ -41,7 +41,7 @@ struct RestartEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         let (database, config) = try writeConfig(in: directory, """
             defaults:
-              interval: 200ms
+              interval: 1s
               timeout: 2s
               retry: {server_error: {max_attempts: 2, base: 10ms, max: 10ms}}
               circuit_breaker: {failure_threshold: 3, open_timeout: 10m}
@@ -56,9 +56,9 @@ struct RestartEndToEndTests {
 
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         _ = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
-        // Every failed attempt reaches the simulator once and becomes one error record (calls the
-        // open breaker refused reach nothing and are no error records); wait until
-        // the breaker has opened and every record is committed, then kill without warning.
+        // Every failed attempt reaches the simulator once and becomes one error record; wait
+        // until the breaker has opened and every record is committed, then kill without warning.
+        // (While it is open each scheduled probe is its trial, one attempt.)
         let requests = try await eventually("the breaker to open and its records to be committed") { () -> Int? in
             let state = try await reader.read { db in try String.fetchOne(db, sql: "SELECT state FROM breaker_state WHERE source = 'down'") }
             let seen = try await counters(simBase)["/status/503"] ?? 0
@@ -69,10 +69,12 @@ struct RestartEndToEndTests {
         let killed = lookout
         _ = try await eventually("the process to die") { killed.isRunning ? nil : true }
 
-        #expect(try errorRows() == requests)
+        // Nothing committed is lost (a trial in flight at the kill may have added one).
+        #expect(try errorRows() >= requests)
         let probeRows = try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM probe_results WHERE source = 'down'") ?? 0 }
         #expect(probeRows >= 2)
 
+        let restartedAt = Int64(Date().timeIntervalSince1970 * 1000)
         lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let sentinelBefore = try await counters(simBase)["/ok"] ?? 0
@@ -80,19 +82,23 @@ struct RestartEndToEndTests {
             let seen = try await counters(simBase)["/ok"] ?? 0
             return seen >= sentinelBefore + 5 ? true : nil
         }
-        #expect(try await counters(simBase)["/status/503"] == requests, "the open breaker let a request through after the restart")
-        // The breaker holds every call back, yet the outage and its cause are shown, as before the kill.
+        // The breaker came back open and stays open: each probe since is one trial attempt,
+        // no retries, and the outage and its cause are shown as before the kill.
+        let attempts = try await reader.read { db in
+            try Int.fetchOne(db, sql: "SELECT MAX(attempts) FROM probe_results WHERE source = 'down' AND ts_ms > ?", arguments: [restartedAt])
+        }
+        #expect(attempts == 1, "the open breaker let retries through after the restart")
         let down = try await source("down", port: port)
         let incident = try #require(down["incident"] as? [String: Any], "\(down)")
         #expect((incident["cause"] as? [String: Any])?["reason"] as? String == "http_503")
         #expect((incident["failed_probes"] as? Int ?? 0) >= 2)
+        _ = try await eventually("the breaker shown open") { () -> Bool? in
+            let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            return metrics.contains(#"lookout_circuit_breaker_state{source="down",state="open"} 1"#) ? true : nil
+        }
+        // No call was refused, and none counts as an error of the upstream.
         let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
-        #expect(metrics.contains(#"lookout_circuit_breaker_state{source="down",state="open"} 1"#))
-        // Refused calls count as the breaker's, not as errors of the upstream.
         #expect(!metrics.contains(#"category="circuit_open""#))
-        #expect(metrics.contains(#"lookout_circuit_breaker_not_permitted_calls_total{source="down"} "#))
-        #expect(!metrics.contains(#"lookout_circuit_breaker_not_permitted_calls_total{source="down"} 0"#))
-        #expect(try errorRows() == requests)
         let refusedRows = try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM error_records WHERE category = 'circuit_open'") ?? 0 }
         #expect(refusedRows == 0)
         #expect(try await lookout.terminate() == 0)

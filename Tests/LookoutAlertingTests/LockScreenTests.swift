@@ -55,6 +55,21 @@ struct LockScreenTests {
         #expect(teams.contains("acme down since 19:10 UTC"))
     }
 
+    @Test func aServiceWideAlertIsNotSaidTwice() throws {
+        let summary = "Some sources fail while others work, in more than 30% of the last rounds"
+        let alert = Alert(
+            fingerprint: "PartialFailuresHigh", rule: "PartialFailuresHigh", source: nil, severity: "warning",
+            labels: ["alertname": "PartialFailuresHigh", "severity": "warning"], annotations: ["summary": summary],
+            startedAtMs: began, resolvedAtMs: nil, id: 1)
+        let send = NotificationGroups.Send(hook: "h", status: "firing", alerts: [alert], groupLabels: ["source": ""])
+        for type in ["slack", "discord"] {
+            let text = ProviderPayloads.body(for: try hook(type), send, externalURL: "https://status.test", nowMs: began)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            let line = try #require((object["text"] ?? object["content"]) as? String)
+            #expect(line == "🔴 " + (type == "discord" ? ProviderPayloads.discordText(summary) : summary), "\(type): \(line)")
+        }
+    }
+
     @Test func aResolutionSaysHowLongItLastedAndWhatTheCauseWas() throws {
         #expect(try body("slack", minutes: 12, resolved: true)["text"] as? String == "✅ acme recovered after 12m")
         let section = try slackSection(try body("slack", minutes: 12, resolved: true))

@@ -16,9 +16,9 @@ struct PageHistoryStoreTests {
         let writer = RecordWriter(database: database, logger: Logger(label: "test"))
         let now = 20_000 * day + 12 * HealthWindow.hour
         for daysAgo in [1, 40, 89] {
-            writer.record(ProbeResult(source: "a", timestampMs: now - Int64(daysAgo) * day, ok: daysAgo != 40, durationSeconds: 0.3))
+            writer.record(ProbeResult(source: "a", timestampMs: now - Int64(daysAgo) * day, ok: daysAgo != 40, durationSeconds: 0.3, latencySeconds: 0.3))
         }
-        writer.record(ProbeResult(source: "a", timestampMs: now - 2 * HealthWindow.hour, ok: true, durationSeconds: 0.02))
+        writer.record(ProbeResult(source: "a", timestampMs: now - 2 * HealthWindow.hour, ok: true, durationSeconds: 0.02, latencySeconds: 0.02))
         writer.flush()
         // Before the tiers are rolled up, and after (the minute rows older than 48 h are then
         // gone): the same history either way.
@@ -28,14 +28,8 @@ struct PageHistoryStoreTests {
         #expect(deleted["probe_rollups"] == 2)  // 40 and 89 days old; the one of yesterday stays
         let registry = SourceRegistry(sources: [SourceConfig(name: "a", url: "http://127.0.0.1/")])
         try HistoryStore.restore(into: registry, from: database, nowMs: now)
-        // Records are read through optionals, not `#require`: Swift 6.3.1's debug build
-        // miscompiled the `Result<SourceRecord, Error>` that `#require` made of one (a crash in
-        // its outlined destroy).
-        let records = registry.snapshot(nowMs: now).records
-        let earlier = before.snapshot(nowMs: now).records
-        #expect(records.count == 1 && earlier.count == 1)
-        guard let health = records.first?.health, let earlierHealth = earlier.first?.health else { return }
-        #expect(earlierHealth.days.buckets(90, nowMs: now) == health.days.buckets(90, nowMs: now))
+        let health = try #require(registry.snapshot(nowMs: now).records.first).health
+        #expect(try #require(before.snapshot(nowMs: now).records.first).health.days.buckets(90, nowMs: now) == health.days.buckets(90, nowMs: now))
         let days = health.days.buckets(90, nowMs: now)
         #expect(days[89 - 89]?.probes == 1 && days[89 - 40]?.failures == 1 && days[89 - 1]?.probes == 1)
         #expect(days[89 - 50] == nil)

@@ -22,7 +22,7 @@ struct RollupTiersTests {
         while at < nowMs {
             for source in ["a", "b"] {
                 let ok = (index + (source == "a" ? 0 : 3)) % 7 != 0
-                writer.record(ProbeResult(source: source, timestampMs: at, ok: ok, attempts: ok ? 1 : 2, durationSeconds: 0.01 * Double(index % 9)))
+                writer.record(ProbeResult(source: source, timestampMs: at, ok: ok, attempts: ok ? 1 : 2, durationSeconds: 0.01 * Double(index % 9), latencySeconds: 0.01 * Double(index % 9)))
             }
             at += 5 * 60_000
             index += 1

@@ -37,7 +37,7 @@ package struct SourceHealth: Sendable, Equatable {
 
     package mutating func record(_ result: ProbeResult) {
         let retried = result.attempts > 1
-        latency.observe(seconds: result.durationSeconds, atMs: result.timestampMs)
+        if let seconds = result.attemptSeconds { latency.observe(seconds: seconds, atMs: result.timestampMs) }
         add(BucketCounts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
         if result.ok {
             if let started = outageStartedMs { lastRecoveryMs = result.timestampMs - started }

@@ -15,7 +15,8 @@ package struct ProbeResult: Sendable, Equatable {
     package var attempts: Int
     /// The whole call: every attempt, and the waits between them.
     package var durationSeconds: Double
-    /// The upstream's response time: the last attempt alone (nil when no request was made).
+    /// The upstream's response time, the *latency* everything shows: the last attempt alone,
+    /// when it got an answer (nil when no request was made or none came back).
     package var attemptSeconds: Double?
     package var bytes: Int
     package var phases: PhaseTimings
@@ -39,8 +40,9 @@ package struct ProbeResult: Sendable, Equatable {
 
     package init(
         source: String, timestampMs: Int64, ok: Bool, failure: Failure? = nil, httpStatus: Int? = nil,
-        attempts: Int = 1, durationSeconds: Double = 0, bytes: Int = 0, phases: PhaseTimings = .init()
+        attempts: Int = 1, durationSeconds: Double = 0, latencySeconds: Double? = nil, bytes: Int = 0, phases: PhaseTimings = .init()
     ) {
+        self.attemptSeconds = latencySeconds
         self.source = source
         self.timestampMs = timestampMs
         self.ok = ok

@@ -256,9 +256,8 @@ package final class ProbeScheduler: Sendable {
         result.duringMaintenance = inMaintenance(source.name)
         // Told to wait: no probe before then, up to the source's `max_retry_after` (an upstream
         // must not silence its own source for long).
-        if let until = result.serverWaitUntilMs {
-            let latest = Timestamp.nowMs().addingClamped(source.maxServerWait.totalMilliseconds)
-            result.serverWaitUntilMs = until > Timestamp.nowMs() ? min(until, latest) : nil
+        result.serverWaitUntilMs = result.serverWaitUntilMs.flatMap {
+            ProbeScheduler.serverWait(untilMs: $0, nowMs: Timestamp.nowMs(), atMost: source.maxServerWait)
         }
         if !result.ok { result.fallbackInUse = fallback(source) }
         // A failure that ends once Lookout knows itself offline (this one may have tipped it) is
@@ -268,6 +267,13 @@ package final class ProbeScheduler: Sendable {
         // Every failure at debug level; the registry tells a source's changes at info and above.
         if !result.ok, !offline { logger.debug("probe failed", metadata: result.logMetadata) }
         return result
+    }
+
+    /// How long an upstream's asked-for wait keeps its source unprobed: until `untilMs`, but not
+    /// past `atMost` from `nowMs`; nil for a time already past.
+    package static func serverWait(untilMs: Int64, nowMs: Int64, atMost: Duration) -> Int64? {
+        let until = min(untilMs, nowMs.addingClamped(atMost.totalMilliseconds))
+        return until > nowMs ? until : nil
     }
 
     /// The first tick after `now` on the grid `previous + k × interval` (nanoseconds, as in the

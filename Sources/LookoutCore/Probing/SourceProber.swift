@@ -53,7 +53,9 @@ extension ProbeResult {
         self.upgradedToHTTPS = outcome.upgradedToHTTPS
         self.certificateExpiry = outcome.final?.certificateExpiry
         self.callKind = outcome.kind
-        self.attemptSeconds = outcome.final?.totalSeconds
+        // One attempt's latency, when it got an answer: a refused connection or a timeout has
+        // none (not 0 ms, not the timeout).
+        if let final = outcome.final, (final.httpStatus ?? 0) > 0 { self.attemptSeconds = final.totalSeconds }
         if outcome.failure != nil, let final = outcome.final, let wait = ServerWait.requested(by: final), wait > .zero {
             let endedMs = outcome.startedAtMs.addingClamped(Int64(clamping: outcome.durationSeconds * 1000) ?? 0)
             self.serverWaitUntilMs = endedMs.addingClamped(wait.totalMilliseconds)

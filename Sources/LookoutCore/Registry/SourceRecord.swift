@@ -30,7 +30,12 @@ package struct SourceRecord: Sendable {
         package var lastSuccessMs: Int64?
         package var successes: UInt64 = 0
         package var failures: UInt64 = 0
+        /// One attempt's latency, attempts that got an answer (`lookout_probe_duration_seconds`).
         package var duration = Histogram()
+        /// Whole calls, retries and waits included (`lookout_probe_call_duration_seconds`): a
+        /// sum and a count; latency is what the buckets are for.
+        package var callSecondsSum: Double = 0
+        package var calls: UInt64 = 0
         package var isDownload = false
         package var downloadState: DownloadState = .notStarted
         package var downloadThroughput: Double = 0
@@ -104,8 +109,9 @@ package struct SourceRecord: Sendable {
         }
     }
 
-    /// The upstream's response times (the last attempt of each of the last 64 probes, retries
-    /// and backoff left out), in a ring for p50/p95. A plain array, like `Histogram`'s counts:
+    /// The upstream's response times (the last attempt of each of the last 64 probes that got
+    /// an answer, retries and backoff left out), in a ring for p50/p95: the page's row and chart
+    /// label, the API and `lookout_probe_latency_seconds` all read it. A plain array, like `Histogram`'s counts:
     /// `InlineArray` fields in this record were miscompiled by Swift 6.3 in debug builds.
     package struct RecentDurations: Sendable, Equatable {
         /// Whole microseconds (up to 71 minutes), half the memory of `Double` seconds across
@@ -229,6 +235,15 @@ package struct SourceRecord: Sendable {
         if failedProbes >= source.outage.failureThreshold { outage.restore(downSinceMs: downSinceMs) }
     }
 
+    /// Until when the upstream asked not to be probed (Retry-After, RateLimit reset), if that
+    /// is still ahead at `nowMs`, and the sentence people read: "rate-limited until 12:44:10
+    /// UTC, as the upstream asked".
+    package func serverWait(nowMs: Int64) -> (untilMs: Int64, message: String)? {
+        guard let last, let until = last.serverWaitUntilMs, until > nowMs else { return nil }
+        let what = last.failure?.category == .rateLimited ? "rate-limited" : "asked to wait"
+        return (until, "\(what) until \(ResilientClient.timeOfDay(until)), as the upstream asked; no probe before then")
+    }
+
     /// Probed, or at least tried (a restored open breaker refuses the first calls).
     package var attempted: Bool { tally.probed || heldBackCalls > 0 }
 
@@ -272,8 +287,13 @@ package struct SourceRecord: Sendable {
         } else {
             tally.failures += 1
         }
-        tally.duration.observe(result.durationSeconds)
-        recentDurations.append(result.attemptSeconds ?? result.durationSeconds)
+        // Latency is one attempt's, when an answer came; the whole call is counted apart.
+        if result.durationSeconds.isFinite && result.durationSeconds >= 0 { tally.callSecondsSum += result.durationSeconds }
+        tally.calls += 1
+        if let latency = result.attemptSeconds {
+            tally.duration.observe(latency)
+            recentDurations.append(latency)
+        }
         if let progress = result.download {
             download = progress
             tally.note(progress)
