@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "ResilientHTTP", "LookoutCore", "LookoutStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutWeb", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams"),
             ]
         ),

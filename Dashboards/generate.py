@@ -16,6 +16,8 @@ RI = "$__rate_interval"
 W24 = 'window="24h"'
 W5 = 'window="5m"'
 OPEN = 'state=~"open|half_open|forced_open"'
+Q50 = 'quantile="0.5"'
+Q95 = 'quantile="0.95"'
 
 def f(metric, extra=""):
     """A per-source selector narrowed to the chosen sources and group."""
@@ -97,17 +99,17 @@ panel("Retry success (15m)", "timeseries", "percentunit", [
     16, 24, 8, 8, "Of the calls retried, the share that then succeeded (mean over sources that retried).")
 
 row("Latency", 32)
-panel("Probe duration heatmap", "heatmap", "s", [
+panel("Latency heatmap", "heatmap", "s", [
     {"expr": f'sum by (le) (max by (source, le) (rate(lookout_probe_duration_seconds_bucket{{{SRC}}}[{RI}]) and on (source) {INFO}))', "format": "heatmap", "legendFormat": "{{le}}"}],
-    0, 33, 8, 8, "How long probes take, all chosen sources together, from the duration histogram.",
+    0, 33, 8, 8, "One attempt's latency, all chosen sources together, from its buckets. Only with metrics: {detail: full}.",
     options={"calculate": False, "yAxis": {"unit": "s"}})
-panel("Probe duration p50 / p95", "timeseries", "s", [
-    {"expr": f'histogram_quantile(0.5, sum by (le) (max by (source, le) (rate(lookout_probe_duration_seconds_bucket{{{SRC}}}[{RI}]) and on (source) {INFO})))', "legendFormat": "p50"},
-    {"expr": f'histogram_quantile(0.95, sum by (le) (max by (source, le) (rate(lookout_probe_duration_seconds_bucket{{{SRC}}}[{RI}]) and on (source) {INFO})))', "legendFormat": "p95"}],
-    8, 33, 8, 8, "Whole probe calls, retries and backoff included.")
+panel("Latency p50 / p95 (median over sources)", "timeseries", "s", [
+    {"expr": f'quantile(0.5, max by (source) {f("lookout_probe_latency_seconds", Q50)})', "legendFormat": "p50"},
+    {"expr": f'quantile(0.5, max by (source) {f("lookout_probe_latency_seconds", Q95)})', "legendFormat": "p95"}],
+    8, 33, 8, 8, "One attempt's latency as the status page shows it (the last 64 attempts of each source), the median over the chosen sources; retries and backoff waits are not latency.")
 panel("Slowest sources (p95, top 10)", "bargauge", "s", [
-    dict({"expr": f'topk(10, histogram_quantile(0.95, max by (source, le) (rate(lookout_probe_duration_seconds_bucket{{{SRC}}}[{RI}]) and on (source) {INFO})))', "legendFormat": "{{source}}"}, **inst)],
-    16, 33, 8, 8, "The ten chosen sources with the slowest p95 probe duration.",
+    dict({"expr": f'topk(10, max by (source) {f("lookout_probe_latency_seconds", Q95)})', "legendFormat": "{{source}}"}, **inst)],
+    16, 33, 8, 8, "The ten chosen sources with the slowest p95 latency, as their status page rows show it.",
     options={"orientation": "horizontal", "displayMode": "basic", "reduceOptions": {"calcs": ["lastNotNull"]}})
 
 row("Downloads, notifications and Lookout itself", 41)

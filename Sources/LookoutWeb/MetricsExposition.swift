@@ -15,8 +15,9 @@ package struct MetricsExposition: Sendable {
         self.version = version
     }
 
-    package func render() -> String {
-        write().text
+    /// The exposition as text; `nowMs` moves the clock the windows are read at (tests).
+    package func render(nowMs: Int64 = Timestamp.nowMs()) -> String {
+        write(nowMs: nowMs).text
     }
 
     /// The exposition, ready to send without another copy.
@@ -24,8 +25,8 @@ package struct MetricsExposition: Sendable {
         write().take()
     }
 
-    private func write() -> ExpositionWriter {
-        let snapshot = context.monitor.snapshot()
+    private func write(nowMs: Int64 = Timestamp.nowMs()) -> ExpositionWriter {
+        let snapshot = context.monitor.snapshot(nowMs: nowMs)
         let names = snapshot.names
         let tallies = snapshot.records.map(\.tally)
         let writer = ExpositionWriter()
@@ -45,6 +46,12 @@ package struct MetricsExposition: Sendable {
         writer.family("lookout_probe_success", type: .gauge, help: "Whether the last probe of the source succeeded (1) or failed (0).")
         for i in tallies.indices where tallies[i].probed {
             writer.sample("lookout_probe_success", prefixes, i, value: tallies[i].lastOk ? 1 : 0)
+        }
+        // What the paging rules follow: the source's outage policy (two failed probes in a row
+        // by default), so Prometheus rules page and resolve as Lookout's own do.
+        writer.family("lookout_source_down", type: .gauge, help: "Whether the source is down by its outage policy (1), its failed probes having opened an outage that no success has ended yet.")
+        for i in tallies.indices where tallies[i].probed {
+            writer.sample("lookout_source_down", prefixes, i, value: snapshot.records[i].outage.down ? 1 : 0)
         }
         // For dashboards and joins: the group and kind of each source (`* on (source) group_left (group)`).
         writer.family("lookout_source_info", type: .gauge, help: "A configured source's kind and group (empty when ungrouped); always 1.")
@@ -212,12 +219,16 @@ package struct MetricsExposition: Sendable {
         // By default the windows the deploy kit's rules and dashboard read: 1m and 5m, 24h.
         let rateWindows = HealthWindow.errorRates.prefix(full ? 4 : 2).map(\.ms)
         let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
-        writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window.")
+        writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window; the last probe's outcome (0 or 1) when none fell in it.")
+        let tallies = snapshot.records.map(\.tally)
         for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
             for (index, ms) in rateWindows.enumerated() {
-                if let rate = summary.errorRate(windowMs: ms) {
+                // A window without a probe (a source probed less often than the window) says
+                // what the last probe said: a down source's rate never vanishes from a scrape,
+                // so a Prometheus rule on it does not resolve mid-outage.
+                if let rate = summary.errorRate(windowMs: ms) ?? (tallies[i].probed ? (tallies[i].lastOk ? 0 : 1) : nil) {
                     writer.sample("lookout_error_rate", prefixes, i, rateLabels, index, value: rate)
                 }
             }

@@ -98,7 +98,7 @@ struct OperationsKitTests {
         #expect(config.status == 0, "\(config.output)")
         let rules = try await runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-rules.yml").path])
         #expect(rules.status == 0, "\(rules.output)")
-        #expect(rules.output.contains("13 rules found"))
+        #expect(rules.output.contains("14 rules found"))
         // The location rules: one location failing is no page, two are one (promtool's unit test).
         let locations = try await runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-location-rules.yml").path])
         #expect(locations.status == 0 && locations.output.contains("2 rules found"), "\(locations.output)")
@@ -184,7 +184,7 @@ struct OperationsKitTests {
         for panel in rows[..<drillDown] where panel["type"] as? String != "row" && panel["type"] as? String != "table" {
             for target in panel["targets"] as? [[String: Any]] ?? [] {
                 let query = target["expr"] as? String ?? ""
-                let bounded = ["count(", "sum(", "sum by (category)", "sum by (le)", "sum by (hook", "topk(", "avg(", "min(", "max(", "histogram_quantile(0.", "max by (instance)", "sum by (instance)", "max by (hook)"]
+                let bounded = ["count(", "sum(", "quantile(", "sum by (category)", "sum by (le)", "sum by (hook", "topk(", "avg(", "min(", "max(", "histogram_quantile(0.", "max by (instance)", "sum by (instance)", "max by (hook)"]
                     .contains { query.hasPrefix($0) } || (panel["title"] as? String) == "Download throughput"
                 #expect(bounded, "\(panel["title"] ?? "?"): \(query)")
             }
@@ -218,7 +218,7 @@ struct OperationsKitTests {
         // Lookout runs with the default metrics detail: every panel but those that say they
         // need `detail: full` has data, and those have none (the budget of 15 series a source).
         let fullOnly = try Self.fullDetailPanels()
-        #expect(fullOnly == ["Phases of the last probe"])
+        #expect(fullOnly == ["Latency heatmap", "Phases of the last probe"])
         let queries = try Self.dashboardQueries()
         // Until every panel has data (a rate needs two scrapes; the breaker and the alert a few seconds).
         let empty = try await eventually(deadline: .seconds(90), "every panel's query to return data") { () -> [String]? in

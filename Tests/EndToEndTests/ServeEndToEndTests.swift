@@ -52,7 +52,7 @@ struct ServeEndToEndTests {
         #expect(value(scrape, "lookout_probe_http_status_code", source: "broken") == 500)
         #expect(value(scrape, "lookout_probe_success", source: "closed") == 0)
         #expect(value(scrape, "lookout_probe_http_status_code", source: "closed") == 0)
-        #expect(scrape.contains(#"lookout_probe_duration_seconds_bucket{source="up",le="+Inf"}"#))
+        #expect(scrape.contains(#"lookout_probe_latency_seconds{source="up",quantile="0.5"} "#))
         #expect(scrape.contains("lookout_build_info{version="))
 
         let promtool = try await runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
