@@ -159,6 +159,13 @@ package struct StatusAPI: Sendable {
                     }
                 }
             }
+            // One attempt's latency, as the page's row and `lookout_probe_latency_seconds` give it.
+            json.field("latency") { json in
+                json.object { json in
+                    json.field("p50_seconds") { $0.number(entry.recentDurations.quantile(0.5)) }
+                    json.field("p95_seconds") { $0.number(entry.recentDurations.quantile(0.95)) }
+                }
+            }
             json.field("availability_24h") { $0.number(health?.availability(windowMs: HealthWindow.day)) }
             json.field("fallback_in_use") { $0.string(entry.last?.fallbackInUse) }
             if let download = entry.download {
