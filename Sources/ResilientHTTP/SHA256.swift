@@ -72,6 +72,19 @@ public final class SHA256 {
 @available(*, unavailable)
 extension SHA256: Sendable {}
 
+extension SHA256 {
+    /// Whether two secrets are equal, in a time that says nothing of where they differ or how
+    /// long the expected one is: their digests (always 32 bytes) are compared in constant time.
+    public static func secretsEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        func digest(_ bytes: [UInt8]) -> [UInt8] {
+            let hash = SHA256()
+            hash.update(bytes)
+            return hash.finalize()
+        }
+        return constantTimeEquals(digest(a), digest(b))
+    }
+}
+
 extension [UInt8] {
     /// Lowercase hex digits of the bytes.
     public var hexString: String {

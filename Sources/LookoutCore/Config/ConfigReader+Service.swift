@@ -360,7 +360,13 @@ extension ConfigReader {
                 if let text = secret(inline: nil, file: fields["url_file"]?.value, parent: path, inlineKey: "url", fileKey: "url_file"),
                     let node = fields["url_file"]?.value
                 {
-                    if let message = ProbeURL.problem(text) { problem(node, "\(path).url_file", "the file does not hold a usable URL: \(message)") } else { hookURL = text }
+                    // Not what it holds: a webhook URL is a secret, and a wrong path may name
+                    // any file (/etc/shadow) whose contents must not reach a log.
+                    if ProbeURL.problem(text) != nil {
+                        problem(node, "\(path).url_file", "the file does not hold a usable http(s) URL (its contents are not shown: they may be secret)")
+                    } else {
+                        hookURL = text
+                    }
                 }
             } else if type == .email, let node = fields["url"]?.value, let text = string(node, "\(path).url") {
                 let lowered = text.lowercased()
@@ -372,7 +378,12 @@ extension ConfigReader {
             } else if let node = fields["url"]?.value, let text = string(node, "\(path).url"),
                 let expanded = expandingEnvironment(text, node, "\(path).url")
             {
-                if let message = ProbeURL.problem(expanded) { problem(node, "\(path).url", message) } else { hookURL = expanded }
+                if let message = ProbeURL.problem(expanded) {
+                    // An expanded ${ENV} URL is a secret: say which variable, not what it holds.
+                    problem(node, "\(path).url", expanded == text ? message : "\(text) does not expand to a usable http(s) URL (its value is not shown: it may be secret)")
+                } else {
+                    hookURL = expanded
+                }
             } else if fields["url"] != nil {
                 // string() or the environment already said what is wrong
             } else if type == .pagerduty {

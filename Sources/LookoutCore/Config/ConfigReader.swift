@@ -234,7 +234,7 @@ struct ConfigReader {
     /// the path of the mapping that holds `inlineKey` or `fileKey`.
     mutating func secret(inline: Node?, file: Node?, parent: String, inlineKey: String, fileKey: String) -> String? {
         if let file {
-            let path = "\(parent).\(fileKey)"
+            let path = parent.isEmpty ? fileKey : "\(parent).\(fileKey)"
             guard let name = string(file, path) else { return nil }
             let resolved = resolvePath(name)
             guard let data = FileManager.default.contents(atPath: resolved) else {
@@ -248,13 +248,20 @@ struct ConfigReader {
             }
             return value
         }
-        let path = "\(parent).\(inlineKey)"
+        let path = parent.isEmpty ? inlineKey : "\(parent).\(inlineKey)"
         guard let inline, let text = string(inline, path) else { return nil }
         guard text.contains("${") else {
             problem(inline, path, "write secrets as a ${ENV} reference or in \(fileKey), not in the config")
             return nil
         }
-        return expandingEnvironment(text, inline, path)
+        guard let value = expandingEnvironment(text, inline, path) else { return nil }
+        // A variable set but empty (a compose variable left unset) would be a secret anyone
+        // knows: an admin token that opens the admin API to every request.
+        guard !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            problem(inline, path, "\(text) is empty: set the environment variable to the secret, or leave \(inlineKey) out")
+            return nil
+        }
+        return value
     }
 
     /// A path relative to the config's directory, made absolute.
