@@ -80,13 +80,18 @@ package final class AlertService: Sendable {
             }
         }
         evaluator.withLock { $0.restore(firing: firing) }
+        // Who was told before the restart: an alert stored firing whose notification was not
+        // planned yet (stopped within group_wait, or killed) is planned now, not taken as told.
+        let told = try store.notifiedHooks(alertIDs: firing.compactMap(\.id))
         // Announced before the restart: the next repeat is a full interval away.
         lastSent.withLock { sent in
             for alert in firing {
-                for hook in monitor.config.hooks { sent[alert.fingerprint, default: [:]][hook.name] = nowMs }
+                for hook in monitor.config.hooks where alert.id.flatMap({ told[$0]?.contains(hook.name) }) == true {
+                    sent[alert.fingerprint, default: [:]][hook.name] = nowMs
+                }
             }
         }
-        groups.withLock { $0.restore(firing: firing, hooks: monitor.config.hooks, nowMs: nowMs) }
+        groups.withLock { $0.restore(firing: firing, hooks: monitor.config.hooks, nowMs: nowMs, told: told) }
         let active = try store.activeSilences(nowMs: nowMs)
         silences.withLock { $0 = active }
         // Until the first evaluation, the page and the API tell which of them are held back

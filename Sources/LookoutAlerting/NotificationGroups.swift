@@ -40,13 +40,29 @@ struct NotificationGroups: Sendable {
         hook + "\u{1F}" + labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{1F}")
     }
 
-    /// Alerts that fired before a restart were announced then: their groups count as notified now.
-    mutating func restore(firing: [Alert], hooks: [HookConfig], nowMs: Int64) {
+    /// Alerts that fired before a restart: a group one of whose alerts has a notification stored
+    /// for the hook (`told`: alert id → hooks) was announced then and counts as notified now; a
+    /// group none of whose alerts has (Lookout stopped within its group_wait) is planned as new,
+    /// from when its first alert fired, so it goes out at once. `told` nil: all were announced.
+    mutating func restore(firing: [Alert], hooks: [HookConfig], nowMs: Int64, told: [Int64: Set<String>]? = nil) {
         for hook in hooks where hook.type.grouped {
+            var members: [String: (labels: [String: String], alerts: [Alert])] = [:]
             for alert in firing where HookRouter.accepts(hook, alert) {
                 let labels = NotificationGroups.labels(hook.groupBy, alert)
-                let key = NotificationGroups.key(hook.name, labels)
-                groups[key, default: Group(hook: hook.name, labels: labels, createdAtMs: nowMs, notifiedAtMs: nowMs)].notified[alert.fingerprint] = alert
+                members[NotificationGroups.key(hook.name, labels), default: (labels, [])].alerts.append(alert)
+            }
+            for (key, member) in members {
+                let announced = told.map { told in member.alerts.contains { $0.id.flatMap { told[$0]?.contains(hook.name) } == true } } ?? true
+                if var group = groups[key] {
+                    for alert in member.alerts { group.notified[alert.fingerprint] = alert }
+                    groups[key] = group
+                } else if announced {
+                    var group = Group(hook: hook.name, labels: member.labels, createdAtMs: nowMs, notifiedAtMs: nowMs)
+                    for alert in member.alerts { group.notified[alert.fingerprint] = alert }
+                    groups[key] = group
+                } else {
+                    groups[key] = Group(hook: hook.name, labels: member.labels, createdAtMs: member.alerts.map(\.startedAtMs).min() ?? nowMs)
+                }
             }
         }
     }

@@ -119,6 +119,22 @@ package struct AlertStore: Sendable {
         }
     }
 
+    /// The hooks each of `alertIDs` has an outbox row for (delivered or not): who has been, or
+    /// will be, told of it. A group's notification is stored under its first alert's id.
+    package func notifiedHooks(alertIDs: [Int64]) throws -> [Int64: Set<String>] {
+        guard !alertIDs.isEmpty else { return [:] }
+        return try database.writer.read { db in
+            var result: [Int64: Set<String>] = [:]
+            for chunk in stride(from: 0, to: alertIDs.count, by: 500).map({ Array(alertIDs[$0..<min($0 + 500, alertIDs.count)]) }) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                for row in try Row.fetchAll(db, sql: "SELECT DISTINCT alert_id, hook FROM alert_outbox WHERE alert_id IN (\(marks))", arguments: StatementArguments(chunk)) {
+                    result[row["alert_id"], default: []].insert(row["hook"])
+                }
+            }
+            return result
+        }
+    }
+
     /// Alerts stored as firing, to take back after a restart.
     package func firing() throws -> [Alert] {
         try database.writer.read { db in
