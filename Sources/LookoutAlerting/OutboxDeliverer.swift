@@ -16,7 +16,15 @@ package final class OutboxDeliverer: Sendable {
         package var failed: UInt64 = 0
         package var lastError: String?
         package var lastDeliveredMs: Int64?
+        /// Notifications set aside since the start (refused `maxRefusals` times).
+        package var setAside: UInt64 = 0
+        /// The last one set aside: why.
+        package var lastSetAside: String?
     }
+
+    /// A notification the receiver refuses (a 4xx other than 408 and 429: it will not take this
+    /// body) this many times is set aside, so the hook's later notifications go on.
+    package static let maxRefusals = 3
 
     package static let backoffBase: Duration = .seconds(1)
     /// A receiver back from an outage hears from Lookout within this long.
@@ -75,7 +83,7 @@ package final class OutboxDeliverer: Sendable {
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
         if hook.type == .email {
             let outcome = await OutboxDeliverer.mail(row.payload, hook)
-            return settle(row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "", askedWait: nil)
+            return settle(row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "", askedWait: nil, refused: false)
         }
         let request = OutboxDeliverer.request(hook, payload: row.payload, delivery: String(row.id))
         let outcome = await client.call(
@@ -87,7 +95,11 @@ package final class OutboxDeliverer: Sendable {
         if outcome.failure?.category == .circuitOpen, let next = outcome.breaker?.nextAttemptAtMs {
             asked = .milliseconds(max(0, next - Timestamp.nowMs()))
         }
-        return settle(row, hook, ok: outcome.ok, reason: reason, askedWait: asked)
+        // The receiver answered and will not take this body: retrying it for ever would hold
+        // back every later notification to the hook.
+        let status = outcome.final?.httpStatus ?? 0
+        let refused = (400...499).contains(status) && status != 408 && status != 429 && outcome.failure?.category != .circuitOpen
+        return settle(row, hook, ok: outcome.ok, reason: reason, askedWait: asked, refused: refused)
     }
 
     /// Sends an email hook's outbox row (`{"subject", "text", "html"}`) through its SMTP server.
@@ -101,7 +113,7 @@ package final class OutboxDeliverer: Sendable {
     }
 
     /// Marks the row delivered, or failed with a backoff (at least what the receiver asked for).
-    private func settle(_ row: OutboxRow, _ hook: HookConfig, ok: Bool, reason: String, askedWait: Duration?) -> Bool {
+    private func settle(_ row: OutboxRow, _ hook: HookConfig, ok: Bool, reason: String, askedWait: Duration?, refused: Bool) -> Bool {
         let now = Timestamp.nowMs()
         if ok {
             do { try store.markDelivered(row.id, nowMs: now) } catch {
@@ -114,6 +126,23 @@ package final class OutboxDeliverer: Sendable {
                 $0[hook.name]!.lastDeliveredMs = now
             }
             return true
+        }
+        if refused && row.attempts.addingClamped(1) >= OutboxDeliverer.maxRefusals {
+            do { try store.setAside(row.id, error: reason, nowMs: now) } catch {
+                logger.error("cannot set a refused notification aside", metadata: ["hook": "\(hook.name)", "error": "\(error)"])
+                return false
+            }
+            stats.withLock {
+                $0[hook.name, default: HookStats()].failed += 1
+                $0[hook.name]!.setAside += 1
+                $0[hook.name]!.lastSetAside = reason
+                $0[hook.name]!.lastError = nil
+            }
+            logger.error("notification set aside: its receiver refused it \(OutboxDeliverer.maxRefusals) times; later ones go on", metadata: [
+                "hook": "\(hook.name)", "error": "\(reason)", "delivery": "\(row.id)",
+                "retry": "POST /api/v1/hooks/\(hook.name)/retry",
+            ])
+            return true  // on to the next row
         }
         // A receiver that says when to come back (429 or 503 with Retry-After) is up and is taken
         // at its word, as is the hook's breaker; otherwise the wait doubles, up to a minute.

@@ -23,7 +23,7 @@ package struct OutboxStore: Sendable {
     package func head(hook: String) throws -> OutboxRow? {
         try database.writer.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM alert_outbox WHERE hook = ? AND delivered_at_ms IS NULL ORDER BY id LIMIT 1", arguments: [hook]
+                db, sql: "SELECT * FROM alert_outbox WHERE hook = ? AND delivered_at_ms IS NULL AND set_aside_at_ms IS NULL ORDER BY id LIMIT 1", arguments: [hook]
             ).map(OutboxStore.row)
         }
     }
@@ -44,14 +44,43 @@ package struct OutboxStore: Sendable {
         }
     }
 
-    /// Undelivered rows per hook.
+    /// Undelivered rows per hook (set aside ones apart).
     package func pending() throws -> [String: Int] {
+        try counts("delivered_at_ms IS NULL AND set_aside_at_ms IS NULL")
+    }
+
+    /// Rows set aside per hook: refused by their receiver too often, kept for an admin's retry.
+    package func setAside() throws -> [String: Int] {
+        try counts("delivered_at_ms IS NULL AND set_aside_at_ms IS NOT NULL")
+    }
+
+    private func counts(_ condition: String) throws -> [String: Int] {
         try database.writer.read { db in
             var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT hook, COUNT(*) AS n FROM alert_outbox WHERE delivered_at_ms IS NULL GROUP BY hook") {
+            for row in try Row.fetchAll(db, sql: "SELECT hook, COUNT(*) AS n FROM alert_outbox WHERE \(condition) GROUP BY hook") {
                 counts[row["hook"]] = row["n"]
             }
             return counts
+        }
+    }
+
+    /// Sets a row aside: no more tries until `retrySetAside`; the hook's later rows go on.
+    package func setAside(_ id: Int64, error: String, nowMs: Int64) throws {
+        try database.writer.write { db in
+            try db.execute(
+                sql: "UPDATE alert_outbox SET attempts = MIN(attempts, 1000000000) + 1, last_error = ?, set_aside_at_ms = ? WHERE id = ?",
+                arguments: [String(error.prefix(500)), nowMs, id])
+        }
+    }
+
+    /// Queues the hook's set-aside rows again, as new (attempts from 0); returns how many.
+    @discardableResult
+    package func retrySetAside(hook: String, nowMs: Int64) throws -> Int {
+        try database.writer.write { db in
+            try db.execute(
+                sql: "UPDATE alert_outbox SET set_aside_at_ms = NULL, attempts = 0, next_attempt_at_ms = ? WHERE hook = ? AND set_aside_at_ms IS NOT NULL AND delivered_at_ms IS NULL",
+                arguments: [nowMs, hook])
+            return db.changesCount
         }
     }
 

@@ -192,6 +192,11 @@ extension LookoutDatabase {
             // table that gains a row per firing alert and Alertmanager hook a minute.
             try db.create(index: "alert_outbox_alert", on: "alert_outbox", columns: ["alert_id"])
         }
+        migrator.registerMigration("v11: outbox rows set aside") { db in
+            // A notification its receiver keeps refusing (400) is set aside, not retried forever
+            // ahead of every later one; an admin call queues it again.
+            try db.alter(table: "alert_outbox") { table in table.add(column: "set_aside_at_ms", .integer) }
+        }
         return migrator
     }
 

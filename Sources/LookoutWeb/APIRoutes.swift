@@ -19,6 +19,7 @@ struct APIRoutes: Sendable {
         router.post("/api/v1/sources/:name/breaker") { request in breaker(request) }
         router.post("/api/v1/silences") { request in silence(request) }
         router.post("/api/v1/hooks/:name/test") { request in await testHook(request) }
+        router.post("/api/v1/hooks/:name/retry") { request in retrySetAside(request) }
         router.get("/api/v1/silences") { _ in silences() }
         router.add("DELETE", "/api/v1/silences/:id") { request in expireSilence(request) }
     }
@@ -255,6 +256,21 @@ struct APIRoutes: Sendable {
             ("http_status", answer.httpStatus.map { .int(Int64($0)) } ?? .null), ("answer", .string(answer.body)),
             ("problem", answer.problem.map { .string($0) } ?? .null),
         ]).rendered)
+    }
+
+    /// `POST /api/v1/hooks/NAME/retry` (admin): queues the hook's set-aside notifications again.
+    func retrySetAside(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = refusal(request) { return refusal }
+        let name = request.pathParameters["name"] ?? ""
+        guard monitor.config.hooks.contains(where: { $0.name == name }) else { return APIRoutes.error("no hook is named \(name)", status: 404) }
+        guard let database = context.database else { return APIRoutes.error("the database is not open", status: 503) }
+        do {
+            let count = try OutboxStore(database: database).retrySetAside(hook: name, nowMs: Timestamp.nowMs())
+            context.outbox?.poke()
+            return .json(JSONText.ordered([("hook", .string(name)), ("queued", .int(Int64(count)))]).rendered)
+        } catch {
+            return APIRoutes.error("cannot queue the notifications again: \(error)", status: 503)
+        }
     }
 
     /// `GET /api/v1/silences`: the silences in force or still to come.

@@ -294,6 +294,11 @@ package struct MetricsExposition: Sendable {
                 for hook in hooks {
                     writer.sample("lookout_alert_outbox_pending", labels: [("hook", hook)], value: Double(pending[hook] ?? 0))
                 }
+                let setAside = (try? OutboxStore(database: database).setAside()) ?? [:]
+                writer.family("lookout_alert_outbox_set_aside", type: .gauge, help: "Notifications their receiver refused (4xx) too often, set aside until POST /api/v1/hooks/NAME/retry, by hook.")
+                for hook in hooks {
+                    writer.sample("lookout_alert_outbox_set_aside", labels: [("hook", hook)], value: Double(setAside[hook] ?? 0))
+                }
             }
         }
         if let recordWriter = context.writer {

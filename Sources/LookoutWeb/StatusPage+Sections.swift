@@ -21,6 +21,13 @@ extension StatusPage {
                 items.append("Alert hook <strong>\(HTML.escape(hook))</strong> cannot deliver: \(HTML.escape(error)) Notifications wait in the outbox.")
             }
         }
+        let setAside = context.database.flatMap { try? OutboxStore(database: $0).setAside() } ?? [:]
+        for (hook, count) in setAside.sorted(by: { $0.key < $1.key }) where count > 0 {
+            let why = context.outbox?.hookStats[hook]?.lastSetAside.map { " (the last: \(HTML.escape($0)))" } ?? ""
+            items.append(
+                "Alert hook <strong>\(HTML.escape(hook))</strong> refused \(count) notification\(count == 1 ? "" : "s"), set aside so later ones go on\(why). "
+                    + "Fix the receiver, then send them again: <code>POST /api/v1/hooks/\(HTML.escape(hook))/retry</code>.")
+        }
         guard !items.isEmpty else { return "" }
         return "<section class=\"problems\" aria-label=\"Lookout problems\"><ul>" + items.map { "<li>\($0)</li>" }.joined() + "</ul></section>\n"
     }

@@ -18,11 +18,18 @@ struct WebhookDelivery: Sendable {
 
 /// `/webhook` stores every payload; `/webhook/log` lists them in arrival order as JSON.
 extension Simulator {
+    /// `?refuse=TEXT`: a body containing TEXT is refused with 400 (a poison notification),
+    /// logged with its problem; every other body is taken.
     func webhook(_ request: HTTPRequest) async -> HTTPResponse {
-        let delivery = WebhookDelivery(
+        var delivery = WebhookDelivery(
             receivedAtMs: Int64(Date().timeIntervalSince1970 * 1000),
             delivery: request.headers["X-Lookout-Delivery"], signature: request.headers["X-Lookout-Signature"],
             contentType: request.headers["Content-Type"], body: request.body)
+        if let refuse = request.query["refuse"], !refuse.isEmpty, request.bodyText.contains(refuse) {
+            delivery.problem = "refused: the body contains \(refuse)"
+            state.withLock { $0.webhooks.append(delivery) }
+            return .json(#"{"error":"invalid payload"}"#, status: 400)
+        }
         state.withLock { $0.webhooks.append(delivery) }
         return .json(#"{"status":"received"}"#)
     }
