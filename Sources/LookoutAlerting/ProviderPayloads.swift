@@ -1,5 +1,9 @@
 import Foundation
+import Logging
 import LookoutCore
+
+/// Where a hook template that cannot be used is told (payloads are made outside any service).
+let templateLogger = Logger(label: "lookout.hooks")
 
 /// The body each hook type sends for one grouped notification, in the provider's documented
 /// format: Alertmanager's webhook payload, a Slack Block Kit message, a Teams Adaptive Card, a
@@ -151,12 +155,22 @@ package enum ProviderPayloads {
     /// (`headerPrefix`, taken apart again at delivery: the outbox keeps one text per row).
     static func templated(_ hook: HookConfig, _ summary: Summary, _ send: NotificationGroups.Send, externalURL: String) -> String {
         let fields = fields(summary, send, externalURL: externalURL)
-        let body = hook.template.map { HookTemplate.render($0, fields) }
-            ?? Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: 0)
+        let plain = Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: 0)
+        // A template over its budget must not cost the notification: the hook gets Alertmanager's
+        // payload instead, and the log says why.
+        func rendered(_ text: String, _ what: String) -> String? {
+            switch HookTemplate.render(text, fields) {
+            case .success(let output): return output
+            case .failure(let problem):
+                templateLogger.error("hook template not used", metadata: ["hook": "\(hook.name)", "part": "\(what)", "problem": "\(problem.message)"])
+                return nil
+            }
+        }
+        let body = hook.template.flatMap { rendered($0, "template") } ?? plain
         guard !hook.headerTemplates.isEmpty else { return body }
         // Header values cannot hold line breaks: they would start a header of their own.
         let headers = hook.headerTemplates.sorted { $0.key < $1.key }.map { name, text in
-            (name, JSONText.string(HookTemplate.render(text, fields).filter { $0 != "\r" && $0 != "\n" }))
+            (name, JSONText.string((rendered(text, "headers.\(name)") ?? "").filter { $0 != "\r" && $0 != "\n" }))
         }
         return headerPrefix + JSONText.ordered(headers).rendered + "\n" + body
     }

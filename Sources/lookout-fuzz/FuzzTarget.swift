@@ -24,6 +24,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case httpRequest = "http-request"
     /// A peer's status document, as `peers` reads it from another instance.
     case peerStatus = "peer-status"
+    /// A hook's Mustache template: checked as `check-config` checks it, then rendered over three
+    /// alerts within its budget.
+    case template
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -84,6 +87,13 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             }
         case .httpRequest:
             HTTPRequestFuzzing.shared.run(data)
+        case .template:
+            let text = String(decoding: data, as: UTF8.self)
+            guard HookTemplate.problem(text) == nil else { return }
+            let alerts: [[String: Any]] = (0..<3).map { ["rule": "R\($0)", "labels": ["source": "s\($0)"], "alerts": [["rule": "inner"]]] }
+            if case .success(let output) = HookTemplate.render(text, ["alerts": alerts, "status": "firing", "source": "acme"]) {
+                precondition(output.utf8.count <= HookTemplate.maxOutputBytes)
+            }
         case .peerStatus:
             if case .success(let peer) = Peers.parse(TransferResult(httpStatus: 200, body: data), url: "http://127.0.0.1:1") {
                 precondition(peer.sources.count <= 100_000)

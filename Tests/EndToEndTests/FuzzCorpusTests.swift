@@ -7,7 +7,7 @@ import TestSupport
 @Suite("fuzz corpus replay")
 struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")
-    static let targets = ["config", "alert-expression", "values", "feed", "json-path", "server-wait", "server-message", "http-request", "peer-status"]
+    static let targets = ["config", "alert-expression", "values", "feed", "json-path", "server-wait", "server-message", "http-request", "peer-status", "template"]
 
     @Test(arguments: targets)
     func replaysEveryCommittedInput(target: String) async throws {
