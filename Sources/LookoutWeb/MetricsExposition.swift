@@ -125,6 +125,7 @@ package struct MetricsExposition: Sendable {
         let stats = snapshot.scheduler
         writer.single("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.", value: Double(stats.started))
         writer.single("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.", value: Double(stats.lateStarts))
+        writer.single("lookout_probe_endpoint_refused_total", type: .counter, help: "/probe calls answered 503 because too many ran at once.", value: Double(ProbeEndpoint.refused.load(ordering: .relaxed)))
         writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
         writer.single(
             "lookout_log_lines_dropped_total", type: .counter,

@@ -2,6 +2,7 @@ import Foundation
 import LookoutCore
 import MicroHTTPServer
 import ResilientHTTP
+import Synchronization
 
 /// `GET /probe?target=URL&module=NAME`: one probe now, answered with blackbox_exporter's http
 /// prober metric names, so a blackbox_exporter user can switch by changing the scrape address.
@@ -9,12 +10,38 @@ import ResilientHTTP
 /// `X-Prometheus-Scrape-Timeout-Seconds` (less half a second, as blackbox_exporter does).
 package struct ProbeEndpoint: Sendable {
     package let context: LookoutContext
+    /// `/probe` calls running now through this endpoint.
+    private let running = Running()
+    /// At most this many `/probe` calls run at once; past it a request is answered 503 with
+    /// `Retry-After: 1` (each holds up to 16 MiB of body: the limit bounds what requests can make
+    /// Lookout hold, where only the 2,048 connection slots did).
+    package let concurrencyLimit: Int
+    /// `/probe` calls refused past the limit, since the start (`lookout_probe_endpoint_refused_total`).
+    package static let refused = Atomic<Int>(0)
+    package static let defaultConcurrencyLimit = 32
 
-    package init(context: LookoutContext) {
+    private final class Running: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    package init(context: LookoutContext, concurrencyLimit: Int = ProbeEndpoint.defaultConcurrencyLimit) {
         self.context = context
+        self.concurrencyLimit = concurrencyLimit
     }
 
     package func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        guard running.count.wrappingAdd(1, ordering: .relaxed).newValue <= concurrencyLimit else {
+            running.count.wrappingSubtract(1, ordering: .relaxed)
+            ProbeEndpoint.refused.wrappingAdd(1, ordering: .relaxed)
+            var response = HTTPResponse.text("Too many /probe calls at once (at most \(concurrencyLimit)); retry in a second\n", status: 503)
+            response.headers.set("Retry-After", "1")
+            return response
+        }
+        defer { running.count.wrappingSubtract(1, ordering: .relaxed) }
+        return await probeNow(request)
+    }
+
+    private func probeNow(_ request: HTTPRequest) async -> HTTPResponse {
         let config = context.monitor.config
         let moduleName = request.query["module"] ?? "http_2xx"
         guard let module = config.probeModules[moduleName] else {
