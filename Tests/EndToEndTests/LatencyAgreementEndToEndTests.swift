@@ -29,17 +29,14 @@ struct LatencyAgreementEndToEndTests {
         let directory = try makeTemporaryDirectory("latency")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let config = directory.appendingPathComponent("lookout.yml")
         // The 503 source's answers come at once but its calls retry with 1 s of backoff: its
         // latency is the attempt's, not the call's.
-        try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
+        let config = try writeLookoutConfig(in: directory, """
             defaults: {interval: 1s, timeout: 2s}
             sources:
               - {name: slow, url: "\(simBase)/slow?ms=100"}
               - {name: refused, url: "http://127.0.0.1:9/"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("ten attempts of slow with an answer") { () -> Bool? in
             let line = Self.firstMatch(#"lookout_probe_latency_seconds_count\{source="slow"\} [0-9]+"#, in: await text("\(base)/metrics"))

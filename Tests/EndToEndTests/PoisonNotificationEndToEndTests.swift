@@ -23,10 +23,7 @@ struct PoisonNotificationEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         let run = UUID().uuidString.prefix(8)
         try "s3cret\n".write(to: directory.appendingPathComponent("admin.token"), atomically: true, encoding: .utf8)
-        let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
+        let config = try writeLookoutConfig(in: directory, """
             admin_token_file: admin.token
             defaults: {interval: 200ms, timeout: 1s, retry: {server_error: {max_attempts: 1}}}
             sources:
@@ -35,7 +32,7 @@ struct PoisonNotificationEndToEndTests {
             alerts:
               evaluation_interval: 200ms
               hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook?refuse=poisoned", group_wait: 0s}]
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
         let (lookout, base) = try await startLookout(config: config)
         // The receiver refuses the first notification; then `later` breaks.
         _ = try await eventually("the first refusal") { () -> Bool? in

@@ -12,16 +12,13 @@ struct StopWithinGroupWaitEndToEndTests {
         let directory = try makeTemporaryDirectory("stop-within-group-wait")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
+        let config = try writeLookoutConfig(in: directory, """
             defaults: {interval: 200ms, timeout: 1s, retry: {server_error: {max_attempts: 1}}}
             sources: [{name: broken, url: "\(simBase)/status/503"}]
             alerts:
               evaluation_interval: 200ms
               hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook", group_wait: 3s}]
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         _ = try await lookout.waitFor(#"msg="alert firing""#)
         lookout.send(signal)

@@ -39,10 +39,7 @@ struct TellFastEndToEndTests {
         // Down from the start: `dead` for good, `blip` and `tripped` (whose breaker opens at
         // the second failure) for about a minute.
         for name in ["dead", "blip", "tripped"] { await post("\(simBase)/switch/\(name)-\(run)/on") }
-        let config = directory.appendingPathComponent("lookout.yml")
-        try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
+        let config = try writeLookoutConfig(in: directory, """
             defaults: {interval: 5s, timeout: 2s}
             sources:
               - {name: healthy, url: "\(simBase)/ok"}
@@ -54,7 +51,7 @@ struct TellFastEndToEndTests {
               hooks:
                 - {name: chat, type: webhook, url: "\(simBase)/webhook", send_resolved: true}
                 - {name: pager, type: webhook, url: "\(simBase)/webhook", send_resolved: true}
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
         let started = ContinuousClock.now
         let (lookout, base) = try await startLookout(config: config)
 

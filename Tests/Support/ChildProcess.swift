@@ -234,6 +234,14 @@ public func makeTemporaryDirectory(_ prefix: String) throws -> URL {
     return directory
 }
 
+/// Writes `lookout.yml` in `directory`: listening on a free port, its database in the directory,
+/// then `body` (the rest of the config); returns its URL.
+public func writeLookoutConfig(in directory: URL, _ body: String) throws -> URL {
+    let config = directory.appendingPathComponent("lookout.yml")
+    try "listen: 127.0.0.1:0\ndatabase: \(directory.path)/lookout.sqlite\n\(body)\n".write(to: config, atomically: true, encoding: .utf8)
+    return config
+}
+
 /// Starts lookout-sim on a free port; returns it with its base URL (`http://127.0.0.1:PORT`).
 public func startSimulator(_ arguments: [String] = ["--listen", "127.0.0.1:0"]) async throws -> (ChildProcess, String) {
     let sim = try ChildProcess("lookout-sim", arguments)
