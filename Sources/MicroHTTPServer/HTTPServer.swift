@@ -272,9 +272,9 @@ public final class HTTPServer: Sendable {
         if request.dispatched { return lookout_mhd_result(1) }
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
-            return request.queue(router.notFound(request.path))
+            return request.queue(router.finishing(router.notFound(request.path)))
         case .methodNotAllowed(let allowed):
-            return request.queue(Router.methodNotAllowed(request.method, request.path, allowed: allowed))
+            return request.queue(router.finishing(Router.methodNotAllowed(request.method, request.path, allowed: allowed)))
         case .found(let handler, let parameters):
             inFlight.withLock { $0[ObjectIdentifier(request)] = request }
             request.dispatch(handler, parameters: parameters)

@@ -63,7 +63,11 @@ public struct Router: Sendable {
         var allowed: [String] = []
         for route in routes {
             guard let parameters = Router.bind(route.segments, to: parts) else { continue }
-            if route.method == wanted { return .found(route.handler, parameters: parameters) }
+            if route.method == wanted {
+                guard !defaultHeaders.fields.isEmpty else { return .found(route.handler, parameters: parameters) }
+                let handler = route.handler
+                return .found({ [self] request in finishing(await handler(request)) }, parameters: parameters)
+            }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
         if allowed.isEmpty { return .notFound }
@@ -97,13 +101,25 @@ public struct Router: Sendable {
     /// (fuzzing, tests).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         switch match(method: request.method, path: request.path) {
-        case .notFound: return notFound(request.path)
-        case .methodNotAllowed(let allowed): return Router.methodNotAllowed(request.method, request.path, allowed: allowed)
+        case .notFound: return finishing(notFound(request.path))
+        case .methodNotAllowed(let allowed): return finishing(Router.methodNotAllowed(request.method, request.path, allowed: allowed))
         case .found(let handler, let parameters):
             var request = request
             request.pathParameters = parameters
             return await handler(request)
         }
+    }
+
+    /// Header fields every response of this router carries (security headers, say), unless the
+    /// response sets the field itself.
+    public var defaultHeaders: HTTPHeaders = [:]
+
+    /// `response` with `defaultHeaders` added where it has none of its own.
+    public func finishing(_ response: HTTPResponse) -> HTTPResponse {
+        guard !defaultHeaders.fields.isEmpty else { return response }
+        var response = response
+        for field in defaultHeaders where response.headers[field.name] == nil { response.headers.set(field.name, field.value) }
+        return response
     }
 
     /// What a path no route matches is answered with; a JSON API can answer in JSON.
