@@ -12,6 +12,9 @@ final class Simulator: Sendable {
         var throttle: (count: Int, retryAfter: Int) = (0, 1)
         /// Switches turned on by `POST /switch/ID/on`.
         var switches: Set<String> = []
+        /// How long each of the last 10,000 `/slow` answers took by the simulator's own clock,
+        /// from the handler's start to its answer, in microseconds (`/slow/stats`).
+        var slowMicroseconds: [Int64] = []
         var tokens: [String: Date] = [:]
         var issuedTokens = 0
         var rateWindows: [String: (second: Int, count: Int)] = [:]
@@ -33,6 +36,7 @@ final class Simulator: Sendable {
             ("GET", "/flaky/:id/reset", flakyReset),
             ("POST", "/flaky/:id/reset", flakyReset),
             ("GET", "/slow", slow),
+            ("GET", "/slow/stats", slowStats),
             ("GET", "/switch/:id", switched),
             ("POST", "/switch/:id/:state", setSwitch),
             ("GET", "/trickle", trickle),
@@ -130,9 +134,26 @@ final class Simulator: Sendable {
     }
 
     func slow(_ request: HTTPRequest) async -> HTTPResponse {
+        let started = ContinuousClock.now
         let milliseconds = request.intQuery("ms") ?? 1000
         try? await Task.sleep(for: .milliseconds(milliseconds))
+        let elapsed = ContinuousClock.now - started
+        let microseconds = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+        state.withLock { state in
+            state.slowMicroseconds.append(microseconds)
+            if state.slowMicroseconds.count > 10_000 { state.slowMicroseconds.removeFirst(state.slowMicroseconds.count - 10_000) }
+        }
         return .json(#"{"ok":true}"#)
+    }
+
+    /// `/slow/stats`: `{"count", "p50_ms", "p95_ms"}` of the `/slow` answers by the simulator's
+    /// own clock — the upstream's side of a latency comparison.
+    func slowStats(_ request: HTTPRequest) async -> HTTPResponse {
+        let sorted = state.withLock { $0.slowMicroseconds }.sorted()
+        func quantile(_ q: Double) -> Double {
+            sorted.isEmpty ? 0 : Double(sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]) / 1000
+        }
+        return .json(Simulator.jsonText(["count": sorted.count, "p50_ms": quantile(0.5), "p95_ms": quantile(0.95)]))
     }
 
     func trickle(_ request: HTTPRequest) async -> HTTPResponse {
