@@ -25,32 +25,36 @@ struct PrometheusRulesParityTests {
     @Test func aScenarioFiresTheSameAlertsInBoth() async throws {
         let step: Int64 = 15_000
         let steps = 1500
-        let outage = 1440..<1460
-        let config = try ConfigLoader.parse("""
-            database: ":memory:"
-            defaults: {interval: 15s}
-            sources: [{name: acme, url: "http://127.0.0.1:1/acme"}, {name: other, url: "http://127.0.0.1:1/other"}]
-            """, file: "t.yml")
-        let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
-        monitor.start()
-        let exposition = MetricsExposition(context: LookoutContext(monitor: monitor), version: "test")
-        var evaluator = AlertEvaluator(rules: AlertRule.defaults)
-        let start: Int64 = 1_700_000_000_000
-        var series: [String: [String]] = [:]
-        var lookout: [Set<String>] = []
-        for index in 0..<steps {
-            let now = start + Int64(index) * step
-            let failing = outage.contains(index)
-            let failure = failing ? Failure(category: .serverError, reason: "http_503", httpStatus: 503) : nil
-            monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: !failing, failure: failure, httpStatus: failing ? 503 : 200, durationSeconds: 0.01, latencySeconds: 0.01))
-            monitor.registry.record(ProbeResult(source: "other", timestampMs: now, ok: true, httpStatus: 200, durationSeconds: 0.01, latencySeconds: 0.01))
-            _ = evaluator.evaluate(nowMs: now, AlertEvaluator.Inputs(monitor.snapshot(nowMs: now)))
-            lookout.append(Set(evaluator.firing.map { "\($0.rule)|\($0.source ?? "")" }))
-            for line in exposition.render(nowMs: now).split(separator: "\n") where line.hasPrefix("lookout_") {
-                guard let space = line.lastIndex(of: " ") else { continue }
-                let name = String(line[..<space])
-                series[name, default: Array(repeating: "_", count: steps)][index] = String(line[line.index(after: space)...])
+        // Seconds of synchronous work: on a Dispatch thread, not the cooperative pool.
+        let (series, lookout) = try await offThePool { () throws -> ([String: [String]], [Set<String>]) in
+            let outage = 1440..<1460
+            let config = try ConfigLoader.parse("""
+                database: ":memory:"
+                defaults: {interval: 15s}
+                sources: [{name: acme, url: "http://127.0.0.1:1/acme"}, {name: other, url: "http://127.0.0.1:1/other"}]
+                """, file: "t.yml")
+            let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
+            monitor.start()
+            let exposition = MetricsExposition(context: LookoutContext(monitor: monitor), version: "test")
+            var evaluator = AlertEvaluator(rules: AlertRule.defaults)
+            let start: Int64 = 1_700_000_000_000
+            var series: [String: [String]] = [:]
+            var lookout: [Set<String>] = []
+            for index in 0..<steps {
+                let now = start + Int64(index) * step
+                let failing = outage.contains(index)
+                let failure = failing ? Failure(category: .serverError, reason: "http_503", httpStatus: 503) : nil
+                monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: !failing, failure: failure, httpStatus: failing ? 503 : 200, durationSeconds: 0.01, latencySeconds: 0.01))
+                monitor.registry.record(ProbeResult(source: "other", timestampMs: now, ok: true, httpStatus: 200, durationSeconds: 0.01, latencySeconds: 0.01))
+                _ = evaluator.evaluate(nowMs: now, AlertEvaluator.Inputs(monitor.snapshot(nowMs: now)))
+                lookout.append(Set(evaluator.firing.map { "\($0.rule)|\($0.source ?? "")" }))
+                for line in exposition.render(nowMs: now).split(separator: "\n") where line.hasPrefix("lookout_") {
+                    guard let space = line.lastIndex(of: " ") else { continue }
+                    let name = String(line[..<space])
+                    series[name, default: Array(repeating: "_", count: steps)][index] = String(line[line.index(after: space)...])
+                }
             }
+            return (series, lookout)
         }
         // Lookout paged for the outage, and more than one rule took part.
         let fired = lookout.reduce(Set<String>()) { $0.union($1) }

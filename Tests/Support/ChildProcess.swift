@@ -154,6 +154,14 @@ public func runTool(_ path: String, _ arguments: [String], input: String = "") a
     }
 }
 
+/// Runs a long synchronous computation on a Dispatch thread, for the same reason as `runTool`:
+/// seconds of work on the cooperative pool starve every other test's servers.
+public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
 /// `runTool` for the few places that cannot wait (a `defer`, a synchronous set-up).
 public func runToolBlocking(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
     let process = Process()
