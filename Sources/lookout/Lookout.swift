@@ -32,6 +32,13 @@ struct Lookout: AsyncParsableCommand {
 }
 
 /// Writes a line to stderr.
+/// Prints a line that holds text from a server (a status, a silence's comment, an upstream's
+/// message): its control characters are spelled out, so a hostile server cannot clear the
+/// terminal, retitle it or reorder the line (ESC, BEL, NUL, bidirectional overrides).
+func printText(_ text: String) {
+    print(PrintableText.escape(text))
+}
+
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }

@@ -72,7 +72,7 @@ struct SilenceCommand: AsyncParsableCommand {
             let ends = Timestamp.nowMs() + length.totalMilliseconds
             let answer = try await connection.call(
                 "POST", "/api/v1/silences", body: ["matchers": labels, "ends_at": Timestamp.rfc3339(ends), "comment": comment])
-            print("silence \(answer["id"] as? Int ?? 0) until \(answer["ends_at"] as? String ?? "?")")
+            printText("silence \(answer["id"] as? Int ?? 0) until \(answer["ends_at"] as? String ?? "?")")
         }
     }
 
@@ -88,7 +88,7 @@ struct SilenceCommand: AsyncParsableCommand {
             for silence in silences {
                 let matchers = (silence["matchers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
                 let comment = silence["comment"] as? String ?? ""
-                print("\(silence["id"] as? Int ?? 0)  \(matchers)  until \(silence["ends_at"] as? String ?? "?")\(comment.isEmpty ? "" : "  \(comment)")")
+                printText("\(silence["id"] as? Int ?? 0)  \(matchers)  until \(silence["ends_at"] as? String ?? "?")\(comment.isEmpty ? "" : "  \(comment)")")
             }
         }
     }

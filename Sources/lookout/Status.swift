@@ -34,11 +34,11 @@ struct Status: AsyncParsableCommand {
             printError("lookout: \(base)/api/v1/status did not answer with Lookout's status JSON")
             throw ExitCode(2)
         }
-        print("Lookout at \(base): \(document["status"] as? String ?? "?") · \(document["alerts_firing"] as? Int ?? 0) alerts firing")
+        printText("Lookout at \(base): \(document["status"] as? String ?? "?") · \(document["alerts_firing"] as? Int ?? 0) alerts firing")
         if let gap = document["monitoring_gap"] as? [String: Any], let seconds = gap["seconds"] as? Int,
             let from = gap["from"] as? String, let to = gap["to"] as? String
         {
-            print("Not running for \(Timestamp.human(Int64(seconds).multipliedClamped(1000))) before its start (\(from) to \(to)): nothing was probed then")
+            printText("Not running for \(Timestamp.human(Int64(seconds).multipliedClamped(1000))) before its start (\(from) to \(to)): nothing was probed then")
         }
         let width = max(6, sources.map { ($0["name"] as? String ?? "").count }.max() ?? 6)
         for source in sources {
@@ -61,7 +61,7 @@ struct Status: AsyncParsableCommand {
             if let wait = source["wait"] as? [String: Any], let message = wait["message"] as? String {
                 detail += "  (\(message))"
             }
-            print("\(name)  \(state)  \(detail)")
+            printText("\(name)  \(state)  \(detail)")
         }
         if document["status"] as? String != "operational" { throw ExitCode(1) }
     }
