@@ -32,6 +32,8 @@ package final class AlertService: Sendable {
     private let held = Mutex<[String: AlertHold]>([:])
     /// Webhook notification groups: what each hook was last told, per group.
     private let groups = Mutex(NotificationGroups())
+    /// Wakes the evaluation loop early: a source went down or came back up.
+    private let wake = AsyncWakeUp()
     /// At most this many changes wait in memory for the database; past it the oldest are dropped
     /// (counted in `lookout_alert_changes_dropped_total` and logged).
     package static let maxUnstoredChanges = 10_000
@@ -45,6 +47,8 @@ package final class AlertService: Sendable {
         let rules = (try? AlertRule.compile(monitor.config)) ?? AlertRule.defaults
         evaluator = Mutex(AlertEvaluator(rules: rules))
         monitor.onReload { [weak self] in self?.configChanged() }
+        // An outage that opens or ends is evaluated at once, not up to 15 s later.
+        monitor.registry.onDownChange { [weak self] in self?.wake.signal() }
     }
 
     /// The annotation of an alert that fired through stretches without Lookout running: their
@@ -386,10 +390,17 @@ package final class AlertService: Sendable {
         silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
     }
 
-    /// Evaluates every `alerts.evaluation_interval` (15 s) until cancelled.
+    /// Evaluates every `alerts.evaluation_interval` (15 s), and at once when a source goes down or
+    /// comes back up, until cancelled.
     package func run() async {
         while !Task.isCancelled {
-            do { try await Task.sleep(for: monitor.config.alertEvaluationInterval) } catch { return }
+            // A stop must not wait out the interval (serve stops within 5 s).
+            await withTaskCancellationHandler {
+                await wake.wait(timeout: monitor.config.alertEvaluationInterval)
+            } onCancel: {
+                wake.signal()
+            }
+            if Task.isCancelled { return }
             evaluate()
         }
     }

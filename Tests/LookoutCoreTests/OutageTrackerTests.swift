@@ -1,4 +1,6 @@
 import LookoutCore
+import ResilientHTTP
+import Synchronization
 import Testing
 
 /// When failed probes become an outage people are told of, and when it ends: the outage policy
@@ -88,5 +90,29 @@ struct OutageTrackerTests {
         // Every problem is on line 3, where the source is.
         #expect(error?.problems.map(\.line) == [3])
         #expect(error?.problems.map { "\($0.path): \($0.message)" } == [expected])
+    }
+}
+
+/// The registry tells when a source goes down or comes back up (the alert service evaluates at
+/// once then), and only then.
+@Suite("outage changes from the registry")
+struct OutageChangeListenerTests {
+    @Test func theListenerHearsEachFlipOnce() {
+        let registry = SourceRegistry(sources: [SourceConfig(name: "acme", url: "http://127.0.0.1:1/")])
+        let flips = Locked(0)
+        registry.onDownChange { flips.add() }
+        let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503)
+        for (index, ok) in [true, false, true, false, false, false, true, true].enumerated() {
+            registry.record(ProbeResult(source: "acme", timestampMs: Int64(index) * 1000, ok: ok, failure: ok ? nil : failure))
+        }
+        // Down at the second failure in a row, up at the next success: two flips.
+        #expect(flips.value == 2)
+    }
+
+    final class Locked: Sendable {
+        private let count: Mutex<Int>
+        init(_ value: Int) { count = Mutex(value) }
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
     }
 }

@@ -20,6 +20,9 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     private let state = Mutex(State())
+    /// Called when a source goes down or comes back up by its outage policy (the alert service
+    /// evaluates then, instead of at its next tick).
+    private let downListeners = Mutex<[@Sendable () -> Void]>([])
     /// Where a source going down, failing differently and coming back up are told; a line for
     /// each change, not for each failed probe.
     private let logger: Logger?
@@ -60,13 +63,21 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     package func record(_ result: ProbeResult) {
-        let change = state.withLock { state -> SourceRecord.OutageChange? in
-            guard let position = state.positions[result.source] else { return nil }
+        let (change, flipped) = state.withLock { state -> (SourceRecord.OutageChange?, Bool) in
+            guard let position = state.positions[result.source] else { return (nil, false) }
+            let wasDown = state.records[position].outage.down
             let change = state.records[position].record(result)
             if !result.heldBack && !result.duringMaintenance { state.rounds.record(result, marks: &state.records[position].roundMarks) }
-            return change
+            return (change, state.records[position].outage.down != wasDown)
         }
         if let change, let logger { SourceRegistry.log(change, to: logger) }
+        if flipped { for listener in downListeners.withLock({ $0 }) { listener() } }
+    }
+
+    /// Calls `listener` (outside any lock) whenever a source goes down or comes back up by its
+    /// outage policy.
+    package func onDownChange(_ listener: @escaping @Sendable () -> Void) {
+        downListeners.withLock { $0.append(listener) }
     }
 
     /// One line for a change in a source's outage, e.g. `level=warning msg="source down"
