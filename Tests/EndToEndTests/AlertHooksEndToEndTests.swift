@@ -148,7 +148,7 @@ struct AlertHooksEndToEndTests {
             database: \(directory.path)/lookout.sqlite
             defaults:
               interval: 100ms
-              timeout: 1s
+              timeout: 5s
               retry: {server_error: {max_attempts: 1}}
               circuit_breaker: {failure_threshold: 3, open_timeout: 300ms, jitter: 0, success_threshold: 1}
             sources:
@@ -169,7 +169,8 @@ struct AlertHooksEndToEndTests {
         #expect(log.map { $0["status"] as? String ?? "" } == ["firing", "resolved"])
         #expect(log.allSatisfy { ($0["groupLabels"] as? [String: String])?["alertname"] == "CircuitOpened" })
         let metrics = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
-        #expect(metrics.contains(#"lookout_circuit_breaker_opens_total{source="blip"} 1"#))
+        // At least the one opening (a loaded machine's timeouts can open it again later).
+        #expect(metricValue(metrics, #"lookout_circuit_breaker_opens_total{source="blip"}"#).map { $0 >= 1 } == true)
         #expect(metrics.contains(#"lookout_circuit_breaker_state{source="blip",state="closed"} 1"#))
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)

@@ -18,19 +18,20 @@ struct PrometheusRulesParityTests {
         #expect(file == PrometheusRules.yaml(AlertRule.defaults), "regenerate it: lookout rules > deploy/lookout-rules.yml")
     }
 
-    /// Two sources probed every 15 s for 6 h 15 m (so every window of every rule is covered);
-    /// `acme` fails for 5 minutes near the end. Prometheus evaluates every 15 s on the series
+    /// Two sources probed every minute for 6 h 15 m (so every window of every rule is covered);
+    /// `acme` fails for 5 minutes near the end. Prometheus evaluates every minute on the series
     /// Lookout exposed; wherever Lookout's firing set held for one evaluation before and after,
-    /// Prometheus's must be the same.
+    /// Prometheus's must be the same. (A minute, not 15 s: the same windows at a quarter of the
+    /// work, which a loaded `make test` feels.)
     @Test func aScenarioFiresTheSameAlertsInBoth() async throws {
-        let step: Int64 = 15_000
-        let steps = 1500
+        let step: Int64 = 60_000
+        let steps = 375
         // Seconds of synchronous work: on a Dispatch thread, not the cooperative pool.
         let (series, lookout) = try await offThePool { () throws -> ([String: [String]], [Set<String>]) in
-            let outage = 1440..<1460
+            let outage = 360..<365
             let config = try ConfigLoader.parse("""
                 database: ":memory:"
-                defaults: {interval: 15s}
+                defaults: {interval: 1m}
                 sources: [{name: acme, url: "http://127.0.0.1:1/acme"}, {name: other, url: "http://127.0.0.1:1/other"}]
                 """, file: "t.yml")
             let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
@@ -62,7 +63,7 @@ struct PrometheusRulesParityTests {
 
         var checks: [String] = []
         var compared = 0
-        for index in stride(from: 1380, to: steps - 1, by: 1) where lookout[index - 1] == lookout[index] && lookout[index + 1] == lookout[index] {
+        for index in stride(from: 345, to: steps - 1, by: 1) where lookout[index - 1] == lookout[index] && lookout[index + 1] == lookout[index] {
             compared += 1
             let samples = lookout[index].sorted().map { key -> String in
                 let parts = key.split(separator: "|", omittingEmptySubsequences: false)
@@ -75,16 +76,16 @@ struct PrometheusRulesParityTests {
                         exp_samples:\(samples.isEmpty ? " []\n" : "\n" + samples.joined())
                 """)
         }
-        #expect(compared > 100)
+        #expect(compared >= 20)
         let inputs = series.sorted { $0.key < $1.key }.map { "      - series: '\($0.key)'\n        values: '\($0.value.joined(separator: " "))'\n" }
         let directory = try makeTemporaryDirectory("rules-parity")
         defer { try? FileManager.default.removeItem(at: directory) }
         let test = directory.appendingPathComponent("parity.test.yml")
         try """
             rule_files: [\(Self.root.appendingPathComponent("deploy/lookout-rules.yml").path)]
-            evaluation_interval: 15s
+            evaluation_interval: 1m
             tests:
-              - interval: 15s
+              - interval: 1m
                 input_series:
             \(inputs.joined())    promql_expr_test:
             \(checks.joined())

@@ -8,6 +8,9 @@ import TestSupport
 /// The transport and the classifier against a real server on loopback.
 @Suite("CurlTransport")
 struct TransportTests {
+    /// The timeout of requests whose answer the test is about, not their speed: a full `make test`
+    /// on two cores has starved the in-process servers for over 10 s at its start.
+    static let patient: Duration = .seconds(60)
     let transport = CurlTransport()
 
     func startServer() throws -> HTTPServer {
@@ -41,7 +44,7 @@ struct TransportTests {
 
     @Test func aSuccessfulResponseHasStatusBodyAndPhases() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/ok")))
+        let result = await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient))
         #expect(result.curlCode == 0)
         #expect(result.httpStatus == 200)
         #expect(result.bodyText == #"{"ok":true}"#)
@@ -68,7 +71,7 @@ struct TransportTests {
 
     @Test func anExpectedStatusIsNotAFailure() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/status/404")))
+        let result = await transport.perform(TransferRequest(url: url(server, "/status/404"), timeout: Self.patient))
         #expect(FailureClassifier.classify(result, acceptedStatuses: [200, 404]) == nil)
         await server.stop()
     }
@@ -93,7 +96,7 @@ struct TransportTests {
 
     @Test func aDroppedConnectionIsAnEmptyReply() async throws {
         let server = try startServer()
-        let failure = FailureClassifier.classify(await transport.perform(TransferRequest(url: url(server, "/drop"))))
+        let failure = FailureClassifier.classify(await transport.perform(TransferRequest(url: url(server, "/drop"), timeout: Self.patient)))
         #expect(failure?.category == .transient)
         #expect(failure?.reason == "empty_reply")
         await server.stop()
@@ -101,7 +104,7 @@ struct TransportTests {
 
     @Test func tooManyRedirectsIsAClientError() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/redirect"), maxRedirects: 3))
+        let result = await transport.perform(TransferRequest(url: url(server, "/redirect"), timeout: Self.patient, maxRedirects: 3))
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == .clientError)
         #expect(failure?.reason == "too_many_redirects")
@@ -110,7 +113,7 @@ struct TransportTests {
 
     @Test func aBodyPastTheLimitIsTooLarge() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/big"), maxResponseBytes: 10_000))
+        let result = await transport.perform(TransferRequest(url: url(server, "/big"), timeout: Self.patient, maxResponseBytes: 10_000))
         #expect(result.exceededSizeLimit)
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == .invalidResponse)
@@ -131,7 +134,7 @@ struct TransportTests {
     @Test func manyTransfersRunAtOnceOnOneThread() async throws {
         let server = try startServer()
         let statuses = await withTaskGroup(of: Int?.self) { group in
-            for _ in 0..<100 { group.addTask { await transport.perform(TransferRequest(url: url(server, "/ok"))).httpStatus } }
+            for _ in 0..<100 { group.addTask { await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient)).httpStatus } }
             return await group.reduce(into: [Int?]()) { $0.append($1) }
         }
         #expect(statuses.count == 100)
@@ -148,7 +151,7 @@ extension TransportTests {
         let transport = transport
         let (before, status, after) = await Task(executorPreference: transport.executor) {
             let before = currentThreadName()
-            let result = await transport.perform(TransferRequest(url: url(server, "/ok")))
+            let result = await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient))
             return (before, result.httpStatus, currentThreadName())
         }.value
         #expect(before == CurlTransport.threadName && after == CurlTransport.threadName)
@@ -166,7 +169,7 @@ extension TransportTests {
         client.configure(upstream: "u", policy: UpstreamPolicy())
         func checkedOn(_ path: String) async -> String? {
             let checkedOn = Mutex<String?>(nil)
-            let request = CallRequest(TransferRequest(url: url(server, path)), validate: { _ in
+            let request = CallRequest(TransferRequest(url: url(server, path), timeout: Self.patient), validate: { _ in
                 checkedOn.withLock { $0 = currentThreadName() }
                 return nil
             })
@@ -202,7 +205,7 @@ extension TransportTests {
             let post = await pooled.perform(TransferRequest(
                 url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), maxResponseBytes: 1))
             #expect(post.exceededSizeLimit)
-            let get = await pooled.perform(TransferRequest(url: url(server, "/echo")))
+            let get = await pooled.perform(TransferRequest(url: url(server, "/echo"), timeout: Self.patient))
             #expect(get.bodyText == "GET x-extra=- body=0")
             #expect(!get.exceededSizeLimit)
         }
@@ -215,9 +218,9 @@ extension TransportTests {
     /// may reuse its connection, or that names its own Connection header, is left as it is.
     @Test func aFreshConnectionAsksTheServerToClose() async throws {
         let server = try startServer()
-        let fresh = await transport.perform(TransferRequest(url: url(server, "/connection")))
+        let fresh = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: Self.patient))
         #expect(fresh.bodyText == "close")
-        let reused = await transport.perform(TransferRequest(url: url(server, "/connection"), freshConnection: false))
+        let reused = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: Self.patient, freshConnection: false))
         #expect(reused.bodyText == "-")
         let named = await transport.perform(TransferRequest(url: url(server, "/connection"), headers: [("Connection", "keep-alive")]))
         #expect(named.bodyText == "keep-alive")
@@ -235,7 +238,7 @@ extension TransportTests {
                 await pooled.perform(TransferRequest(url: "http://127.0.0.1:\(port)/"))
             }
             #expect(refused.osErrno == ECONNREFUSED)
-            let ok = await pooled.perform(TransferRequest(url: url(server, "/ok")))
+            let ok = await pooled.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient))
             #expect(ok.httpStatus == 200)
             #expect(ok.osErrno == 0)
         }
