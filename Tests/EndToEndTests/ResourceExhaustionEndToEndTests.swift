@@ -34,7 +34,7 @@ struct ResourceExhaustionEndToEndTests {
             database: \(disk.path)/lookout.sqlite
             defaults:
               interval: 200ms
-              timeout: 1s
+              timeout: 5s
               retry: {transient: {max_attempts: 1}}
               circuit_breaker: {failure_threshold: 1000}
             sources:
