@@ -9,10 +9,6 @@ cd "$(dirname "$0")/.."
 swift build -c release --product lookout >/dev/null
 swift build -c release --product lookout-sim >/dev/null
 bin="$(swift build -c release --show-bin-path)"
-work="$(mktemp -d)"
-pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
 source Benchmarks/lib.sh
 sources=${LOOKOUT_BENCH_SOURCES:-5000}
 

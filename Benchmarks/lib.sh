@@ -1,5 +1,9 @@
-# Shared by Benchmarks/run.sh and Benchmarks/latency.sh (sourced): a free loopback port, and
-# nginx answering "ok" on one, in the caller's $work, its pid added to the caller's $pids.
+# Shared by Benchmarks/run.sh and Benchmarks/latency.sh (sourced): a work folder and the pids
+# of what the script starts, both cleaned up at exit; a free loopback port; nginx answering "ok".
+work="$(mktemp -d)"
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
 
 # A loopback port nothing listens on.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

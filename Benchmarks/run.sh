@@ -7,11 +7,6 @@ cd "$(dirname "$0")/.."
 swift build -c release --product lookout-bench >/dev/null
 swift build -c release --product lookout >/dev/null
 bin="$(swift build -c release --show-bin-path)"
-work="$(mktemp -d)"
-pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
 source Benchmarks/lib.sh
 
 # nginx on a free loopback port, answering a small body with Connection: close semantics left to the client.

@@ -19,6 +19,14 @@ struct EmptySecretTests {
 
     let source = "sources: [{name: a, url: \"http://127.0.0.1:1/\"}]\n"
 
+    /// A new folder holding `name` with `contents`; the caller removes it.
+    func folder(with name: String, _ contents: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secrets-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try contents.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        return directory
+    }
+
     @Test(arguments: ["", " ", "\n"])
     func anEmptyAdminTokenFromTheEnvironmentIsRefused(_ value: String) {
         let found = problems(source + "admin_token: \"${LOOKOUT_TOKEN}\"\n", environment: ["LOOKOUT_TOKEN": value])
@@ -26,19 +34,15 @@ struct EmptySecretTests {
     }
 
     @Test func anEmptySecretFileIsRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secrets-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try folder(with: "token", "\n")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try "\n".write(to: directory.appendingPathComponent("token"), atomically: true, encoding: .utf8)
         let found = problems(source + "admin_token_file: token\n", directory: directory.path)
         #expect(found.count == 1 && found[0].hasPrefix("admin_token_file: ") && found[0].hasSuffix("is empty"), "\(found)")
     }
 
     @Test func aHookURLFileIsNeverEchoed() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secrets-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try folder(with: "shadow", "root:$6$very-secret-hash:19000:0:99999:7:::\n")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try "root:$6$very-secret-hash:19000:0:99999:7:::\n".write(to: directory.appendingPathComponent("shadow"), atomically: true, encoding: .utf8)
         let found = problems(source + "alerts: {hooks: [{name: chat, type: slack, url_file: shadow}]}\n", directory: directory.path)
         #expect(found.count == 1)
         #expect(found.allSatisfy { !$0.contains("very-secret") && !$0.contains("root:") }, "\(found)")
