@@ -14,13 +14,16 @@ package enum HookTest {
         package var ok: Bool { problem == nil }
     }
 
+    /// The test alert's rule name: providers draw it neutral, with "Test" first.
+    static let rule = "LookoutTest"
+
     /// The test alert: info severity, of no source, saying it needs no action.
     static func alert(nowMs: Int64) -> Alert {
         Alert(
-            fingerprint: "lookout-test", rule: "LookoutTest", source: nil, severity: "info",
-            labels: ["alertname": "LookoutTest", "severity": "info"],
+            fingerprint: "lookout-test", rule: rule, source: nil, severity: "info",
+            labels: ["alertname": rule, "severity": "info"],
             annotations: [
-                "summary": "Test notification from Lookout — no action needed",
+                "summary": "Test: a notification from Lookout — no action needed",
                 "description": "This is a test of the hook, sent by an operator (lookout hooks test). Nothing is down.",
             ],
             startedAtMs: nowMs, resolvedAtMs: nil, id: nil)

@@ -96,6 +96,14 @@ package enum ProviderPayloads {
             gist.isEmpty || gist == headline || gist == title ? headline : "\(headline): \(gist)"
         }
 
+        /// `lookout hooks test`'s notification: neutral everywhere (no red, no siren), "Test" first.
+        var isTest: Bool { rules == HookTest.rule }
+        /// The mark a chat line starts with: 🔴 firing, ✅ resolved, 🧪 a test.
+        var mark: String { isTest ? "🧪" : firing ? "🔴" : "✅" }
+        /// The colour of the state, as hex: red firing, green resolved, grey a test.
+        var colorHex: Int { isTest ? 0x6E7781 : firing ? 0xCF222E : 0x1A7F37 }
+        var color: String { "#" + String(colorHex, radix: 16) }
+
         /// "Cause" while firing, "Cause was" once resolved: a green message must not read as a
         /// failure happening now.
         var causeLabel: String { firing ? "Cause" : "Cause was" }
@@ -238,7 +246,7 @@ package enum ProviderPayloads {
     /// Slack incoming webhook: a coloured attachment (red firing, green resolved) holding Block
     /// Kit blocks; `text` is what notifications and screen readers show.
     static func slack(_ summary: Summary) -> String {
-        let emoji = summary.firing ? "🔴" : "✅"
+        let emoji = summary.mark
         var lines: [String] = []
         if let since = summary.since { lines.append(slackText(since)) }
         lines.append("*\(summary.causeLabel):* \(slackText(summary.gist))")
@@ -258,7 +266,7 @@ package enum ProviderPayloads {
         let text = summary.firing ? "\(emoji) \(summary.headlineAndGist)" : "\(emoji) \(summary.headline)"
         return JSONText.ordered([
             ("text", .string(clip(slackText(text), 3000))),
-            ("attachments", .array([.ordered([("color", .string(summary.firing ? "#cf222e" : "#1a7f37")), ("blocks", .array(blocks))])])),
+            ("attachments", .array([.ordered([("color", .string(summary.color)), ("blocks", .array(blocks))])])),
         ]).rendered
     }
 
@@ -283,7 +291,7 @@ package enum ProviderPayloads {
             ("body", .array([
                 .ordered([
                     ("type", .string("TextBlock")), ("text", .string(summary.headline)), ("weight", .string("Bolder")), ("size", .string("Medium")),
-                    ("color", .string(summary.firing ? "Attention" : "Good")), ("wrap", .bool(true)),
+                    ("color", .string(summary.isTest ? "Default" : summary.firing ? "Attention" : "Good")), ("wrap", .bool(true)),
                 ]),
                 cause,
                 .ordered([("type", .string("FactSet")), ("facts", .array(facts))]),
@@ -340,7 +348,7 @@ package enum ProviderPayloads {
         if let since = summary.since {
             fields.insert(.ordered([("name", .string("Outage")), ("value", .string(clip(discordText(since), 1024))), ("inline", .bool(true))]), at: 0)
         }
-        let content = summary.firing ? "🔴 \(summary.headlineAndGist)" : "✅ \(summary.headline)"
+        let content = summary.firing ? "\(summary.mark) \(summary.headlineAndGist)" : "\(summary.mark) \(summary.headline)"
         return JSONText.ordered([
             ("content", .string(clip(discordText(content), 2000))),
             ("allowed_mentions", .ordered([("parse", .array([]))])),
@@ -348,7 +356,7 @@ package enum ProviderPayloads {
                 ("title", .string(clip(summary.headline, 256))),
                 ("description", .string(clip(discordText("\(summary.causeLabel): \(summary.gist)"), 4096))),
                 ("url", .string(summary.link)),
-                ("color", .int(summary.firing ? 0xCF222E : 0x1A7F37)),
+                ("color", .int(Int64(summary.colorHex))),
                 ("fields", .array(fields)),
                 ("timestamp", .string(Timestamp.rfc3339(nowMs))),
             ])])),
@@ -358,7 +366,7 @@ package enum ProviderPayloads {
     /// ntfy's JSON publishing, sent to the server's root URL; the topic is the hook URL's last
     /// path component (`https://ntfy.sh/oncall` → `oncall`).
     static func ntfy(_ summary: Summary, topic: String) -> String {
-        let priority = summary.firing ? (summary.severity == "critical" ? 5 : summary.severity == "warning" ? 4 : 3) : 3
+        let priority = summary.firing && !summary.isTest ? (summary.severity == "critical" ? 5 : summary.severity == "warning" ? 4 : 3) : 3
         // The title and the body's first lines are what a lock screen shows: where and since
         // when, then what the upstream said.
         var message = "\(summary.causeLabel): \(summary.gist)"
@@ -368,7 +376,7 @@ package enum ProviderPayloads {
             ("title", .string(summary.headline)),
             ("message", .string(clip(message, bytes: 4096))),
             ("priority", .int(Int64(priority))),
-            ("tags", .array([.string(summary.firing ? "rotating_light" : "white_check_mark")])),
+            ("tags", .array([.string(summary.isTest ? "test_tube" : summary.firing ? "rotating_light" : "white_check_mark")])),
             ("click", .string(summary.link)),
         ]).rendered
     }
@@ -377,7 +385,7 @@ package enum ProviderPayloads {
     /// multipart/alternative message. The subject fits a phone's notification: state, source and
     /// the gist of the cause, at most 78 characters.
     static func email(_ summary: Summary, _ send: NotificationGroups.Send, nowMs: Int64) -> String {
-        let subject = summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(summary.gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
+        let subject = summary.isTest ? clip(summary.title, 78) : summary.firing ? clip("DOWN \(summary.source ?? summary.title): \(summary.gist)", 78) : clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
         var text = "\(summary.headline)\n\n\(summary.causeLabel): \(summary.cause)\n"
         if let since = summary.since { text += "\n\(since)\n" }
         text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"
@@ -385,7 +393,7 @@ package enum ProviderPayloads {
             value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
                 .replacingOccurrences(of: "\"", with: "&quot;")
         }
-        let color = summary.firing ? "#cf222e" : "#1a7f37"
+        let color = summary.color
         var html = "<!doctype html><html><body style=\"font-family: sans-serif\">"
         html += "<h2 style=\"color: \(color)\">\(escape(summary.headline))</h2><p><strong>\(summary.causeLabel):</strong> \(escape(summary.cause))</p>"
         if let since = summary.since { html += "<p>\(escape(since))</p>" }

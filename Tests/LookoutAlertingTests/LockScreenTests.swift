@@ -55,6 +55,21 @@ struct LockScreenTests {
         #expect(teams.contains("acme down since 19:10 UTC"))
     }
 
+    @Test func aTestNotificationLooksLikeOneEverywhere() throws {
+        func object(_ type: String) throws -> [String: Any] {
+            let text = HookTest.payload(for: try hook(type), externalURL: "https://status.test", nowMs: began)
+            return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        }
+        let slack = try object("slack")
+        #expect((slack["text"] as? String)?.hasPrefix("🧪 Test: ") == true)
+        #expect(((slack["attachments"] as? [[String: Any]])?.first?["color"] as? String) == "#6e7781")
+        #expect((try object("discord")["content"] as? String)?.hasPrefix("🧪 Test: ") == true)
+        let ntfy = try object("ntfy")
+        #expect(ntfy["tags"] as? [String] == ["test_tube"] && ntfy["priority"] as? Int == 3)
+        #expect((try object("email")["subject"] as? String)?.hasPrefix("Test: ") == true)
+        #expect(!String(describing: try object("teams")).contains("Attention"))
+    }
+
     @Test func aServiceWideAlertIsNotSaidTwice() throws {
         let summary = "Some sources fail while others work, in more than 30% of the last rounds"
         let alert = Alert(
