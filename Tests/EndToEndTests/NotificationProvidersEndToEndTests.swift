@@ -117,7 +117,7 @@ struct NotificationProvidersEndToEndTests {
         #expect(answer?["delivered"] as? Bool == true)
         #expect(answer?["http_status"] as? Int == 202)
         let testEvent = try await simulatorWebhookLog(base).last { $0["path"] as? String == "/pagerduty/v2/enqueue" }?["payload"] as? [String: Any]
-        #expect(((testEvent?["payload"] as? [String: Any])?["summary"] as? String)?.contains("Test notification") == true)
+        #expect(((testEvent?["payload"] as? [String: Any])?["summary"] as? String)?.hasPrefix("Test: a notification from Lookout") == true)
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
     }
