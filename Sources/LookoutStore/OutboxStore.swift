@@ -44,25 +44,25 @@ package struct OutboxStore: Sendable {
         }
     }
 
-    /// Undelivered rows per hook (set aside ones apart).
-    package func pending() throws -> [String: Int] {
-        try counts("delivered_at_ms IS NULL AND set_aside_at_ms IS NULL")
-    }
-
-    /// Rows set aside per hook: refused by their receiver too often, kept for an admin's retry.
-    package func setAside() throws -> [String: Int] {
-        try counts("delivered_at_ms IS NULL AND set_aside_at_ms IS NOT NULL")
-    }
-
-    private func counts(_ condition: String) throws -> [String: Int] {
+    /// Undelivered rows per hook, in one read: those waiting for delivery, and those set aside
+    /// (refused by their receiver too often, kept for an admin's retry).
+    package func backlog() throws -> [String: (pending: Int, setAside: Int)] {
         try database.writer.read { db in
-            var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT hook, COUNT(*) AS n FROM alert_outbox WHERE \(condition) GROUP BY hook") {
-                counts[row["hook"]] = row["n"]
-            }
+            var counts: [String: (pending: Int, setAside: Int)] = [:]
+            let sql = """
+                SELECT hook, SUM(set_aside_at_ms IS NULL) AS pending, SUM(set_aside_at_ms IS NOT NULL) AS aside
+                FROM alert_outbox WHERE delivered_at_ms IS NULL GROUP BY hook
+                """
+            for row in try Row.fetchAll(db, sql: sql) { counts[row["hook"]] = (row["pending"] ?? 0, row["aside"] ?? 0) }
             return counts
         }
     }
+
+    /// Undelivered rows per hook (set aside ones apart).
+    package func pending() throws -> [String: Int] { try backlog().mapValues(\.pending).filter { $0.value > 0 } }
+
+    /// Rows set aside per hook.
+    package func setAside() throws -> [String: Int] { try backlog().mapValues(\.setAside).filter { $0.value > 0 } }
 
     /// Sets a row aside: no more tries until `retrySetAside`; the hook's later rows go on.
     package func setAside(_ id: Int64, error: String, nowMs: Int64) throws {

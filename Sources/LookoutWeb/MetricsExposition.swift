@@ -112,7 +112,7 @@ package struct MetricsExposition: Sendable {
             writer.sample("lookout_probes_total", prefixes, i, results, 1, value: Double(tallies[i].failures))
         }
         renderClient(snapshot, tallies, prefixes, full: full, writer)
-        renderHealth(snapshot, prefixes, full: full, writer)
+        renderHealth(snapshot, tallies, prefixes, full: full, writer)
         renderDownloads(tallies, prefixes, full: full, writer)
         renderAlertsAndStore(snapshot, writer)
 
@@ -215,13 +215,14 @@ package struct MetricsExposition: Sendable {
         }
     }
 
-    private func renderHealth(_ snapshot: RegistrySnapshot, _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter) {
+    private func renderHealth(
+        _ snapshot: RegistrySnapshot, _ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter
+    ) {
         let summaries = snapshot.summaries
         // By default the windows the deploy kit's rules and dashboard read: 1m and 5m, 24h.
         let rateWindows = HealthWindow.errorRates.prefix(full ? 4 : 2).map(\.ms)
         let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
         writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window; the last probe's outcome (0 or 1) when none fell in it.")
-        let tallies = snapshot.records.map(\.tally)
         for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
@@ -290,15 +291,14 @@ package struct MetricsExposition: Sendable {
                 writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "delivered")], value: Double(stats[hook]?.delivered ?? 0))
                 writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "failed")], value: Double(stats[hook]?.failed ?? 0))
             }
-            if let database = context.database, let pending = try? OutboxStore(database: database).pending() {
+            if let database = context.database, let backlog = try? OutboxStore(database: database).backlog() {
                 writer.family("lookout_alert_outbox_pending", type: .gauge, help: "Notifications waiting for delivery, by hook.")
                 for hook in hooks {
-                    writer.sample("lookout_alert_outbox_pending", labels: [("hook", hook)], value: Double(pending[hook] ?? 0))
+                    writer.sample("lookout_alert_outbox_pending", labels: [("hook", hook)], value: Double(backlog[hook]?.pending ?? 0))
                 }
-                let setAside = (try? OutboxStore(database: database).setAside()) ?? [:]
                 writer.family("lookout_alert_outbox_set_aside", type: .gauge, help: "Notifications their receiver refused (4xx) too often, set aside until POST /api/v1/hooks/NAME/retry, by hook.")
                 for hook in hooks {
-                    writer.sample("lookout_alert_outbox_set_aside", labels: [("hook", hook)], value: Double(setAside[hook] ?? 0))
+                    writer.sample("lookout_alert_outbox_set_aside", labels: [("hook", hook)], value: Double(backlog[hook]?.setAside ?? 0))
                 }
             }
         }
