@@ -11,28 +11,41 @@ import Synchronization
 /// print(result.httpStatus ?? 0)
 /// ```
 public final class CurlTransport: Sendable {
-    private let loop: TransferLoop
+    private let loops: [TransferLoop]
+    private let turn = Atomic<Int>(0)
     private let handles = HandlePool()
 
-    /// The transfer thread's name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
+    /// The transfer threads' name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
     public static let threadName = "lookout-curl"
 
-    /// Starts the transport's own thread (`lookout-curl`); it stops, aborting transfers in flight,
-    /// when the transport is released.
-    public init() {
+    /// Transfer threads by default: two where there are two cores or more. One thread reads
+    /// every answer in turn, and at thousands of probes a second an answer that has arrived
+    /// waits for the rest of a turn (up to a few ms, counted in its latency); two halve that
+    /// wait (`Benchmarks/latency.sh`).
+    public static var defaultThreads: Int { min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// Starts the transport's own threads (`lookout-curl`), `defaultThreads` of them; they
+    /// stop, aborting transfers in flight, when the transport is released.
+    public convenience init() {
+        self.init(threads: CurlTransport.defaultThreads)
+    }
+
+    /// Starts `threads` transfer threads (at least one).
+    public init(threads: Int) {
         CurlGlobal.ensureInitialized()
-        loop = TransferLoop()
-        startNamedThread(CurlTransport.threadName) { [loop] in loop.run() }
+        loops = (0..<max(1, threads)).map { _ in TransferLoop() }
+        for loop in loops { startNamedThread(CurlTransport.threadName) { [loop] in loop.run() } }
     }
 
     deinit {
-        loop.stop()
+        for loop in loops { loop.stop() }
     }
 
-    /// Runs the tasks that prefer it on the transfer thread, between its polls: a task that
+    /// Runs the tasks that prefer it on a transfer thread, between its polls: a task that
     /// submits a transfer there hands it over without waking the thread, and resumes there
     /// without waking another. For short work around a transfer (a probe); work that takes
     /// long delays every transfer's timing and belongs elsewhere (see `ResilientClient`).
+    /// Each read names the next thread in turn.
     ///
     /// ```swift
     /// let probe = Task(executorPreference: transport.executor) { await transport.perform(request) }
@@ -40,7 +53,7 @@ public final class CurlTransport: Sendable {
     ///
     /// A preference does not keep the transport alive: keep it while such tasks run. Jobs that
     /// arrive once it has stopped run on the global executor.
-    public var executor: any TaskExecutor { loop }
+    public var executor: any TaskExecutor { nextLoop() }
 
     /// Easy handles kept for the next transfers.
     public var idleHandles: Int { handles.idleCount }
@@ -50,6 +63,7 @@ public final class CurlTransport: Sendable {
         guard let easy = EasyHandle(request, pool: handles) else {
             return TransferResult(curlCode: Int32(CURLE_FAILED_INIT.rawValue), curlMessage: "libcurl could not create a handle")
         }
+        let loop = preferredLoop() ?? nextLoop()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 easy.attach(continuation)
@@ -58,6 +72,18 @@ public final class CurlTransport: Sendable {
         } onCancel: {
             loop.cancel(easy)
         }
+    }
+
+    private func nextLoop() -> TransferLoop {
+        loops.count == 1 ? loops[0] : loops[turn.add(1, ordering: .relaxed).oldValue % loops.count]
+    }
+
+    /// The loop whose thread the current task prefers, if it prefers one of ours.
+    private func preferredLoop() -> TransferLoop? {
+        guard loops.count > 1, let preferred = withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor }) else {
+            return loops.count == 1 ? loops[0] : nil
+        }
+        return loops.first { $0.asUnownedTaskExecutor() == preferred }
     }
 }
 

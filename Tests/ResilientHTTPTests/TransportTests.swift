@@ -161,6 +161,32 @@ extension TransportTests {
         await server.stop()
     }
 
+    /// With several transfer threads, a task's transfer runs on the thread the task prefers:
+    /// libcurl's callbacks (here a body sink's) run on the thread the task waits on.
+    @Test func aTransferRunsOnTheThreadItsTaskPrefers() async throws {
+        let server = try startServer()
+        let transport = CurlTransport(threads: 3)
+        final class ThreadOfWrite: BodySink {
+            let thread = Mutex<pthread_t?>(nil)
+            func begin(status: Int, headers: [(name: String, value: String)]) -> Bool { true }
+            func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+                thread.withLock { $0 = pthread_self() }
+                return true
+            }
+        }
+        for _ in 0..<6 {
+            let sink = ThreadOfWrite()
+            let (before, status) = await Task(executorPreference: transport.executor) {
+                var request = TransferRequest(url: url(server, "/ok"), timeout: Self.patient)
+                request.bodySink = sink
+                return (pthread_self(), await transport.perform(request).httpStatus)
+            }.value
+            #expect(status == 200)
+            #expect(sink.thread.withLock { $0 } == before)
+        }
+        await server.stop()
+    }
+
     /// A small body is checked where the call runs; a large one is checked off the transfer
     /// thread, which times every other transfer.
     @Test func aLargeBodyIsCheckedOffTheTransferThread() async throws {
