@@ -102,7 +102,7 @@ struct MaintenanceRoutes: Sendable {
             let id = try store.add(
                 sources: sources, matchers: matchers, startsAtMs: starts, endsAtMs: ends, recurring: recurring, note: body["note"] as? String ?? "",
                 createdBy: request.remoteAddress)
-            monitor.maintenance.set(added: try store.current(nowMs: now))
+            try monitor.maintenance.reload { try store.current(nowMs: now) }
             return .json(JSONText.ordered([("id", .int(id)), ("starts_at", .string(Timestamp.rfc3339(starts))), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the window: \(error)", status: 500)
@@ -158,7 +158,7 @@ struct MaintenanceRoutes: Sendable {
         let now = Timestamp.nowMs()
         do {
             guard try store.end(id, nowMs: now) else { return APIRoutes.error("no maintenance window \(id) is in force or to come", status: 404) }
-            monitor.maintenance.set(added: try store.current(nowMs: now))
+            try monitor.maintenance.reload { try store.current(nowMs: now) }
             return .json(JSONText.ordered([("id", .int(id)), ("status", .string("ended"))]).rendered)
         } catch {
             return APIRoutes.error("cannot end the window: \(error)", status: 500)

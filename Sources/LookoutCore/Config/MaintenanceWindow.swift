@@ -147,6 +147,8 @@ package final class MaintenanceCalendar: Sendable {
     private struct State {
         var configured: [MaintenanceWindow] = []
         var added: [MaintenanceWindow] = []
+        /// The `reload` whose read `added` holds.
+        var addedTicket: UInt64 = 0
         var sources: [SourceConfig] = []
         var cache: (atMs: Int64, entries: [String: Entry])?
     }
@@ -165,6 +167,24 @@ package final class MaintenanceCalendar: Sendable {
     package func set(added: [MaintenanceWindow]) {
         state.withLock { $0.added = added; $0.cache = nil }
     }
+
+    /// Takes the added windows from `read` (the store, after a change was written), unless a
+    /// reload that began later has already been kept: each change to the store is followed by
+    /// its own `reload`, and the last one to begin read after every change was written, so what
+    /// is kept in the end is what is stored. Without it, a DELETE racing POSTs could leave the
+    /// ended window in force.
+    package func reload(from read: () throws -> [MaintenanceWindow]) rethrows {
+        let ticket = reloads.add(1, ordering: .sequentiallyConsistent).newValue
+        let added = try read()
+        state.withLock { state in
+            guard ticket > state.addedTicket else { return }
+            state.added = added
+            state.addedTicket = ticket
+            state.cache = nil
+        }
+    }
+
+    private let reloads = Atomic<UInt64>(0)
 
     package var windows: [MaintenanceWindow] { state.withLock { $0.configured + $0.added } }
 
