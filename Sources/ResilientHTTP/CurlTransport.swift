@@ -59,7 +59,18 @@ public final class CurlTransport: Sendable {
     public var idleHandles: Int { handles.idleCount }
 
     /// Performs one attempt. Never throws: failures are described by the result's `curlCode`.
+    /// A request with header fields for its own origin only (an `X-Api-Key`) follows redirects
+    /// hop by hop, leaving them out past its origin (see `followingRedirects`), unless it says
+    /// `forwardHeadersOnRedirect`.
     public func perform(_ request: TransferRequest) async -> TransferResult {
+        if request.followRedirects && !request.forwardHeadersOnRedirect && CurlTransport.hasOriginOnlyFields(request) {
+            return await followingRedirects(request)
+        }
+        return await performOnce(request)
+    }
+
+    /// One transfer, redirects followed by libcurl if the request asks for it.
+    func performOnce(_ request: TransferRequest) async -> TransferResult {
         guard let easy = EasyHandle(request, pool: handles) else {
             return TransferResult(curlCode: Int32(CURLE_FAILED_INIT.rawValue), curlMessage: "libcurl could not create a handle")
         }

@@ -22,6 +22,10 @@ public struct TransferRequest: Sendable {
     public var followRedirects: Bool
     /// Redirects followed before the attempt fails as `too_many_redirects`.
     public var maxRedirects: Int
+    /// Send `headers` on a redirect to another origin too. Off by default: a source's
+    /// `X-Api-Key` must not reach wherever its upstream points (libcurl itself drops only
+    /// `Authorization` and `Cookie` there).
+    public var forwardHeadersOnRedirect = false
     /// Open a new connection and close it afterwards, so every probe measures DNS, connect and TLS.
     public var freshConnection: Bool
     /// Stop reading and fail the attempt past this many body bytes.

@@ -45,6 +45,8 @@ struct ConfigTableTests {
          "t.yml:4:74: sources[0].auth.oauth2.client_secret: write secrets as a ${ENV} reference or in client_secret_file, not in the config"),
         ("sources:\n  - name: a\n    url: http://x/\n    headers: {X-Key: \"${LOOKOUT_TEST_UNSET}\"}\n",
          "t.yml:4:14: sources[0].headers.X-Key: the environment variable LOOKOUT_TEST_UNSET is not set"),
+        ("sources:\n  - name: a\n    url: http://x/\n    forward_headers_on_redirect: sometimes\n",
+         #"t.yml:4:34: sources[0].forward_headers_on_redirect: "sometimes" must be true or false"#),
         ("shard: {index: 2, count: 2}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
          "t.yml:1:16: shard.index: must be below shard.count (2)"),
         ("probe_modules:\n  m: {kind: http, allow: [\"(\"]}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
@@ -161,9 +163,21 @@ struct ConfigTableTests {
             """, file: "t.yml", directory: directory.path, environment: ["API_KEY": "abc"])
         #expect(config.adminToken == "admin-token")
         #expect(config.sources[0].headers == [HeaderField("X-Api-Key", "key-abc")])
+        #expect(!config.sources[0].forwardHeadersOnRedirect)
         #expect(config.sources[0].policy.auth == .oauth2(OAuth2ClientCredentials(
             tokenURL: "http://127.0.0.1/token", clientID: "lookout", clientSecret: "s3cret", scopes: ["read"])))
         #expect(config.sources[1].policy.auth == .bearerTokenFile(path: directory.appendingPathComponent("token.txt").path))
+    }
+
+    @Test func headersGoToAnotherOriginOnlyWhenASourceSaysSo() throws {
+        let config = try ConfigLoader.parse(
+            """
+            defaults: {forward_headers_on_redirect: true}
+            sources:
+              - {name: a, url: "http://127.0.0.1/a", headers: {X-Api-Key: k}}
+              - {name: b, url: "http://127.0.0.1/b", headers: {X-Api-Key: k}, forward_headers_on_redirect: false}
+            """, file: "t.yml")
+        #expect(config.sources.map(\.forwardHeadersOnRedirect) == [true, false])
     }
 
     @Test func shardsSplitSourcesWithoutOverlap() {

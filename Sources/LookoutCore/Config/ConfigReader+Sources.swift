@@ -7,7 +7,7 @@ import Yams
 extension ConfigReader {
     static let policyKeys = [
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
-        "rate_limit", "headers", "method", "expect", "max_bytes", "outage", "max_retry_after",
+        "rate_limit", "headers", "forward_headers_on_redirect", "method", "expect", "max_bytes", "outage", "max_retry_after",
     ]
     static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from"]
     static let retryCategories: [String: ErrorCategory] = [
@@ -244,6 +244,9 @@ extension ConfigReader {
                 source.headers.removeAll { $0.name.lowercased() == name.lowercased() }
                 source.headers.append(HeaderField(name, value))
             }
+        }
+        if let node = map["forward_headers_on_redirect"]?.value, let value = bool(node, "\(path).forward_headers_on_redirect") {
+            source.forwardHeadersOnRedirect = value
         }
         if let node = map["max_bytes"]?.value, let value = size(node, "\(path).max_bytes") { source.maxBytes = value }
         if let node = map["expect"]?.value { readExpect(node, "\(path).expect", into: &source.expect) }

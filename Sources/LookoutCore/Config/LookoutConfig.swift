@@ -66,6 +66,8 @@ package struct SourceConfig: Sendable, Equatable {
     package var url: String
     package var method: String = "GET"
     package var headers: [HeaderField] = []
+    /// Send `headers` on a redirect to another origin too (`forward_headers_on_redirect`).
+    package var forwardHeadersOnRedirect = false
     package var interval: Duration
     /// Per attempt.
     package var timeout: Duration

@@ -28,10 +28,10 @@ package struct SourceProber: Sendable {
         if source.kind == .download {
             return await downloads.probe(source, deadline: SourceProber.deadline(for: source))
         }
+        var transfer = TransferRequest(url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) }, timeout: source.timeout)
+        transfer.forwardHeadersOnRedirect = source.forwardHeadersOnRedirect
         var request = CallRequest(
-            TransferRequest(
-                url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) },
-                timeout: source.timeout),
+            transfer,
             acceptedStatuses: source.expect.statuses, deadline: SourceProber.deadline(for: source),
             validate: ResponseCheck.validator(for: source))
         // A monitor keeps looking: each probe on the source's interval is the open breaker's
