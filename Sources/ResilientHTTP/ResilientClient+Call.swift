@@ -142,9 +142,10 @@ extension ResilientClient {
             }
             // Reading a large body (a feed's items, a big JSON document or error page) would hold
             // up the transfer thread, and with it the timing of every other transfer, when this
-            // task prefers it: it is judged on the global executor instead.
+            // task prefers it; on the shared pool it would hold up health checks and scrapes. It
+            // is judged on a thread of its own.
             let failure = result.body.count > ResilientClient.inlineJudgementBytes
-                ? await withTaskExecutorPreference(globalConcurrentExecutor) { judge() }
+                ? await withTaskExecutorPreference(CheckThread.shared) { judge() }
                 : judge()
             if let drainUntil = ResilientClient.quotaReset(result, nowMs: nowMs()) {
                 _ = withUpstream(name) { $0.bucket?.drain(nowMs: drainUntil.now, untilMs: drainUntil.until) }
