@@ -10,8 +10,8 @@ import Synchronization
 /// ```
 ///
 /// A file that cannot be written at start (read-only, no permission, a read-only mount) does not
-/// stop Lookout: `openOrStandIn` serves from an empty, query-only stand-in — every write fails
-/// as on a full disk, so records wait in memory — and `reopenWhenWritable` switches to the file
+/// stop Lookout: `openOrStandIn` serves from the file opened for reading, or where that cannot
+/// be done an empty stand-in — every write fails as on a full disk, so records wait in memory — and `reopenWhenWritable` switches to the file
 /// as soon as it can be opened for writing.
 package final class LookoutDatabase: Sendable {
     /// GRDB's pool (file) or queue (`:memory:`); both serialize writes and let reads run alongside.
@@ -30,11 +30,17 @@ package final class LookoutDatabase: Sendable {
 
     package init(path: String) throws {
         self.path = path
+        standInReadTheFile = false
         current = Mutex(try LookoutDatabase.open(path))
     }
 
-    private init(path: String, standIn: any DatabaseWriter, reason: String) {
+    /// Whether the stand-in read the file itself (opened for reading only): what was restored
+    /// from it at start is the file's, and must not be taken back again once it opens.
+    package let standInReadTheFile: Bool
+
+    private init(path: String, standIn: any DatabaseWriter, reason: String, readsFile: Bool) {
         self.path = path
+        standInReadTheFile = readsFile
         current = Mutex(standIn)
         standInReason.withLock { $0 = reason }
     }
@@ -45,12 +51,36 @@ package final class LookoutDatabase: Sendable {
         do {
             return try LookoutDatabase(path: path)
         } catch StoreError.cannotOpen(_, let detail) {
+            if let file = readOnly(path) { return LookoutDatabase(path: path, standIn: file, reason: detail, readsFile: true) }
             let standIn = try DatabaseQueue()
             try migrator.migrate(standIn)
             // Not `PRAGMA query_only`: GRDB turns that off again after each read.
             standIn.add(transactionObserver: RefuseCommits(path: path), extent: .databaseLifetime)
-            return LookoutDatabase(path: path, standIn: standIn, reason: detail)
+            return LookoutDatabase(path: path, standIn: standIn, reason: detail, readsFile: false)
         }
+    }
+
+    /// The file opened for reading only, when it can be and already has the current schema: the
+    /// stand-in then serves what the file holds (firing alerts, silences, maintenance, history),
+    /// so nothing is taken back twice once it opens for writing. Every write to it fails as
+    /// read-only, as on a full disk. On a read-only mount, where SQLite cannot make the WAL's
+    /// shared-memory file, the file is read as immutable.
+    private static func readOnly(_ path: String) -> (any DatabaseWriter)? {
+        guard path != ":memory:", FileManager.default.isReadableFile(atPath: path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        var immutable = URLComponents()
+        immutable.scheme = "file"
+        immutable.path = path
+        immutable.queryItems = [URLQueryItem(name: "immutable", value: "1")]
+        for candidate in [path, immutable.string].compactMap({ $0 }) {
+            guard let queue = try? DatabaseQueue(path: candidate, configuration: configuration),
+                (try? queue.read({ db in try migrator.hasCompletedMigrations(db) })) == true
+            else { continue }
+            return queue
+        }
+        return nil
     }
 
     /// Why the file could not be opened for writing, while the stand-in serves; nil otherwise.

@@ -109,6 +109,7 @@ struct Serve: AsyncParsableCommand {
         if let reason = database.unwritableReason {
             logger.error("cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened", metadata: [
                 "database": "\(database.path)", "error": "\(reason)",
+                "saved_state": "\(database.standInReadTheFile ? "read from the file" : "not readable: starting without it")",
             ])
         }
         // What was saved before a restart; a damaged file loses this, not the service. The
@@ -223,10 +224,14 @@ struct Serve: AsyncParsableCommand {
                     logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
                 }
                 guard database.unwritableReason == nil else { return }
-                // What the file holds from before this start: firing alerts and silences (so a
-                // silenced alert stays quiet), and whether the file is sound.
-                do { try alerts.restore() } catch {
-                    logger.error("cannot read the saved alerts", metadata: ["error": "\(error)"])
+                // What the file holds from before this start, unless it was read at start
+                // (taken back twice, a firing alert would be two episodes, one firing for
+                // ever): firing alerts and silences (so a silenced alert stays quiet), and
+                // whether the file is sound.
+                if !database.standInReadTheFile {
+                    do { try alerts.restore() } catch {
+                        logger.error("cannot read the saved alerts", metadata: ["error": "\(error)"])
+                    }
                 }
                 if case .damaged(let problems) = await database.checkIntegrity() {
                     logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [

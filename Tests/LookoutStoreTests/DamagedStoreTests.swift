@@ -5,6 +5,7 @@ import LookoutCore
 import LookoutStore
 import ResilientHTTP
 import Testing
+import TestSupport
 
 /// A database that cannot be written at start, or that is damaged (issue "Hostile input…",
 /// rows 10 and 13): Lookout goes on, says why, and writes once it can.
@@ -36,6 +37,41 @@ struct DamagedStoreTests {
         writer.flush()
         #expect(writer.pendingCount == 0)
         #expect(try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") } == 1)
+    }
+
+    /// A file on a read-only mount holding two silences (issue "Nothing told is lost…",
+    /// row 12): the stand-in reads the file, so the API lists them while it cannot be written,
+    /// writes fail as read-only, and once the mount is writable the file itself opens.
+    @Test func aReadOnlyFileIsReadUntilItCanBeWritten() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(try runToolBlocking("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", directory.path]).status == 0)
+        defer { _ = try? runToolBlocking("/bin/umount", ["-l", directory.path]) }
+        let path = directory.appendingPathComponent("lookout.sqlite").path
+        let now = Timestamp.nowMs()
+        do {
+            let file = try LookoutDatabase(path: path)
+            let store = AlertStore(database: file)
+            _ = try store.add(Silence(matchers: ["source": "a"], startsAtMs: now - 1000, endsAtMs: now + 3_600_000, comment: "one"))
+            _ = try store.add(Silence(matchers: ["source": "b"], startsAtMs: now - 1000, endsAtMs: now + 3_600_000, comment: "two"))
+        }
+        #expect(try runToolBlocking("/bin/mount", ["-o", "remount,ro", directory.path]).status == 0)
+
+        let database = try LookoutDatabase.openOrStandIn(path: path)
+        #expect(database.unwritableReason != nil)
+        #expect(database.standInReadTheFile)
+        #expect(try AlertStore(database: database).activeSilences(nowMs: now).map(\.comment).sorted() == ["one", "two"])
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        writer.record(ProbeResult(source: "a", timestampMs: now, ok: true, httpStatus: 200, durationSeconds: 0.1, bytes: 1))
+        writer.flush()
+        #expect(writer.pendingCount == 1, "a write to the read-only file must fail, not vanish")
+
+        #expect(try runToolBlocking("/bin/mount", ["-o", "remount,rw", directory.path]).status == 0)
+        await database.reopenWhenWritable(every: .milliseconds(10))
+        #expect(database.unwritableReason == nil)
+        writer.flush()
+        #expect(writer.pendingCount == 0)
+        #expect(try AlertStore(database: database).activeSilences(nowMs: now).count == 2)
     }
 
     /// A disk full for long: past the bound the oldest raw results go, a tenth of the bound at a
