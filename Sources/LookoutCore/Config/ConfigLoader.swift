@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 import Yams
 
 /// Reads a YAML config into a `LookoutConfig`, collecting every problem with its position
@@ -61,6 +62,10 @@ package enum ConfigLoader {
 package enum ProbeURL {
     /// nil when `text` is a usable URL, otherwise what is wrong with it.
     package static func problem(_ text: String) -> String? {
+        // A space, a line break or a NUL would reach the request line as it is, or cut it.
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            return "\"\(PrintableText.escape(text))\" holds a space or a control character (percent-encode it: a space is %20)"
+        }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
         else {
@@ -68,6 +73,9 @@ package enum ProbeURL {
         }
         guard scheme == "http" || scheme == "https" else {
             return "\"\(text)\" uses \(scheme)://; only http:// and https:// can be probed"
+        }
+        if let port = components.port, !(1...65535).contains(port) {
+            return "\"\(text)\" names port \(port); a port is 1 to 65535"
         }
         return nil
     }

@@ -20,6 +20,18 @@ extension ConfigReader {
         }
         if let node = top["database"]?.value, let database = string(node, "database") {
             config.database = database == ":memory:" ? database : resolvePath(database)
+            // SQLite writes its journal beside the file (`/dev/null-journal`), and a directory
+            // would only be reported as read-only at start.
+            var isDirectory: ObjCBool = false
+            if config.database != ":memory:", FileManager.default.fileExists(atPath: config.database, isDirectory: &isDirectory) {
+                let target = URL(fileURLWithPath: config.database).resolvingSymlinksInPath().path
+                let kind = (try? FileManager.default.attributesOfItem(atPath: target)[.type] as? FileAttributeType) ?? nil
+                if isDirectory.boolValue {
+                    problem(node, "database", "\"\(database)\" is a directory; name a file in it (e.g. \(database)/lookout.sqlite)")
+                } else if let kind, kind != .typeRegular {
+                    problem(node, "database", "\"\(database)\" is not a regular file (a device or socket); name a file for the SQLite database")
+                }
+            }
         }
         if let node = top["retention"]?.value, let value = duration(node, "retention") { config.retention = value }
         if let node = top["raw_retention"]?.value, let value = duration(node, "raw_retention") { config.rawRetention = value }

@@ -10,6 +10,15 @@ extension ConfigReader {
         "rate_limit", "headers", "forward_headers_on_redirect", "method", "expect", "max_bytes", "outage", "max_retry_after",
     ]
     static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from"]
+    /// A Prometheus label name: `[a-zA-Z_][a-zA-Z0-9_]*`, not reserved (`__` first).
+    static func isLabelName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first), !name.hasPrefix("__") else { return false }
+        return name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+        }
+    }
+
     static let retryCategories: [String: ErrorCategory] = [
         "transient": .transient, "server_error": .serverError, "rate_limited": .rateLimited,
         "network_unreachable": .networkUnreachable, "timeout": .timeout,
@@ -91,7 +100,13 @@ extension ConfigReader {
                     }
                 }
             }
-            if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") { source.labels = values }
+            if let labels = map["labels"], let values = stringMap(labels.value, "\(path).labels") {
+                source.labels = values
+                // They become alert labels and matchers: Prometheus's label name rules.
+                for name in values.keys.sorted() where !ConfigReader.isLabelName(name) {
+                    problem(labels.value, "\(path).labels.\(name)", "is not a label name (letters, digits and _, not starting with a digit or __)")
+                }
+            }
             if let group = map["group"], let text = string(group.value, "\(path).group") {
                 if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                     problem(group.value, "\(path).group", "must be 1 to 64 characters, without control characters")
