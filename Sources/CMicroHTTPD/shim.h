@@ -13,6 +13,8 @@
 
 /// Starts a daemon with its own polling thread (epoll), suspend/resume enabled, bound to `addr`.
 /// With `key_pem` and `cert_pem` (PEM text, not paths) it serves HTTPS through GnuTLS.
+static size_t lookout_mhd_unescape(void *cls, struct MHD_Connection *c, char *s);
+
 static inline struct MHD_Daemon *lookout_mhd_start(
         int ipv6,
         const struct sockaddr *addr,
@@ -33,6 +35,7 @@ static inline struct MHD_Daemon *lookout_mhd_start(
                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_UNESCAPE_CALLBACK, lookout_mhd_unescape, NULL,
                                 MHD_OPTION_HTTPS_MEM_KEY, key_pem,
                                 MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
                                 MHD_OPTION_END);
@@ -44,6 +47,7 @@ static inline struct MHD_Daemon *lookout_mhd_start(
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_UNESCAPE_CALLBACK, lookout_mhd_unescape, NULL,
                             MHD_OPTION_END);
 }
 
@@ -75,10 +79,40 @@ static inline enum MHD_ResponseMemoryMode lookout_mhd_copy_mode(void) { return M
 static inline ssize_t lookout_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 static inline ssize_t lookout_mhd_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
 
-/// Iterates header or query values into `iterator`.
+/// Iterates header or query values into `iterator`, with their lengths: a value holding a NUL
+/// ("Bearer TOKEN\0junk") must not read as the text before it.
 static inline int lookout_mhd_values(struct MHD_Connection *c, enum MHD_ValueKind kind,
-                                     MHD_KeyValueIterator iterator, void *cls) {
-    return MHD_get_connection_values(c, kind, iterator, cls);
+                                     MHD_KeyValueIteratorN iterator, void *cls) {
+    return MHD_get_connection_values_n(c, kind, iterator, cls);
+}
+
+static inline int lookout_mhd_hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/// Decodes %XX in the path and query values in place, as libmicrohttpd's own unescaping does,
+/// except %00: decoded, it would end the C string there, and /api/v1/sources/NAME%00x would
+/// serve NAME. It stays as the three characters, which match no name.
+static size_t lookout_mhd_unescape(void *cls, struct MHD_Connection *c, char *s) {
+    (void)cls;
+    (void)c;
+    char *read = s, *write = s;
+    while (*read) {
+        if (read[0] == '%' && read[1] && read[2]) {
+            int high = lookout_mhd_hex(read[1]), low = lookout_mhd_hex(read[2]);
+            if (high >= 0 && low >= 0 && (high | low) != 0) {
+                *write++ = (char)(high * 16 + low);
+                read += 3;
+                continue;
+            }
+        }
+        *write++ = *read++;
+    }
+    *write = 0;
+    return (size_t)(write - s);
 }
 
 /// The peer's address as text ("127.0.0.1"), written into `out`; returns 0 when unknown.
