@@ -129,8 +129,8 @@ let package = Package(
         .testTarget(
             name: "LookoutAlertingTests",
             dependencies: [
-                "LookoutAlerting", "LookoutCore", "LookoutStore", "ResilientHTTP", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                "LookoutAlerting", "LookoutCore", "LookoutStore", "ResilientHTTP", "MicroHTTPServer", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

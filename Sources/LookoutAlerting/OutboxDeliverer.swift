@@ -37,6 +37,8 @@ package final class OutboxDeliverer: Sendable {
     let logger: Logger
     private let stats = Mutex<[String: HookStats]>([:])
     private let wake = AsyncWakeUp()
+    /// The hooks whose rows are being delivered now.
+    private let draining = Mutex<Set<String>>([])
 
     package init(hooks: @escaping @Sendable () -> [HookConfig], store: OutboxStore, client: ResilientClient, logger: Logger) {
         self.hooks = hooks
@@ -52,16 +54,21 @@ package final class OutboxDeliverer: Sendable {
         wake.signal()
     }
 
-    /// Delivers until cancelled, looking again at least every second.
+    /// Delivers until cancelled, looking again at least every second. Each hook drains on its
+    /// own: a receiver that hangs (up to the 30 s a delivery may take) holds back only its own
+    /// hook's notifications, never another's; a hook still draining is not started again.
     package func run() async {
-        while !Task.isCancelled {
-            let hooks = self.hooks()
-            await withTaskGroup(of: Void.self) { group in
-                for hook in hooks {
-                    group.addTask { await self.drain(hook) }
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                for hook in hooks() where draining.withLock({ $0.insert(hook.name).inserted }) {
+                    group.addTask {
+                        await self.drain(hook)
+                        self.draining.withLock { _ = $0.remove(hook.name) }
+                    }
                 }
+                await wake.wait(timeout: .seconds(1))
             }
-            await wake.wait(timeout: .seconds(1))
+            group.cancelAll()
         }
     }
 
