@@ -386,17 +386,28 @@ package final class AlertService: Sendable {
     /// How many silences are kept in memory, ended ones not yet let go included (for tests).
     package var keptSilences: Int { silences.withLock(\.count) }
 
+    /// How long the loop sleeps: the evaluation interval, or less when a group comes due first
+    /// (a `group_wait: 5s` waited 15 s); at least a second, so a group whose notification the
+    /// database refuses is not planned again in a tight loop.
+    package static func nextWait(interval: Duration, groupDueMs: Int64?, nowMs: Int64) -> Duration {
+        guard let due = groupDueMs else { return interval }
+        return min(interval, max(.seconds(1), .milliseconds(due.addingClamped(nowMs == .min ? .max : -nowMs))))
+    }
+
     package func activeSilences(nowMs: Int64 = Timestamp.nowMs()) -> [Silence] {
         silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
     }
 
-    /// Evaluates every `alerts.evaluation_interval` (15 s), and at once when a source goes down or
-    /// comes back up, until cancelled.
+    /// Evaluates every `alerts.evaluation_interval` (15 s), at once when a source goes down or
+    /// comes back up, and when a notification group comes due, until cancelled.
     package func run() async {
         while !Task.isCancelled {
+            let wait = AlertService.nextWait(
+                interval: monitor.config.alertEvaluationInterval, groupDueMs: groups.withLock { $0.earliestDueMs(hooks: monitor.config.hooks) },
+                nowMs: Timestamp.nowMs())
             // A stop must not wait out the interval (serve stops within 5 s).
             await withTaskCancellationHandler {
-                await wake.wait(timeout: monitor.config.alertEvaluationInterval)
+                await wake.wait(timeout: wait)
             } onCancel: {
                 wake.signal()
             }

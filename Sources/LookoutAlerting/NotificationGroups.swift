@@ -31,6 +31,20 @@ struct NotificationGroups: Sendable {
 
     private(set) var groups: [String: Group] = [:]
 
+    /// When the next group can come due: a new group's `group_wait` ends, or a told group's
+    /// `group_interval` (or `repeat_interval`, if shorter). The evaluation loop wakes then, so a
+    /// `group_wait` shorter than the evaluation interval is kept, not rounded up to it.
+    func earliestDueMs(hooks: [HookConfig]) -> Int64? {
+        var earliest: Int64?
+        for group in groups.values {
+            guard let hook = hooks.first(where: { $0.name == group.hook }) else { continue }
+            let due = group.notifiedAtMs.map { $0.addingClamped(min(hook.groupInterval, hook.repeatInterval).totalMilliseconds) }
+                ?? group.createdAtMs.addingClamped(hook.groupWait.totalMilliseconds)
+            earliest = min(earliest ?? due, due)
+        }
+        return earliest
+    }
+
     /// The values of `groupBy` in `alert`'s labels ("" when it has none, as for service-wide alerts).
     static func labels(_ groupBy: [String], _ alert: Alert) -> [String: String] {
         Dictionary(uniqueKeysWithValues: groupBy.map { ($0, alert.labels[$0] ?? "") })

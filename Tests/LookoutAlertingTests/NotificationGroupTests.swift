@@ -19,6 +19,24 @@ struct NotificationGroupTests {
             labels: ["alertname": rule, "severity": "critical", "source": source], annotations: [:], startedAtMs: ms, resolvedAtMs: nil, id: id)
     }
 
+    /// A group_wait shorter than the evaluation interval is kept: the loop wakes when the
+    /// group comes due (a group_wait of 5 s acted as 15 s).
+    @Test func theLoopWakesWhenAGroupComesDue() {
+        var groups = NotificationGroups()
+        #expect(groups.earliestDueMs(hooks: hooks) == nil)
+        #expect(AlertService.nextWait(interval: .seconds(15), groupDueMs: nil, nowMs: 0) == .seconds(15))
+        groups = groups.plan(hooks: hooks, firing: [alert("SourceDown", at: 0, id: 1)], held: [], resolved: [:], nowMs: 1_000).next
+        #expect(groups.earliestDueMs(hooks: hooks) == 31_000)  // group_wait: 30s
+        #expect(AlertService.nextWait(interval: .seconds(60), groupDueMs: 31_000, nowMs: 6_000) == .seconds(25))
+        #expect(AlertService.nextWait(interval: .seconds(15), groupDueMs: 31_000, nowMs: 6_000) == .seconds(15))
+        // Told of: its group_interval (5m) is next.
+        groups = groups.plan(hooks: hooks, firing: [alert("SourceDown", at: 0, id: 1)], held: [], resolved: [:], nowMs: 31_000).next
+        #expect(groups.earliestDueMs(hooks: hooks) == 331_000)
+        // Past due (a notification the database refused): a second, not a tight loop.
+        #expect(AlertService.nextWait(interval: .seconds(15), groupDueMs: 31_000, nowMs: 40_000) == .seconds(1))
+        #expect(AlertService.nextWait(interval: .seconds(15), groupDueMs: .max, nowMs: .min) == .seconds(15))
+    }
+
     @Test func rulesFiringTogetherAreOneNotificationAndALaterOneSendsNoSecondDown() {
         var groups = NotificationGroups()
         var firing = [alert("SourceErrorRateCritical", at: 0, id: 1)]
