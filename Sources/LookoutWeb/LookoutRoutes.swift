@@ -66,11 +66,20 @@ package enum LookoutRoutes {
         }
         router.post("/-/reload") { request in
             if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
-            let problems = monitor.reloadConfig()
-            guard problems.isEmpty else {
+            switch monitor.reloadConfig() {
+            case .refused(let problems):
                 return .json(JSONText.object(["status": .string("error"), "problems": .array(problems.map { .string($0) })]), status: 400)
+            case .noFile:
+                return .json(#"{"status":"reloaded"}"#)
+            case .reloaded(let change):
+                func names(_ list: [String]) -> JSONText { .array(list.map { .string($0) }) }
+                return .json(JSONText.ordered([
+                    ("status", .string("reloaded")),
+                    ("sources", JSONText.ordered([("added", names(change.sourcesAdded)), ("removed", names(change.sourcesRemoved)), ("changed", names(change.sourcesChanged))])),
+                    ("hooks", JSONText.ordered([("added", names(change.hooksAdded)), ("removed", names(change.hooksRemoved)), ("changed", names(change.hooksChanged))])),
+                    ("restart_needed", names(change.needsRestart)),
+                ]).rendered)
             }
-            return .json(#"{"status":"reloaded"}"#)
         }
         return router
     }

@@ -155,22 +155,35 @@ package final class Monitor: Sendable {
         return snapshot
     }
 
+    /// What `reloadConfig` did: the problems that kept the running config, or what changed.
+    package enum ReloadOutcome: Sendable, Equatable {
+        case reloaded(ConfigChange)
+        case refused(problems: [String])
+        /// Started without a config file: nothing to read again.
+        case noFile
+    }
+
     /// Reads the config file again. On problems the running config stays and the problems are
-    /// returned (and shown by `lookout_config_last_reload_successful 0`).
+    /// returned (and shown by `lookout_config_last_reload_successful 0`). A reload logs what it
+    /// changed by name, and each key that takes effect only at the next start.
     @discardableResult
-    package func reloadConfig() -> [String] {
-        guard let configPath else { return [] }
+    package func reloadConfig() -> ReloadOutcome {
+        guard let configPath else { return .noFile }
         do {
             let config = try ConfigLoader.load(path: configPath)
+            let change = ConfigChange(from: self.config, to: config)
             for prepare in preparers.withLock({ $0 }) { prepare(config) }
             apply(config)
             reload.withLock {
                 $0 = ReloadStatus(successful: true, lastSuccessMs: Timestamp.nowMs(), problems: [])
             }
-            logger.info("config reloaded", metadata: ["sources": "\(ownSources.count)"])
+            var metadata: Logger.Metadata = ["sources": "\(ownSources.count)"]
+            for (key, value) in change.metadata { metadata[key] = "\(value)" }
+            logger.info("config reloaded", metadata: metadata)
+            for key in change.needsRestart { logger.warning("config: \(key) takes effect at the next restart; the running value stays") }
             for warning in config.warnings { logger.warning("config: \(warning)") }
             for listener in reloadListeners.withLock({ $0 }) { listener() }
-            return []
+            return .reloaded(change)
         } catch {
             let problems = (error as? ConfigError)?.problems.map(\.description) ?? ["\(error)"]
             reload.withLock {
@@ -178,7 +191,7 @@ package final class Monitor: Sendable {
                 $0.problems = problems
             }
             logger.error("config reload failed; keeping the running config", metadata: ["problems": "\(problems.joined(separator: "; "))"])
-            return problems
+            return .refused(problems: problems)
         }
     }
 
