@@ -54,8 +54,19 @@ public enum FailureClassifier {
             return failure(.transient, "empty_reply")
         case CURLE_SEND_ERROR:
             return failure(.transient, result.osErrno == ECONNRESET ? "connection_reset" : "send_error")
+        case CURLE_RECV_ERROR where result.curlMessage.contains("chunked"):
+            // The server's chunked framing is broken: it answers the same way next time.
+            return failure(.invalidResponse, "malformed_http")
         case CURLE_RECV_ERROR:
             return failure(.transient, result.osErrno == ECONNRESET ? "connection_reset" : "recv_error")
+        case CURLE_OUT_OF_MEMORY where result.phases.ttfb > 0 || result.curlMessage.lowercased().contains("header"):
+            // Once the answer has begun, this is libcurl refusing response headers past 100 KB
+            // (7.88 says only "Out of memory"; later versions name the header).
+            var failure = failure(.invalidResponse, "headers_too_large")
+            failure.detail = "the server's response headers are larger than 100 KB"
+            return failure
+        case CURLE_BAD_CONTENT_ENCODING:
+            return failure(.invalidResponse, "bad_content_encoding")
         case CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
             return failure(.transient, "http2_error")
         case CURLE_PARTIAL_FILE:
@@ -71,6 +82,9 @@ public enum FailureClassifier {
             var failure = failure(.invalidResponse, "http09_response")
             failure.detail = "the server answered without an HTTP status line (HTTP/0.9), which is not allowed"
             return failure
+        case CURLE_UNSUPPORTED_PROTOCOL where result.curlMessage.contains("in response"):
+            // "Unsupported HTTP version in response": a status line such as `HTTP/1.1 abc`.
+            return failure(.invalidResponse, "malformed_http")
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return failure(.clientError, "bad_url")
         case CURLE_PEER_FAILED_VERIFICATION:

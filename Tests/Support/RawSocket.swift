@@ -53,3 +53,32 @@ public func withRefusingPort<T>(_ body: (UInt16) async throws -> T) async rethro
     defer { close(fd) }
     return try await body(UInt16(bigEndian: address.sin_port))
 }
+
+/// A loopback server that answers every connection with the same bytes, whatever was asked, and
+/// closes it: for answers no HTTP server library would send (a bad status line, bad chunking).
+public final class CannedServer: Sendable {
+    public let port: UInt16
+    private let fd: Int32
+
+    public init(answer: [UInt8]) {
+        let (fd, address) = boundLoopbackSocket()
+        listen(fd, 16)
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+        Thread {
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }  // closed by `stop`
+                var request = [UInt8](repeating: 0, count: 8192)
+                _ = recv(client, &request, request.count, 0)
+                _ = answer.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(client)
+            }
+        }.start()
+    }
+
+    public func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}
