@@ -73,9 +73,12 @@ package struct ProbeEndpoint: Sendable {
     /// Probes `target` without keeping anything: a one-off call (no breaker, counters or rows for
     /// arbitrary targets, so 20,000 distinct targets leave nothing behind). Redirects are followed
     /// hop by hop, each hop checked against the module's `allow` patterns before it is requested.
-    static func probe(_ target: String, module: ProbeModule, timeout: Duration, client: ResilientClient) async -> CallOutcome {
+    static func probe(_ target: String, module: ProbeModule, timeout: Duration, client: ResilientClient) async -> Probed {
         // Each target is an upstream of its own, without a breaker or limiter: a scrape always probes.
-        let source = SourceConfig(name: "probe", kind: module.kind, url: target, interval: timeout, timeout: timeout)
+        var source = SourceConfig(name: "probe", kind: module.kind, url: target, interval: timeout, timeout: timeout)
+        // One attempt, as blackbox_exporter makes: a 500 or a refused connection fails in
+        // milliseconds, not after backoff waits that made slow-probe alerts fire too.
+        source.policy.retry = .none
         let validate = ResponseCheck.validator(for: source)
         let clock = ContinuousClock()
         let started = clock.now
@@ -83,37 +86,45 @@ package struct ProbeEndpoint: Sendable {
         var hops = 0
         var phases = PhaseTimings()
         var attempts: [AttemptRecord] = []
+        /// Requests made, one per hop: `probe_retries` counts the attempts past these.
+        var requests = 0
         while true {
             let left = timeout - (clock.now - started)
-            let transfer = TransferRequest(url: url, timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20)
+            var transfer = TransferRequest(url: url, timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20)
+            transfer.acceptEncoding = module.compression
             var outcome = await client.callOnce(
                 CallRequest(
                     transfer, acceptedStatuses: Set(200...399), deadline: max(.milliseconds(1), left),
                     validate: { isRedirect($0) ? nil : validate?($0) }, singleFlight: false),
                 policy: source.policy, label: "/probe")
             attempts += outcome.attempts
+            requests += 1
             if let final = outcome.final {
                 phases = PhaseTimings(
                     dns: phases.dns + final.phases.dns, connect: phases.connect + final.phases.connect,
                     tls: phases.tls + final.phases.tls, ttfb: phases.ttfb + final.phases.ttfb,
                     transfer: phases.transfer + final.phases.transfer)
             }
-            func finish(_ failure: Failure?) -> CallOutcome {
+            func finish(_ failure: Failure?) -> Probed {
                 if let failure { outcome.failure = failure }
-                outcome.url = target
+                outcome.url = url  // the last hop's: probe_http_ssl follows the redirects
                 outcome.attempts = attempts
                 outcome.final?.redirects = hops
                 outcome.final?.phases = phases
-                return outcome
+                return Probed(call: outcome, retries: max(0, attempts.count - requests))
             }
             guard outcome.ok, let final = outcome.final, isRedirect(final) else { return finish(nil) }
             let status = final.httpStatus ?? 0
+            // blackbox_exporter counts the redirect it declines, not followed or one too many
+            // (a loop reads 11 with the default 10; follow_redirects: false reads 1).
             guard module.followRedirects, let next = final.redirectURL else {
+                hops += 1
                 return finish(Failure(
                     category: .clientError, reason: "redirect_not_followed", httpStatus: status,
                     detail: "the server answered \(status) and module does not follow redirects"))
             }
             guard hops < module.maxRedirects else {
+                hops += 1
                 return finish(Failure(
                     category: .clientError, reason: "too_many_redirects", httpStatus: status,
                     detail: "more than \(module.maxRedirects) redirects; the last one pointed to \(next)"))
@@ -128,12 +139,48 @@ package struct ProbeEndpoint: Sendable {
         }
     }
 
+    /// A `/probe` call: the last hop's outcome (with every hop's attempts and phases), and the
+    /// retries made beyond one request per hop.
+    struct Probed {
+        var call: CallOutcome
+        var retries: Int
+    }
+
+    /// blackbox_exporter's `probe_ip_addr_hash`: FNV-1a (32 bits) over the address's bytes, 4
+    /// for IPv4 and 16 for IPv6, so the same address reads the same in both (127.0.0.1 →
+    /// 3668918509). An address that does not parse hashes its text.
+    static func addressHash(_ ip: String) -> UInt32 {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count: Int
+        if inet_pton(AF_INET, ip, &bytes) == 1 {
+            count = 4
+        } else if inet_pton(AF_INET6, ip, &bytes) == 1 {
+            count = 16
+        } else {
+            bytes = Array(ip.utf8)
+            count = bytes.count
+        }
+        var hash: UInt32 = 2_166_136_261
+        for byte in bytes.prefix(count) {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return hash
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isAddress(_ host: String) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        return inet_pton(AF_INET, host, &bytes) == 1 || inet_pton(AF_INET6, host, &bytes) == 1
+    }
+
     private static func isRedirect(_ result: TransferResult) -> Bool {
         (300...399).contains(result.httpStatus ?? 0)
     }
 
     /// The blackbox_exporter http prober's metrics, plus `probe_retries` and `probe_failure_info`.
-    static func render(_ outcome: CallOutcome, target: String, duration: Double) -> ExpositionWriter {
+    static func render(_ probed: Probed, target: String, duration: Double) -> ExpositionWriter {
+        let outcome = probed.call
         let result = outcome.final
         let phases = result?.phases ?? PhaseTimings()
         let writer = ExpositionWriter()
@@ -143,10 +190,15 @@ package struct ProbeEndpoint: Sendable {
         gauge("probe_dns_lookup_time_seconds", "Returns the time taken for probe dns lookup in seconds", phases.dns)
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
         gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", outcome.failure?.reason == "body_mismatch" ? 1 : 0)
-        gauge("probe_http_content_length", "Length of http content response", Double(result?.contentLength ?? -1))
+        // No answer at all is 0 in blackbox_exporter's output; an answer without a length, -1.
+        let contentLength = result?.httpStatus == nil ? 0 : result?.contentLength ?? -1
+        gauge("probe_http_content_length", "Length of http content response", Double(contentLength))
         writer.family("probe_http_duration_seconds", type: .gauge, help: "Duration of http request by phase, summed over all redirects")
         for (phase, value) in [("connect", phases.connect), ("processing", phases.ttfb), ("resolve", phases.dns), ("tls", phases.tls), ("transfer", phases.transfer)] {
             writer.sample("probe_http_duration_seconds", labels: [("phase", phase)], value: value)
+        }
+        if let text = result?.header("Last-Modified"), let modified = HTTPDate.parse(text) {
+            gauge("probe_http_last_modified_timestamp_seconds", "Returns the Last-Modified HTTP response header in unixtime", modified)
         }
         gauge("probe_http_redirects", "The number of redirects", Double(result?.redirects ?? 0))
         let ssl = outcome.url.lowercased().hasPrefix("https://") && result?.httpStatus != nil
@@ -155,9 +207,13 @@ package struct ProbeEndpoint: Sendable {
         gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(result?.bodyBytes ?? 0))
         let version = result?.httpVersion.flatMap(Double.init) ?? 0
         gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
-        if let ip = result?.primaryIP {
+        // A refused connection has no peer address, but a literal one is known (blackbox_exporter
+        // resolves before it connects, so it reports one either way).
+        if let ip = result?.primaryIP ?? URLComponents(string: outcome.url)?.host.map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })
+            .flatMap({ ProbeEndpoint.isAddress($0) ? $0 : nil })
+        {
             gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
-                  Double(UInt32(truncatingIfNeeded: ProbeScheduler.stableHash(ip))))
+                  Double(ProbeEndpoint.addressHash(ip)))
             gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", ip.contains(":") ? 6 : 4)
         } else {
             gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", 0)
@@ -166,11 +222,34 @@ package struct ProbeEndpoint: Sendable {
             gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
         }
         gauge("probe_success", "Displays whether or not the probe was a success", outcome.ok ? 1 : 0)
-        gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", Double(max(0, outcome.attempts.count - 1)))
+        gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", Double(probed.retries))
         writer.family("probe_failure_info", type: .gauge, help: "Why the probe failed (Lookout's category and reason); absent on success")
         if let failure = outcome.failure {
             writer.sample("probe_failure_info", labels: [("category", failure.category.rawValue), ("reason", failure.reason)], value: 1)
         }
         return writer
+    }
+}
+
+/// The dates of HTTP fields (RFC 9110 section 5.6.7): the preferred IMF-fixdate and the two
+/// obsolete forms senders still use.
+enum HTTPDate {
+    /// Behind a lock: a formatter is not safe to use from two threads at once.
+    private static let formatters = Mutex(["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = format
+        return formatter
+    })
+
+    /// Seconds since 1970, or nil when `text` is none of the three forms.
+    static func parse(_ text: String) -> Double? {
+        formatters.withLock { formatters in
+            for formatter in formatters {
+                if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+            }
+            return nil
+        }
     }
 }

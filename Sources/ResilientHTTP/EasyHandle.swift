@@ -49,7 +49,7 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         lookout_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, EasyHandle.userAgent)
-        lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
+        if let encoding = request.acceptEncoding { lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, encoding) }
         lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(request.timeout.totalMilliseconds))
         if let connect = request.connectTimeout {
             lookout_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(connect.totalMilliseconds))

@@ -26,6 +26,10 @@ public struct TransferRequest: Sendable {
     /// `X-Api-Key` must not reach wherever its upstream points (libcurl itself drops only
     /// `Authorization` and `Cookie` there).
     public var forwardHeadersOnRedirect = false
+    /// What `Accept-Encoding` asks for, the answer decoded as it arrives: "" (the default) asks
+    /// for every encoding libcurl reads (deflate, gzip, br, zstd); nil sends no such field and
+    /// keeps the body as it came, as blackbox_exporter does without `compression`.
+    public var acceptEncoding: String? = ""
     /// Open a new connection and close it afterwards, so every probe measures DNS, connect and TLS.
     public var freshConnection: Bool
     /// Stop reading and fail the attempt past this many body bytes.

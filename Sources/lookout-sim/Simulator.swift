@@ -51,6 +51,8 @@ final class Simulator: Sendable {
             ("GET", "/protected", protected),
             ("GET", "/ratelimit", rateLimit),
             ("GET", "/redirect", redirect),
+            // A fixed Last-Modified, for probe_http_last_modified_timestamp_seconds (1445412480).
+            ("GET", "/last-modified", { _ in HTTPResponse(headers: ["Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"], body: .bytes(Array("ok\n".utf8))) }),
             ("POST", "/webhook", webhook),
             ("POST", "/slack/:team/:bot/:secret", slack),
             ("POST", "/teams/:id", teams),

@@ -234,7 +234,7 @@ extension ConfigReader {
         for (key, value) in modules {
             guard let name = key.scalar?.string else { continue }
             let path = "probe_modules.\(name)"
-            guard let fields = mapping(value, path, known: ["kind", "timeout", "allow", "follow_redirects", "max_redirects"]) else { continue }
+            guard let fields = mapping(value, path, known: ["kind", "timeout", "allow", "follow_redirects", "max_redirects", "compression"]) else { continue }
             var module = ProbeModule()
             if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
                 if let parsed = SourceKind(rawValue: text) { module.kind = parsed } else {
@@ -257,6 +257,11 @@ extension ConfigReader {
             }
             if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
             if let node = fields["max_redirects"]?.value, let count = int(node, "\(path).max_redirects", range: 0...20) { module.maxRedirects = count }
+            if let node = fields["compression"]?.value, let text = string(node, "\(path).compression") {
+                if ["gzip", "br", "deflate", "identity", "zstd"].contains(text) { module.compression = text } else {
+                    problem(node, "\(path).compression", "\"\(text)\" is not an encoding (use gzip, br, deflate, zstd or identity)")
+                }
+            }
             if module.allow.isEmpty, fields["allow"] == nil {
                 problem(value, "\(path).allow", "is missing: list the target patterns this module may probe")
             }

@@ -10,6 +10,9 @@ package struct ProbeModule: Sendable, Equatable {
     /// Follow redirects, checking every hop against `allow` (blackbox_exporter follows them too).
     package var followRedirects: Bool
     package var maxRedirects: Int
+    /// The `Accept-Encoding` asked for (blackbox_exporter's `compression`); nil asks for none
+    /// and counts the body as it arrives, as blackbox_exporter does without it.
+    package var compression: String?
 
     package init(kind: SourceKind = .http, timeout: Duration = .seconds(5), allow: [String] = [], followRedirects: Bool = true, maxRedirects: Int = 10) {
         self.kind = kind

@@ -1,0 +1,87 @@
+import Foundation
+import ResilientHTTP
+import Testing
+import TestSupport
+
+/// `/probe` beside Debian's blackbox_exporter on the same targets and modules (issue "A real
+/// blackbox_exporter drop-in"): every series blackbox emits is in Lookout's answer, and the
+/// values that are not timings are the same.
+@Suite("blackbox differential", .serialized)
+struct BlackboxDifferentialTests {
+    let http = CurlTransport()
+
+    /// Series whose values must match exactly; the rest are timings.
+    static let exact: Set<String> = [
+        "probe_success", "probe_http_status_code", "probe_http_redirects", "probe_http_ssl", "probe_http_content_length",
+        "probe_http_uncompressed_body_length", "probe_http_version", "probe_ip_addr_hash", "probe_ip_protocol",
+        "probe_failed_due_to_regex", "probe_http_last_modified_timestamp_seconds",
+    ]
+
+    /// `name{labels} value` samples of an exposition.
+    func samples(_ text: String) -> [String: Double] {
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    @Test func probeAnswersAsBlackboxExporterDoes() async throws {
+        let directory = try makeTemporaryDirectory("blackbox-diff")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (sim, simBase) = try await startSimulator()
+        let simHost = String(simBase.dropFirst("http://".count))
+        let blackboxPort = closedPort()
+        try """
+            modules:
+              http_2xx: {prober: http, timeout: 5s}
+              nofollow: {prober: http, timeout: 5s, http: {follow_redirects: false}}
+            """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
+        let blackbox = try ChildProcess("/usr/bin/prometheus-blackbox-exporter", [
+            "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
+        ])
+        let config = directory.appendingPathComponent("lookout.yml")
+        try """
+            listen: 127.0.0.1:0
+            database: ":memory:"
+            probe_modules:
+              http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
+              nofollow: {kind: http, timeout: 5s, follow_redirects: false, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
+            sources:
+              - {name: sim, url: "\(simBase)/ok", interval: 1h}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (lookout, base) = try await startLookout(config: config)
+        _ = try await eventually("blackbox_exporter") { await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/-/healthy")).httpStatus == 200 ? true : nil }
+
+        let refusedPort = closedPort()
+        let cases: [(target: String, module: String)] = [
+            ("\(simHost)/ok", "http_2xx"),
+            ("\(simHost)/status/500", "http_2xx"),
+            ("\(simHost)/status/404", "http_2xx"),
+            ("\(simHost)/redirect?n=3", "http_2xx"),
+            ("\(simHost)/redirect?n=20", "http_2xx"),
+            ("\(simHost)/redirect?n=2", "nofollow"),
+            ("\(simHost)/last-modified", "http_2xx"),
+            ("http://\(simHost)/json/valid", "http_2xx"),
+            ("127.0.0.1:\(refusedPort)/", "http_2xx"),
+        ]
+        for (target, module) in cases {
+            let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"
+            let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
+            let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
+            #expect(theirs.count >= 15, "\(target): blackbox_exporter answered \(theirs)")
+            for (series, value) in theirs {
+                #expect(ours[series] != nil, "\(target) \(module): \(series) is missing")
+                if BlackboxDifferentialTests.exact.contains(series) {
+                    #expect(ours[series] == value, "\(target) \(module): \(series) is \(ours[series] ?? .nan), blackbox_exporter says \(value)")
+                }
+            }
+            // One attempt, as blackbox makes.
+            #expect(ours["probe_retries"] == 0, "\(target) \(module)")
+        }
+        #expect(try await lookout.terminate() == 0)
+        _ = try await blackbox.terminate()
+        #expect(try await sim.terminate() == 0)
+    }
+}
