@@ -90,12 +90,21 @@ package struct ProbeEndpoint: Sendable {
         var requests = 0
         while true {
             let left = timeout - (clock.now - started)
-            var transfer = TransferRequest(url: url, timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20)
+            var transfer = TransferRequest(
+                url: url, method: module.method, headers: module.headers.map { ($0.name, $0.value) }, body: module.body.map { Array($0.utf8) },
+                timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20, caFile: module.caFile)
             transfer.acceptEncoding = module.compression
+            let hop = url
+            // A redirect to follow is no verdict yet; the answer that ends the probe is judged by
+            // the module's statuses, TLS and body checks, then by its kind's.
+            let valid = module.validStatusCodes ?? Set(200...299)
             var outcome = await client.callOnce(
                 CallRequest(
-                    transfer, acceptedStatuses: Set(200...399), deadline: max(.milliseconds(1), left),
-                    validate: { isRedirect($0) ? nil : validate?($0) }, singleFlight: false),
+                    transfer, acceptedStatuses: module.followRedirects ? valid.union(300...399) : valid, deadline: max(.milliseconds(1), left),
+                    validate: { result in
+                        if module.followRedirects && isRedirect(result) { return nil }
+                        return ProbeEndpoint.check(result, url: hop, module: module) ?? validate?(result)
+                    }, singleFlight: false),
                 policy: source.policy, label: "/probe")
             attempts += outcome.attempts
             requests += 1
@@ -113,16 +122,19 @@ package struct ProbeEndpoint: Sendable {
                 outcome.final?.phases = phases
                 return Probed(call: outcome, retries: max(0, attempts.count - requests))
             }
-            guard outcome.ok, let final = outcome.final, isRedirect(final) else { return finish(nil) }
+            guard let final = outcome.final, isRedirect(final) else { return finish(nil) }
             let status = final.httpStatus ?? 0
             // blackbox_exporter counts the redirect it declines, not followed or one too many
             // (a loop reads 11 with the default 10; follow_redirects: false reads 1).
             guard module.followRedirects, let next = final.redirectURL else {
                 hops += 1
+                // A redirect the module lists in valid_status_codes is the answer it wants.
+                guard !outcome.ok else { return finish(nil) }
                 return finish(Failure(
                     category: .clientError, reason: "redirect_not_followed", httpStatus: status,
                     detail: "the server answered \(status) and module does not follow redirects"))
             }
+            guard outcome.ok else { return finish(nil) }
             guard hops < module.maxRedirects else {
                 hops += 1
                 return finish(Failure(
@@ -137,6 +149,38 @@ package struct ProbeEndpoint: Sendable {
             hops += 1
             url = next
         }
+    }
+
+    /// The checks of a blackbox_exporter `http` module on the answer that ends the probe:
+    /// `fail_if_ssl`, `fail_if_not_ssl` and the body's regular expressions (a failure of these
+    /// reads `probe_failed_due_to_regex 1`).
+    static func check(_ result: TransferResult, url: String, module: ProbeModule) -> Failure? {
+        guard result.httpStatus != nil else { return nil }
+        let ssl = url.lowercased().hasPrefix("https://")
+        if module.failIfSSL && ssl {
+            return Failure(category: .invalidResponse, reason: "ssl_not_expected", httpStatus: result.httpStatus, detail: "the answer came over TLS, and the module has fail_if_ssl")
+        }
+        if module.failIfNotSSL && !ssl {
+            return Failure(category: .invalidResponse, reason: "ssl_expected", httpStatus: result.httpStatus, detail: "the answer came without TLS, and the module has fail_if_not_ssl")
+        }
+        // Asked for an encoding, blackbox_exporter takes only a body in it (and reads none).
+        if let expected = module.compression, expected != "identity", (result.header("Content-Encoding") ?? "").lowercased() != expected {
+            return Failure(
+                category: .invalidResponse, reason: "compression_mismatch", httpStatus: result.httpStatus,
+                detail: "the module asked for \(expected), and the answer came \(result.header("Content-Encoding").map { "as \($0)" } ?? "without an encoding")")
+        }
+        guard !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty else { return nil }
+        let body = String(decoding: result.body, as: UTF8.self)
+        func matches(_ pattern: String) -> Bool {
+            (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: body, range: NSRange(body.startIndex..., in: body)) != nil } ?? false
+        }
+        if let pattern = module.failIfBodyMatches.first(where: matches) {
+            return Failure(category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus, detail: "the body matches \(pattern) (fail_if_body_matches_regexp)")
+        }
+        if let pattern = module.failIfBodyNotMatches.first(where: { !matches($0) }) {
+            return Failure(category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus, detail: "the body does not match \(pattern) (fail_if_body_not_matches_regexp)")
+        }
+        return nil
     }
 
     /// A `/probe` call: the last hop's outcome (with every hop's attempts and phases), and the
@@ -204,7 +248,8 @@ package struct ProbeEndpoint: Sendable {
         let ssl = outcome.url.lowercased().hasPrefix("https://") && result?.httpStatus != nil
         gauge("probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl ? 1 : 0)
         gauge("probe_http_status_code", "Response HTTP status code", Double(result?.httpStatus ?? 0))
-        gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(result?.bodyBytes ?? 0))
+        let bodyRead = outcome.failure?.reason != "compression_mismatch"
+        gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(bodyRead ? result?.bodyBytes ?? 0 : 0))
         let version = result?.httpVersion.flatMap(Double.init) ?? 0
         gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
         // A refused connection has no peer address, but a literal one is known (blackbox_exporter

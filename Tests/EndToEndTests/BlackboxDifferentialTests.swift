@@ -33,10 +33,21 @@ struct BlackboxDifferentialTests {
         let (sim, simBase) = try await startSimulator()
         let simHost = String(simBase.dropFirst("http://".count))
         let blackboxPort = closedPort()
+        // One file for both: Lookout reads blackbox_exporter's own config as it is.
         try """
             modules:
               http_2xx: {prober: http, timeout: 5s}
               nofollow: {prober: http, timeout: 5s, http: {follow_redirects: false}}
+              nofollow_302: {prober: http, timeout: 5s, http: {follow_redirects: false, valid_status_codes: [302]}}
+              want_404: {prober: http, timeout: 5s, http: {valid_status_codes: [404]}}
+              post: {prober: http, timeout: 5s, http: {method: POST, body: '{"a": 1}', headers: {Content-Type: application/json}}}
+              body_ok: {prober: http, timeout: 5s, http: {fail_if_body_not_matches_regexp: ['"ok": ?true']}}
+              body_bad: {prober: http, timeout: 5s, http: {fail_if_body_matches_regexp: ['ok']}}
+              must_tls: {prober: http, timeout: 5s, http: {fail_if_not_ssl: true}}
+              no_tls: {prober: http, timeout: 5s, http: {fail_if_ssl: true, preferred_ip_protocol: ip4}}
+              basic: {prober: http, timeout: 5s, http: {basic_auth: {username: lookout, password: secret}, headers: {X-Probe: "1"}}}
+              gzip: {prober: http, timeout: 5s, http: {compression: gzip}}
+              tcp_connect: {prober: tcp, timeout: 5s}
             """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try ChildProcess("/usr/bin/prometheus-blackbox-exporter", [
             "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
@@ -45,9 +56,8 @@ struct BlackboxDifferentialTests {
         try """
             listen: 127.0.0.1:0
             database: ":memory:"
-            probe_modules:
-              http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
-              nofollow: {kind: http, timeout: 5s, follow_redirects: false, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
+            probe_modules_file: blackbox.yml
+            probe_allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]
             sources:
               - {name: sim, url: "\(simBase)/ok", interval: 1h}
             """.write(to: config, atomically: true, encoding: .utf8)
@@ -65,6 +75,15 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/last-modified", "http_2xx"),
             ("http://\(simHost)/json/valid", "http_2xx"),
             ("127.0.0.1:\(refusedPort)/", "http_2xx"),
+            ("\(simHost)/redirect?n=1", "nofollow_302"),
+            ("\(simHost)/status/404", "want_404"),
+            ("\(simHost)/ok", "post"),
+            ("\(simHost)/ok", "body_ok"),
+            ("\(simHost)/ok", "body_bad"),
+            ("\(simHost)/ok", "must_tls"),
+            ("\(simHost)/ok", "no_tls"),
+            ("\(simHost)/ok", "basic"),
+            ("\(simHost)/json/valid", "gzip"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"

@@ -4,7 +4,7 @@ import Yams
 /// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
 extension ConfigReader {
     static let topKeys = [
-        "listen", "database", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url", "admin_token_file", "admin_token", "shard",
+        "listen", "database", "probe_modules_file", "probe_allow", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url", "admin_token_file", "admin_token", "shard",
         "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements", "metrics",
     ]
 
@@ -99,6 +99,28 @@ extension ConfigReader {
             }
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
+        if let node = top["probe_modules_file"]?.value {
+            var allow: [String]?
+            if let list = top["probe_allow"]?.value, let patterns = sequence(list, "probe_allow") {
+                allow = patterns.enumerated().compactMap { index, item in
+                    guard let pattern = string(item, "probe_allow[\(index)]") else { return nil }
+                    guard (try? NSRegularExpression(pattern: pattern)) != nil else {
+                        problem(item, "probe_allow[\(index)]", "\"\(pattern)\" is not a regular expression")
+                        return nil
+                    }
+                    return pattern
+                }
+            }
+            for (name, module) in readBlackboxFile(node, allow: allow).sorted(by: { $0.key < $1.key }) {
+                if config.probeModules[name] != nil {
+                    problem(node, "probe_modules_file", "module \"\(name)\" is defined both in probe_modules and in \(module.origin); rename one")
+                } else {
+                    config.probeModules[name] = module
+                }
+            }
+        } else if let node = top["probe_allow"]?.value {
+            problem(node, "probe_allow", "only applies to the modules of probe_modules_file")
+        }
         if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
         if let node = top["status_page"]?.value { config.statusPage = readStatusPage(node) }
         if let node = top["metrics"]?.value, let metrics = mapping(node, "metrics", known: ["detail"]),

@@ -13,6 +13,23 @@ package struct ProbeModule: Sendable, Equatable {
     /// The `Accept-Encoding` asked for (blackbox_exporter's `compression`); nil asks for none
     /// and counts the body as it arrives, as blackbox_exporter does without it.
     package var compression: String?
+    /// The request, as blackbox_exporter's `http` module gives it.
+    package var method = "GET"
+    package var headers: [HeaderField] = []
+    package var body: String?
+    /// Statuses that pass; nil means 200–299.
+    package var validStatusCodes: Set<Int>?
+    package var failIfSSL = false
+    package var failIfNotSSL = false
+    /// Regular expressions the body must not match, and must match.
+    package var failIfBodyMatches: [String] = []
+    package var failIfBodyNotMatches: [String] = []
+    package var caFile: String?
+    /// Probes any target: a module from a blackbox_exporter file, as blackbox_exporter does,
+    /// unless `probe_allow` narrows it (then `allow` holds those patterns).
+    package var anyTarget = false
+    /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.
+    package var origin = ""
 
     package init(kind: SourceKind = .http, timeout: Duration = .seconds(5), allow: [String] = [], followRedirects: Bool = true, maxRedirects: Int = 10) {
         self.kind = kind
@@ -30,7 +47,8 @@ package struct ProbeModule: Sendable, Equatable {
     /// ProbeModule(allow: [#"http://127\.0\.0\.1:[0-9]+/.*"#]).allows("http://127.0.0.1:9480/ok")  // true
     /// ```
     package func allows(_ target: String) -> Bool {
-        allow.contains { ProbeModule.matchesWhole($0, target) }
+        if anyTarget { return true }
+        return allow.contains { ProbeModule.matchesWhole($0, target) }
     }
 
     static func matchesWhole(_ pattern: String, _ text: String) -> Bool {

@@ -1,0 +1,174 @@
+import Foundation
+import Yams
+
+/// `probe_modules_file`: a blackbox_exporter configuration file read as it is, its `http` modules
+/// served at `/probe`. Every key of blackbox's `http` prober is either honoured or a problem with
+/// its position in that file: never silently ignored.
+extension ConfigReader {
+    /// The largest file read: a blackbox config is a few kB.
+    static let maxBlackboxFileBytes = 1 << 20
+
+    /// Keys of blackbox's `http` prober that Lookout honours.
+    static let blackboxHTTPKeys = [
+        "valid_status_codes", "method", "headers", "body", "follow_redirects", "compression", "fail_if_ssl", "fail_if_not_ssl",
+        "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
+        "preferred_ip_protocol", "ip_protocol_fallback",
+    ]
+    /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
+    static let blackboxHTTPKeysNotYet = [
+        "valid_http_versions", "body_file", "body_size_limit", "fail_if_header_matches", "fail_if_header_not_matches", "proxy_url", "no_proxy",
+        "proxy_from_environment", "proxy_connect_header", "oauth2", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3",
+        "http_headers", "authorization",
+    ]
+
+    /// Reads the file `node` names; its problems carry its own name and positions.
+    mutating func readBlackboxFile(_ node: Node, allow: [String]?) -> [String: ProbeModule] {
+        guard let name = string(node, "probe_modules_file") else { return [:] }
+        let path = resolvePath(name)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= ConfigReader.maxBlackboxFileBytes else {
+            problem(node, "probe_modules_file", "\(path) is \(size) bytes; a blackbox_exporter config is at most \(ConfigReader.maxBlackboxFileBytes) bytes")
+            return [:]
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            problem(node, "probe_modules_file", "cannot read \(path)")
+            return [:]
+        }
+        let root: Node
+        do {
+            guard let parsed = try Yams.compose(yaml: String(decoding: data, as: UTF8.self), .basic) else {
+                problem(node, "probe_modules_file", "\(path) is empty")
+                return [:]
+            }
+            root = parsed
+        } catch let error as YamlError {
+            problems.append(ConfigLoader.syntaxProblem(error, file: path))
+            return [:]
+        } catch {
+            problem(node, "probe_modules_file", "cannot read \(path): \(error)")
+            return [:]
+        }
+        var reader = ConfigReader(file: path, directory: URL(fileURLWithPath: path).deletingLastPathComponent().path, environment: environment)
+        let modules = reader.readBlackboxModules(root, allow: allow)
+        problems += reader.problems
+        warnings += reader.warnings
+        if allow == nil, !modules.isEmpty {
+            warning(node, "probe_modules_file", "its modules probe any target, as blackbox_exporter does: anyone who can reach /probe can make Lookout request any URL; set probe_allow to the targets they may probe")
+        }
+        return modules
+    }
+
+    private mutating func readBlackboxModules(_ root: Node, allow: [String]?) -> [String: ProbeModule] {
+        guard let top = mapping(root, "", known: ["modules"]), let node = top["modules"]?.value, let modules = node.mapping else { return [:] }
+        var result: [String: ProbeModule] = [:]
+        for (key, value) in modules {
+            guard let name = key.scalar?.string else { continue }
+            let path = "modules.\(name)"
+            guard let fields = mapping(value, path, known: ["prober", "timeout", "http", "tcp", "dns", "icmp", "grpc"]) else { continue }
+            let prober = fields["prober"].flatMap { string($0.value, "\(path).prober") } ?? ""
+            guard prober == "http" else {
+                if ["tcp", "dns", "icmp", "grpc"].contains(prober) {
+                    warning(fields["prober"]?.value, "\(path).prober", "the \(prober) prober is not served yet: /probe answers 400 for this module")
+                } else {
+                    problem(fields["prober"]?.value ?? value, "\(path).prober", "\"\(prober)\" is not a prober (use http, tcp, dns, icmp or grpc)")
+                }
+                continue
+            }
+            var module = ProbeModule(timeout: .seconds(5))
+            module.origin = "\(file): \(path)"
+            if let allow { module.allow = allow } else { module.anyTarget = true }
+            if let node = fields["timeout"]?.value, let timeout = duration(node, "\(path).timeout") { module.timeout = timeout }
+            if let node = fields["http"]?.value { readBlackboxHTTP(node, "\(path).http", into: &module) }
+            result[name] = module
+        }
+        return result
+    }
+
+    private mutating func readBlackboxHTTP(_ node: Node, _ path: String, into module: inout ProbeModule) {
+        guard let fields = mapping(node, path, known: ConfigReader.blackboxHTTPKeys + ConfigReader.blackboxHTTPKeysNotYet) else { return }
+        for key in ConfigReader.blackboxHTTPKeysNotYet.sorted() where fields[key] != nil {
+            problem(fields[key]!.key, "\(path).\(key)", "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+        }
+        if let node = fields["valid_status_codes"]?.value, let list = sequence(node, "\(path).valid_status_codes") {
+            var codes = Set<Int>()
+            for (index, item) in list.enumerated() {
+                if let code = int(item, "\(path).valid_status_codes[\(index)]", range: 100...599) { codes.insert(code) }
+            }
+            if !codes.isEmpty { module.validStatusCodes = codes }
+        }
+        if let node = fields["method"]?.value, let method = string(node, "\(path).method") {
+            if method.utf8.allSatisfy({ $0.isLetterOrDigit }) && !method.isEmpty { module.method = method.uppercased() } else {
+                problem(node, "\(path).method", "\"\(method)\" is not an HTTP method")
+            }
+        }
+        if let node = fields["headers"]?.value, let headers = stringMap(node, "\(path).headers") {
+            module.headers = headers.sorted { $0.key < $1.key }.map { HeaderField($0.key, $0.value) }
+        }
+        if let node = fields["body"]?.value { module.body = string(node, "\(path).body") }
+        if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
+        if let node = fields["compression"]?.value, let text = string(node, "\(path).compression"), !text.isEmpty {
+            if ["gzip", "br", "deflate", "identity"].contains(text) { module.compression = text } else {
+                problem(node, "\(path).compression", "\"\(text)\" is not an encoding blackbox_exporter knows (gzip, br, deflate, identity)")
+            }
+        }
+        if let node = fields["fail_if_ssl"]?.value, let flag = bool(node, "\(path).fail_if_ssl") { module.failIfSSL = flag }
+        if let node = fields["fail_if_not_ssl"]?.value, let flag = bool(node, "\(path).fail_if_not_ssl") { module.failIfNotSSL = flag }
+        module.failIfBodyMatches = regexes(fields["fail_if_body_matches_regexp"]?.value, "\(path).fail_if_body_matches_regexp")
+        module.failIfBodyNotMatches = regexes(fields["fail_if_body_not_matches_regexp"]?.value, "\(path).fail_if_body_not_matches_regexp")
+        if let node = fields["basic_auth"]?.value, let auth = mapping(node, "\(path).basic_auth", known: ["username", "password", "password_file"]) {
+            let username = auth["username"].flatMap { string($0.value, "\(path).basic_auth.username") } ?? ""
+            var password = auth["password"].flatMap { string($0.value, "\(path).basic_auth.password") } ?? ""
+            if let file = auth["password_file"]?.value {
+                password = secret(inline: nil, file: file, parent: "\(path).basic_auth", inlineKey: "password", fileKey: "password_file") ?? ""
+            }
+            let encoded = Data("\(username):\(password)".utf8).base64EncodedString()
+            module.headers.append(HeaderField("Authorization", "Basic \(encoded)"))
+        }
+        if let node = fields["bearer_token"]?.value, let token = string(node, "\(path).bearer_token") {
+            module.headers.append(HeaderField("Authorization", "Bearer \(token)"))
+        }
+        if let file = fields["bearer_token_file"]?.value,
+            let token = secret(inline: nil, file: file, parent: path, inlineKey: "bearer_token", fileKey: "bearer_token_file")
+        {
+            module.headers.append(HeaderField("Authorization", "Bearer \(token)"))
+        }
+        if let node = fields["tls_config"]?.value,
+            let tls = mapping(node, "\(path).tls_config", known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
+        {
+            for key in ["cert_file", "key_file", "server_name", "min_version", "max_version"] where tls[key] != nil {
+                problem(tls[key]!.key, "\(path).tls_config.\(key)", "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+            }
+            if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).tls_config.insecure_skip_verify") == true {
+                problem(node, "\(path).tls_config.insecure_skip_verify", "Lookout always verifies certificates; give the CA in ca_file instead")
+            }
+            if let node = tls["ca_file"]?.value, let name = string(node, "\(path).tls_config.ca_file") {
+                let resolved = resolvePath(name)
+                if FileManager.default.isReadableFile(atPath: resolved) { module.caFile = resolved } else {
+                    problem(node, "\(path).tls_config.ca_file", "cannot read \(resolved)")
+                }
+            }
+        }
+        if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
+            problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
+        }
+        // Both families are tried (libcurl's happy eyeballs), as blackbox does with its default
+        // fallback; without fallback only one would be.
+        if let node = fields["ip_protocol_fallback"]?.value, bool(node, "\(path).ip_protocol_fallback") == false {
+            problem(node, "\(path).ip_protocol_fallback", "Lookout always falls back to the other IP version; leave ip_protocol_fallback out")
+        }
+    }
+
+    private mutating func regexes(_ node: Node?, _ path: String) -> [String] {
+        guard let node, let list = sequence(node, path) else { return [] }
+        var patterns: [String] = []
+        for (index, item) in list.enumerated() {
+            guard let pattern = string(item, "\(path)[\(index)]") else { continue }
+            if (try? NSRegularExpression(pattern: pattern)) == nil {
+                problem(item, "\(path)[\(index)]", "\"\(pattern)\" is not a regular expression")
+            } else {
+                patterns.append(pattern)
+            }
+        }
+        return patterns
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import LookoutCore
+import Testing
+
+/// `probe_modules_file`: blackbox_exporter's own config, read as it is; what Lookout cannot
+/// honour is an error with its place in that file, never ignored.
+@Suite("blackbox_exporter config file")
+struct BlackboxFileTests {
+    func load(_ blackbox: String, _ lookout: String = "") throws -> LookoutConfig {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bb-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try blackbox.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
+        return try ConfigLoader.parse(
+            "probe_modules_file: blackbox.yml\n\(lookout)sources:\n  - {name: a, url: \"http://127.0.0.1/\"}\n", file: "t.yml", directory: directory.path)
+    }
+
+    func problems(_ blackbox: String, _ lookout: String = "") -> [String] {
+        do {
+            _ = try load(blackbox, lookout)
+            return []
+        } catch let error as ConfigError {
+            // The temporary directory differs per call: keep the file's name.
+            return error.problems.map { $0.description.replacingOccurrences(of: #"/[^ ]*/blackbox\.yml"#, with: "blackbox.yml", options: .regularExpression) }
+        } catch {
+            return ["\(error)"]
+        }
+    }
+
+    @Test func readsHTTPModulesAndWarnsThatTheyProbeAnyTarget() throws {
+        let config = try load("""
+            modules:
+              http_2xx: {prober: http, timeout: 3s}
+              post:
+                prober: http
+                http:
+                  method: post
+                  body: '{}'
+                  valid_status_codes: [200, 201]
+                  basic_auth: {username: u, password: p}
+                  fail_if_body_not_matches_regexp: ["ok"]
+              ssh: {prober: tcp}
+            """)
+        #expect(Set(config.probeModules.keys) == ["http_2xx", "post"])
+        let post = try #require(config.probeModules["post"])
+        #expect(post.method == "POST" && post.body == "{}" && post.validStatusCodes == [200, 201])
+        #expect(post.headers.contains { $0.name == "Authorization" && $0.value == "Basic dTpw" })
+        #expect(post.allows("http://anything.example/"))
+        #expect(config.probeModules["http_2xx"]?.timeout == .seconds(3))
+        #expect(config.warnings.contains { $0.message.contains("probe any target") })
+        #expect(config.warnings.contains { $0.message.contains("tcp prober is not served yet") })
+        // probe_allow narrows them.
+        let narrowed = try load("modules: {m: {prober: http}}\n", "probe_allow: [\"http://127\\\\.0\\\\.0\\\\.1/.*\"]\n")
+        #expect(narrowed.probeModules["m"]?.allows("http://127.0.0.1/x") == true)
+        #expect(narrowed.probeModules["m"]?.allows("http://anything.example/") == false)
+        #expect(!narrowed.warnings.contains { $0.message.contains("probe any target") })
+    }
+
+    @Test func whatCannotBeHonouredIsAnErrorInThatFile() {
+        #expect(problems("modules:\n  m:\n    prober: http\n    http: {proxy_url: \"http://p/\"}\n") == [
+            "blackbox.yml:4:12: modules.m.http.proxy_url: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter",
+        ])
+        #expect(problems("modules:\n  m: {prober: http, http: {nonsense: 1}}\n").first?.contains("modules.m.http.nonsense: unknown key") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {fail_if_body_matches_regexp: [\"(\"]}}\n").first?.contains("is not a regular expression") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {ca_file: /nonexistent/ca.pem}}}\n").first?.contains("cannot read /nonexistent/ca.pem") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {insecure_skip_verify: true}}}\n").first?.contains("always verifies") == true)
+        #expect(problems("modules:\n  m: {prober: smtp}\n").first?.contains("\"smtp\" is not a prober") == true)
+        #expect(problems("modules:\n  m: {prober: http}\n", "probe_modules: {m: {kind: http, allow: [\"x\"]}}\n") == [
+            #"t.yml:1:21: probe_modules_file: module "m" is defined both in probe_modules and in blackbox.yml: modules.m; rename one"#,
+        ])
+        #expect(problems("modules: {m: {prober: http}}\n", "probe_allow: [\"(\"]\n").first?.contains("probe_allow[0]") == true)
+        #expect(problems(String(repeating: "# padding\n", count: 120_000)).first?.contains("a blackbox_exporter config is at most 1048576 bytes") == true)
+    }
+}
