@@ -24,7 +24,12 @@ package struct StatusAPI: Sendable {
         let firingAlerts = context.alerts?.firing ?? []
         let firing = firingAlerts.filter { holds[$0.fingerprint]?.silenced != true }.count
         var rulesBySource: [String: [String]] = [:]
-        for alert in firingAlerts { if let source = alert.source { rulesBySource[source, default: []].append(alert.rule) } }
+        var heldBySource: [String: [String]] = [:]
+        for alert in firingAlerts {
+            guard let source = alert.source else { continue }
+            rulesBySource[source, default: []].append(alert.rule)
+            if let hold = holds[alert.fingerprint] { heldBySource[source, default: []].append("\(alert.rule): \(hold.reason)") }
+        }
         var json = JSONWriter(capacity: 256 + entries.count * 600)
         json.object { json in
             json.field("status") { $0.string(snapshot.overall) }
@@ -54,8 +59,8 @@ package struct StatusAPI: Sendable {
                     for index in entries.indices {
                         StatusAPI.writeSource(
                             entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index),
-                            maintenance: snapshot.maintenance[entries[index].name], alerts: rulesBySource[entries[index].name] ?? [], nowMs: nowMs,
-                            to: &json)
+                            maintenance: snapshot.maintenance[entries[index].name], alerts: rulesBySource[entries[index].name] ?? [],
+                            held: heldBySource[entries[index].name] ?? [], nowMs: nowMs, to: &json)
                     }
                 }
             }
@@ -100,7 +105,7 @@ package struct StatusAPI: Sendable {
     /// One source's object in the status document.
     static func writeSource(
         _ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, blockedBy: [String],
-        maintenance: MaintenanceCalendar.Entry?, alerts: [String] = [], nowMs: Int64, to json: inout JSONWriter
+        maintenance: MaintenanceCalendar.Entry?, alerts: [String] = [], held: [String] = [], nowMs: Int64, to json: inout JSONWriter
     ) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
@@ -134,6 +139,9 @@ package struct StatusAPI: Sendable {
                 }
             }
             json.field("blocked_by") { json in json.array { json in for name in blockedBy { json.string(name) } } }
+            // Firing alerts of this source nobody is told of now, each with why ("SourceDown:
+            // silenced: deploy").
+            json.field("held_alerts") { json in json.array { json in for text in held { json.string(text) } } }
             json.field("wait") { json in
                 guard let wait = entry.serverWait(nowMs: nowMs) else { return json.string(nil) }
                 json.object { json in

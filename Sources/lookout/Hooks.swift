@@ -13,15 +13,16 @@ struct HooksCommand: AsyncParsableCommand {
             abstract: "Sends a clearly marked test notification through a hook and prints the receiver's answer.",
             discussion: "Exits 0 when the receiver accepted it (2xx), 1 when it did not, 2 on a bad config or unknown hook.")
 
-        @Option(help: "The config file.")
-        var config = "lookout.yml"
+        @Option(help: "The config file (default: $LOOKOUT_CONFIG, else lookout.yml).")
+        var config: String?
 
         @Argument(help: "The hook's name.")
         var name: String
 
         func run() async throws {
             let loaded: LookoutConfig
-            do { loaded = try ConfigLoader.load(path: config) } catch {
+            let path = config ?? ProcessInfo.processInfo.environment["LOOKOUT_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? "lookout.yml"
+            do { loaded = try ConfigLoader.load(path: path) } catch {
                 printError("lookout: \(error)")
                 throw ExitCode(2)
             }

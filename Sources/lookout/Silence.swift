@@ -8,22 +8,18 @@ struct SilenceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "silence",
         abstract: "Adds, lists and expires silences on a running Lookout.",
-        discussion: "Adding and expiring need the admin token: --token, or LOOKOUT_ADMIN_TOKEN in the environment.",
+        discussion: "Adding and expiring need the admin token: --token, LOOKOUT_ADMIN_TOKEN in the environment, or the config's (--config or LOOKOUT_CONFIG).",
         subcommands: [Add.self, List.self, Expire.self])
 
     struct Connection: ParsableArguments {
-        @Option(help: "The running Lookout.")
-        var url = "http://127.0.0.1:9464"
-
-        @Option(help: "The admin token (default: $LOOKOUT_ADMIN_TOKEN).")
-        var token: String?
-
-        var base: String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+        @OptionGroup var server: ServerConnection
 
         /// Sends the request; prints the API's error and exits 1 (2 when Lookout cannot be reached).
         func call(_ method: String, _ path: String, body: [String: Any]? = nil) async throws -> [String: Any] {
+            let loaded = try server.loadedConfig()
+            let base = server.base(loaded)
             var headers: [(name: String, value: String)] = [("Accept", "application/json")]
-            if let token = token ?? ProcessInfo.processInfo.environment["LOOKOUT_ADMIN_TOKEN"] { headers.append(("Authorization", "Bearer \(token)")) }
+            if let token = server.adminToken(loaded) { headers.append(("Authorization", "Bearer \(token)")) }
             var bytes: [UInt8]?
             if let body {
                 bytes = Array(try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]))

@@ -10,14 +10,13 @@ struct Status: AsyncParsableCommand {
         abstract: "Shows a running Lookout's status: every source, its state and last result.",
         discussion: "Exits 0 when operational, 1 when degraded, in an outage or offline, 2 when Lookout cannot be reached or does not answer with its status.")
 
-    @Option(help: "The running Lookout.")
-    var url = "http://127.0.0.1:9464"
+    @OptionGroup var server: ServerConnection
 
     @Flag(help: "Print the status JSON as it is.")
     var json = false
 
     func run() async throws {
-        let base = url.hasSuffix("/") ? String(url.dropLast()) : url
+        let base = server.base(try server.loadedConfig())
         let result = await CurlTransport().perform(TransferRequest(url: "\(base)/api/v1/status", timeout: .seconds(10), maxResponseBytes: 256 << 20))
         guard result.httpStatus == 200 else {
             let why = result.httpStatus.map { "it answered \($0)" } ?? result.curlMessage
@@ -60,6 +59,16 @@ struct Status: AsyncParsableCommand {
             }
             if let wait = source["wait"] as? [String: Any], let message = wait["message"] as? String {
                 detail += "  (\(message))"
+            }
+            // Why nobody is told: a maintenance window, a parent that is down, a silence.
+            if let maintenance = source["maintenance"] as? [String: Any] {
+                detail += "  [maintenance: \(maintenance["window"] as? String ?? "")\((maintenance["ends_at"] as? String).map { " until \($0)" } ?? "")]"
+            }
+            if let parents = source["blocked_by"] as? [String], !parents.isEmpty {
+                detail += "  [held back: \(parents.joined(separator: ", ")) down]"
+            }
+            if let held = source["held_alerts"] as? [String], !held.isEmpty {
+                detail += "  [not notified: \(held.joined(separator: "; "))]"
             }
             printText("\(name)  \(state)  \(detail)")
         }

@@ -104,8 +104,13 @@ struct APIEndToEndTests {
         #expect(listed.status == 0)
         #expect(listed.output.contains("\(silenceID)  source=bad  until 2099-01-01T00:00:00.000Z  known"))
         #expect(try await runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base]).status == 1)  // no token
-        let expired = try await runTool(binary, ["silence", "expire", "\(silenceID)", "--url", base, "--token", "s3cret-admin"])
-        #expect(expired.status == 0)
+        // The address and the admin token (admin_token_file) from the config the server runs
+        // with: the same file with the port it got.
+        let client = directory.appendingPathComponent("client.yml")
+        try String(contentsOf: config, encoding: .utf8).replacingOccurrences(of: "127.0.0.1:0", with: String(base.dropFirst("http://".count)))
+            .write(to: client, atomically: true, encoding: .utf8)
+        let expired = try await runTool(binary, ["silence", "expire", "\(silenceID)", "--config", client.path])
+        #expect(expired.status == 0, "\(expired.output)")
         #expect((try object(await call("\(base)/api/v1/silences"))["silences"] as? [[String: Any]])?.isEmpty == true)
         #expect(await call("\(base)/api/v1/silences/\(silenceID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
         // Maintenance through the admin API: the source says so until the window is ended.
@@ -145,7 +150,7 @@ struct APIEndToEndTests {
         #expect(added.status == 1)  // no such rule in this config
         #expect(added.output.contains("no rule is named"))
 
-        let summary = try await runTool(binary, ["status", "--url", base])
+        let summary = try await runTool(binary, ["status", "--config", client.path])
         #expect(summary.status == 1)  // degraded
         #expect(summary.output.contains("server_error/http_502"))
         #expect(summary.output.contains("for "))
