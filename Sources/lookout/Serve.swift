@@ -70,11 +70,11 @@ struct Serve: AsyncParsableCommand {
         do {
             loaded = try ConfigLoader.load(path: config)
         } catch let error as ConfigError {
-            printError(error.description)
+            for problem in error.problems { printError(problem.naming) }
             printError("lookout: not starting: \(config) has \(error.problems.count) problem\(error.problems.count == 1 ? "" : "s")")
             throw ExitCode(1)
         }
-        for warning in loaded.warnings { logger.warning("config: \(warning)") }
+        for warning in loaded.warnings { logger.warning("config: \(warning.naming)") }
         var replicaName = replica
         if shard == "auto" {
             // In a StatefulSet the pod's host name is NAME-ORDINAL.

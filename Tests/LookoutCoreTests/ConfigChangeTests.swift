@@ -42,3 +42,25 @@ struct ConfigChangeTests {
         #expect(ConfigChange(from: after, to: after).metadata.isEmpty)
     }
 }
+
+/// check-config's lines (issue "Operator polish II"): warnings come with the errors of the same
+/// pass, and a problem under `sources[N]` or `alerts.hooks[N]` names what is there.
+@Suite("config problems for people")
+struct ConfigProblemNamingTests {
+    @Test func warningsComeWithErrorsAndNameTheirSource() throws {
+        let text = """
+            sources:
+              - {name: alpha, url: "http://127.0.0.1/"}
+              - {name: payments, url: "http://127.0.0.1/", interval: 5s, timeout: 1h}
+              - {name: beta, url: "http://127.0.0.1/", interval: 5x}
+            alerts:
+              hooks: [{name: chat, type: webhook, url: "ftp://x/"}]
+            """
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "t.yml") }
+        #expect(error.problems.map(\.naming).contains(#"t.yml:4:54: sources[2].interval (source "beta"): "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#))
+        #expect(error.problems.contains { $0.path.hasPrefix("alerts.hooks[0]") && $0.subject == #"hook "chat""# })
+        #expect(error.warnings.map(\.naming).contains { $0.hasPrefix(#"t.yml:3:71: sources[1].timeout (source "payments"): 1h is longer than the interval"#) })
+        // description stays as it was: tools that read FILE:LINE:COLUMN: PATH: keep working.
+        #expect(error.problems.map(\.description).contains(#"t.yml:4:54: sources[2].interval: "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#))
+    }
+}

@@ -35,9 +35,32 @@ package enum ConfigLoader {
         }
         var reader = ConfigReader(file: file, directory: directory, environment: environment)
         var config = reader.readConfig(root)
-        if !reader.problems.isEmpty { throw ConfigError(problems: reader.problems) }
-        config.warnings = reader.warnings
+        let problems = named(reader.problems, root: root)
+        let warnings = named(reader.warnings, root: root)
+        if !problems.isEmpty { throw ConfigError(problems: problems, warnings: warnings) }
+        config.warnings = warnings
         return config
+    }
+
+    /// Gives each problem under `sources[N]` or `alerts.hooks[N]` the name written there.
+    static func named(_ problems: [ConfigProblem], root: Node) -> [ConfigProblem] {
+        func names(_ node: Node?) -> [String?] {
+            node?.sequence?.map { $0.mapping?["name"]?.scalar?.string } ?? []
+        }
+        let lists: [(prefix: String, kind: String, names: [String?])] = [
+            ("sources[", "source", names(root.mapping?["sources"])),
+            ("alerts.hooks[", "hook", names(root.mapping?["alerts"]?.mapping?["hooks"])),
+        ]
+        return problems.map { problem in
+            var problem = problem
+            for list in lists where problem.path.hasPrefix(list.prefix) {
+                let digits = problem.path.dropFirst(list.prefix.count).prefix { $0.isNumber }
+                if let index = Int(digits), list.names.indices.contains(index), let name = list.names[index] {
+                    problem.subject = "\(list.kind) \"\(name)\""
+                }
+            }
+            return problem
+        }
     }
 
     static func syntaxProblem(_ error: YamlError, file: String) -> ConfigProblem {

@@ -330,6 +330,9 @@ package struct ConfigProblem: Sendable, Equatable, CustomStringConvertible {
     /// Where in the document, e.g. `sources[2].interval`; empty for syntax errors.
     package var path: String
     package var message: String
+    /// Who the path points into, by name (`source "payments"`), for people: `sources[10]`
+    /// alone does not say which one. Not part of `description`.
+    package var subject: String?
 
     package init(file: String, line: Int, column: Int, path: String, message: String) {
         self.file = file
@@ -343,14 +346,24 @@ package struct ConfigProblem: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         path.isEmpty ? "\(file):\(line):\(column): \(message)" : "\(file):\(line):\(column): \(path): \(message)"
     }
+
+    /// `description` with the subject's name after the path:
+    /// `lookout.yml:40:15: sources[10].timeout (source "payments"): …`.
+    package var naming: String {
+        guard let subject, !path.isEmpty else { return description }
+        return "\(file):\(line):\(column): \(path) (\(subject)): \(message)"
+    }
 }
 
 /// Every problem found in a config file.
 package struct ConfigError: Error, CustomStringConvertible {
     package var problems: [ConfigProblem]
+    /// Found in the same pass: shown with the problems, not only once they are fixed.
+    package var warnings: [ConfigProblem]
 
-    package init(problems: [ConfigProblem]) {
+    package init(problems: [ConfigProblem], warnings: [ConfigProblem] = []) {
         self.problems = problems
+        self.warnings = warnings
     }
 
     package var description: String {

@@ -181,11 +181,11 @@ package final class Monitor: Sendable {
             for (key, value) in change.metadata { metadata[key] = "\(value)" }
             logger.info("config reloaded", metadata: metadata)
             for key in change.needsRestart { logger.warning("config: \(key) takes effect at the next restart; the running value stays") }
-            for warning in config.warnings { logger.warning("config: \(warning)") }
+            for warning in config.warnings { logger.warning("config: \(warning.naming)") }
             for listener in reloadListeners.withLock({ $0 }) { listener() }
             return .reloaded(change)
         } catch {
-            let problems = (error as? ConfigError)?.problems.map(\.description) ?? ["\(error)"]
+            let problems = (error as? ConfigError)?.problems.map(\.naming) ?? ["\(error)"]
             reload.withLock {
                 $0.successful = false
                 $0.problems = problems
