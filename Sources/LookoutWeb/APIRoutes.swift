@@ -208,6 +208,7 @@ struct APIRoutes: Sendable {
         }
         monitor.client.breaker(upstream: name, action)
         let state = monitor.client.breakers([name])[0]?.state.rawValue ?? "closed"
+        AdminAuth.audit(request, context, "breaker \(text)", ["source": name, "state": state])
         return .json(JSONText.ordered([("source", .string(name)), ("state", .string(state))]).rendered)
     }
 
@@ -238,6 +239,10 @@ struct APIRoutes: Sendable {
         let comment = body["comment"] as? String ?? ""
         do {
             let id = try alerts.addSilence(Silence(matchers: matchers, startsAtMs: starts, endsAtMs: ends, comment: comment, createdBy: request.remoteAddress))
+            AdminAuth.audit(request, context, "silence added", [
+                "id": "\(id)", "matchers": matchers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","),
+                "until": Timestamp.rfc3339(ends), "comment": comment,
+            ])
             return .json(JSONText.ordered([("id", .int(id)), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the silence: \(error)", status: 500)
@@ -267,6 +272,7 @@ struct APIRoutes: Sendable {
         do {
             let count = try OutboxStore(database: database).retrySetAside(hook: name, nowMs: Timestamp.nowMs())
             context.outbox?.poke()
+            AdminAuth.audit(request, context, "set-aside notifications queued again", ["hook": name, "queued": "\(count)"])
             return .json(JSONText.ordered([("hook", .string(name)), ("queued", .int(Int64(count)))]).rendered)
         } catch {
             return APIRoutes.error("cannot queue the notifications again: \(error)", status: 503)
@@ -294,6 +300,7 @@ struct APIRoutes: Sendable {
         guard let id = Int64(text), id > 0 else { return APIRoutes.error("id must be a silence's number, not \"\(text)\"", status: 400) }
         do {
             guard try alerts.expireSilence(id) else { return APIRoutes.error("no silence \(id) is in force", status: 404) }
+            AdminAuth.audit(request, context, "silence expired", ["id": "\(id)"])
             return .json(JSONText.ordered([("id", .int(id)), ("status", .string("expired"))]).rendered)
         } catch {
             return APIRoutes.error("cannot expire the silence: \(error)", status: 500)

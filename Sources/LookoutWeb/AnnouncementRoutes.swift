@@ -107,6 +107,7 @@ struct AnnouncementRoutes: Sendable {
         do {
             let id = try AnnouncementStore(database: database).add(title: title, sources: sources, first: first, createdBy: request.remoteAddress)
             page.history.invalidate()
+            AdminAuth.audit(request, context, "announcement added", ["id": "\(id)", "title": title, "state": first.state.rawValue])
             return .json(JSONText.ordered([("id", .string(String(id))), ("state", .string(first.state.rawValue))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the announcement: \(error)", status: 500)
@@ -127,6 +128,7 @@ struct AnnouncementRoutes: Sendable {
                     return APIRoutes.error("no announcement \(id) (the config's announcements change in the config)", status: 404)
                 }
                 page.history.invalidate()
+                AdminAuth.audit(request, context, "announcement updated", ["id": "\(id)", "state": update.state.rawValue])
                 return .json(JSONText.ordered([("id", .string(String(id))), ("state", .string(update.state.rawValue))]).rendered)
             } catch {
                 return APIRoutes.error("cannot store the update: \(error)", status: 500)
@@ -142,6 +144,7 @@ struct AnnouncementRoutes: Sendable {
         do {
             guard try AnnouncementStore(database: database).delete(id) else { return APIRoutes.error("no announcement \(id)", status: 404) }
             page.history.invalidate()
+            AdminAuth.audit(request, context, "announcement deleted", ["id": "\(id)"])
             return .json(JSONText.ordered([("id", .string(String(id))), ("status", .string("deleted"))]).rendered)
         } catch {
             return APIRoutes.error("cannot delete the announcement: \(error)", status: 500)

@@ -72,6 +72,7 @@ package enum LookoutRoutes {
             case .noFile:
                 return .json(#"{"status":"reloaded"}"#)
             case .reloaded(let change):
+                AdminAuth.audit(request, context, "config reloaded", change.metadata)
                 func names(_ list: [String]) -> JSONText { .array(list.map { .string($0) }) }
                 return .json(JSONText.ordered([
                     ("status", .string("reloaded")),

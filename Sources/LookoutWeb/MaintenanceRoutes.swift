@@ -103,6 +103,9 @@ struct MaintenanceRoutes: Sendable {
                 sources: sources, matchers: matchers, startsAtMs: starts, endsAtMs: ends, recurring: recurring, note: body["note"] as? String ?? "",
                 createdBy: request.remoteAddress)
             try monitor.maintenance.reload { try store.current(nowMs: now) }
+            AdminAuth.audit(request, context, "maintenance window added", [
+                "id": "\(id)", "sources": sources.joined(separator: ","), "from": Timestamp.rfc3339(starts), "until": Timestamp.rfc3339(ends),
+            ])
             return .json(JSONText.ordered([("id", .int(id)), ("starts_at", .string(Timestamp.rfc3339(starts))), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the window: \(error)", status: 500)
@@ -159,6 +162,7 @@ struct MaintenanceRoutes: Sendable {
         do {
             guard try store.end(id, nowMs: now) else { return APIRoutes.error("no maintenance window \(id) is in force or to come", status: 404) }
             try monitor.maintenance.reload { try store.current(nowMs: now) }
+            AdminAuth.audit(request, context, "maintenance window ended", ["id": "\(id)"])
             return .json(JSONText.ordered([("id", .int(id)), ("status", .string("ended"))]).rendered)
         } catch {
             return APIRoutes.error("cannot end the window: \(error)", status: 500)

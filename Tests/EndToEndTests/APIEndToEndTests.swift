@@ -156,6 +156,13 @@ struct APIEndToEndTests {
         #expect(summary.output.contains("for "))
         #expect(summary.output.contains("Lookout at \(base): degraded"))
 
+        // An audit line per change a person made, with the token's fingerprint, never the token.
+        for action in ["silence added", "silence expired", "maintenance window added", "breaker reset"] {
+            #expect(lookout.text.contains("msg=\"admin: \(action)\""), "no audit line for \(action)")
+        }
+        #expect(lookout.text.contains("client=127.0.0.1"))
+        #expect(!lookout.text.contains("s3cret-admin"))
+
         let page2 = await call("\(base)/")
         #expect(page2.bodyText.contains("Degraded"))
         #expect(page2.bodyText.contains("gateway sad"))

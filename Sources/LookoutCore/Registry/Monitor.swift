@@ -24,7 +24,7 @@ package final class Monitor: Sendable {
     package let maintenance = MaintenanceCalendar()
     let configPath: String?
     let shardOverride: Shard?
-    let logger: Logger
+    package let logger: Logger
     private let current: Mutex<LookoutConfig>
     private let reloadListeners = Mutex<[@Sendable () -> Void]>([])
     private let preparers = Mutex<[@Sendable (LookoutConfig) -> Void]>([])
