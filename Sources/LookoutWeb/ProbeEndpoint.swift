@@ -93,7 +93,13 @@ package struct ProbeEndpoint: Sendable {
             var transfer = TransferRequest(
                 url: url, method: module.method, headers: module.headers.map { ($0.name, $0.value) }, body: module.body.map { Array($0.utf8) },
                 timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20, caFile: module.caFile)
+            // blackbox_exporter never asks for an encoding: `compression` only says how to decode
+            // the answer. libcurl decodes what it is told to accept, so the field it would send
+            // is taken out again (an empty `Accept-Encoding:` removes it).
             transfer.acceptEncoding = module.compression
+            if module.compression != nil, !module.headers.contains(where: { $0.name.lowercased() == "accept-encoding" }) {
+                transfer.headers.append(("Accept-Encoding", ""))
+            }
             let hop = url
             // A redirect to follow is no verdict yet; the answer that ends the probe is judged by
             // the module's statuses, TLS and body checks, then by its kind's.

@@ -81,7 +81,8 @@ final class EasyHandle: @unchecked Sendable {
             }
         }
         for (name, value) in request.headers {
-            headerList = curl_slist_append(headerList, "\(name): \(value)")
+            // "Name:" with nothing after it is libcurl's way to leave out a field it would send.
+            headerList = curl_slist_append(headerList, value.isEmpty ? "\(name):" : "\(name): \(value)")
         }
         // A connection used once says so (RFC 9112 section 9.6), as blackbox_exporter's probes do,
         // so both send the same exchange; the server closes first and keeps the TIME_WAIT state.

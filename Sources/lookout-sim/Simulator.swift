@@ -51,6 +51,13 @@ final class Simulator: Sendable {
             ("GET", "/protected", protected),
             ("GET", "/ratelimit", rateLimit),
             ("GET", "/redirect", redirect),
+            // A gzip body whatever was asked (1,200 bytes of text uncompressed), for what a
+            // client that asked for no encoding, or one, counts and decodes.
+            ("GET", "/gzip", { _ in
+                let text = Array(String(repeating: "lookout-sim gzip\n", count: 75).utf8)
+                guard let compressed = text.withUnsafeBytes({ Gzip.compress($0) }) else { return .text("cannot compress", status: 500) }
+                return HTTPResponse(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .owned(compressed))
+            }),
             // A fixed Last-Modified, for probe_http_last_modified_timestamp_seconds (1445412480).
             ("GET", "/last-modified", { _ in HTTPResponse(headers: ["Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"], body: .bytes(Array("ok\n".utf8))) }),
             ("POST", "/webhook", webhook),

@@ -84,6 +84,8 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/ok", "no_tls"),
             ("\(simHost)/ok", "basic"),
             ("\(simHost)/json/valid", "gzip"),
+            ("\(simHost)/gzip", "gzip"),
+            ("\(simHost)/gzip", "http_2xx"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"
