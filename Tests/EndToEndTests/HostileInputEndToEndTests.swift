@@ -140,9 +140,9 @@ struct HostileInputEndToEndTests {
         let lookoutPath = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         let deep = String(repeating: "(", count: 50_000) + "up" + String(repeating: ")", count: 50_000)
         let hostile: [(String, String)] = [
-            ("    timeout: 9223372036854775807ms\n", #"sources[1].timeout: "9223372036854775807ms" is too large (at most 100 years)"#),
-            ("    interval: 99999999999999999999999h\n", #"sources[1].interval: "99999999999999999999999h" is too large (at most 100 years)"#),
-            ("    kind: download\n    max_bytes: 9999999999GiB\n", #"sources[1].max_bytes: "9999999999GiB" is too large (at most 1EiB)"#),
+            ("    timeout: 9223372036854775807ms\n", #"sources[1].timeout (source "b"): "9223372036854775807ms" is too large (at most 100 years)"#),
+            ("    interval: 99999999999999999999999h\n", #"sources[1].interval (source "b"): "99999999999999999999999h" is too large (at most 100 years)"#),
+            ("    kind: download\n    max_bytes: 9999999999GiB\n", #"sources[1].max_bytes (source "b"): "9999999999GiB" is too large (at most 1EiB)"#),
         ]
         for (lines, expected) in hostile {
             try (good + "  - name: b\n    url: \"http://127.0.0.1:1/\"\n" + lines).write(to: config, atomically: true, encoding: .utf8)

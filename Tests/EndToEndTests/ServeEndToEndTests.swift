@@ -97,7 +97,7 @@ struct ServeEndToEndTests {
         try "sources:\n  - name: a\n    url: http://127.0.0.1/\n    interval: 5x\n".write(to: invalid, atomically: true, encoding: .utf8)
         let semantic = try await runTool(binary, ["check-config", "--config", invalid.path])
         #expect(semantic.status == 1)
-        #expect(semantic.output.contains(#"\#(invalid.path):4:15: sources[0].interval: "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#), "\(semantic.output)")
+        #expect(semantic.output.contains(#"\#(invalid.path):4:15: sources[0].interval (source "a"): "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#), "\(semantic.output)")
 
         let serve = try await runTool(binary, ["serve", "--config", invalid.path])
         #expect(serve.status == 1)
