@@ -99,11 +99,11 @@ package struct MetricsExposition: Sendable {
         for i in tallies.indices where tallies[i].probed && (full || !tallies[i].lastOk) {
             writer.sample("lookout_probe_http_status_code", prefixes, i, value: Double(tallies[i].lastHTTPStatus))
         }
-        writer.family("lookout_last_success_timestamp_seconds", type: .gauge, help: "When the source's last successful probe started; absent before its first success.")
-        for i in tallies.indices {
-            if let success = tallies[i].lastSuccessMs {
-                writer.sample("lookout_last_success_timestamp_seconds", prefixes, i, value: Double(success) / 1000)
-            }
+        // 0 for a source probed that never succeeded, so `time() - x > 300` fires for it too;
+        // absent only before its first probe.
+        writer.family("lookout_last_success_timestamp_seconds", type: .gauge, help: "When the source's last successful probe started; 0 if it was probed and never succeeded.")
+        for i in tallies.indices where tallies[i].probed || tallies[i].lastSuccessMs != nil {
+            writer.sample("lookout_last_success_timestamp_seconds", prefixes, i, value: Double(tallies[i].lastSuccessMs ?? 0) / 1000)
         }
         writer.family("lookout_probes_total", type: .counter, help: "Probes finished, by result.")
         let results = ExpositionWriter.Labels.suffixes("result", ["success", "failure"])

@@ -76,6 +76,9 @@ struct PageTests {
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
         #expect(!text.contains("lookout_probe_success{source=\"never\"}"))
         #expect(text.contains("lookout_probe_http_status_code{source=\"down\"} 500\n"))
+        // Never succeeded: 0, so `time() - x > 300` fires for it; nothing before a first probe.
+        #expect(text.contains("lookout_last_success_timestamp_seconds{source=\"down\"} 0\n"))
+        #expect(!text.contains("lookout_last_success_timestamp_seconds{source=\"never\"}"))
         // Latency is one attempt's: the page's p50/p95 as a summary; buckets only in full detail.
         #expect(text.contains("# TYPE lookout_probe_latency_seconds summary\n"))
         #expect(text.contains("lookout_probe_latency_seconds{source=\"up\",quantile=\"0.5\"} 0.002\n"))
