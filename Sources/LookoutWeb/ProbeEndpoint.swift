@@ -96,6 +96,9 @@ package struct ProbeEndpoint: Sendable {
             // blackbox_exporter never asks for an encoding: `compression` only says how to decode
             // the answer. libcurl decodes what it is told to accept, so the field it would send
             // is taken out again (an empty `Accept-Encoding:` removes it).
+            // Nothing reads the body of a plain http module: it is counted and dropped, so 32
+            // concurrent probes of a large or compressible target hold none of it.
+            transfer.keepsBody = module.kind != .http || !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty
             transfer.acceptEncoding = module.compression
             if module.compression != nil, !module.headers.contains(where: { $0.name.lowercased() == "accept-encoding" }) {
                 transfer.headers.append(("Accept-Encoding", ""))

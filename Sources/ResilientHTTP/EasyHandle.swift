@@ -117,6 +117,7 @@ final class EasyHandle: @unchecked Sendable {
             }
         }
         bodyBytes += count
+        if !request.keepsBody { return count }
         if sinkActive, let sink = request.bodySink {
             guard sink.write(UnsafeRawBufferPointer(start: data, count: count)) else {
                 exceededSizeLimit = true

@@ -30,6 +30,10 @@ public struct TransferRequest: Sendable {
     /// for every encoding libcurl reads (deflate, gzip, br, zstd); nil sends no such field and
     /// keeps the body as it came, as blackbox_exporter does without `compression`.
     public var acceptEncoding: String? = ""
+    /// Keep the body in `TransferResult.body`. When false it is counted (`bodyBytes`) as it
+    /// arrives and dropped, with no size limit but the timeout: a `/probe` that checks nothing in
+    /// the body holds none of it, however large or compressible.
+    public var keepsBody = true
     /// Open a new connection and close it afterwards, so every probe measures DNS, connect and TLS.
     public var freshConnection: Bool
     /// Stop reading and fail the attempt past this many body bytes.

@@ -187,6 +187,19 @@ extension TransportTests {
         await server.stop()
     }
 
+    /// A body nobody reads is counted and dropped, whatever its size: none of it is held.
+    @Test func aBodyNotKeptIsCountedAndDropped() async throws {
+        let server = try startServer()
+        var request = TransferRequest(url: url(server, "/big"), timeout: Self.patient, maxResponseBytes: 10)
+        request.keepsBody = false
+        let result = await transport.perform(request)
+        #expect(result.curlCode == 0 && result.httpStatus == 200)
+        #expect(result.body.isEmpty)
+        #expect(result.bodyBytes == 100_000)
+        #expect(!result.exceededSizeLimit)
+        await server.stop()
+    }
+
     /// A small body is checked where the call runs; a large one is checked on a thread of its
     /// own: off the transfer thread, which times every other transfer, and off the shared pool,
     /// which answers health checks and scrapes (four 14 MB feeds held it for 20 s).
