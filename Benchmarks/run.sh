@@ -362,6 +362,10 @@ echo "| start-up to the first scrape (1,000 sources) | \`lookout serve\` until \
 # beside the upstream's own clock and blackbox_exporter's reading of it.
 ./Benchmarks/latency.sh >> "$rows"
 
+# Memory with a ceiling: 100 failing sources over 10 minutes; 160 concurrent /probe calls of a
+# 64 MiB body.
+./Benchmarks/memory.sh >> "$rows"
+
 {
   echo "# Benchmarks"
   echo

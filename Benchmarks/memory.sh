@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Memory with a ceiling: what traffic and failing upstreams make Lookout hold. `make bench` runs
+# it (Benchmarks/run.sh appends its rows); `Benchmarks/memory.sh` alone prints them. All on
+# loopback against lookout-sim.
+#   1. 100 sources answering 500 every second with the default rules, for
+#      LOOKOUT_BENCH_MEMORY_SECONDS (600): RSS at 15 s and at the end.
+#   2. 160 concurrent /probe calls of a 64 MiB target (the /probe limit is 32): RSS idle, peak and
+#      a minute after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product lookout >/dev/null
+swift build -c release --product lookout-sim >/dev/null
+bin="$(swift build -c release --show-bin-path)"
+source Benchmarks/lib.sh
+seconds=${LOOKOUT_BENCH_MEMORY_SECONDS:-600}
+rss() { awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$1/status"; }
+
+sport=$(free_port)
+"$bin/lookout-sim" --listen "127.0.0.1:$sport" >"$work/sim.log" 2>&1 & pids+=($!)
+wait_for "http://127.0.0.1:$sport/ok"
+
+# 1. Failing sources, default rules, a database on disk.
+lport=$(free_port)
+{
+  echo "listen: 127.0.0.1:$lport"
+  echo "database: $work/failing.sqlite"
+  echo "defaults: {interval: 1s, timeout: 2s}"
+  echo "sources:"
+  for i in $(seq 1 100); do echo "  - {name: failing$i, url: \"http://127.0.0.1:$sport/status/500?s=$i\"}"; done
+} > "$work/failing.yml"
+"$bin/lookout" serve --config "$work/failing.yml" >"$work/failing.log" 2>&1 & fpid=$!; pids+=($fpid)
+wait_for "http://127.0.0.1:$lport/-/healthy"
+sleep 15
+early=$(rss "$fpid")
+sleep $((seconds > 15 ? seconds - 15 : 0))
+late=$(rss "$fpid")
+kill "$fpid"; wait "$fpid" 2>/dev/null || true
+echo "| resident memory, 100 sources failing every 1 s with the default rules | \`lookout serve\`, ${seconds} s | $late MiB at the end | $early MiB at 15 s | $(python3 -c "print(round($late / max(1, $early), 2))") |"
+
+# 2. 160 concurrent /probe calls of a 64 MiB body.
+pport=$(free_port)
+printf 'listen: 127.0.0.1:%s\ndatabase: ":memory:"\nprobe_modules:\n  http_2xx: {kind: http, timeout: 30s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}\nsources:\n  - {name: a, url: "http://127.0.0.1:%s/ok", interval: 1h}\n' "$pport" "$sport" > "$work/probe.yml"
+"$bin/lookout" serve --config "$work/probe.yml" >"$work/probe.log" 2>&1 & ppid=$!; pids+=($ppid)
+wait_for "http://127.0.0.1:$pport/-/healthy"
+sleep 2
+idle=$(rss "$ppid")
+target=$(python3 -c "import urllib.parse, sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "http://127.0.0.1:$sport/download/67108864")
+( peak=0; while kill -0 "$ppid" 2>/dev/null; do r=$(rss "$ppid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" > "$work/peak"; sleep 0.2; done ) & monitor=$!
+calls=()
+for i in $(seq 160); do curl -s -o "$work/probe-$i.txt" "http://127.0.0.1:$pport/probe?target=$target&module=http_2xx" & calls+=($!); done
+wait "${calls[@]}"
+served=$(grep -l '^probe_success 1' "$work"/probe-*.txt | wc -l)
+sleep 60
+after=$(rss "$ppid")
+kill "$monitor" 2>/dev/null || true
+peak=$(cat "$work/peak")
+echo "| resident memory under 160 concurrent /probe calls of a 64 MiB body ($served served whole, the rest 503 past the limit of 32) | \`curl\` ×160 at \`/probe\` | peak $peak MiB, $after MiB a minute after | idle $idle MiB | peak − idle: $((peak - idle)) MiB |"
