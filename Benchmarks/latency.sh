@@ -6,10 +6,8 @@
 # blackbox_exporter reading the same upstream under the same load (wrk at its /probe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product lookout >/dev/null
-swift build -c release --product lookout-sim >/dev/null
-bin="$(swift build -c release --show-bin-path)"
 source Benchmarks/lib.sh
+build_release
 sources=${LOOKOUT_BENCH_SOURCES:-5000}
 
 nport=$(free_port)

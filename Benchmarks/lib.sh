@@ -34,3 +34,10 @@ CONF
   pids+=($!)
   wait_for "http://127.0.0.1:$port/"
 }
+
+# Release builds of lookout and lookout-sim; sets $bin to their folder.
+build_release() {
+  swift build -c release --product lookout >/dev/null
+  swift build -c release --product lookout-sim >/dev/null
+  bin="$(swift build -c release --show-bin-path)"
+}

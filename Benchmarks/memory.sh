@@ -8,10 +8,8 @@
 #      a minute after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product lookout >/dev/null
-swift build -c release --product lookout-sim >/dev/null
-bin="$(swift build -c release --show-bin-path)"
 source Benchmarks/lib.sh
+build_release
 seconds=${LOOKOUT_BENCH_MEMORY_SECONDS:-600}
 rss() { awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$1/status"; }
 

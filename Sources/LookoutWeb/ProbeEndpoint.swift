@@ -118,10 +118,7 @@ package struct ProbeEndpoint: Sendable {
             attempts += outcome.attempts
             requests += 1
             if let final = outcome.final {
-                phases = PhaseTimings(
-                    dns: phases.dns + final.phases.dns, connect: phases.connect + final.phases.connect,
-                    tls: phases.tls + final.phases.tls, ttfb: phases.ttfb + final.phases.ttfb,
-                    transfer: phases.transfer + final.phases.transfer)
+                phases = phases.adding(final.phases)
             }
             func finish(_ failure: Failure?) -> Probed {
                 if let failure { outcome.failure = failure }

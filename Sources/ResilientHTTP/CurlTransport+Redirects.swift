@@ -94,8 +94,8 @@ struct RequestOrigin: Equatable {
 }
 
 extension PhaseTimings {
-    /// Both hops' times, phase by phase.
-    func adding(_ other: PhaseTimings) -> PhaseTimings {
+    /// Both hops' times, phase by phase (redirects are timed summed over their hops).
+    public func adding(_ other: PhaseTimings) -> PhaseTimings {
         PhaseTimings(
             dns: dns + other.dns, connect: connect + other.connect, tls: tls + other.tls, ttfb: ttfb + other.ttfb,
             transfer: transfer + other.transfer)
