@@ -9,11 +9,11 @@ package enum LookoutRoutes {
         let status = StatusPage(context: context)
         var router = Router()
         // On every answer: no content sniffing, no framing (clickjacking of the admin page), no
-        // referrer leaking the on-call URL, no plugins or base-URL tricks. (Scripts and styles
-        // stay inline: the page has no external assets.)
+        // referrer leaking the on-call URL, no plugins or base-URL tricks, and no script or style
+        // but the page's own (allowed by hash: the page has no external assets).
         router.defaultHeaders = [
             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
-            "Content-Security-Policy": "frame-ancestors 'none'; base-uri 'none'; object-src 'none'; form-action 'self'",
+            "Content-Security-Policy": StatusPage.contentSecurityPolicy,
         ]
         // With status_page.public, `/` is the page for customers and the full page moves to
         // `/oncall` (behind the admin token when one is set); `/public` previews the public one.

@@ -1,3 +1,6 @@
+import Foundation
+import ResilientHTTP
+
 /// The page's style and script, inline: the page needs nothing from anywhere else.
 extension StatusPage {
     static func head(title: String) -> String {
@@ -10,13 +13,15 @@ extension StatusPage {
         \(style)
         </head><body>
         <h1>\(HTML.escape(title))</h1>
-        <div id="announce" class="sr" aria-live="polite" role="status" style="position:absolute;left:-10000px"></div>
+        <div id="announce" class="sr" aria-live="polite" role="status"></div>
 
         """
     }
 
-    static let style = """
-        <style>
+    static let style = "<style>\(styleSource)</style>"
+
+    static let styleSource = """
+
         :root { color-scheme: light dark; --bg: #fff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --none: #d1d9e0;
           --ok: #1a7f37; --down: #cf222e; --degraded: #9a6700; --major: #bc4c00; --pending: #59636e; --offline: #6639ba; }
         @media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d; --none: #3d444d;
@@ -24,6 +29,7 @@ extension StatusPage {
         body { font: 15px/1.45 system-ui, -apple-system, sans-serif; margin: 0 auto; max-width: 80rem; padding: 1rem; background: var(--bg); color: var(--fg); }
         h1 { font-size: 1.4rem; margin: 0 0 .75rem; } h2 { font-size: 1.05rem; margin: 0 0 .4rem; }
         a { color: inherit; }
+        .sr { position: absolute; left: -10000px; }
         .banner { padding: .75rem 1rem; border-radius: .5rem; font-weight: 600; border-left: .5rem solid; margin: 0 0 1rem; }
         .banner.ok { border-color: var(--ok); } .banner.down { border-color: var(--down); } .banner.degraded { border-color: var(--degraded); }
         .banner.pending { border-color: var(--pending); } .banner.offline { border-color: var(--offline); }
@@ -71,11 +77,13 @@ extension StatusPage {
           td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .85rem; }
           figure.rt { width: 100%; }
         }
-        </style>
+
         """
 
-    static let script = """
-        <script>
+    static let script = "<script>\(scriptSource)</script>\n"
+
+    static let scriptSource = """
+
         (function () {
           function states(root) {
             var map = {};
@@ -119,7 +127,20 @@ extension StatusPage {
             }).catch(function () {});
           }, 15000);
         })();
-        </script>
 
         """
+
+    /// The Content-Security-Policy of every answer: nothing loads from anywhere, the only script
+    /// and style that run are the page's own (by their SHA-256), the script may fetch the page
+    /// again, and no site may frame the page.
+    package static let contentSecurityPolicy =
+        "default-src 'none'; script-src '\(hashSource(scriptSource))'; style-src '\(hashSource(styleSource))'; "
+        + "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+    /// A CSP hash source: `sha256-` and the base64 of the digest of `text`'s UTF-8 bytes.
+    package static func hashSource(_ text: String) -> String {
+        let hasher = SHA256()
+        hasher.update(Array(text.utf8))
+        return "sha256-" + Data(hasher.finalize()).base64EncodedString()
+    }
 }
