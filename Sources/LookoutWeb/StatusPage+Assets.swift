@@ -48,8 +48,7 @@ extension StatusPage {
         details.group { border: 1px solid var(--line); border-radius: .5rem; margin-bottom: .75rem; padding: 0 .5rem; }
         details.group > summary { cursor: pointer; padding: .5rem; } details.group > summary h2 { display: inline; }
         table { border-collapse: collapse; width: 100%; table-layout: fixed; }
-        thead th:nth-child(1) { width: 20%; } thead th:nth-child(2) { width: 13%; } thead th:nth-child(4) { width: 15%; }
-        thead th:nth-child(5) { width: 13%; } thead th:nth-child(6) { width: 9%; }
+        \(columnWidths)
         th, td { text-align: left; padding: .5rem; vertical-align: top; } tbody { border-top: 1px solid var(--line); }
         tr.history td { padding-top: 0; }
         th[scope=row] .name { display: block; font-weight: 600; } th small, td small { color: var(--muted); overflow-wrap: anywhere; }

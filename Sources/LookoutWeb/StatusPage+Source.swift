@@ -5,16 +5,39 @@ import ResilientHTTP
 /// first row and its history — 90-day bar, availability, response-time chart — in the second.
 extension StatusPage {
     func source(_ index: Int, _ view: View, into output: inout HTMLOutput) {
+        let entry = view.snapshot.records[index]
+        let state = StatusPage.sourceState(index, view)
+        let name = HTML.escape(entry.source.name)
+        let columns = StatusPage.columns(for: view.audience)
+        var html = "<tbody id=\"source-\(name)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(StatusPage.filterText(entry.source)))\"><tr>"
+        for column in columns { html += column.cell(index, view) }
+        html += "</tr>\n<tr class=\"history\"><td colspan=\"\(columns.count)\">"
+        output += html
+        history(entry, view, into: &output)
+        output += "</td></tr></tbody>\n"
+    }
+
+    /// The source's state class and word: maintenance over its last result.
+    static func sourceState(_ index: Int, _ view: View) -> (String, String) {
+        if view.snapshot.maintenance[view.snapshot.records[index].name] != nil { return ("maintenance", "Maintenance") }
+        return view.snapshot.records[index].last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
+    }
+
+    /// The first cell: the name, and for on-call the kind and URL.
+    static func nameCell(_ index: Int, _ view: View) -> String {
+        let entry = view.snapshot.records[index]
+        var html = "<th scope=\"row\"><span class=\"name\">\(HTML.escape(entry.source.name))</span>"
+        if !view.isPublic { html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small>" }
+        return html + "</th>"
+    }
+
+    /// The state, how long it has lasted, maintenance, other locations' view and what blocks it.
+    static func stateCell(_ index: Int, _ view: View) -> String {
         let snapshot = view.snapshot
         let entry = snapshot.records[index]
         let maintenance = snapshot.maintenance[entry.name]
-        let name = HTML.escape(entry.source.name)
-        var state: (String, String) = entry.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
-        if maintenance != nil { state = ("maintenance", "Maintenance") }
-        var html = "<tbody id=\"source-\(name)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(StatusPage.filterText(entry.source)))\">"
-        html += "<tr><th scope=\"row\"><span class=\"name\">\(name)</span>"
-        if !view.isPublic { html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small>" }
-        html += "</th><td data-label=\"State\"><span class=\"state \(state.0)\">\(state.1)</span>"
+        let state = sourceState(index, view)
+        var html = "<span class=\"state \(state.0)\">\(state.1)</span>"
         if let incident = entry.incident, maintenance == nil {
             html += "<br><small>for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))</small>"
         }
@@ -33,26 +56,18 @@ extension StatusPage {
             let links = blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
             html += "<br><small class=\"hint\">Blocked by \(links), which \(blockedBy.count == 1 ? "is" : "are") down; its alerts wait</small>"
         }
-        html += "</td><td data-label=\"Last result\">"
-        html += view.isPublic ? StatusPage.publicResult(entry, nowMs: view.nowMs) : StatusPage.lastResult(entry, nowMs: view.nowMs)
-        html += "</td><td data-label=\"Error rate (1 h)\">"
-        if let rate = snapshot.summaries[index]?.errorRate(windowMs: HealthWindow.hour) {
-            html += StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(snapshot.minuteErrorRates(index))
-        } else {
-            html += "–"
-        }
-        html += "</td><td data-label=\"Response time p50 / p95\">"
-        if let p50 = entry.recentDurations.quantile(0.5), let p95 = entry.recentDurations.quantile(0.95) {
-            html += "\(StatusPage.milliseconds(p50)) / \(StatusPage.milliseconds(p95))"
-        } else {
-            html += "–"
-        }
-        html += "</td>"
-        if !view.isPublic { html += "<td data-label=\"Circuit breaker\">" + StatusPage.breaker(snapshot.breakers[index], nowMs: view.nowMs) + "</td>" }
-        html += "</tr>\n<tr class=\"history\"><td colspan=\"\(view.isPublic ? 5 : 6)\">"
-        output += html
-        history(entry, view, into: &output)
-        output += "</td></tr></tbody>\n"
+        return html
+    }
+
+    static func errorRateCell(_ index: Int, _ view: View) -> String {
+        guard let rate = view.snapshot.summaries[index]?.errorRate(windowMs: HealthWindow.hour) else { return "–" }
+        return StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(view.snapshot.minuteErrorRates(index))
+    }
+
+    static func responseTimeCell(_ index: Int, _ view: View) -> String {
+        let durations = view.snapshot.records[index].recentDurations
+        guard let p50 = durations.quantile(0.5), let p95 = durations.quantile(0.95) else { return "–" }
+        return "\(StatusPage.milliseconds(p50)) / \(StatusPage.milliseconds(p95))"
     }
 
     /// The text the filter box searches: name, group and label values.

@@ -140,10 +140,7 @@ package struct StatusPage: Sendable {
             let open = state.0 != "ok" || !filter.isEmpty || order.count == 1
             html += "<details class=\"group\" id=\"\(id)\" data-state=\"\(state.0)\"\(open ? " open" : "")><summary>"
             html += "<h2>\(HTML.escape(name))</h2> <span class=\"state \(state.0)\">\(state.1)</span> <small>\(healthy) of \(members.count) up</small></summary>\n"
-            html += "<table><thead><tr><th scope=\"col\">Source</th><th scope=\"col\">State</th><th scope=\"col\">Last result</th>"
-            html += "<th scope=\"col\">Error rate (1 h)</th><th scope=\"col\">Response time p50 / p95</th>"
-            html += view.isPublic ? "" : "<th scope=\"col\">Breaker</th>"
-            html += "</tr></thead>\n"
+            html += "<table>" + StatusPage.columnHeaders(for: view.audience)
             for index in members { source(index, view, into: &html) }
             html += "</table></details>\n"
         }
