@@ -299,9 +299,9 @@ package final class AlertService: Sendable {
             var entries: [OutboxEntry] = []
             var due: [String] = []
             lastSent.withLock { sent in
-                for hook in router.hooks where hook.type == .alertmanager && HookRouter.accepts(hook, alert) {
-                    let every = hook.type == .alertmanager ? AlertService.alertmanagerRefresh : hook.repeatInterval.totalMilliseconds
-                    if let last = sent[alert.fingerprint]?[hook.name], nowMs - last < every { continue }
+                // A receiver that groups alerts itself wants each firing one again while it fires.
+                for hook in router.hooks where !NotificationProviders.provider(hook).grouped && HookRouter.accepts(hook, alert) {
+                    if let last = sent[alert.fingerprint]?[hook.name], nowMs - last < AlertService.alertmanagerRefresh { continue }
                     due.append(hook.name)
                     entries.append(OutboxEntry(hook: hook.name, payload: router.payload(for: hook, .firing(alert), nowMs: nowMs)))
                 }

@@ -41,7 +41,7 @@ package struct HookRouter: Sendable {
 
     package func payload(for hook: HookConfig, _ change: AlertChange, nowMs: Int64) -> String {
         let alert = change.alert
-        guard hook.type.grouped else { return Payloads.alertmanager([change], externalURL: externalURL, nowMs: nowMs) }
+        guard NotificationProviders.provider(hook).grouped else { return Payloads.alertmanager([change], externalURL: externalURL, nowMs: nowMs) }
         let send = NotificationGroups.Send(
             hook: hook.name, status: alert.firing ? "firing" : "resolved", alerts: [alert], groupLabels: NotificationGroups.labels(hook.groupBy, alert))
         return ProviderPayloads.body(for: hook, send, externalURL: externalURL, nowMs: nowMs)

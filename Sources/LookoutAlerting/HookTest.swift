@@ -35,8 +35,8 @@ package enum HookTest {
 
     package static func send(_ hook: HookConfig, externalURL: String, transport: CurlTransport = CurlTransport()) async -> Answer {
         let nowMs = Timestamp.nowMs()
-        if hook.type == .email {
-            let outcome = await OutboxDeliverer.mail(payload(for: hook, externalURL: externalURL, nowMs: nowMs), hook)
+        if NotificationProviders.provider(hook).delivery == .smtp {
+            let outcome = await EmailProvider.mail(payload(for: hook, externalURL: externalURL, nowMs: nowMs), hook)
             return Answer(httpStatus: nil, body: "SMTP \(outcome.replyCode)", problem: outcome.error.map { "the mail server refused it: \($0)" })
         }
         let request = OutboxDeliverer.request(hook, payload: payload(for: hook, externalURL: externalURL, nowMs: nowMs), delivery: "test-\(nowMs)")

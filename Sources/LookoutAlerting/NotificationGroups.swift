@@ -59,7 +59,7 @@ struct NotificationGroups: Sendable {
     /// group none of whose alerts has (Lookout stopped within its group_wait) is planned as new,
     /// from when its first alert fired, so it goes out at once. `told` nil: all were announced.
     mutating func restore(firing: [Alert], hooks: [HookConfig], nowMs: Int64, told: [Int64: Set<String>]? = nil) {
-        for hook in hooks where hook.type.grouped {
+        for hook in hooks where NotificationProviders.provider(hook).grouped {
             var members: [String: (labels: [String: String], alerts: [Alert])] = [:]
             for alert in firing where HookRouter.accepts(hook, alert) {
                 let labels = NotificationGroups.labels(hook.groupBy, alert)
@@ -97,7 +97,7 @@ struct NotificationGroups: Sendable {
         hooks: [HookConfig], firing: [Alert], held: Set<String>, resolved: [String: Alert], nowMs: Int64
     ) -> (sends: [Send], next: NotificationGroups) {
         var current: [String: (hook: HookConfig, labels: [String: String], alerts: [Alert])] = [:]
-        for hook in hooks where hook.type.grouped {
+        for hook in hooks where NotificationProviders.provider(hook).grouped {
             for alert in firing where alert.id != nil && !held.contains(alert.fingerprint) && HookRouter.accepts(hook, alert) {
                 let labels = NotificationGroups.labels(hook.groupBy, alert)
                 let key = NotificationGroups.key(hook.name, labels)

@@ -88,8 +88,8 @@ package final class OutboxDeliverer: Sendable {
 
     /// One try; true when the row was delivered.
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
-        if hook.type == .email {
-            let outcome = await OutboxDeliverer.mail(row.payload, hook)
+        if NotificationProviders.provider(hook).delivery == .smtp {
+            let outcome = await EmailProvider.mail(row.payload, hook)
             return settle(row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "", askedWait: nil, refused: false)
         }
         let request = OutboxDeliverer.request(hook, payload: row.payload, delivery: String(row.id))
@@ -107,16 +107,6 @@ package final class OutboxDeliverer: Sendable {
         let status = outcome.final?.httpStatus ?? 0
         let refused = (400...499).contains(status) && status != 408 && status != 429 && outcome.failure?.category != .circuitOpen
         return settle(row, hook, ok: outcome.ok, reason: reason, askedWait: asked, refused: refused)
-    }
-
-    /// Sends an email hook's outbox row (`{"subject", "text", "html"}`) through its SMTP server.
-    package static func mail(_ payload: String, _ hook: HookConfig) async -> SMTPSender.Outcome {
-        let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: String] ?? [:]
-        let message = MailMessage(
-            from: hook.mail.from, to: hook.mail.to, subject: object["subject"] ?? "Lookout", text: object["text"] ?? payload, html: object["html"] ?? "")
-        let server = SMTPServer(
-            url: hook.url, username: hook.mail.username, password: hook.mail.password, startTLS: hook.mail.startTLS, caFile: hook.mail.caFile)
-        return await SMTPSender.send(message, via: server)
     }
 
     /// Marks the row delivered, or failed with a backoff (at least what the receiver asked for).
@@ -173,10 +163,9 @@ package final class OutboxDeliverer: Sendable {
     /// The request that carries `payload` to `hook`: its provider's URL, the PagerDuty routing key
     /// added now (outbox rows never hold it), the delivery id and, with a secret, the signature.
     package static func request(_ hook: HookConfig, payload: String, delivery: String) -> TransferRequest {
-        let parts = ProviderPayloads.split(payload)
-        var payload = parts.body
-        if hook.type == .pagerduty, let key = hook.routingKey { payload = ProviderPayloads.withRoutingKey(payload, key) }
-        let body = Array(payload.utf8)
+        let provider = NotificationProviders.provider(hook)
+        let parts = WebhookProvider.split(payload)
+        let body = Array(provider.atDelivery(parts.body, hook).utf8)
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("X-Lookout-Delivery", delivery), ("User-Agent", "Lookout/\(LookoutVersion.string)"),
         ]
@@ -189,7 +178,7 @@ package final class OutboxDeliverer: Sendable {
             headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
         }
         return TransferRequest(
-            url: ProviderPayloads.deliveryURL(hook), method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false)
+            url: provider.deliveryURL(hook), method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false)
     }
 
     /// 1 s, 2 s, 4 s… up to a minute.

@@ -41,7 +41,7 @@ struct LockScreenTests {
     @Test func theFirstLineSaysWhichSourceSinceWhenAndWhatTheUpstreamSaid() throws {
         let line = "acme down since 19:10 UTC: the server answered 503. The server said: busy"
         #expect(try body("slack")["text"] as? String == "🔴 " + line)
-        #expect(try body("discord")["content"] as? String == "🔴 " + ProviderPayloads.discordText(line))
+        #expect(try body("discord")["content"] as? String == "🔴 " + DiscordProvider.discordText(line))
         let ntfy = try body("ntfy")
         #expect(ntfy["title"] as? String == "acme down since 19:10 UTC")
         #expect((ntfy["message"] as? String)?.hasPrefix("Cause: the server answered 503. The server said: busy\nDown for 4m, since 19:10 UTC") == true)
@@ -81,7 +81,7 @@ struct LockScreenTests {
             let text = ProviderPayloads.body(for: try hook(type), send, externalURL: "https://status.test", nowMs: began)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
             let line = try #require((object["text"] ?? object["content"]) as? String)
-            #expect(line == "🔴 " + (type == "discord" ? ProviderPayloads.discordText(summary) : summary), "\(type): \(line)")
+            #expect(line == "🔴 " + (type == "discord" ? DiscordProvider.discordText(summary) : summary), "\(type): \(line)")
         }
     }
 
@@ -120,7 +120,7 @@ struct LockScreenTests {
         #expect(description.contains(#"\[Reset\](https://evil.test) \*\*now\*\* \@everyone"#))
         #expect(!description.contains("[Reset](") && !(discord["content"] as? String ?? "").contains("[Reset]("))
         // A URL stays as it is (Discord links it; a backslash would break it), the text after it is escaped again.
-        #expect(ProviderPayloads.discordText("see https://status.test/inc_42?a=*b* for _details_") == #"see https://status.test/inc_42?a=*b* for \_details\_"#)
+        #expect(DiscordProvider.discordText("see https://status.test/inc_42?a=*b* for _details_") == #"see https://status.test/inc_42?a=*b* for \_details\_"#)
         // Teams: the upstream's words are a TextRun (plain text), not a TextBlock (markdown).
         let card = try #require(((try body("teams", said: hostile)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]])
         let textBlocks = card.filter { $0["type"] as? String == "TextBlock" }.compactMap { $0["text"] as? String }

@@ -143,7 +143,7 @@ struct NotificationGroupTests {
         down.annotations = ["description": "Error while probing acme: the server answered 503. The server said: \"busy\"", "down_since": "1970-01-01T00:00:00.000Z"]
         let send = NotificationGroups.Send(hook: "custom", status: "firing", alerts: [down, alert("SLOBurnRateFast", at: 0, id: 2)], groupLabels: ["source": "acme"])
         let payload = ProviderPayloads.body(for: hook, send, externalURL: "https://status.test", nowMs: 240_000)
-        let (headers, body) = ProviderPayloads.split(payload)
+        let (headers, body) = WebhookProvider.split(payload)
         #expect(headers.map { "\($0.name): \($0.value)" } == ["Content-Type: text/plain", "X-Incident: acme is down (critical)"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])
         #expect(object["msg"] as? String == "acme is down")

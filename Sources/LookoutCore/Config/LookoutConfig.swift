@@ -197,9 +197,6 @@ package struct OutagePolicy: Sendable, Equatable {
 package struct HookConfig: Sendable, Equatable {
     package enum HookType: String, Sendable, CaseIterable {
         case webhook, alertmanager, slack, teams, pagerduty, discord, ntfy, email
-
-        /// Alertmanager groups alerts itself; every other type gets Lookout's grouped notifications.
-        package var grouped: Bool { self != .alertmanager }
     }
 
     /// PagerDuty's Events API v2, where a `pagerduty` hook without `url` sends.

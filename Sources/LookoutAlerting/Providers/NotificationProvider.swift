@@ -1,0 +1,52 @@
+import LookoutCore
+
+/// One kind of hook (`type:` in a hook's config): what it sends for a notification and how it is
+/// delivered. A new provider is a file in this folder, a case of `HookConfig.HookType`, and a
+/// line in `NotificationProviders.all`; its config keys are read in `ConfigReader.readHooks`.
+protocol NotificationProvider {
+    /// The `type:` a hook names it by.
+    static var type: HookConfig.HookType { get }
+    /// Whether it gets Lookout's grouped notifications (one per broken source); false for a
+    /// receiver that groups alerts itself (Alertmanager), which gets each alert on its own.
+    static var grouped: Bool { get }
+    /// How a notification reaches it.
+    static var delivery: NotificationDelivery { get }
+    /// The body of one grouped notification, firing, resolved or `hooks test`'s, in the
+    /// provider's documented format. It is kept in the outbox: no secret may be in it.
+    static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String
+    /// Where the request goes (default: the hook's URL).
+    static func deliveryURL(_ hook: HookConfig) -> String
+    /// The body as sent, with what the outbox must not hold added now (default: unchanged).
+    static func atDelivery(_ payload: String, _ hook: HookConfig) -> String
+}
+
+/// How a provider's notifications travel.
+enum NotificationDelivery {
+    /// A POST through the resilient client, with the hook's breaker, retries and signature.
+    case http
+    /// A message through the hook's SMTP relay.
+    case smtp
+}
+
+extension NotificationProvider {
+    static var grouped: Bool { true }
+    static var delivery: NotificationDelivery { .http }
+    static func deliveryURL(_ hook: HookConfig) -> String { hook.url }
+    static func atDelivery(_ payload: String, _ hook: HookConfig) -> String { payload }
+}
+
+/// Every provider, one line each.
+enum NotificationProviders {
+    static let all: [any NotificationProvider.Type] = [
+        WebhookProvider.self, AlertmanagerProvider.self, SlackProvider.self, TeamsProvider.self, PagerDutyProvider.self,
+        DiscordProvider.self, NtfyProvider.self, EmailProvider.self,
+    ]
+
+    private static let byType: [HookConfig.HookType: any NotificationProvider.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })
+
+    /// The provider of `hook`'s type.
+    static func provider(_ hook: HookConfig) -> any NotificationProvider.Type {
+        // Every HookType has a provider (a test checks it); webhook is the config's default.
+        byType[hook.type] ?? WebhookProvider.self
+    }
+}
