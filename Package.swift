@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-sim",
             dependencies: [
-                "MicroHTTPServer", "ResilientHTTP", "LookoutCore",
+                "MicroHTTPServer", "ResilientHTTP", "LookoutCore", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

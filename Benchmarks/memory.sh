@@ -6,6 +6,8 @@
 #      LOOKOUT_BENCH_MEMORY_SECONDS (600): RSS at 15 s and at the end.
 #   2. 160 concurrent /probe calls of a 64 MiB target (the /probe limit is 32): RSS idle, peak and
 #      a minute after.
+#   3. The same with a 1 GiB gzip bomb (1 MiB on the wire), through a plain module (the body kept
+#      as it came) and one with `compression: gzip` (decoded as it arrives, counted, dropped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -35,21 +37,31 @@ late=$(rss "$fpid")
 kill "$fpid"; wait "$fpid" 2>/dev/null || true
 echo "| resident memory, 100 sources failing every 1 s with the default rules | \`lookout serve\`, ${seconds} s | $late MiB at the end | $early MiB at 15 s | $(python3 -c "print(round($late / max(1, $early), 2))") |"
 
-# 2. 160 concurrent /probe calls of a 64 MiB body.
+# 2 and 3. 160 concurrent /probe calls of a large body, then of a gzip bomb.
 pport=$(free_port)
-printf 'listen: 127.0.0.1:%s\ndatabase: ":memory:"\nprobe_modules:\n  http_2xx: {kind: http, timeout: 30s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}\nsources:\n  - {name: a, url: "http://127.0.0.1:%s/ok", interval: 1h}\n' "$pport" "$sport" > "$work/probe.yml"
+printf 'listen: 127.0.0.1:%s\ndatabase: ":memory:"\nprobe_modules:\n  http_2xx: {kind: http, timeout: 30s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}\n  http_gzip: {kind: http, timeout: 30s, compression: gzip, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}\nsources:\n  - {name: a, url: "http://127.0.0.1:%s/ok", interval: 1h}\n' "$pport" "$sport" > "$work/probe.yml"
 "$bin/lookout" serve --config "$work/probe.yml" >"$work/probe.log" 2>&1 & ppid=$!; pids+=($ppid)
 wait_for "http://127.0.0.1:$pport/-/healthy"
+# The bomb is compressed once by the simulator, before anything is measured.
+curl -s -o /dev/null "http://127.0.0.1:$sport/gzip-bomb/1073741824"
 sleep 2
-idle=$(rss "$ppid")
-target=$(python3 -c "import urllib.parse, sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "http://127.0.0.1:$sport/download/67108864")
-( peak=0; while kill -0 "$ppid" 2>/dev/null; do r=$(rss "$ppid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" > "$work/peak"; sleep 0.2; done ) & monitor=$!
-calls=()
-for i in $(seq 160); do curl -s -o "$work/probe-$i.txt" "http://127.0.0.1:$pport/probe?target=$target&module=http_2xx" & calls+=($!); done
-wait "${calls[@]}"
-served=$(grep -l '^probe_success 1' "$work"/probe-*.txt | wc -l)
-sleep 60
-after=$(rss "$ppid")
-kill "$monitor" 2>/dev/null || true
-peak=$(cat "$work/peak")
-echo "| resident memory under 160 concurrent /probe calls of a 64 MiB body ($served served whole, the rest 503 past the limit of 32) | \`curl\` ×160 at \`/probe\` | peak $peak MiB, $after MiB a minute after | idle $idle MiB | peak − idle: $((peak - idle)) MiB |"
+
+# probe_burst PATH MODULE LABEL: 160 concurrent calls; prints one row.
+probe_burst() {
+  local idle peak after served target monitor calls=()
+  idle=$(rss "$ppid")
+  rm -f "$work"/probe-*.txt "$work/peak"
+  target=$(python3 -c "import urllib.parse, sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "http://127.0.0.1:$sport$1")
+  ( peak=0; while kill -0 "$ppid" 2>/dev/null; do r=$(rss "$ppid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" > "$work/peak"; sleep 0.2; done ) & monitor=$!
+  for i in $(seq 160); do curl -s -o "$work/probe-$i.txt" "http://127.0.0.1:$pport/probe?target=$target&module=$2" & calls+=($!); done
+  wait "${calls[@]}"
+  served=$(grep -l '^probe_success 1' "$work"/probe-*.txt | wc -l)
+  sleep 60
+  after=$(rss "$ppid")
+  kill "$monitor" 2>/dev/null || true
+  peak=$(cat "$work/peak")
+  echo "| resident memory under 160 concurrent /probe calls of $3 ($served served whole, the rest 503 past the limit of 32) | \`curl\` ×160 at \`/probe\` | peak $peak MiB, $after MiB a minute after | idle $idle MiB | peak − idle: $((peak - idle)) MiB |"
+}
+probe_burst /download/67108864 http_2xx "a 64 MiB body"
+probe_burst /gzip-bomb/1073741824 http_2xx "a 1 GiB gzip bomb, plain module"
+probe_burst /gzip-bomb/1073741824 http_gzip "a 1 GiB gzip bomb, \`compression: gzip\`"

@@ -67,7 +67,7 @@ package struct ProbeEndpoint: Sendable {
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(
             headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-            body: .bytes(ProbeEndpoint.render(outcome, target: target, duration: duration).bytes))
+            body: .bytes(ProbeEndpoint.render(outcome, module: module, target: target, duration: duration).bytes))
     }
 
     /// Probes `target` without keeping anything: a one-off call (no breaker, counters or rows for
@@ -99,6 +99,9 @@ package struct ProbeEndpoint: Sendable {
             // Nothing reads the body of a plain http module: it is counted and dropped, so 32
             // concurrent probes of a large or compressible target hold none of it.
             transfer.keepsBody = module.kind != .http || !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty
+            // A body a regex reads is kept, 16 MiB at most whatever `body_size_limit` says; one
+            // only counted stops at `body_size_limit` alone. Past either the probe fails.
+            transfer.maxResponseBytes = transfer.keepsBody ? min(module.bodySizeLimit ?? .max, 16 << 20) : module.bodySizeLimit
             transfer.acceptEncoding = module.compression
             if module.compression != nil, !module.headers.contains(where: { $0.name.lowercased() == "accept-encoding" }) {
                 transfer.headers.append(("Accept-Encoding", ""))
@@ -229,7 +232,7 @@ package struct ProbeEndpoint: Sendable {
     }
 
     /// The blackbox_exporter http prober's metrics, plus `probe_retries` and `probe_failure_info`.
-    static func render(_ probed: Probed, target: String, duration: Double) -> ExpositionWriter {
+    static func render(_ probed: Probed, module: ProbeModule, target: String, duration: Double) -> ExpositionWriter {
         let outcome = probed.call
         let result = outcome.final
         let phases = result?.phases ?? PhaseTimings()
@@ -239,7 +242,11 @@ package struct ProbeEndpoint: Sendable {
         }
         gauge("probe_dns_lookup_time_seconds", "Returns the time taken for probe dns lookup in seconds", phases.dns)
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
-        gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", outcome.failure?.reason == "body_mismatch" ? 1 : 0)
+        // A body past `body_size_limit` cannot be matched: blackbox_exporter counts that as a
+        // regex failure when the module has regexes.
+        let hasRegexes = !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty
+        let regexFailed = outcome.failure?.reason == "body_mismatch" || (hasRegexes && result?.exceededSizeLimit == true)
+        gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", regexFailed ? 1 : 0)
         // No answer at all is 0 in blackbox_exporter's output; an answer without a length, -1.
         let contentLength = result?.httpStatus == nil ? 0 : result?.contentLength ?? -1
         gauge("probe_http_content_length", "Length of http content response", Double(contentLength))
@@ -255,7 +262,9 @@ package struct ProbeEndpoint: Sendable {
         gauge("probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl ? 1 : 0)
         gauge("probe_http_status_code", "Response HTTP status code", Double(result?.httpStatus ?? 0))
         let bodyRead = outcome.failure?.reason != "compression_mismatch"
-        gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(bodyRead ? result?.bodyBytes ?? 0 : 0))
+        // What was read, up to `body_size_limit` (a reader stops there).
+        let bodyLength = min(result?.bodyBytes ?? 0, module.bodySizeLimit ?? .max)
+        gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(bodyRead ? bodyLength : 0))
         let version = result?.httpVersion.flatMap(Double.init) ?? 0
         gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
         // A refused connection has no peer address, but a literal one is known (blackbox_exporter

@@ -117,7 +117,12 @@ final class EasyHandle: @unchecked Sendable {
             }
         }
         bodyBytes += count
-        if !request.keepsBody { return count }
+        if !request.keepsBody {
+            // Counted, not kept: the limit, when there is one, is on what arrived.
+            guard let limit = request.maxResponseBytes, bodyBytes > limit else { return count }
+            exceededSizeLimit = true
+            return 0
+        }
         if sinkActive, let sink = request.bodySink {
             guard sink.write(UnsafeRawBufferPointer(start: data, count: count)) else {
                 exceededSizeLimit = true

@@ -36,7 +36,8 @@ public struct TransferRequest: Sendable {
     public var keepsBody = true
     /// Open a new connection and close it afterwards, so every probe measures DNS, connect and TLS.
     public var freshConnection: Bool
-    /// Stop reading and fail the attempt past this many body bytes.
+    /// Stop reading and fail the attempt past this many body bytes (kept, or with `keepsBody`
+    /// false, counted).
     public var maxResponseBytes: Int?
     /// A PEM file of certificates to trust instead of the system's.
     public var caFile: String?

@@ -58,6 +58,7 @@ final class Simulator: Sendable {
                 guard let compressed = text.withUnsafeBytes({ Gzip.compress($0) }) else { return .text("cannot compress", status: 500) }
                 return HTTPResponse(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .owned(compressed))
             }),
+            ("GET", "/gzip-bomb/:bytes", gzipBomb),
             // A fixed Last-Modified, for probe_http_last_modified_timestamp_seconds (1445412480).
             ("GET", "/last-modified", { _ in HTTPResponse(headers: ["Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"], body: .bytes(Array("ok\n".utf8))) }),
             ("POST", "/webhook", webhook),

@@ -47,6 +47,8 @@ struct BlackboxDifferentialTests {
               no_tls: {prober: http, timeout: 5s, http: {fail_if_ssl: true, preferred_ip_protocol: ip4}}
               basic: {prober: http, timeout: 5s, http: {basic_auth: {username: lookout, password: secret}, headers: {X-Probe: "1"}}}
               gzip: {prober: http, timeout: 5s, http: {compression: gzip}}
+              small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
+              small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
               tcp_connect: {prober: tcp, timeout: 5s}
             """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try ChildProcess("/usr/bin/prometheus-blackbox-exporter", [
@@ -86,6 +88,9 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/json/valid", "gzip"),
             ("\(simHost)/gzip", "gzip"),
             ("\(simHost)/gzip", "http_2xx"),
+            ("\(simHost)/ok", "small"),
+            ("\(simHost)/download/4096", "small"),
+            ("\(simHost)/download/4096", "small_regex"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"

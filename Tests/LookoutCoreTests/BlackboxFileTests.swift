@@ -71,4 +71,18 @@ struct BlackboxFileTests {
         #expect(problems("modules: {m: {prober: http}}\n", "probe_allow: [\"(\"]\n").first?.contains("probe_allow[0]") == true)
         #expect(problems(String(repeating: "# padding\n", count: 120_000)).first?.contains("a blackbox_exporter config is at most 1048576 bytes") == true)
     }
+
+    /// `body_size_limit` as blackbox_exporter writes it (Go's Base2Bytes: KB and KiB both 1,024);
+    /// 0 is no limit; anything else, or a size past Int, is an error at its place.
+    @Test func bodySizeLimitReadsBlackboxSizes() throws {
+        let sizes = ["512KB": 512 << 10, "10MiB": 10 << 20, "1GB": 1 << 30, "2048": 2048, "1.5KB": 1536, "64B": 64]
+        for (text, bytes) in sizes {
+            let config = try load("modules: {m: {prober: http, http: {body_size_limit: \(text)}}}\n")
+            #expect(config.probeModules["m"]?.bodySizeLimit == bytes, "\(text)")
+        }
+        #expect(try load("modules: {m: {prober: http, http: {body_size_limit: 0}}}\n").probeModules["m"]?.bodySizeLimit == nil)
+        for bad in ["ten", "10XB", "1.2.3MB", "-5MB", "99999999PB", "KB"] {
+            #expect(problems("modules: {m: {prober: http, http: {body_size_limit: \"\(bad)\"}}}\n").first?.contains("modules.m.http.body_size_limit: \"\(bad)\" is not a size") == true, "\(bad)")
+        }
+    }
 }

@@ -12,11 +12,11 @@ extension ConfigReader {
     static let blackboxHTTPKeys = [
         "valid_status_codes", "method", "headers", "body", "follow_redirects", "compression", "fail_if_ssl", "fail_if_not_ssl",
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
-        "preferred_ip_protocol", "ip_protocol_fallback",
+        "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit",
     ]
     /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
     static let blackboxHTTPKeysNotYet = [
-        "valid_http_versions", "body_file", "body_size_limit", "fail_if_header_matches", "fail_if_header_not_matches", "proxy_url", "no_proxy",
+        "valid_http_versions", "body_file", "fail_if_header_matches", "fail_if_header_not_matches", "proxy_url", "no_proxy",
         "proxy_from_environment", "proxy_connect_header", "oauth2", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3",
         "http_headers", "authorization",
     ]
@@ -111,6 +111,11 @@ extension ConfigReader {
                 problem(node, "\(path).compression", "\"\(text)\" is not an encoding blackbox_exporter knows (gzip, br, deflate, identity)")
             }
         }
+        if let node = fields["body_size_limit"]?.value, let text = string(node, "\(path).body_size_limit") {
+            if let bytes = ConfigReader.base2Bytes(text) { module.bodySizeLimit = bytes == 0 ? nil : bytes } else {
+                problem(node, "\(path).body_size_limit", "\"\(text)\" is not a size (write it as blackbox_exporter does: 0 for no limit, 512KB, 10MiB, 1GB)")
+            }
+        }
         if let node = fields["fail_if_ssl"]?.value, let flag = bool(node, "\(path).fail_if_ssl") { module.failIfSSL = flag }
         if let node = fields["fail_if_not_ssl"]?.value, let flag = bool(node, "\(path).fail_if_not_ssl") { module.failIfNotSSL = flag }
         module.failIfBodyMatches = regexes(fields["fail_if_body_matches_regexp"]?.value, "\(path).fail_if_body_matches_regexp")
@@ -170,5 +175,19 @@ extension ConfigReader {
             }
         }
         return patterns
+    }
+
+    /// A size as blackbox_exporter's `body_size_limit` takes it (Go's `units.Base2Bytes`): a
+    /// number and a unit, KB and KiB alike meaning 1,024 (B, KB, MB, GB, TB, PB with or without
+    /// the i), or a plain number of bytes; nil when it is not one or does not fit in an Int.
+    static func base2Bytes(_ text: String) -> Int? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+        let unit = trimmed.dropFirst(digits.count).uppercased().replacingOccurrences(of: "I", with: "")
+        let powers = ["": 0, "B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4, "PB": 5]
+        guard !digits.isEmpty, digits.filter({ $0 == "." }).count <= 1, let power = powers[unit], let number = Double(digits), number.isFinite else { return nil }
+        let bytes = number * pow(1024, Double(power))
+        guard bytes < 9.2e18 else { return nil }
+        return Int(bytes.rounded(.down))
     }
 }

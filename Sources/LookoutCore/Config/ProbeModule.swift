@@ -25,6 +25,9 @@ package struct ProbeModule: Sendable, Equatable {
     package var failIfBodyMatches: [String] = []
     package var failIfBodyNotMatches: [String] = []
     package var caFile: String?
+    /// The most body bytes read (blackbox_exporter's `body_size_limit`): past it the probe fails.
+    /// nil: no limit for a body only counted, 16 MiB for one a regex reads.
+    package var bodySizeLimit: Int?
     /// Probes any target: a module from a blackbox_exporter file, as blackbox_exporter does,
     /// unless `probe_allow` narrows it (then `allow` holds those patterns).
     package var anyTarget = false
