@@ -17,7 +17,7 @@ enum PagerDutyProvider: NotificationProvider {
     /// Lookout replicas raise one incident.
     package static func dedupKey(_ groupLabels: [String: String]) -> String {
         let text = groupLabels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{1F}")
-        let digits = String(ProbeScheduler.stableHash(text), radix: 16)
+        let digits = String(StableHash.of(text), radix: 16)
         return "lookout-" + String(repeating: "0", count: 16 - digits.count) + digits
     }
 

@@ -125,7 +125,7 @@ package struct Shard: Sendable, Equatable {
 
     /// Whether `source` belongs to this shard (a stable hash of its name).
     package func owns(_ source: String) -> Bool {
-        count <= 1 || Int(ProbeScheduler.stableHash(source) % UInt64(count)) == index
+        count <= 1 || Int(StableHash.of(source) % UInt64(count)) == index
     }
 
     /// Why `--shard auto` cannot place this pod.

@@ -291,17 +291,7 @@ package final class ProbeScheduler: Sendable {
     /// A stable offset in [0, interval) from the source's name (FNV-1a), the same on every start.
     package static func offset(for name: String, interval: Duration) -> Duration {
         let milliseconds = max(1, interval.totalMilliseconds)
-        return .milliseconds(Int64(stableHash(name) % UInt64(milliseconds)))
-    }
-
-    /// FNV-1a 64 of the UTF-8 bytes.
-    package static func stableHash(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        return hash
+        return .milliseconds(Int64(StableHash.of(name) % UInt64(milliseconds)))
     }
 
     private static func push(_ due: Due, into heap: inout [Due]) {

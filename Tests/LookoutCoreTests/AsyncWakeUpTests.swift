@@ -1,4 +1,4 @@
-@testable import LookoutAlerting
+import LookoutCore
 import Testing
 
 /// The outbox's wake-up: a poke ends one wait, and leaves nothing behind for the next one (the
