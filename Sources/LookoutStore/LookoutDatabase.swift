@@ -1,6 +1,7 @@
 // LookoutStore: the SQLite side of Lookout — schema and migrations, the batched writer, queries.
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// The database file: opened in WAL mode and migrated to the current schema.
@@ -47,6 +48,12 @@ package final class LookoutDatabase: Sendable {
 
     /// Opens `path`; when it cannot be written, an in-memory stand-in that refuses writes, so that
     /// probing and serving go on (the reason is in `unwritableReason`). A damaged file still throws.
+    /// SQLite's soft heap limit: what its caches may hold, all connections together.
+    package static let memoryCeilingBytes = 24 << 20
+
+    /// The bytes SQLite holds now, all connections together (`lookout_db_memory_bytes`).
+    package static var memoryUsedBytes: Int64 { sqlite3_memory_used() }
+
     package static func openOrStandIn(path: String) throws -> LookoutDatabase {
         do {
             return try LookoutDatabase(path: path)
@@ -126,6 +133,10 @@ package final class LookoutDatabase: Sendable {
             // writer's batches touch few pages: 8 MiB of cache per connection is plenty.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA cache_size = -8192")
+            // One ceiling for all of SQLite's memory, whatever the connections: past it SQLite
+            // reuses its least recently used cache pages instead of growing (the pool's six
+            // connections could otherwise hold 6 × 8 MiB of cache).
+            try db.execute(sql: "PRAGMA soft_heap_limit = \(LookoutDatabase.memoryCeilingBytes)")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         do {

@@ -133,6 +133,10 @@ package struct MetricsExposition: Sendable {
             value: Double(LogWriter.droppedLines))
         writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)] + place + (context.replica.map { [("replica", $0)] } ?? []), value: 1)
         ProcessMetrics.render(writer)
+        writer.single(
+            "lookout_db_memory_bytes", type: .gauge,
+            help: "Memory SQLite holds for its caches and statements, all connections together (soft limit 24 MiB).",
+            value: Double(LookoutDatabase.memoryUsedBytes))
         MetricsExposition.lastSize.store(writer.size, ordering: .relaxed)
         return writer
     }
