@@ -31,7 +31,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     func run(_ data: [UInt8]) {
         switch self {
         case .config:
-            _ = try? ConfigLoader.parse(String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x"])
+            _ = try? ConfigLoader.parse(String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x", "EMPTY": ""])
         case .alertExpression:
             if let expression = try? AlertExpressionParser.parse(String(decoding: data, as: UTF8.self)) {
                 _ = expression.holds { _, _ in 1 }
@@ -56,7 +56,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             _ = Double(text).flatMap { Int64(clamping: $0) }
         case .feed:
             let minItems = data.first.map { Int($0) % 4 }
-            _ = ResponseCheck.feed(Array(data.dropFirst()), minItems: minItems)
+            _ = FeedProber.feed(Array(data.dropFirst()), minItems: minItems)
         case .jsonPath:
             // First line: the path; the rest: the body.
             let newline = data.firstIndex(of: 0x0A) ?? data.endIndex

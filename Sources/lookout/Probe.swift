@@ -10,7 +10,7 @@ struct Probe: AsyncParsableCommand {
     @Argument(help: "The URL to probe.")
     var url: String
 
-    @Option(help: "Probe kind: http, json, rss or download.")
+    @Option(help: ArgumentHelp("Probe kind: \(Probers.names)."))
     var kind: String = "http"
 
     @Option(help: "Expected SHA-256 of a download, in hex.")
@@ -23,7 +23,7 @@ struct Probe: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard SourceKind(rawValue: kind) != nil else { throw ValidationError("--kind must be http, json, rss or download") }
+        guard SourceKind(rawValue: kind) != nil else { throw ValidationError("--kind must be \(Probers.names)") }
         guard ConfigValues.duration(timeout) != nil else {
             throw ValidationError("--timeout \"\(timeout)\" is not a duration (use 500ms, 30s, 5m, 1h)")
         }

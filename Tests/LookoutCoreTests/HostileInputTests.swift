@@ -127,13 +127,13 @@ struct HostileInputTests {
     // Row 12: a prefixed Atom root is a feed; HTTP/0.9 is a protocol violation, not a bad URL.
     @Test func prefixedAtomRootsAreFeeds() {
         let atom = #"<?xml version="1.0"?><a:feed xmlns:a="http://www.w3.org/2005/Atom"><a:title>t</a:title><a:entry><a:id>1</a:id></a:entry><a:entry><a:id>2</a:id></a:entry></a:feed>"#
-        #expect(ResponseCheck.feed(Array(atom.utf8), minItems: 2) == nil)
-        #expect(ResponseCheck.feed(Array(atom.utf8), minItems: 3)?.reason == "too_few_items")
+        #expect(FeedProber.feed(Array(atom.utf8), minItems: 2) == nil)
+        #expect(FeedProber.feed(Array(atom.utf8), minItems: 3)?.reason == "too_few_items")
         let undeclared = "<rss version=\"2.0\"><channel><item><content:encoded>x</content:encoded></item></channel></rss>"
-        #expect(ResponseCheck.feed(Array(undeclared.utf8), minItems: 1) == nil)
+        #expect(FeedProber.feed(Array(undeclared.utf8), minItems: 1) == nil)
         let rdf = #"<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><item/></rdf:RDF>"#
-        #expect(ResponseCheck.feed(Array(rdf.utf8), minItems: 1) == nil)
-        #expect(ResponseCheck.feed(Array("<html><body/></html>".utf8))?.detail == "the document is XML but not an RSS or Atom feed")
+        #expect(FeedProber.feed(Array(rdf.utf8), minItems: 1) == nil)
+        #expect(FeedProber.feed(Array("<html><body/></html>".utf8))?.detail == "the document is XML but not an RSS or Atom feed")
     }
 
     @Test func anHTTP09AnswerIsAnInvalidResponse() {
@@ -196,16 +196,16 @@ struct HostileInputTests {
     // Found by fuzzing: FoundationXML traps on an element name that is not UTF-8.
     @Test func feedsInAnyEncodingNeverReachTheParserAsInvalidUTF8() {
         let invalid: [UInt8] = Array("<rss><chan".utf8) + [0xFF, 0xFF] + Array("><item/></chan".utf8) + [0xFF, 0xFF] + Array("></rss>".utf8)
-        #expect(ResponseCheck.feed(invalid, minItems: 1) == nil || ResponseCheck.feed(invalid, minItems: 1)?.reason == "xml_invalid")
+        #expect(FeedProber.feed(invalid, minItems: 1) == nil || FeedProber.feed(invalid, minItems: 1)?.reason == "xml_invalid")
         let declaredUTF16 = Array(#"<?xml version="1.0" encoding="UTF-16"?>"#.utf8) + invalid
-        #expect(ResponseCheck.feed(declaredUTF16, minItems: 1)?.reason != "too_few_items")
+        #expect(FeedProber.feed(declaredUTF16, minItems: 1)?.reason != "too_few_items")
         let latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><rss><channel><item><title>caf"#.utf8) + [0xE9] + Array("</title></item></channel></rss>".utf8)
-        #expect(ResponseCheck.feed(latin1, minItems: 1) == nil)
+        #expect(FeedProber.feed(latin1, minItems: 1) == nil)
         var utf16: [UInt8] = [0xFF, 0xFE]
         for unit in "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><title>é</title></entry></feed>".utf16 {
             utf16 += [UInt8(unit & 0xFF), UInt8(unit >> 8)]
         }
-        #expect(ResponseCheck.feed(utf16, minItems: 1) == nil)
-        #expect(ResponseCheck.feed(utf16, minItems: 2)?.reason == "too_few_items")
+        #expect(FeedProber.feed(utf16, minItems: 1) == nil)
+        #expect(FeedProber.feed(utf16, minItems: 2)?.reason == "too_few_items")
     }
 }

@@ -3,7 +3,7 @@ import LookoutCore
 /// One kind of hook (`type:` in a hook's config): what it sends for a notification and how it is
 /// delivered. A new provider is a file in this folder, a case of `HookConfig.HookType`, and a
 /// line in `NotificationProviders.all`; its config keys are read in `ConfigReader.readHooks`.
-protocol NotificationProvider {
+protocol NotificationProvider: SendableMetatype {
     /// The `type:` a hook names it by.
     static var type: HookConfig.HookType { get }
     /// Whether it gets Lookout's grouped notifications (one per broken source); false for a

@@ -260,7 +260,7 @@ extension ConfigReader {
             var module = ProbeModule()
             if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
                 if let parsed = SourceKind(rawValue: text) { module.kind = parsed } else {
-                    problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use http, json, rss or download)")
+                    problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use \(Probers.names))")
                 }
             }
             if let timeout = fields["timeout"]?.value, let value = duration(timeout, "\(path).timeout") { module.timeout = value }

@@ -64,7 +64,7 @@ extension ConfigReader {
                 if let parsed = SourceKind(rawValue: text) {
                     source.kind = parsed
                 } else {
-                    problem(kind.value, "\(path).kind", "\"\(text)\" is not a kind (use http, json, rss or download)")
+                    problem(kind.value, "\(path).kind", "\"\(text)\" is not a kind (use \(Probers.names))")
                 }
             }
             if let urlEntry = map["url"] {
@@ -191,14 +191,14 @@ extension ConfigReader {
     }
 
     private mutating func checkKindSpecific(_ source: SourceConfig, _ map: [String: (key: Node, value: Node)], _ path: String) {
-        if source.kind != .download, let sha = map["sha256"] {
-            problem(sha.key, "\(path).sha256", "only applies to kind: download")
-        }
-        if source.kind != .json, source.expect.jsonPath != nil, let expect = map["expect"] {
-            problem(expect.key, "\(path).expect.json_path", "only applies to kind: json")
-        }
-        if source.kind != .rss, source.expect.minItems != nil, let expect = map["expect"] {
-            problem(expect.key, "\(path).expect.min_items", "only applies to kind: rss")
+        // The keys each kind's prober reads alone (`sha256`, `expect.json_path`).
+        for prober in Probers.all where prober.kind != source.kind {
+            for key in prober.ownKeys {
+                let parts = key.split(separator: ".").map(String.init)
+                guard let entry = map[parts[0]] else { continue }
+                if parts.count == 2, entry.value.mapping?[Node(parts[1])] == nil { continue }
+                problem(parts.count == 2 ? entry.key : entry.key, "\(path).\(key)", "only applies to kind: \(prober.kind)")
+            }
         }
         if source.policy.upgradeToHTTPS && !source.policy.requireHTTPS, let upgrade = map["upgrade_to_https"] {
             problem(upgrade.key, "\(path).upgrade_to_https", "only applies with require_https: true")

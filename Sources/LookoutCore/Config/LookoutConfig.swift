@@ -2,11 +2,6 @@ import ResilientHTTP
 
 import Foundation
 
-/// The kinds of probe a source can have.
-package enum SourceKind: String, Sendable, CaseIterable {
-    case http, json, rss, download
-}
-
 /// An assertion on one value of a JSON body, e.g. `{path: "meta.total", min: 1}`.
 package struct JSONPathAssertion: Sendable, Equatable {
     /// Dot-separated keys and array indexes: `meta.total`, `items.0.id`.

@@ -24,10 +24,14 @@ package struct SourceProber: Sendable {
         client.configure(upstream: source.name, policy: source.policy)
     }
 
+    /// One probe of `source`, as its kind's prober makes it.
     package func probe(_ source: SourceConfig, breakerCountsFailures: Bool = true) async -> ProbeResult {
-        if source.kind == .download {
-            return await downloads.probe(source, deadline: SourceProber.deadline(for: source))
-        }
+        await Probers.prober(for: source.kind).probe(source, with: self, breakerCountsFailures: breakerCountsFailures)
+    }
+
+    /// One call of the source's URL through the resilient client, judged by `ResponseCheck`:
+    /// what every HTTP kind does.
+    package func call(_ source: SourceConfig, breakerCountsFailures: Bool) async -> ProbeResult {
         var transfer = TransferRequest(url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) }, timeout: source.timeout)
         transfer.forwardHeadersOnRedirect = source.forwardHeadersOnRedirect
         var request = CallRequest(

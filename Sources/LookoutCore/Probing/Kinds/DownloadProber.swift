@@ -1,9 +1,21 @@
 import Foundation
 import ResilientHTTP
 
-/// Downloads a source's file without keeping it: hashed on the fly, resumed with `Range` and
+extension SourceKind {
+    package static let download = SourceKind(declaring: "download")
+}
+
+/// `kind: download`: downloads a source's file without keeping it: hashed on the fly, resumed with `Range` and
 /// `If-Range` after a dropped connection, stopped past `max_bytes`, verified by SHA-256.
-package struct DownloadProber: Sendable {
+package struct DownloadProber: Sendable, Prober {
+    package static let kind = SourceKind.download
+    package static let summary = "a whole file, resumed with Range and verified by SHA-256"
+    package static let ownKeys = ["sha256"]
+
+    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        await prober.downloads.probe(source, deadline: SourceProber.deadline(for: source))
+    }
+
     package let client: ResilientClient
     /// Called as the download moves (throttled), for the status board.
     package let progress: @Sendable (String, DownloadProgress) -> Void

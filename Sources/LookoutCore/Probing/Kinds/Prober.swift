@@ -1,0 +1,70 @@
+import ResilientHTTP
+
+/// The kind of probe a source has, by the name its config gives (`kind: json`). Each kind is
+/// declared beside its prober (`SourceKind.json` in `JSONProber.swift`); only kinds listed in
+/// `Probers.all` can be read from a config.
+package struct SourceKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: String
+
+    /// The registered kind named `rawValue`, or nil.
+    package init?(rawValue: String) {
+        guard Probers.all.contains(where: { $0.kind.rawValue == rawValue }) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    /// Declares a kind, in its prober's file.
+    init(declaring name: String) {
+        rawValue = name
+    }
+
+    package var description: String { rawValue }
+}
+
+/// One kind of source: the keys only it reads, what it requires of an answer, and how it probes.
+///
+/// A new kind is one file in this folder (its `SourceKind`, a type conforming to `Prober`, its
+/// checks), its tests, and one line in `Probers.all`; the config reader, `lookout probe --kind`
+/// and the docs test take the list from there.
+package protocol Prober: SendableMetatype {
+    /// The `kind:` that names it.
+    static var kind: SourceKind { get }
+    /// What a probe of this kind checks, in a few words, for help texts and the docs.
+    static var summary: String { get }
+    /// Keys only this kind reads (`sha256`, `expect.json_path`): on a source of another kind each
+    /// is a config error.
+    static var ownKeys: [String] { get }
+    /// Whether `check` reads the answer; without it and without shared expectations (latency,
+    /// body text) a call has no validator at all.
+    static var checksAnswer: Bool { get }
+    /// Judges an answer whose status the source accepts: nil when it passes.
+    static func check(_ result: TransferResult, _ source: SourceConfig) -> Failure?
+    /// One probe of `source` (default: one call through the resilient client, judged by the
+    /// shared expectations and `check`).
+    static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult
+}
+
+extension Prober {
+    package static var ownKeys: [String] { [] }
+    package static var checksAnswer: Bool { false }
+    package static func check(_ result: TransferResult, _ source: SourceConfig) -> Failure? { nil }
+
+    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        await prober.call(source, breakerCountsFailures: breakerCountsFailures)
+    }
+}
+
+/// Every kind of source, one line each.
+package enum Probers {
+    package static let all: [any Prober.Type] = [HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self]
+
+    /// The prober of `kind` (every `SourceKind` comes from this list).
+    package static func prober(for kind: SourceKind) -> any Prober.Type {
+        all.first { $0.kind == kind } ?? HTTPProber.self
+    }
+
+    /// "http, json, rss or download", for messages.
+    package static var names: String {
+        let names = all.map { $0.kind.rawValue }
+        return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
+}
