@@ -28,7 +28,7 @@ define ensure_packages
 	fi
 endef
 
-.PHONY: deps test-deps bench-deps build run test fuzz bench clean
+.PHONY: deps test-deps bench-deps build run test lint format fuzz bench clean
 
 deps:
 	$(call ensure_packages,$(APT_BUILD))
@@ -46,11 +46,18 @@ build: deps
 run: build
 	./examples/run-demo.sh
 
-test: test-deps
+test: test-deps lint
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	LOOKOUT_BIN_DIR="$$($(SWIFT) build --show-bin-path)" LOOKOUT_PYDEPS="$(CURDIR)/$(PYDEPS)" ./Tests/in-own-session.sh $(SWIFT) test --skip-build
 	FUZZ_SECONDS=30 SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh
+
+# The code as .swift-format lays it out (4-space indent, 160 columns); `make format` rewrites it so.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift
 
 # Every libFuzzer target for FUZZ_SECONDS (default 600) or FUZZ_RUNS executions each, two at a
 # time, e.g. `make fuzz FUZZ_SECONDS=3600 FUZZ_RUNS=10000000` or `make fuzz FUZZ_TARGETS=config`.

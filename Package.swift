@@ -135,7 +135,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutWebTests",
-            dependencies: ["LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -27,9 +27,10 @@ extension LookoutBench {
             for half in 0..<2 {
                 for (index, name) in names.enumerated() {
                     let tick = 2 * minute + half
-                    writer.record(ProbeResult(
-                        source: name, timestampMs: now + Int64(half) * 30_000 + Int64(index), ok: (tick + index) % 97 != 0, httpStatus: 200,
-                        attempts: 1, durationSeconds: 0.01 + Double(tick % 50) / 1000, bytes: 1_200 + tick % 300))
+                    writer.record(
+                        ProbeResult(
+                            source: name, timestampMs: now + Int64(half) * 30_000 + Int64(index), ok: (tick + index) % 97 != 0, httpStatus: 200,
+                            attempts: 1, durationSeconds: 0.01 + Double(tick % 50) / 1000, bytes: 1_200 + tick % 300))
                 }
             }
             guard minute % 60 == 59 else { continue }
@@ -53,8 +54,10 @@ extension LookoutBench {
         let shown = weekly.enumerated().filter { [0, 3, 12, 13, 25, 51].contains($0.offset) || $0.offset == weekly.count - 1 }
         let series = shown.map { "w\($0.offset + 1) \(String(format: "%.1f", $0.element))" }.joined(separator: ", ")
         row(
-            "history: \(sources) sources every 30 s over \(days) simulated days, database MiB by week (default retentions)", "lookout-bench history \(sources) \(days)",
-            series, "flat after the hour tier's 90 d; the day tier adds \(String(format: "%.0f", Double(sizes["day_rollups"] ?? 0) / Double(max(1, days)) / Double(sources))) B per source a day",
+            "history: \(sources) sources every 30 s over \(days) simulated days, database MiB by week (default retentions)",
+            "lookout-bench history \(sources) \(days)",
+            series,
+            "flat after the hour tier's 90 d; the day tier adds \(String(format: "%.0f", Double(sizes["day_rollups"] ?? 0) / Double(max(1, days)) / Double(sources))) B per source a day",
             String(format: "%.0f s", elapsed))
         // Per source, each tier at its retention (the day tier scaled to its 730 days).
         var perSource: [String] = []
@@ -68,7 +71,8 @@ extension LookoutBench {
         extrapolated += dayShare - Double(sizes["day_rollups"] ?? 0) / Double(sources) * 10_000
         row(
             "history per source at steady state: \(perSource.joined(separator: ", "))", "lookout-bench history \(sources) \(days)",
-            String(format: "%.1f GB at 10,000 sources every 30 s", extrapolated / 1e9), "target ≤ 3 GB (SPEC section 5)", String(format: "%.2f", extrapolated / 3e9))
+            String(format: "%.1f GB at 10,000 sources every 30 s", extrapolated / 1e9), "target ≤ 3 GB (SPEC section 5)",
+            String(format: "%.2f", extrapolated / 3e9))
     }
 
     /// The history queries at steady state: 1,000 sources with 730 days of daily rows and 90
@@ -78,7 +82,8 @@ extension LookoutBench {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("queries-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let database = try LookoutDatabase(path: path)
-        let day = HealthWindow.day, hour = HealthWindow.hour
+        let day = HealthWindow.day
+        let hour = HealthWindow.hour
         let now = Timestamp.nowMs()
         let today = now - now % day
         try database.writer.write { db in
@@ -96,10 +101,18 @@ extension LookoutBench {
             try db.execute(sql: "INSERT INTO rollup_progress VALUES ('hour', ?), ('day', ?)", arguments: [today, today])
         }
         var rows = 0
-        let everyone = milliseconds { rows = (try? HistoryStore.days(database, source: nil, sinceMs: today - 90 * day).values.reduce(0) { $0 + $1.count }) ?? 0 }
+        let everyone = milliseconds {
+            rows = (try? HistoryStore.days(database, source: nil, sinceMs: today - 90 * day).values.reduce(0) { $0 + $1.count }) ?? 0
+        }
         var year = 0
-        let one = milliseconds(rounds: 21) { year = (try? HistoryStore.days(database, source: "source-500", sinceMs: today - 365 * day)["source-500"]?.count) ?? 0 }
-        row("90-day daily availability of 1000 sources from the tiers (\(rows) days; GET /api/v1/availability?days=90)", "lookout-bench history", String(format: "%.1f ms", everyone), "target < 20 ms", String(format: "%.2f", everyone / 20))
-        row("one source's 1-year daily availability (\(year) days)", "lookout-bench history", String(format: "%.2f ms", one), "target < 5 ms", String(format: "%.2f", one / 5))
+        let one = milliseconds(rounds: 21) {
+            year = (try? HistoryStore.days(database, source: "source-500", sinceMs: today - 365 * day)["source-500"]?.count) ?? 0
+        }
+        row(
+            "90-day daily availability of 1000 sources from the tiers (\(rows) days; GET /api/v1/availability?days=90)", "lookout-bench history",
+            String(format: "%.1f ms", everyone), "target < 20 ms", String(format: "%.2f", everyone / 20))
+        row(
+            "one source's 1-year daily availability (\(year) days)", "lookout-bench history", String(format: "%.2f ms", one), "target < 5 ms",
+            String(format: "%.2f", one / 5))
     }
 }

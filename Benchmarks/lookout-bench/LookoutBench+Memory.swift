@@ -38,7 +38,8 @@ extension LookoutBench {
         let now = Timestamp.nowMs()
         for source in sources {
             for minute in stride(from: 0, to: 1440, by: 5) {
-                monitor.registry.record(ProbeResult(source: source.name, timestampMs: now - Int64(minute) * 60_000, ok: true, httpStatus: 200, durationSeconds: 0.01))
+                monitor.registry.record(
+                    ProbeResult(source: source.name, timestampMs: now - Int64(minute) * 60_000, ok: true, httpStatus: 200, durationSeconds: 0.01))
             }
         }
         step("a day of health")

@@ -31,7 +31,9 @@ extension LookoutBench {
         writer.flush()
         let elapsed = (ContinuousClock.now - started).seconds
         let rate = Double(total) / elapsed
-        row("error records written per second (batched, WAL, on disk)", "lookout-bench store", String(format: "%.0f /s", rate), "target ≥ 50000 /s", String(format: "%.2f", rate / 50_000))
+        row(
+            "error records written per second (batched, WAL, on disk)", "lookout-bench store", String(format: "%.0f /s", rate), "target ≥ 50000 /s",
+            String(format: "%.2f", rate / 50_000))
         try resultsWhileTheDiskRefuses()
     }
 
@@ -41,14 +43,17 @@ extension LookoutBench {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
         let database = try LookoutDatabase.openOrStandIn(path: directory.appendingPathComponent("missing/lookout.sqlite").path)
         let writer = RecordWriter(database: database, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
-        let results = (0..<1000).map { ProbeResult(source: "source-\($0)", timestampMs: 1_700_000_000_000 + Int64($0), ok: true, httpStatus: 200, durationSeconds: 0.01) }
+        let results = (0..<1000).map {
+            ProbeResult(source: "source-\($0)", timestampMs: 1_700_000_000_000 + Int64($0), ok: true, httpStatus: 200, durationSeconds: 0.01)
+        }
         for index in 0..<RecordWriter.defaultMaxQueued { writer.record(results[index % 1000]) }
         let total = 100_000
         let started = ContinuousClock.now
         for index in 0..<total { writer.record(results[index % 1000]) }
         let microseconds = (ContinuousClock.now - started).seconds * 1e6 / Double(total)
         row(
-            "recording a probe result while the disk refuses writes (\(RecordWriter.defaultMaxQueued) queued, oldest raw results dropped)", "lookout-bench store",
+            "recording a probe result while the disk refuses writes (\(RecordWriter.defaultMaxQueued) queued, oldest raw results dropped)",
+            "lookout-bench store",
             String(format: "%.2f µs", microseconds), "target < 10 µs", String(format: "%.2f", microseconds / 10))
     }
 
@@ -130,11 +135,19 @@ extension LookoutBench {
         let badges = Badges(context: small)
         let badge = milliseconds(rounds: 101) { _ = badges.badge("source-500", kind: "uptime/30d.svg") }
         let groupBadge = milliseconds(rounds: 21) { _ = badges.badge("group:group-5", kind: "status.svg") }
-        row("health status of 10000 sources (error rates, retry success, availability, burn over every window)", "lookout-bench status", String(format: "%.1f ms", analysis), "target < 50 ms", String(format: "%.2f", analysis / 50))
+        row(
+            "health status of 10000 sources (error rates, retry success, availability, burn over every window)", "lookout-bench status",
+            String(format: "%.1f ms", analysis), "target < 50 ms", String(format: "%.2f", analysis / 50))
         row("alert rules over 10000 sources (one evaluation)", "lookout-bench status", String(format: "%.1f ms", evaluation), "no target", "")
-        row("status of 10000 sources (GET /api/v1/status, \(statusBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", statusJSON), "no target", "")
-        row("/metrics at 10000 sources (\(metricsBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", metrics), "target < 100 ms", String(format: "%.2f", metrics / 100))
-        row("status page at 1000 sources in 10 groups, 90-day bars and 24 h charts (\(pageBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", page), "target < 50 ms", String(format: "%.2f", page / 50))
+        row(
+            "status of 10000 sources (GET /api/v1/status, \(statusBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", statusJSON),
+            "no target", "")
+        row(
+            "/metrics at 10000 sources (\(metricsBytes / 1024) KiB)", "lookout-bench status", String(format: "%.1f ms", metrics), "target < 100 ms",
+            String(format: "%.2f", metrics / 100))
+        row(
+            "status page at 1000 sources in 10 groups, 90-day bars and 24 h charts (\(pageBytes / 1024) KiB)", "lookout-bench status",
+            String(format: "%.1f ms", page), "target < 50 ms", String(format: "%.2f", page / 50))
         row("a source's uptime badge (1000 sources)", "lookout-bench status", String(format: "%.3f ms", badge), "target < 1 ms", String(format: "%.2f", badge))
         row("a group's status badge (100 of 1000 sources)", "lookout-bench status", String(format: "%.3f ms", groupBadge), "no target", "")
     }

@@ -33,20 +33,25 @@ enum LookoutBench {
                 let body = MetricsExposition(context: context).renderBody()
                 let text = String(decoding: UnsafeRawBufferPointer(start: body.pointer, count: body.count), as: UTF8.self)
                 let series = text.split(separator: "\n").filter { $0.contains("source=\"source-1\"") }.count
-                row("/metrics at 10000 \(which), detail \(detail.rawValue) (\(series) series a source)", "lookout-bench metrics",
+                row(
+                    "/metrics at 10000 \(which), detail \(detail.rawValue) (\(series) series a source)", "lookout-bench metrics",
                     String(format: "%.1f ms", time), "target < 100 ms", String(format: "%.2f", time / 100))
                 // What a Prometheus scrape (Accept-Encoding: gzip) costs on top, and what it saves.
                 var compressedBytes = 0
                 let gzip = milliseconds(rounds: 9) {
                     compressedBytes = Gzip.compress(UnsafeRawBufferPointer(start: body.pointer, count: body.count))?.count ?? 0
                 }
-                row("/metrics gzip at 10000 \(which), detail \(detail.rawValue) (\(body.count / 1024) KiB → \(compressedBytes / 1024) KiB)", "lookout-bench metrics",
+                row(
+                    "/metrics gzip at 10000 \(which), detail \(detail.rawValue) (\(body.count / 1024) KiB → \(compressedBytes / 1024) KiB)",
+                    "lookout-bench metrics",
                     String(format: "%.1f ms", gzip), "render", String(format: "%.2f", gzip / time))
             }
         case "page":
             let page = StatusPage(context: LookoutContext(monitor: populatedMonitor(1_000, history: true)))
             let time = milliseconds(rounds: 21) { _ = page.renderBytes() }
-            row("status page at 1000 sources, 90-day bars", "lookout-bench page", String(format: "%.1f ms", time), "target < 50 ms", String(format: "%.2f", time / 50))
+            row(
+                "status page at 1000 sources, 90-day bars", "lookout-bench page", String(format: "%.1f ms", time), "target < 50 ms",
+                String(format: "%.2f", time / 50))
         case "history":
             let sources = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
             let days = arguments.count > 2 ? Int(arguments[2]) ?? 400 : 400
@@ -66,7 +71,10 @@ enum LookoutBench {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY | history [SOURCES] [DAYS] | --version\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "usage: lookout-bench decisions | store | status | metrics | page | probes URL COUNT CONCURRENCY | history [SOURCES] [DAYS] | --version\n".utf8)
+        )
         exit(2)
     }
 
@@ -86,7 +94,9 @@ enum LookoutBench {
             if case .retry = policy.decide(
                 category: index & 1 == 0 ? .serverError : .timeout, failedAttempt: 1 + index % 3, serverWait: nil,
                 remaining: .seconds(30), random: 0.25)
-            { sink &+= 1 }
+            {
+                sink &+= 1
+            }
         }
         var bucket = TokenBucket(ratePerSecond: 1_000_000, burst: 1_000)
         let bucketNs = measure(rounds) { index in
@@ -98,10 +108,14 @@ enum LookoutBench {
             if index % 5 == 0, budget.tryAcquireRetry(nowMs: now + Int64(index)) { sink &+= 1 }
         }
         precondition(sink >= 0)
-        row("circuit breaker decision (permission + outcome)", "lookout-bench decisions", String(format: "%.0f ns", breakerNs), "target < 1000 ns", String(format: "%.3f", breakerNs / 1000))
+        row(
+            "circuit breaker decision (permission + outcome)", "lookout-bench decisions", String(format: "%.0f ns", breakerNs), "target < 1000 ns",
+            String(format: "%.3f", breakerNs / 1000))
         row("retry decision", "lookout-bench decisions", String(format: "%.0f ns", retryNs), "target < 1000 ns", String(format: "%.3f", retryNs / 1000))
         row("token bucket take", "lookout-bench decisions", String(format: "%.0f ns", bucketNs), "target < 1000 ns", String(format: "%.3f", bucketNs / 1000))
-        row("retry budget call + retry", "lookout-bench decisions", String(format: "%.0f ns", budgetNs), "target < 1000 ns", String(format: "%.3f", budgetNs / 1000))
+        row(
+            "retry budget call + retry", "lookout-bench decisions", String(format: "%.0f ns", budgetNs), "target < 1000 ns",
+            String(format: "%.3f", budgetNs / 1000))
     }
 
     /// Fresh-connection probes through the full resilient client: probes per second and CPU
@@ -153,4 +167,3 @@ enum LookoutBench {
         print("| \(name) | `\(command)` | \(figure) | \(reference) | \(ratio) |")
     }
 }
-

@@ -174,7 +174,7 @@ package final class AlertService: Sendable {
                 if batch.atMs != nowMs && waiting == 0 { logger.notice("alert changes stored after the database came back") }
                 noteStored(written, atMs: nowMs, notified: notifiedNow)
                 storedChanges += written
-            } catch where !StoreError.isTransient(error) {
+            } catch  where !StoreError.isTransient(error) {
                 // A batch the database will never take (a damaged page, say) must not hold back
                 // every later change: it is dropped, logged and counted.
                 let count = unstored.withLock { unstored -> Int in
@@ -189,18 +189,22 @@ package final class AlertService: Sendable {
                     return (!unstored.failing, unstored.batches.reduce(0) { $0 + $1.changes.count })
                 }
                 if first {
-                    logger.error("cannot store alert changes; they are kept in memory and stored in order when the database works again", metadata: [
-                        "error": "\(error)", "pending": "\(pending)",
-                    ])
+                    logger.error(
+                        "cannot store alert changes; they are kept in memory and stored in order when the database works again",
+                        metadata: [
+                            "error": "\(error)", "pending": "\(pending)",
+                        ])
                 }
                 break
             }
         }
         if unstored.withLock({ $0.batches.isEmpty }) { unstored.withLock { $0.failing = false } }
         var wrote = !storedChanges.isEmpty
-        let resolvedNow = Dictionary(storedChanges.compactMap { change -> (String, Alert)? in
-            if case .resolved(let alert) = change { return (alert.fingerprint, alert) } else { return nil }
-        }) { _, last in last }
+        let resolvedNow = Dictionary(
+            storedChanges.compactMap { change -> (String, Alert)? in
+                if case .resolved(let alert) = change { return (alert.fingerprint, alert) } else { return nil }
+            }
+        ) { _, last in last }
         // Alerts announced one by one after a full disk and still firing: their groups know.
         let stillFiring = Set(firing.map(\.fingerprint))
         let announced = lateFiring.filter { stillFiring.contains($0.fingerprint) }
@@ -241,7 +245,8 @@ package final class AlertService: Sendable {
                 let note = window.note.isEmpty ? window.window : window.note
                 holds[alert.fingerprint] = AlertHold(silenced: true, reason: "maintenance until \(Timestamp.rfc3339(window.endsAtMs)): \(note)")
             } else if let source = alert.source, let parents = blocked[source] {
-                holds[alert.fingerprint] = AlertHold(silenced: false, reason: "blocked by \(parents.joined(separator: ", ")), which \(parents.count == 1 ? "is" : "are") down")
+                holds[alert.fingerprint] = AlertHold(
+                    silenced: false, reason: "blocked by \(parents.joined(separator: ", ")), which \(parents.count == 1 ? "is" : "are") down")
             } else if alert.severity != "critical", let source = alert.source, let rule = critical[source] {
                 holds[alert.fingerprint] = AlertHold(silenced: false, reason: "held back by \(rule), which is critical")
             }
@@ -263,9 +268,11 @@ package final class AlertService: Sendable {
                     sent.removeValue(forKey: alert.fingerprint)
                 }
             }
-            logger.notice(alert.firing ? "alert firing" : "alert resolved", metadata: [
-                "alertname": "\(alert.rule)", "severity": "\(alert.severity)", "source": "\(alert.source ?? "")",
-            ])
+            logger.notice(
+                alert.firing ? "alert firing" : "alert resolved",
+                metadata: [
+                    "alertname": "\(alert.rule)", "severity": "\(alert.severity)", "source": "\(alert.source ?? "")",
+                ])
         }
     }
 

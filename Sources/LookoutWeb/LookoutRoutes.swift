@@ -62,7 +62,8 @@ package enum LookoutRoutes {
             if let problem = context.writer?.status.lastError ?? context.database?.unwritableReason {
                 return .text("Lookout is not ready: the database cannot be written (\(problem)).\n", status: 503)
             }
-            return monitor.registry.everySourceProbed ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
+            return monitor.registry.everySourceProbed
+                ? .text("Lookout is ready.\n") : .text("Lookout is not ready: the first round has not finished.\n", status: 503)
         }
         router.post("/-/reload") { request in
             if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
@@ -74,12 +75,23 @@ package enum LookoutRoutes {
             case .reloaded(let change):
                 AdminAuth.audit(request, context, "config reloaded", change.metadata)
                 func names(_ list: [String]) -> JSONText { .array(list.map { .string($0) }) }
-                return .json(JSONText.ordered([
-                    ("status", .string("reloaded")),
-                    ("sources", JSONText.ordered([("added", names(change.sourcesAdded)), ("removed", names(change.sourcesRemoved)), ("changed", names(change.sourcesChanged))])),
-                    ("hooks", JSONText.ordered([("added", names(change.hooksAdded)), ("removed", names(change.hooksRemoved)), ("changed", names(change.hooksChanged))])),
-                    ("restart_needed", names(change.needsRestart)),
-                ]).rendered)
+                return .json(
+                    JSONText.ordered([
+                        ("status", .string("reloaded")),
+                        (
+                            "sources",
+                            JSONText.ordered([
+                                ("added", names(change.sourcesAdded)), ("removed", names(change.sourcesRemoved)), ("changed", names(change.sourcesChanged)),
+                            ])
+                        ),
+                        (
+                            "hooks",
+                            JSONText.ordered([
+                                ("added", names(change.hooksAdded)), ("removed", names(change.hooksRemoved)), ("changed", names(change.hooksChanged)),
+                            ])
+                        ),
+                        ("restart_needed", names(change.needsRestart)),
+                    ]).rendered)
             }
         }
         return router

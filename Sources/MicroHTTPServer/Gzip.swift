@@ -12,7 +12,9 @@ public enum Gzip {
         for item in header.lowercased().split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.first == "gzip" || parts.first == "*" else { continue }
-            let refused = parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "").hasPrefix("q=0") && !$0.contains(where: { ("1"..."9").contains($0) }) }
+            let refused = parts.dropFirst().contains {
+                $0.replacingOccurrences(of: " ", with: "").hasPrefix("q=0") && !$0.contains(where: { ("1"..."9").contains($0) })
+            }
             return !refused
         }
         return false

@@ -213,7 +213,12 @@ public final class HTTPServer: Sendable {
         while (suspensions.value > 0 || !inFlight.withLock({ $0.isEmpty })) && ContinuousClock.now < drained {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        guard let handle = daemon.withLock({ state -> DaemonHandle? in defer { state = nil }; return state }) else {
+        guard
+            let handle = daemon.withLock({ state -> DaemonHandle? in
+                defer { state = nil }
+                return state
+            })
+        else {
             return
         }
         MHD_stop_daemon(handle.pointer)

@@ -162,17 +162,21 @@ final class RequestContext: @unchecked Sendable {
 
     private static func values(of connection: ConnectionHandle, kind: MHD_ValueKind) -> [(String, String)] {
         let collected = Collected()
-        _ = lookout_mhd_values(connection.pointer, kind, { cls, _, key, keySize, value, valueSize in
-            let collected = Unmanaged<Collected>.fromOpaque(cls!).takeUnretainedValue()
-            func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
-                guard let pointer else { return "" }
-                return pointer.withMemoryRebound(to: UInt8.self, capacity: count) { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
-            }
-            if key != nil {
-                collected.pairs.append((text(key, keySize), text(value, valueSize)))
-            }
-            return lookout_mhd_result(1)
-        }, Unmanaged.passUnretained(collected).toOpaque())
+        _ = lookout_mhd_values(
+            connection.pointer, kind,
+            { cls, _, key, keySize, value, valueSize in
+                let collected = Unmanaged<Collected>.fromOpaque(cls!).takeUnretainedValue()
+                func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
+                    guard let pointer else { return "" }
+                    return pointer.withMemoryRebound(to: UInt8.self, capacity: count) {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+                    }
+                }
+                if key != nil {
+                    collected.pairs.append((text(key, keySize), text(value, valueSize)))
+                }
+                return lookout_mhd_result(1)
+            }, Unmanaged.passUnretained(collected).toOpaque())
         return collected.pairs
     }
 }

@@ -309,4 +309,3 @@ public struct CircuitBreaker: Sendable, Equatable {
         return transition
     }
 }
-

@@ -49,9 +49,7 @@ extension Int64 {
         guard !value.isNaN else { return nil }
         let rounded = value.rounded()
         // 2^63 is exactly representable; every Double below it converts without trapping.
-        if rounded >= 9_223_372_036_854_775_808.0 { self = .max }
-        else if rounded <= -9_223_372_036_854_775_808.0 { self = .min }
-        else { self = Int64(rounded) }
+        if rounded >= 9_223_372_036_854_775_808.0 { self = .max } else if rounded <= -9_223_372_036_854_775_808.0 { self = .min } else { self = Int64(rounded) }
     }
 }
 

@@ -144,7 +144,8 @@ public struct Failure: Sendable, Equatable, Error {
             if let httpStatus { return "the upstream answered \(httpStatus) (timeout)." }
             return reason == "connect_timeout" ? "no connection could be made in time." : "no complete answer arrived in time."
         case .networkUnreachable:
-            return reason == "dns_failure" ? "the host name could not be resolved." : "the host could not be reached (\(reason.replacingOccurrences(of: "_", with: " ")))."
+            return reason == "dns_failure"
+                ? "the host name could not be resolved." : "the host could not be reached (\(reason.replacingOccurrences(of: "_", with: " ")))."
         case .serverError, .authError, .clientError, .rateLimited:
             if reason == "too_many_redirects" {
                 return "the server kept redirecting" + (httpStatus.map { " (the last answer was \($0))" } ?? "") + "."

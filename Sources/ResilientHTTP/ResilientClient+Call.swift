@@ -80,12 +80,13 @@ extension ResilientClient {
         }
 
         let now = nowMs()
-        let (permission, opening, openingState, trial) = withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition], PersistedBreaker?, Bool) in
-            let wasOpen = upstream.breaker.state == .open || upstream.breaker.state == .halfOpen
-            let answer = upstream.breaker.acquirePermission(nowMs: now, trial: request.breakerTrial)
-            if answer.0 == .permitted { upstream.budget.recordCall(nowMs: now) }
-            return (answer.0, answer.1, answer.1.isEmpty ? nil : upstream.breaker.persisted, wasOpen && answer.0 == .permitted)
-        } ?? (.permitted, [], nil, false)
+        let (permission, opening, openingState, trial) =
+            withUpstream(name) { upstream -> (BreakerPermission, [BreakerTransition], PersistedBreaker?, Bool) in
+                let wasOpen = upstream.breaker.state == .open || upstream.breaker.state == .halfOpen
+                let answer = upstream.breaker.acquirePermission(nowMs: now, trial: request.breakerTrial)
+                if answer.0 == .permitted { upstream.budget.recordCall(nowMs: now) }
+                return (answer.0, answer.1, answer.1.isEmpty ? nil : upstream.breaker.persisted, wasOpen && answer.0 == .permitted)
+            } ?? (.permitted, [], nil, false)
         if let openingState {
             for transition in opening { emit(.breakerTransition(upstream: name, transition, state: openingState)) }
         }
@@ -144,7 +145,8 @@ extension ResilientClient {
             // up the transfer thread, and with it the timing of every other transfer, when this
             // task prefers it; on the shared pool it would hold up health checks and scrapes. It
             // is judged on a thread of its own.
-            let failure = result.body.count > ResilientClient.inlineJudgementBytes
+            let failure =
+                result.body.count > ResilientClient.inlineJudgementBytes
                 ? await withTaskExecutorPreference(CheckThread.shared) { judge() }
                 : judge()
             if let drainUntil = ResilientClient.quotaReset(result, nowMs: nowMs()) {
@@ -197,11 +199,12 @@ extension ResilientClient {
 
         if !outcome.cancelled {
             let category = outcome.failure?.category
-            let (transitions, saved) = withUpstream(name) { upstream -> ([BreakerTransition], PersistedBreaker) in
-                let transitions = upstream.breaker.record(
-                    failure: category, nowMs: nowMs(), random: random(), countsAsFailure: breakerCountsFailures)
-                return (transitions, upstream.breaker.persisted)
-            } ?? ([], nil)
+            let (transitions, saved) =
+                withUpstream(name) { upstream -> ([BreakerTransition], PersistedBreaker) in
+                    let transitions = upstream.breaker.record(
+                        failure: category, nowMs: nowMs(), random: random(), countsAsFailure: breakerCountsFailures)
+                    return (transitions, upstream.breaker.persisted)
+                } ?? ([], nil)
             if let saved {
                 outcome.breaker = saved
                 for transition in transitions { emit(.breakerTransition(upstream: name, transition, state: saved)) }

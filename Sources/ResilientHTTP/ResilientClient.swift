@@ -70,11 +70,12 @@ public final class ResilientClient: Sendable {
     func registered(_ name: String, _ policy: UpstreamPolicy, updating: Bool = true) -> UpstreamState {
         let (state, isNew) = upstreams.withLock { upstreams -> (UpstreamState, Bool) in
             if let existing = upstreams[name] { return (existing, false) }
-            let state = UpstreamState(Upstream(
-                policy: policy, breaker: CircuitBreaker(settings: policy.breaker),
-                bucket: policy.rateLimit.map(ResilientClient.bucket),
-                budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
-                tokens: tokenStore(name, policy.auth)))
+            let state = UpstreamState(
+                Upstream(
+                    policy: policy, breaker: CircuitBreaker(settings: policy.breaker),
+                    bucket: policy.rateLimit.map(ResilientClient.bucket),
+                    budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
+                    tokens: tokenStore(name, policy.auth)))
             upstreams[name] = state
             return (state, true)
         }
@@ -116,15 +117,19 @@ public final class ResilientClient: Sendable {
     @discardableResult
     public func breaker(upstream name: String, _ action: BreakerAction) -> Bool {
         let now = nowMs()
-        guard let (transitions, saved) = withUpstream(name, { upstream -> ([BreakerTransition], PersistedBreaker) in
-            let transitions: [BreakerTransition]
-            switch action {
-            case .reset: transitions = upstream.breaker.reset(nowMs: now)
-            case .forceOpen: transitions = upstream.breaker.forceOpen(nowMs: now)
-            case .disable: transitions = upstream.breaker.disable(nowMs: now)
-            }
-            return (transitions, upstream.breaker.persisted)
-        }) else { return false }
+        guard
+            let (transitions, saved) = withUpstream(
+                name,
+                { upstream -> ([BreakerTransition], PersistedBreaker) in
+                    let transitions: [BreakerTransition]
+                    switch action {
+                    case .reset: transitions = upstream.breaker.reset(nowMs: now)
+                    case .forceOpen: transitions = upstream.breaker.forceOpen(nowMs: now)
+                    case .disable: transitions = upstream.breaker.disable(nowMs: now)
+                    }
+                    return (transitions, upstream.breaker.persisted)
+                })
+        else { return false }
         for transition in transitions { emit(.breakerTransition(upstream: name, transition, state: saved)) }
         return true
     }

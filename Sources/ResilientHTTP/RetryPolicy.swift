@@ -112,4 +112,3 @@ public struct RetryPolicy: Sendable, Equatable {
         return .retry(after: wait)
     }
 }
-

@@ -59,7 +59,10 @@ public enum ServerWait {
     static func httpDate(_ value: String) -> Date? {
         let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
         let words = value.lowercased().split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" || $0 == "\t" }).map(String.init)
-        var day: Int?, month: Int?, year: Int?, time: [Int]?
+        var day: Int?
+        var month: Int?
+        var year: Int?
+        var time: [Int]?
         for word in words.dropFirst() {  // the first word is the weekday
             if let index = months.firstIndex(of: word) {
                 month = index + 1
@@ -70,10 +73,17 @@ public enum ServerWait {
             } else if word == "gmt" || word == "utc" {
                 continue
             } else if word.count <= 4, word.allSatisfy(\.isASCII), let number = Int(word) {
-                if day == nil && month == nil && word.count <= 2 { day = number }  // IMF and RFC 850: day first
-                else if day == nil && month != nil && word.count <= 2 && time == nil { day = number }  // asctime: "Nov  6"
-                else if year == nil { year = word.count == 2 ? (number < 70 ? 2000 + number : 1900 + number) : number }
-                else { return nil }
+                if day == nil && month == nil && word.count <= 2 {
+                    day = number
+                }  // IMF and RFC 850: day first
+                else if day == nil && month != nil && word.count <= 2 && time == nil {
+                    day = number
+                }  // asctime: "Nov  6"
+                else if year == nil {
+                    year = word.count == 2 ? (number < 70 ? 2000 + number : 1900 + number) : number
+                } else {
+                    return nil
+                }
             } else {
                 return nil
             }

@@ -60,13 +60,15 @@ actor TokenStore {
         case .bearerToken(let token):
             return .success((token, nil))
         case .oauth2(let client):
-            var form = "grant_type=client_credentials&client_id=\(TokenStore.formEncode(client.clientID))"
+            var form =
+                "grant_type=client_credentials&client_id=\(TokenStore.formEncode(client.clientID))"
                 + "&client_secret=\(TokenStore.formEncode(client.clientSecret))"
             if !client.scopes.isEmpty { form += "&scope=\(TokenStore.formEncode(client.scopes.joined(separator: " ")))" }
-            let result = await transport.perform(TransferRequest(
-                url: client.tokenURL, method: "POST",
-                headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-                body: Array(form.utf8), timeout: .seconds(10), freshConnection: false, maxResponseBytes: 64 * 1024))
+            let result = await transport.perform(
+                TransferRequest(
+                    url: client.tokenURL, method: "POST",
+                    headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+                    body: Array(form.utf8), timeout: .seconds(10), freshConnection: false, maxResponseBytes: 64 * 1024))
             if let failure = FailureClassifier.classify(result) {
                 let said = failure.serverMessage.map { ": \($0)" } ?? ""
                 return .failure(TokenStore.refreshFailed("the token endpoint failed with \(failure.reason)\(said)", status: failure.httpStatus))

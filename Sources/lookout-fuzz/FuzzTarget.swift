@@ -31,7 +31,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     func run(_ data: [UInt8]) {
         switch self {
         case .config:
-            _ = try? ConfigLoader.parse(String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x", "EMPTY": ""])
+            _ = try? ConfigLoader.parse(
+                String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x", "EMPTY": ""])
         case .alertExpression:
             if let expression = try? AlertExpressionParser.parse(String(decoding: data, as: UTF8.self)) {
                 _ = expression.holds { _, _ in 1 }
@@ -68,7 +69,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .serverWait:
             let text = String(decoding: data, as: UTF8.self)
             for wait in [ServerWait.retryAfter(text, now: Date()), ServerWait.rateLimitReset(text)] {
-                if let wait { precondition(wait >= .zero && wait <= .longest); _ = wait.totalMilliseconds }
+                if let wait {
+                    precondition(wait >= .zero && wait <= .longest)
+                    _ = wait.totalMilliseconds
+                }
             }
             _ = ServerWait.rateLimitRemaining(text)
             let result = TransferResult(httpStatus: 429, headers: [("Retry-After", text), ("RateLimit", text), ("RateLimit-Reset", text)])

@@ -38,10 +38,12 @@ final class HTTPRequestFuzzing: @unchecked Sendable {
 
     static func makeRouter() -> Router {
         let logger = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
-        var config = LookoutConfig(database: ":memory:", sources: [
-            SourceConfig(name: "acme", kind: .json, url: "http://127.0.0.1:1/acme", interval: .seconds(3600), timeout: .seconds(1)),
-            SourceConfig(name: "feed", kind: .rss, url: "http://127.0.0.1:1/feed", interval: .seconds(3600), timeout: .seconds(1)),
-        ])
+        var config = LookoutConfig(
+            database: ":memory:",
+            sources: [
+                SourceConfig(name: "acme", kind: .json, url: "http://127.0.0.1:1/acme", interval: .seconds(3600), timeout: .seconds(1)),
+                SourceConfig(name: "feed", kind: .rss, url: "http://127.0.0.1:1/feed", interval: .seconds(3600), timeout: .seconds(1)),
+            ])
         config.adminToken = "fuzz-token"
         config.probeModules = ["http_2xx": ProbeModule(kind: .http, timeout: .seconds(1), allow: [#"http://127\.0\.0\.1:1/.*"#])]
         let database = try! LookoutDatabase(path: ":memory:")
@@ -103,6 +105,7 @@ final class HTTPRequestFuzzing: @unchecked Sendable {
             guard let colon = header.firstIndex(of: ":") else { continue }
             headers.add(String(header[..<colon]), String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
-        return HTTPRequest(method: method.isEmpty ? "GET" : method, path: path.isEmpty ? "/" : path, query: query, headers: headers, body: body, remoteAddress: "127.0.0.1")
+        return HTTPRequest(
+            method: method.isEmpty ? "GET" : method, path: path.isEmpty ? "/" : path, query: query, headers: headers, body: body, remoteAddress: "127.0.0.1")
     }
 }

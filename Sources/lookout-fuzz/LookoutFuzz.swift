@@ -4,16 +4,17 @@ import Foundation
 import ResilientHTTP
 
 #if LOOKOUT_FUZZ
-/// libFuzzer's entry for programs with their own `main` (clang's FuzzerInterface.h).
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
+    /// libFuzzer's entry for programs with their own `main` (clang's FuzzerInterface.h).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    ) -> Int32
 
-/// The target libFuzzer drives; set once before the driver starts, read on its one thread.
-nonisolated(unsafe) var selected = FuzzTarget.config
+    /// The target libFuzzer drives; set once before the driver starts, read on its one thread.
+    nonisolated(unsafe) var selected = FuzzTarget.config
 #endif
 
 @main
@@ -37,27 +38,27 @@ struct LookoutFuzz {
         }
         arguments.remove(at: 1)
         #if LOOKOUT_FUZZ
-        selected = target
-        var argc = Int32(arguments.count)
-        var argv = arguments.map { strdup($0) } + [nil]
-        let status = argv.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var pointer = buffer.baseAddress
-            return LLVMFuzzerRunDriver(&argc, &pointer) { data, size in
-                selected.run(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
-                return 0
+            selected = target
+            var argc = Int32(arguments.count)
+            var argv = arguments.map { strdup($0) } + [nil]
+            let status = argv.withUnsafeMutableBufferPointer { buffer -> Int32 in
+                var pointer = buffer.baseAddress
+                return LLVMFuzzerRunDriver(&argc, &pointer) { data, size in
+                    selected.run(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+                    return 0
+                }
             }
-        }
-        exit(status)
+            exit(status)
         #else
-        var count = 0
-        for path in arguments.dropFirst() {
-            for file in files(at: path) {
-                guard let data = FileManager.default.contents(atPath: file) else { continue }
-                target.run(Array(data))
-                count += 1
+            var count = 0
+            for path in arguments.dropFirst() {
+                for file in files(at: path) {
+                    guard let data = FileManager.default.contents(atPath: file) else { continue }
+                    target.run(Array(data))
+                    count += 1
+                }
             }
-        }
-        print("\(target.rawValue): \(count) input\(count == 1 ? "" : "s") replayed, none crashed")
+            print("\(target.rawValue): \(count) input\(count == 1 ? "" : "s") replayed, none crashed")
         #endif
     }
 

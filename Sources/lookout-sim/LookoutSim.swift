@@ -1,9 +1,9 @@
 // lookout-sim: a deterministic, fault-injecting upstream for Lookout's tests, benchmarks and demo.
 import ArgumentParser
 import Foundation
-import ResilientHTTP
 import LookoutCore
 import MicroHTTPServer
+import ResilientHTTP
 
 @main
 struct LookoutSim: AsyncParsableCommand {
@@ -38,8 +38,9 @@ struct LookoutSim: AsyncParsableCommand {
         }
         let simulator = Simulator()
         let server = HTTPServer(
-            configuration: .init(host: host, port: port, connectionLimit: 4096, connectionTimeoutSeconds: 30,
-                                 maxRequestBodyBytes: 4 << 20, tls: tls),
+            configuration: .init(
+                host: host, port: port, connectionLimit: 4096, connectionTimeoutSeconds: 30,
+                maxRequestBodyBytes: 4 << 20, tls: tls),
             router: simulator.router())
         do {
             try server.start()

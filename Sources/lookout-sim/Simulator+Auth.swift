@@ -26,9 +26,11 @@ extension Simulator {
     func protected(_ request: HTTPRequest) async -> HTTPResponse {
         let header = request.headers["Authorization"] ?? ""
         let token = header.hasPrefix("Bearer ") ? String(header.dropFirst("Bearer ".count)) : ""
-        let live = token == Simulator.staticToken || state.withLock { state in
-            state.tokens[token].map { $0 > Date() } ?? false
-        }
+        let live =
+            token == Simulator.staticToken
+            || state.withLock { state in
+                state.tokens[token].map { $0 > Date() } ?? false
+            }
         guard live else {
             var response = HTTPResponse.json(#"{"error":"invalid_token","error_description":"missing or expired token"}"#, status: 401)
             response.headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#)

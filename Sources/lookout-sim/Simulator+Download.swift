@@ -32,19 +32,21 @@ extension Simulator {
             "X-Content-SHA256": digest(total: total, seed: seed),
         ]
         if let range { headers.set("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/\(total)") }
-        return HTTPResponse(status: range == nil ? 200 : 206, headers: headers, body: .stream(contentLength: end - start) { writer in
-            var offset = start
-            while offset < end {
-                let chunkEnd = min(end, offset + 64 * 1024)
-                if let truncateAt, truncateAt > start, truncateAt >= offset, truncateAt < chunkEnd {
-                    try await writer.write(Simulator.bytes(seed: seed, from: offset, to: truncateAt, corruptAt: corrupt ? total / 2 : nil))
-                    writer.abort()
-                    return
+        return HTTPResponse(
+            status: range == nil ? 200 : 206, headers: headers,
+            body: .stream(contentLength: end - start) { writer in
+                var offset = start
+                while offset < end {
+                    let chunkEnd = min(end, offset + 64 * 1024)
+                    if let truncateAt, truncateAt > start, truncateAt >= offset, truncateAt < chunkEnd {
+                        try await writer.write(Simulator.bytes(seed: seed, from: offset, to: truncateAt, corruptAt: corrupt ? total / 2 : nil))
+                        writer.abort()
+                        return
+                    }
+                    try await writer.write(Simulator.bytes(seed: seed, from: offset, to: chunkEnd, corruptAt: corrupt ? total / 2 : nil))
+                    offset = chunkEnd
                 }
-                try await writer.write(Simulator.bytes(seed: seed, from: offset, to: chunkEnd, corruptAt: corrupt ? total / 2 : nil))
-                offset = chunkEnd
-            }
-        })
+            })
     }
 
     /// The SHA-256 of the uncorrupted file, computed once per size and seed.

@@ -27,7 +27,8 @@ extension Simulator {
             return response
         }
         let object = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
-        let problem = request.headers["Content-Type"]?.hasPrefix("application/json") != true
+        let problem =
+            request.headers["Content-Type"]?.hasPrefix("application/json") != true
             ? "Content-Type is not application/json" : object.map(check) ?? "the body is not a JSON object"
         delivery.problem = problem
         state.withLock { $0.webhooks.append(delivery) }
@@ -43,88 +44,102 @@ extension Simulator {
     /// Slack: `text` and/or blocks (here inside attachments); header text ≤ 150, section text
     /// ≤ 3,000; answers `ok` or `invalid_blocks` / `invalid_payload` (plain text).
     func slack(_ request: HTTPRequest) async -> HTTPResponse {
-        receive(request, check: { body in
-            guard body["text"] is String || body["blocks"] != nil || body["attachments"] != nil else { return "no text, blocks or attachments" }
-            let attachments = body["attachments"] as? [[String: Any]] ?? []
-            for block in (body["blocks"] as? [[String: Any]] ?? []) + attachments.flatMap({ $0["blocks"] as? [[String: Any]] ?? [] }) {
-                let text = (block["text"] as? [String: Any])?["text"]
-                switch block["type"] as? String {
-                case "header": if !Simulator.text(text, max: 150) { return "header text missing or over 150 characters" }
-                case "section": if !Simulator.text(text, max: 3000) { return "section text missing or over 3000 characters" }
-                case "actions", "context", "divider": continue
-                default: return "unknown block type \(block["type"] ?? "nil")"
+        receive(
+            request,
+            check: { body in
+                guard body["text"] is String || body["blocks"] != nil || body["attachments"] != nil else { return "no text, blocks or attachments" }
+                let attachments = body["attachments"] as? [[String: Any]] ?? []
+                for block in (body["blocks"] as? [[String: Any]] ?? []) + attachments.flatMap({ $0["blocks"] as? [[String: Any]] ?? [] }) {
+                    let text = (block["text"] as? [String: Any])?["text"]
+                    switch block["type"] as? String {
+                    case "header": if !Simulator.text(text, max: 150) { return "header text missing or over 150 characters" }
+                    case "section": if !Simulator.text(text, max: 3000) { return "section text missing or over 3000 characters" }
+                    case "actions", "context", "divider": continue
+                    default: return "unknown block type \(block["type"] ?? "nil")"
+                    }
                 }
-            }
-            return nil
-        }, rejected: { _ in .text("invalid_blocks", status: 400) }, accepted: { _ in .text("ok") })
+                return nil
+            }, rejected: { _ in .text("invalid_blocks", status: 400) }, accepted: { _ in .text("ok") })
     }
 
     /// Teams Workflows: a message with Adaptive Card attachments; answers 202.
     func teams(_ request: HTTPRequest) async -> HTTPResponse {
-        receive(request, check: { body in
-            guard body["type"] as? String == "message", let attachments = body["attachments"] as? [[String: Any]], !attachments.isEmpty else {
-                return "not a message with attachments"
-            }
-            for attachment in attachments {
-                guard attachment["contentType"] as? String == "application/vnd.microsoft.card.adaptive",
-                    let card = attachment["content"] as? [String: Any], card["type"] as? String == "AdaptiveCard", card["version"] is String,
-                    let blocks = card["body"] as? [[String: Any]], !blocks.isEmpty
-                else { return "attachment is not an Adaptive Card" }
-            }
-            return nil
-        }, rejected: { problem in .json(Simulator.jsonText(["error": ["code": "BadRequest", "message": problem]]), status: 400) },
-           accepted: { _ in HTTPResponse(status: 202) })
+        receive(
+            request,
+            check: { body in
+                guard body["type"] as? String == "message", let attachments = body["attachments"] as? [[String: Any]], !attachments.isEmpty else {
+                    return "not a message with attachments"
+                }
+                for attachment in attachments {
+                    guard attachment["contentType"] as? String == "application/vnd.microsoft.card.adaptive",
+                        let card = attachment["content"] as? [String: Any], card["type"] as? String == "AdaptiveCard", card["version"] is String,
+                        let blocks = card["body"] as? [[String: Any]], !blocks.isEmpty
+                    else { return "attachment is not an Adaptive Card" }
+                }
+                return nil
+            }, rejected: { problem in .json(Simulator.jsonText(["error": ["code": "BadRequest", "message": problem]]), status: 400) },
+            accepted: { _ in HTTPResponse(status: 202) })
     }
 
     /// PagerDuty Events API v2: routing_key, event_action, dedup_key ≤ 255; a trigger needs
     /// payload.summary ≤ 1024, source and severity; answers 202 with the dedup_key.
     func pagerDuty(_ request: HTTPRequest) async -> HTTPResponse {
-        receive(request, check: { body in
-            guard Simulator.text(body["routing_key"], max: 64) else { return "routing_key is missing" }
-            guard let action = body["event_action"] as? String, ["trigger", "acknowledge", "resolve"].contains(action) else { return "event_action is invalid" }
-            if let key = body["dedup_key"], !Simulator.text(key, max: 255) { return "dedup_key is over 255 characters" }
-            if action != "trigger" { return body["dedup_key"] == nil ? "dedup_key is required to \(action)" : nil }
-            guard let payload = body["payload"] as? [String: Any] else { return "payload is missing" }
-            guard Simulator.text(payload["summary"], max: 1024) else { return "payload.summary is missing or over 1024 characters" }
-            guard Simulator.text(payload["source"], max: 255) else { return "payload.source is missing" }
-            guard let severity = payload["severity"] as? String, ["critical", "error", "warning", "info"].contains(severity) else {
-                return "payload.severity must be critical, error, warning or info"
-            }
-            return nil
-        }, rejected: { problem in
-            .json(Simulator.jsonText(["status": "invalid event", "message": "Event object is invalid", "errors": [problem]]), status: 400)
-        }, accepted: { body in
-            .json(Simulator.jsonText(["status": "success", "message": "Event processed", "dedup_key": body["dedup_key"] as? String ?? ""]), status: 202)
-        })
+        receive(
+            request,
+            check: { body in
+                guard Simulator.text(body["routing_key"], max: 64) else { return "routing_key is missing" }
+                guard let action = body["event_action"] as? String, ["trigger", "acknowledge", "resolve"].contains(action) else {
+                    return "event_action is invalid"
+                }
+                if let key = body["dedup_key"], !Simulator.text(key, max: 255) { return "dedup_key is over 255 characters" }
+                if action != "trigger" { return body["dedup_key"] == nil ? "dedup_key is required to \(action)" : nil }
+                guard let payload = body["payload"] as? [String: Any] else { return "payload is missing" }
+                guard Simulator.text(payload["summary"], max: 1024) else { return "payload.summary is missing or over 1024 characters" }
+                guard Simulator.text(payload["source"], max: 255) else { return "payload.source is missing" }
+                guard let severity = payload["severity"] as? String, ["critical", "error", "warning", "info"].contains(severity) else {
+                    return "payload.severity must be critical, error, warning or info"
+                }
+                return nil
+            },
+            rejected: { problem in
+                .json(Simulator.jsonText(["status": "invalid event", "message": "Event object is invalid", "errors": [problem]]), status: 400)
+            },
+            accepted: { body in
+                .json(Simulator.jsonText(["status": "success", "message": "Event processed", "dedup_key": body["dedup_key"] as? String ?? ""]), status: 202)
+            })
     }
 
     /// Discord: content ≤ 2,000, at most 10 embeds (title ≤ 256, description ≤ 4,096, fields ≤ 25,
     /// colour a number); answers 204.
     func discord(_ request: HTTPRequest) async -> HTTPResponse {
-        receive(request, check: { body in
-            if let content = body["content"], !Simulator.text(content, max: 2000) { return "content is over 2000 characters" }
-            let embeds = body["embeds"] as? [[String: Any]] ?? []
-            guard body["content"] != nil || !embeds.isEmpty else { return "Cannot send an empty message" }
-            guard embeds.count <= 10 else { return "more than 10 embeds" }
-            for embed in embeds {
-                if let title = embed["title"], !Simulator.text(title, max: 256) { return "embed title over 256 characters" }
-                if let description = embed["description"], !Simulator.text(description, max: 4096) { return "embed description over 4096 characters" }
-                if let color = embed["color"], !(color is NSNumber) { return "embed color is not a number" }
-                if (embed["fields"] as? [Any] ?? []).count > 25 { return "more than 25 fields" }
-            }
-            return nil
-        }, rejected: { _ in .json(#"{"code": 50035, "message": "Invalid Form Body"}"#, status: 400) }, accepted: { _ in HTTPResponse(status: 204) })
+        receive(
+            request,
+            check: { body in
+                if let content = body["content"], !Simulator.text(content, max: 2000) { return "content is over 2000 characters" }
+                let embeds = body["embeds"] as? [[String: Any]] ?? []
+                guard body["content"] != nil || !embeds.isEmpty else { return "Cannot send an empty message" }
+                guard embeds.count <= 10 else { return "more than 10 embeds" }
+                for embed in embeds {
+                    if let title = embed["title"], !Simulator.text(title, max: 256) { return "embed title over 256 characters" }
+                    if let description = embed["description"], !Simulator.text(description, max: 4096) { return "embed description over 4096 characters" }
+                    if let color = embed["color"], !(color is NSNumber) { return "embed color is not a number" }
+                    if (embed["fields"] as? [Any] ?? []).count > 25 { return "more than 25 fields" }
+                }
+                return nil
+            }, rejected: { _ in .json(#"{"code": 50035, "message": "Invalid Form Body"}"#, status: 400) }, accepted: { _ in HTTPResponse(status: 204) })
     }
 
     /// ntfy JSON publishing: topic and message; priority 1–5; answers the message event.
     func ntfy(_ request: HTTPRequest) async -> HTTPResponse {
-        receive(request, check: { body in
-            guard Simulator.text(body["topic"], max: 64) else { return "topic is missing" }
-            guard Simulator.text(body["message"], max: 4096) else { return "message is missing" }
-            if let priority = body["priority"] as? Int, !(1...5).contains(priority) { return "priority must be 1 to 5" }
-            return nil
-        }, rejected: { problem in .json(Simulator.jsonText(["code": 40001, "http": 400, "error": problem]), status: 400) },
-           accepted: { body in .json(Simulator.jsonText(["id": "sim", "event": "message", "topic": body["topic"] as? String ?? ""])) })
+        receive(
+            request,
+            check: { body in
+                guard Simulator.text(body["topic"], max: 64) else { return "topic is missing" }
+                guard Simulator.text(body["message"], max: 4096) else { return "message is missing" }
+                if let priority = body["priority"] as? Int, !(1...5).contains(priority) { return "priority must be 1 to 5" }
+                return nil
+            }, rejected: { problem in .json(Simulator.jsonText(["code": 40001, "http": 400, "error": problem]), status: 400) },
+            accepted: { body in .json(Simulator.jsonText(["id": "sim", "event": "message", "topic": body["topic"] as? String ?? ""])) })
     }
 
     func throttleProviders(_ request: HTTPRequest) async -> HTTPResponse {

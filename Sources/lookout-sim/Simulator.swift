@@ -53,11 +53,14 @@ final class Simulator: Sendable {
             ("GET", "/redirect", redirect),
             // A gzip body whatever was asked (1,200 bytes of text uncompressed), for what a
             // client that asked for no encoding, or one, counts and decodes.
-            ("GET", "/gzip", { _ in
-                let text = Array(String(repeating: "lookout-sim gzip\n", count: 75).utf8)
-                guard let compressed = text.withUnsafeBytes({ Gzip.compress($0) }) else { return .text("cannot compress", status: 500) }
-                return HTTPResponse(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .owned(compressed))
-            }),
+            (
+                "GET", "/gzip",
+                { _ in
+                    let text = Array(String(repeating: "lookout-sim gzip\n", count: 75).utf8)
+                    guard let compressed = text.withUnsafeBytes({ Gzip.compress($0) }) else { return .text("cannot compress", status: 500) }
+                    return HTTPResponse(headers: ["Content-Encoding": "gzip", "Content-Type": "text/plain"], body: .owned(compressed))
+                }
+            ),
             ("GET", "/gzip-bomb/:bytes", gzipBomb),
             // A fixed Last-Modified, for probe_http_last_modified_timestamp_seconds (1445412480).
             ("GET", "/last-modified", { _ in HTTPResponse(headers: ["Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"], body: .bytes(Array("ok\n".utf8))) }),
@@ -170,15 +173,17 @@ final class Simulator: Sendable {
         let bytes = max(0, request.intQuery("bytes") ?? 1024)
         let milliseconds = max(0, request.intQuery("ms") ?? 1000)
         let pieces = max(1, min(bytes, 20))
-        return HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: .stream(contentLength: UInt64(bytes)) { writer in
-            var sent = 0
-            for piece in 0..<pieces {
-                let end = bytes * (piece + 1) / pieces
-                try await Task.sleep(for: .milliseconds(milliseconds / pieces))
-                try await writer.write([UInt8](repeating: UInt8(ascii: "."), count: end - sent))
-                sent = end
-            }
-        })
+        return HTTPResponse(
+            headers: ["Content-Type": "application/octet-stream"],
+            body: .stream(contentLength: UInt64(bytes)) { writer in
+                var sent = 0
+                for piece in 0..<pieces {
+                    let end = bytes * (piece + 1) / pieces
+                    try await Task.sleep(for: .milliseconds(milliseconds / pieces))
+                    try await writer.write([UInt8](repeating: UInt8(ascii: "."), count: end - sent))
+                    sent = end
+                }
+            })
     }
 
     func redirect(_ request: HTTPRequest) async -> HTTPResponse {

@@ -70,7 +70,10 @@ struct ProbeReport {
             ("category", string(failure?.category.rawValue)), ("reason", string(failure?.reason)),
             ("http_status", result.httpStatus.map(String.init) ?? "null"), ("attempts", "\(result.attempts)"),
             ("duration_seconds", number(result.durationSeconds)),
-            ("phases", "{\"dns\":\(number(phases.dns)),\"connect\":\(number(phases.connect)),\"tls\":\(number(phases.tls)),\"ttfb\":\(number(phases.ttfb)),\"transfer\":\(number(phases.transfer))}"),
+            (
+                "phases",
+                "{\"dns\":\(number(phases.dns)),\"connect\":\(number(phases.connect)),\"tls\":\(number(phases.tls)),\"ttfb\":\(number(phases.ttfb)),\"transfer\":\(number(phases.transfer))}"
+            ),
             ("bytes", "\(result.bytes)"), ("message", string(result.message)),
             ("recovery", string(failure?.recoverySuggestion)), ("server_message", string(failure?.serverMessage)),
             ("sha256", string(result.download?.sha256)),

@@ -107,10 +107,12 @@ struct Serve: AsyncParsableCommand {
         let outbox = OutboxDeliverer(hooks: { monitor.config.hooks }, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
         alerts.onStored { outbox.poke() }
         if let reason = database.unwritableReason {
-            logger.error("cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened", metadata: [
-                "database": "\(database.path)", "error": "\(reason)",
-                "saved_state": "\(database.standInReadTheFile ? "read from the file" : "not readable: starting without it")",
-            ])
+            logger.error(
+                "cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened",
+                metadata: [
+                    "database": "\(database.path)", "error": "\(reason)",
+                    "saved_state": "\(database.standInReadTheFile ? "read from the file" : "not readable: starting without it")",
+                ])
         }
         // What was saved before a restart; a damaged file loses this, not the service. The
         // registry lists the sources first, so the history of sources no longer configured
@@ -141,10 +143,12 @@ struct Serve: AsyncParsableCommand {
             }
         }
         if let gap {
-            logger.warning("Lookout was not running; nothing was probed in between", metadata: [
-                "from": "\(Timestamp.rfc3339(gap.fromMs))", "to": "\(Timestamp.rfc3339(gap.toMs))",
-                "for": "\(ConfigValues.format(.seconds(gap.durationMs / 1000)))",
-            ])
+            logger.warning(
+                "Lookout was not running; nothing was probed in between",
+                metadata: [
+                    "from": "\(Timestamp.rfc3339(gap.fromMs))", "to": "\(Timestamp.rfc3339(gap.toMs))",
+                    "for": "\(ConfigValues.format(.seconds(gap.durationMs / 1000)))",
+                ])
         }
         syncSources(loaded)
         monitor.beforeApplying(syncSources)
@@ -153,7 +157,8 @@ struct Serve: AsyncParsableCommand {
         // unless Lookout was not running for a while: what happened meanwhile is not known. When
         // they cannot be read, the first write that works clears them, before this run's.
         do {
-            let outages = database.unwritableReason == nil
+            let outages =
+                database.unwritableReason == nil
                 ? try writer.loadOutages(sources: monitor.ownSources.map(\.name), forget: gap != nil || !runRecorded) : nil
             if outages == nil { writer.enqueue(.forgetOutages) }
             for outage in outages ?? [] {
@@ -212,41 +217,48 @@ struct Serve: AsyncParsableCommand {
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
             .init(service: RunningPart("peers") { await peers.run() }),
             // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
-            .init(service: RunningPart("config-watch") {
-                await ConfigWatcher(path: config).run {
-                    logger.info("config file changed; reloading", metadata: ["config": "\(config)"])
-                    monitor.reloadConfig()
-                }
-            }),
-            .init(service: RunningPart("database-reopen") {
-                guard database.unwritableReason != nil else { return }
-                await database.reopenWhenWritable {
-                    logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
-                }
-                guard database.unwritableReason == nil else { return }
-                // What the file holds from before this start, unless it was read at start
-                // (taken back twice, a firing alert would be two episodes, one firing for
-                // ever): firing alerts and silences (so a silenced alert stays quiet), and
-                // whether the file is sound.
-                if !database.standInReadTheFile {
-                    do { try alerts.restore() } catch {
-                        logger.error("cannot read the saved alerts", metadata: ["error": "\(error)"])
+            .init(
+                service: RunningPart("config-watch") {
+                    await ConfigWatcher(path: config).run {
+                        logger.info("config file changed; reloading", metadata: ["config": "\(config)"])
+                        monitor.reloadConfig()
                     }
-                }
-                if case .damaged(let problems) = await database.checkIntegrity() {
-                    logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
-                        "database": "\(database.path)", "quick_check": "\(problems)",
-                    ])
-                }
-            }),
-            .init(service: RunningPart("integrity-check") {
-                guard database.unwritableReason == nil else { return }  // checked once the file opens
-                if case .damaged(let problems) = await database.checkIntegrity() {
-                    logger.error("the database is damaged; probing and serving go on (run lookout db check, or restore a backup)", metadata: [
-                        "database": "\(database.path)", "quick_check": "\(problems)",
-                    ])
-                }
-            }),
+                }),
+            .init(
+                service: RunningPart("database-reopen") {
+                    guard database.unwritableReason != nil else { return }
+                    await database.reopenWhenWritable {
+                        logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
+                    }
+                    guard database.unwritableReason == nil else { return }
+                    // What the file holds from before this start, unless it was read at start
+                    // (taken back twice, a firing alert would be two episodes, one firing for
+                    // ever): firing alerts and silences (so a silenced alert stays quiet), and
+                    // whether the file is sound.
+                    if !database.standInReadTheFile {
+                        do { try alerts.restore() } catch {
+                            logger.error("cannot read the saved alerts", metadata: ["error": "\(error)"])
+                        }
+                    }
+                    if case .damaged(let problems) = await database.checkIntegrity() {
+                        logger.error(
+                            "the database is damaged; probing and serving go on (run lookout db check, or restore a backup)",
+                            metadata: [
+                                "database": "\(database.path)", "quick_check": "\(problems)",
+                            ])
+                    }
+                }),
+            .init(
+                service: RunningPart("integrity-check") {
+                    guard database.unwritableReason == nil else { return }  // checked once the file opens
+                    if case .damaged(let problems) = await database.checkIntegrity() {
+                        logger.error(
+                            "the database is damaged; probing and serving go on (run lookout db check, or restore a backup)",
+                            metadata: [
+                                "database": "\(database.path)", "quick_check": "\(problems)",
+                            ])
+                    }
+                }),
             .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
         ]
         // Also when the start could not be recorded: the heartbeat records the run once it can.

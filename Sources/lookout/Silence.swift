@@ -82,7 +82,8 @@ struct SilenceCommand: AsyncParsableCommand {
             let silences = answer["silences"] as? [[String: Any]] ?? []
             if silences.isEmpty { print("no silences") }
             for silence in silences {
-                let matchers = (silence["matchers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+                let matchers = (silence["matchers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+                    separator: ",")
                 let comment = silence["comment"] as? String ?? ""
                 printText("\(silence["id"] as? Int ?? 0)  \(matchers)  until \(silence["ends_at"] as? String ?? "?")\(comment.isEmpty ? "" : "  \(comment)")")
             }

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// The JSON API, the admin endpoints behind the token, and `lookout status`.
 @Suite("API end to end")
@@ -25,14 +25,14 @@ struct APIEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            admin_token_file: admin.token
-            defaults: {interval: 300ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-              - {name: good, url: "\(simBase)/ok"}
-              - {name: bad, url: "\(simBase)/status/502?detail=gateway%20sad"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        admin_token_file: admin.token
+        defaults: {interval: 300ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+          - {name: good, url: "\(simBase)/ok"}
+          - {name: bad, url: "\(simBase)/status/502?detail=gateway%20sad"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
 
         let status = try await eventually("both sources in the status") { () -> [String: Any]? in
@@ -91,10 +91,12 @@ struct APIEndToEndTests {
         #expect(await call("\(base)/api/v1/status", method: "DELETE").httpStatus == 405)
 
         // A misspelled label name or an unknown source matches nothing: 400 naming it.
-        let misspelled = await call("\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{"sourc":"bad"},"ends_at":"2099-01-01T00:00:00Z"}"#)
+        let misspelled = await call(
+            "\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{"sourc":"bad"},"ends_at":"2099-01-01T00:00:00Z"}"#)
         #expect(misspelled.httpStatus == 400)
         #expect((try object(misspelled)["message"] as? String)?.contains(#"no alert has a label "sourc""#) == true)
-        let unknown = await call("\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{"source":"nope"},"ends_at":"2099-01-01T00:00:00Z"}"#)
+        let unknown = await call(
+            "\(base)/api/v1/silences", method: "POST", token: "s3cret-admin", body: #"{"matchers":{"source":"nope"},"ends_at":"2099-01-01T00:00:00Z"}"#)
         #expect((try object(unknown)["message"] as? String)?.contains(#"no source is named "nope""#) == true)
 
         // Listed, expired with the CLI, gone; expiring it again is a 404.
@@ -115,7 +117,8 @@ struct APIEndToEndTests {
         #expect(await call("\(base)/api/v1/silences/\(silenceID)", method: "DELETE", token: "s3cret-admin").httpStatus == 404)
         // Maintenance through the admin API: the source says so until the window is ended.
         #expect(await call("\(base)/api/v1/maintenance", method: "POST", body: #"{"sources":["bad"],"ends_at":"2099-01-01T00:00:00Z"}"#).httpStatus == 401)
-        let wrongSource = await call("\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin", body: #"{"sources":["nope"],"ends_at":"2099-01-01T00:00:00Z"}"#)
+        let wrongSource = await call(
+            "\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin", body: #"{"sources":["nope"],"ends_at":"2099-01-01T00:00:00Z"}"#)
         #expect((try object(wrongSource)["message"] as? String) == #"sources: no source is named "nope""#)
         let window = await call(
             "\(base)/api/v1/maintenance", method: "POST", token: "s3cret-admin",
@@ -146,7 +149,8 @@ struct APIEndToEndTests {
         #expect(recurring?["time_zone"] as? String == "Europe/Berlin")
         #expect(recurring?["weekdays"] as? [String] == ["sun"])
 
-        let added = try await runTool(binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceGone", "--duration", "30m"])
+        let added = try await runTool(
+            binary, ["silence", "add", "--url", base, "--token", "s3cret-admin", "--match", "alertname=SourceGone", "--duration", "30m"])
         #expect(added.status == 1)  // no such rule in this config
         #expect(added.output.contains("no rule is named"))
 

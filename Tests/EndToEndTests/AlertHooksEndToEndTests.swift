@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Notifications end to end: lookout-sim's /webhook as a receiver, and a real Alertmanager.
 @Suite("alert hooks end to end", .serialized)
@@ -18,27 +18,27 @@ struct AlertHooksEndToEndTests {
         try "hook-secret\n".write(to: directory.appendingPathComponent("hook.key"), atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            external_url: http://lookout.test:9464
-            defaults:
-              interval: 200ms
-              timeout: 2s
-              retry: {server_error: {max_attempts: 1}}
-              circuit_breaker: {failure_threshold: 1000}
-            sources:
-              - {name: flappy, url: "\(upstream)/flaky/alert-\(UUID().uuidString.prefix(8))?fail=\(failures)&code=503"}
-            alerts:
-              evaluation_interval: 200ms
-              rules:
-                - name: SourceDown
-                  severity: critical
-                  expr: up == 0
-                  labels: {team: ops}
-                  annotations: {summary: "{source} is down"}
-              hooks:
-            \(hooks)
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        external_url: http://lookout.test:9464
+        defaults:
+          interval: 200ms
+          timeout: 2s
+          retry: {server_error: {max_attempts: 1}}
+          circuit_breaker: {failure_threshold: 1000}
+        sources:
+          - {name: flappy, url: "\(upstream)/flaky/alert-\(UUID().uuidString.prefix(8))?fail=\(failures)&code=503"}
+        alerts:
+          evaluation_interval: 200ms
+          rules:
+            - name: SourceDown
+              severity: critical
+              expr: up == 0
+              labels: {team: ops}
+              annotations: {summary: "{source} is down"}
+          hooks:
+        \(hooks)
+        """.write(to: config, atomically: true, encoding: .utf8)
         return config
     }
 
@@ -46,10 +46,12 @@ struct AlertHooksEndToEndTests {
         let directory = try makeTemporaryDirectory("hooks")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, base) = try await startSimulator()
-        let config = try writeConfig(directory, upstream: base, hooks: """
-                - {name: chat, type: webhook, url: "\(base)/webhook", severities: [critical], send_resolved: true, hmac_secret_file: hook.key, group_wait: 0s}
-                - {name: quiet, type: webhook, url: "\(base)/webhook", severities: [info]}
-            """, failures: 8)
+        let config = try writeConfig(
+            directory, upstream: base,
+            hooks: """
+                    - {name: chat, type: webhook, url: "\(base)/webhook", severities: [critical], send_resolved: true, hmac_secret_file: hook.key, group_wait: 0s}
+                    - {name: quiet, type: webhook, url: "\(base)/webhook", severities: [info]}
+                """, failures: 8)
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let log = try await eventually("firing and resolved notifications") { () -> [[String: Any]]? in
             let log = try await simulatorWebhookLog(base)
@@ -103,9 +105,11 @@ struct AlertHooksEndToEndTests {
         let (upstream, upstreamBase) = try await startSimulator()
         let receiverPort = closedPort()
         let receiverBase = "http://127.0.0.1:\(receiverPort)"
-        let config = try writeConfig(directory, upstream: upstreamBase, hooks: """
-                - {name: chat, type: webhook, url: "\(receiverBase)/webhook", group_wait: 0s}
-            """, failures: 8)
+        let config = try writeConfig(
+            directory, upstream: upstreamBase,
+            hooks: """
+                    - {name: chat, type: webhook, url: "\(receiverBase)/webhook", group_wait: 0s}
+                """, failures: 8)
 
         // The receiver is down while the alert fires and resolves: both wait in the outbox.
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
@@ -144,23 +148,23 @@ struct AlertHooksEndToEndTests {
         let (sim, base) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults:
-              interval: 100ms
-              timeout: 5s
-              retry: {server_error: {max_attempts: 1}}
-              circuit_breaker: {failure_threshold: 3, open_timeout: 300ms, jitter: 0, success_threshold: 1}
-            sources:
-              - {name: blip, url: "\(base)/flaky/blip-\(UUID().uuidString.prefix(8))?fail=3&code=503"}
-            alerts:
-              evaluation_interval: 3s
-              rules:
-                - {name: CircuitOpened, severity: info, expr: "breaker_open == 1 or breaker_opens[5s] > 0"}
-                - {name: SampledBreakerOpen, severity: info, expr: "breaker_open == 1"}
-              hooks:
-                - {name: feed, type: webhook, url: "\(base)/webhook", severities: [info], group_by: [alertname], group_wait: 0s}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults:
+          interval: 100ms
+          timeout: 5s
+          retry: {server_error: {max_attempts: 1}}
+          circuit_breaker: {failure_threshold: 3, open_timeout: 300ms, jitter: 0, success_threshold: 1}
+        sources:
+          - {name: blip, url: "\(base)/flaky/blip-\(UUID().uuidString.prefix(8))?fail=3&code=503"}
+        alerts:
+          evaluation_interval: 3s
+          rules:
+            - {name: CircuitOpened, severity: info, expr: "breaker_open == 1 or breaker_opens[5s] > 0"}
+            - {name: SampledBreakerOpen, severity: info, expr: "breaker_open == 1"}
+          hooks:
+            - {name: feed, type: webhook, url: "\(base)/webhook", severities: [info], group_by: [alertname], group_wait: 0s}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
         let log = try await eventually("CircuitOpened firing and resolved") { () -> [[String: Any]]? in
             let log = try await simulatorWebhookLog(base).compactMap { $0["payload"] as? [String: Any] }
@@ -181,21 +185,25 @@ struct AlertHooksEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let amPort = closedPort()
         try """
-            route: {receiver: blackhole, group_wait: 1s}
-            receivers: [{name: blackhole}]
-            """.write(to: directory.appendingPathComponent("alertmanager.yml"), atomically: true, encoding: .utf8)
+        route: {receiver: blackhole, group_wait: 1s}
+        receivers: [{name: blackhole}]
+        """.write(to: directory.appendingPathComponent("alertmanager.yml"), atomically: true, encoding: .utf8)
         let alertmanager = try ChildProcess(
             "/usr/bin/prometheus-alertmanager",
-            ["--config.file=\(directory.path)/alertmanager.yml", "--web.listen-address=127.0.0.1:\(amPort)",
-             "--storage.path=\(directory.path)/am", "--cluster.listen-address="])
+            [
+                "--config.file=\(directory.path)/alertmanager.yml", "--web.listen-address=127.0.0.1:\(amPort)",
+                "--storage.path=\(directory.path)/am", "--cluster.listen-address=",
+            ])
         let amBase = "http://127.0.0.1:\(amPort)"
         _ = try await eventually("Alertmanager to be ready") { () -> Bool? in
             await http.perform(TransferRequest(url: "\(amBase)/-/ready")).httpStatus == 200 ? true : nil
         }
         let (sim, base) = try await startSimulator()
-        let config = try writeConfig(directory, upstream: base, hooks: """
-                - {name: oncall, type: alertmanager, url: "\(amBase)"}
-            """, failures: 25)
+        let config = try writeConfig(
+            directory, upstream: base,
+            hooks: """
+                    - {name: oncall, type: alertmanager, url: "\(amBase)"}
+                """, failures: 25)
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let alert = try await eventually("the alert in Alertmanager") { () -> [String: Any]? in
             let alerts = try await json("\(amBase)/api/v2/alerts") as? [[String: Any]] ?? []

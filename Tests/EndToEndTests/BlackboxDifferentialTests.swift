@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// `/probe` beside Debian's blackbox_exporter on the same targets and modules (issue "A real
 /// blackbox_exporter drop-in"): every series blackbox emits is in Lookout's answer, and the
@@ -35,36 +35,40 @@ struct BlackboxDifferentialTests {
         let blackboxPort = closedPort()
         // One file for both: Lookout reads blackbox_exporter's own config as it is.
         try """
-            modules:
-              http_2xx: {prober: http, timeout: 5s}
-              nofollow: {prober: http, timeout: 5s, http: {follow_redirects: false}}
-              nofollow_302: {prober: http, timeout: 5s, http: {follow_redirects: false, valid_status_codes: [302]}}
-              want_404: {prober: http, timeout: 5s, http: {valid_status_codes: [404]}}
-              post: {prober: http, timeout: 5s, http: {method: POST, body: '{"a": 1}', headers: {Content-Type: application/json}}}
-              body_ok: {prober: http, timeout: 5s, http: {fail_if_body_not_matches_regexp: ['"ok": ?true']}}
-              body_bad: {prober: http, timeout: 5s, http: {fail_if_body_matches_regexp: ['ok']}}
-              must_tls: {prober: http, timeout: 5s, http: {fail_if_not_ssl: true}}
-              no_tls: {prober: http, timeout: 5s, http: {fail_if_ssl: true, preferred_ip_protocol: ip4}}
-              basic: {prober: http, timeout: 5s, http: {basic_auth: {username: lookout, password: secret}, headers: {X-Probe: "1"}}}
-              gzip: {prober: http, timeout: 5s, http: {compression: gzip}}
-              small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
-              small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
-              tcp_connect: {prober: tcp, timeout: 5s}
-            """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
-        let blackbox = try ChildProcess("/usr/bin/prometheus-blackbox-exporter", [
-            "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
-        ])
+        modules:
+          http_2xx: {prober: http, timeout: 5s}
+          nofollow: {prober: http, timeout: 5s, http: {follow_redirects: false}}
+          nofollow_302: {prober: http, timeout: 5s, http: {follow_redirects: false, valid_status_codes: [302]}}
+          want_404: {prober: http, timeout: 5s, http: {valid_status_codes: [404]}}
+          post: {prober: http, timeout: 5s, http: {method: POST, body: '{"a": 1}', headers: {Content-Type: application/json}}}
+          body_ok: {prober: http, timeout: 5s, http: {fail_if_body_not_matches_regexp: ['"ok": ?true']}}
+          body_bad: {prober: http, timeout: 5s, http: {fail_if_body_matches_regexp: ['ok']}}
+          must_tls: {prober: http, timeout: 5s, http: {fail_if_not_ssl: true}}
+          no_tls: {prober: http, timeout: 5s, http: {fail_if_ssl: true, preferred_ip_protocol: ip4}}
+          basic: {prober: http, timeout: 5s, http: {basic_auth: {username: lookout, password: secret}, headers: {X-Probe: "1"}}}
+          gzip: {prober: http, timeout: 5s, http: {compression: gzip}}
+          small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
+          small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
+          tcp_connect: {prober: tcp, timeout: 5s}
+        """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
+        let blackbox = try ChildProcess(
+            "/usr/bin/prometheus-blackbox-exporter",
+            [
+                "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
+            ])
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            probe_modules_file: blackbox.yml
-            probe_allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]
-            sources:
-              - {name: sim, url: "\(simBase)/ok", interval: 1h}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        probe_modules_file: blackbox.yml
+        probe_allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]
+        sources:
+          - {name: sim, url: "\(simBase)/ok", interval: 1h}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
-        _ = try await eventually("blackbox_exporter") { await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/-/healthy")).httpStatus == 200 ? true : nil }
+        _ = try await eventually("blackbox_exporter") {
+            await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/-/healthy")).httpStatus == 200 ? true : nil
+        }
 
         let refusedPort = closedPort()
         let cases: [(target: String, module: String)] = [

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Exit codes and versions a script relies on (issue "Operator polish").
 @Suite("command line")

@@ -3,8 +3,8 @@ import GRDB
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// `lookout db backup` and `lookout db check` against a database `serve` is writing.
 @Suite("database commands end to end")
@@ -20,12 +20,12 @@ struct DatabaseCommandsEndToEndTests {
         let config = directory.appendingPathComponent("lookout.yml")
         let sources = (0..<20).map { "  - {name: s\($0), url: \"\(simBase)/status/\($0 % 2 == 0 ? 200 : 503)\"}" }.joined(separator: "\n")
         try """
-            listen: 127.0.0.1:0
-            database: \(database)
-            defaults: {interval: 100ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
-            sources:
-            \(sources)
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(database)
+        defaults: {interval: 100ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+        sources:
+        \(sources)
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         // Two batches committed (the writer commits at most a second behind the probes).
         _ = try await eventually("records written") { () -> Bool? in
@@ -44,8 +44,10 @@ struct DatabaseCommandsEndToEndTests {
             #expect(check.status == 0 && check.output.contains("ok"), "\(check.output)")
             let queue = try DatabaseQueue(path: copy)
             let (integrity, results, errors) = try await queue.read { db in
-                (try String.fetchOne(db, sql: "PRAGMA integrity_check"), try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") ?? 0,
-                 try Int.fetchOne(db, sql: "SELECT count(*) FROM error_records") ?? 0)
+                (
+                    try String.fetchOne(db, sql: "PRAGMA integrity_check"), try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM error_records") ?? 0
+                )
             }
             #expect(integrity == "ok")
             #expect(results > 0 && errors > 0)
@@ -78,7 +80,8 @@ struct DatabaseCommandsEndToEndTests {
         let database = try LookoutDatabase(path: path)
         try await database.writer.write { db in
             try db.execute(
-                sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) INSERT INTO sources (name, first_seen_ms) SELECT 's' || i, ? FROM n",
+                sql:
+                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400) INSERT INTO sources (name, first_seen_ms) SELECT 's' || i, ? FROM n",
                 arguments: [first])
             try db.execute(
                 sql: """
@@ -93,7 +96,13 @@ struct DatabaseCommandsEndToEndTests {
         try database.writer.close()
 
         let prune = try ChildProcess(binary, ["db", "prune", "--db", path, "--older-than", "30d"])
-        let reader = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let reader = try DatabaseQueue(
+            path: path,
+            configuration: {
+                var c = Configuration()
+                c.readonly = true
+                return c
+            }())
         let markAtKill = try await eventually("the hour tier's mark to move") { () -> Int64? in
             let mark = try await reader.read { db in try RollupTiers.mark(db, "hour") }
             guard let mark, mark >= first + 2 * hour else { return nil }
@@ -110,7 +119,8 @@ struct DatabaseCommandsEndToEndTests {
             return (
                 try String.fetchOne(db, sql: "PRAGMA integrity_check"), mark, try Self.mismatches(before: mark, db),
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups WHERE hour_ms >= ?", arguments: [mark]) ?? -1,
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups") ?? -1)
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups") ?? -1
+            )
         }
         #expect(integrity == "ok")
         #expect(mark >= markAtKill && mark < end, "the kill came after the last hour")
@@ -123,8 +133,11 @@ struct DatabaseCommandsEndToEndTests {
         #expect(rerun.status == 0, "\(rerun.output)")
         let done = try DatabaseQueue(path: path)
         let (finalMark, finalBad, finalRows, probes) = try await done.read { db in
-            (try RollupTiers.mark(db, "hour") ?? 0, try Self.mismatches(before: end, db), try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups") ?? -1,
-             try Int.fetchOne(db, sql: "SELECT SUM(probes) FROM hour_rollups") ?? -1)
+            (
+                try RollupTiers.mark(db, "hour") ?? 0, try Self.mismatches(before: end, db),
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM hour_rollups") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT SUM(probes) FROM hour_rollups") ?? -1
+            )
         }
         #expect(finalMark >= end)
         #expect(finalBad == 0)

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Email through a real SMTP server on loopback (aiosmtpd, Debian's python3-aiosmtpd): STARTTLS
 /// with a test certificate, AUTH, two recipients; a plain-text and an HTML part, a subject that
@@ -19,8 +19,10 @@ struct EmailEndToEndTests {
         let port = closedPort()
         let smtp = try ChildProcess(
             "/usr/bin/python3",
-            [Self.root.appendingPathComponent("Tests/Support/Scripts/smtp-server.py").path, "--port", "\(port)", "--cert", cert, "--key", key,
-             "--dir", mail.path, "--user", "lookout", "--password", "mail-s3cret"])
+            [
+                Self.root.appendingPathComponent("Tests/Support/Scripts/smtp-server.py").path, "--port", "\(port)", "--cert", cert, "--key", key,
+                "--dir", mail.path, "--user", "lookout", "--password", "mail-s3cret",
+            ])
         _ = try await smtp.waitFor(#"listening (\d+)"#)
         defer { smtp.send(SIGKILL) }
 
@@ -28,27 +30,27 @@ struct EmailEndToEndTests {
         try "mail-s3cret\n".write(to: directory.appendingPathComponent("smtp.password"), atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            external_url: https://status.example.test
-            defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-              - {name: billing, url: "\(base)/flaky/mail-\(UUID().uuidString.prefix(8))?fail=15&code=503"}
-            alerts:
-              evaluation_interval: 200ms
-              rules:
-                - {name: SourceDown, severity: critical, expr: up == 0}
-              hooks:
-                - name: oncall-mail
-                  type: email
-                  url: smtp://127.0.0.1:\(port)
-                  from: lookout@example.test
-                  to: [oncall@example.test, lead@example.test]
-                  username: lookout
-                  password_file: smtp.password
-                  ca_file: \(cert)
-                  group_wait: 0s
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        external_url: https://status.example.test
+        defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+          - {name: billing, url: "\(base)/flaky/mail-\(UUID().uuidString.prefix(8))?fail=15&code=503"}
+        alerts:
+          evaluation_interval: 200ms
+          rules:
+            - {name: SourceDown, severity: critical, expr: up == 0}
+          hooks:
+            - name: oncall-mail
+              type: email
+              url: smtp://127.0.0.1:\(port)
+              from: lookout@example.test
+              to: [oncall@example.test, lead@example.test]
+              username: lookout
+              password_file: smtp.password
+              ca_file: \(cert)
+              group_wait: 0s
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, _) = try await startLookout(config: config)
         let files = try await eventually(deadline: .seconds(60), "two mails") { () -> [URL]? in
             let files = try FileManager.default.contentsOfDirectory(at: mail, includingPropertiesForKeys: nil).filter { $0.pathExtension == "eml" }
@@ -57,7 +59,8 @@ struct EmailEndToEndTests {
         #expect(files.count == 2)
         for (index, file) in files.enumerated() {
             let raw = try String(contentsOf: file, encoding: .utf8)
-            let envelope = try JSONSerialization.jsonObject(with: Data(contentsOf: file.deletingPathExtension().appendingPathExtension("json"))) as? [String: Any]
+            let envelope =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: file.deletingPathExtension().appendingPathExtension("json"))) as? [String: Any]
             #expect(envelope?["tls"] as? Bool == true)
             #expect(envelope?["authenticated"] as? Bool == true)
             #expect(envelope?["to"] as? [String] == ["oncall@example.test", "lead@example.test"])

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Every reason of SPEC section 4, produced for real: lookout-sim, local sockets, a network
 /// namespace. Nothing leaves 127.0.0.1 (or the namespace).
@@ -13,11 +13,15 @@ struct FailureReasonsEndToEndTests {
         return (sim, base)
     }
 
-    static func call(_ client: ResilientClient, _ url: String, upstream: String = "test", timeout: Duration = .seconds(5),
-              connectTimeout: Duration? = nil, maxRedirects: Int = 10, caFile: String? = nil) async -> CallOutcome {
-        await client.call(upstream: upstream, CallRequest(
-            TransferRequest(url: url, timeout: timeout, connectTimeout: connectTimeout, maxRedirects: maxRedirects, caFile: caFile),
-            singleFlight: false))
+    static func call(
+        _ client: ResilientClient, _ url: String, upstream: String = "test", timeout: Duration = .seconds(5),
+        connectTimeout: Duration? = nil, maxRedirects: Int = 10, caFile: String? = nil
+    ) async -> CallOutcome {
+        await client.call(
+            upstream: upstream,
+            CallRequest(
+                TransferRequest(url: url, timeout: timeout, connectTimeout: connectTimeout, maxRedirects: maxRedirects, caFile: caFile),
+                singleFlight: false))
     }
 
     /// A client that retries nothing, so each test sees the first classification.
@@ -31,8 +35,13 @@ struct FailureReasonsEndToEndTests {
         var (sim, base) = try await Self.startSim()
         let port = String(base.split(separator: ":").last!)
         let client = ResilientClient()
-        client.configure(upstream: "oauth", policy: UpstreamPolicy(rateLimit: nil, auth: .oauth2(OAuth2ClientCredentials(
-            tokenURL: "\(base)/oauth/token", clientID: "lookout", clientSecret: "s3cret", scopes: ["read"]))))
+        client.configure(
+            upstream: "oauth",
+            policy: UpstreamPolicy(
+                rateLimit: nil,
+                auth: .oauth2(
+                    OAuth2ClientCredentials(
+                        tokenURL: "\(base)/oauth/token", clientID: "lookout", clientSecret: "s3cret", scopes: ["read"]))))
         func twenty(_ base: String) async -> [CallOutcome] {
             await withTaskGroup(of: CallOutcome.self) { group in
                 for index in 0..<20 { group.addTask { await Self.call(client, "\(base)/protected?call=\(index)", upstream: "oauth") } }
@@ -62,8 +71,12 @@ struct FailureReasonsEndToEndTests {
         #expect(counters["/protected"] == 20 + retried.count)
 
         // A token endpoint that refuses the client: token_refresh_failed.
-        client.configure(upstream: "bad", policy: UpstreamPolicy(auth: .oauth2(OAuth2ClientCredentials(
-            tokenURL: "\(base)/oauth/token", clientID: "lookout", clientSecret: "wrong"))))
+        client.configure(
+            upstream: "bad",
+            policy: UpstreamPolicy(
+                auth: .oauth2(
+                    OAuth2ClientCredentials(
+                        tokenURL: "\(base)/oauth/token", clientID: "lookout", clientSecret: "wrong"))))
         let refused = await Self.call(client, "\(base)/protected", upstream: "bad")
         #expect(refused.failure?.category == .authError)
         #expect(refused.failure?.reason == "token_refresh_failed")
@@ -156,9 +169,11 @@ struct FailureReasonsEndToEndTests {
         defer { _ = try? runToolBlocking("/usr/sbin/ip", ["netns", "delete", namespace]) }
         #expect(try await runTool("/usr/sbin/ip", ["-n", namespace, "link", "set", "lo", "up"]).status == 0)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let probe = try await runTool("/usr/sbin/ip", [
-            "netns", "exec", namespace, binary, "probe", "http://lookout-test.invalid/", "--json", "--timeout", "3s",
-        ])
+        let probe = try await runTool(
+            "/usr/sbin/ip",
+            [
+                "netns", "exec", namespace, binary, "probe", "http://lookout-test.invalid/", "--json", "--timeout", "3s",
+            ])
         #expect(probe.status == 1, "\(probe.output)")
         #expect(probe.output.contains(#""category":"network_unreachable""#), "\(probe.output)")
         #expect(probe.output.contains(#""reason":"dns_failure""#), "\(probe.output)")

@@ -1,13 +1,15 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every input committed under Tests/Fuzz/ — seeds, and each crash a fuzzer ever found — run
 /// through its target in the normal build: a crash that comes back fails here, without a fuzzer.
 @Suite("fuzz corpus replay")
 struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")
-    static let targets = ["config", "alert-expression", "values", "feed", "json-path", "server-wait", "server-message", "http-request", "peer-status", "template"]
+    static let targets = [
+        "config", "alert-expression", "values", "feed", "json-path", "server-wait", "server-message", "http-request", "peer-status", "template",
+    ]
 
     @Test(arguments: targets)
     func replaysEveryCommittedInput(target: String) async throws {
@@ -22,7 +24,8 @@ struct FuzzCorpusTests {
     @Test func everyTargetHasSeeds() throws {
         let present = try FileManager.default.contentsOfDirectory(atPath: FuzzCorpusTests.corpus.path).filter {
             var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: FuzzCorpusTests.corpus.appendingPathComponent($0).path, isDirectory: &isDirectory) && isDirectory.boolValue
+            return FileManager.default.fileExists(atPath: FuzzCorpusTests.corpus.appendingPathComponent($0).path, isDirectory: &isDirectory)
+                && isDirectory.boolValue
         }
         #expect(Set(present) == Set(FuzzCorpusTests.targets))
     }

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// A critical alert handing over to a warning while the source still fails is the same outage:
 /// the hook hears one "firing" and, when the source is up again, one "resolved" — no second
@@ -29,7 +29,9 @@ struct HandoffEndToEndTests {
         // The error-rate rules over one minute and without `for`, so the handoff comes within
         // two minutes; the outage holds while 2 of the last 10 probes fail. group_interval 1s:
         // an update of the group would go out at once (Alertmanager's way sent one as "firing").
-        let config = try writeLookoutConfig(in: directory, """
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
             defaults:
               interval: 1s
               timeout: 1s

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Three shards × two replicas on loopback, alerting through two clustered Alertmanagers, with a
 /// real Prometheus scraping all six: each source is probed by exactly the two replicas of its
@@ -23,17 +23,20 @@ struct HighAvailabilityEndToEndTests {
         // Two Alertmanagers in one cluster: whichever sends first, the other stays quiet.
         let (am1, am2, c1, c2) = (closedPort(), closedPort(), closedPort(), closedPort())
         try """
-            route: {receiver: hook, group_by: [alertname, source], group_wait: 1s, group_interval: 4s, repeat_interval: 1h}
-            receivers: [{name: hook, webhook_configs: [{url: "\(simBase)/webhook", send_resolved: true}]}]
-            """.write(to: directory.appendingPathComponent("alertmanager.yml"), atomically: true, encoding: .utf8)
+        route: {receiver: hook, group_by: [alertname, source], group_wait: 1s, group_interval: 4s, repeat_interval: 1h}
+        receivers: [{name: hook, webhook_configs: [{url: "\(simBase)/webhook", send_resolved: true}]}]
+        """.write(to: directory.appendingPathComponent("alertmanager.yml"), atomically: true, encoding: .utf8)
         var alertmanagers: [ChildProcess] = []
         for (index, (web, own, other)) in [(am1, c1, c2), (am2, c2, c1)].enumerated() {
-            alertmanagers.append(try ChildProcess("/usr/bin/prometheus-alertmanager", [
-                "--config.file=\(directory.path)/alertmanager.yml", "--storage.path=\(directory.path)/am\(index)",
-                "--web.listen-address=127.0.0.1:\(web)", "--cluster.listen-address=127.0.0.1:\(own)", "--cluster.peer=127.0.0.1:\(other)",
-                "--cluster.peer-timeout=2s", "--cluster.gossip-interval=50ms", "--cluster.settle-timeout=1s",
-                "--cluster.reconnect-interval=1s",
-            ]))
+            alertmanagers.append(
+                try ChildProcess(
+                    "/usr/bin/prometheus-alertmanager",
+                    [
+                        "--config.file=\(directory.path)/alertmanager.yml", "--storage.path=\(directory.path)/am\(index)",
+                        "--web.listen-address=127.0.0.1:\(web)", "--cluster.listen-address=127.0.0.1:\(own)", "--cluster.peer=127.0.0.1:\(other)",
+                        "--cluster.peer-timeout=2s", "--cluster.gossip-interval=50ms", "--cluster.settle-timeout=1s",
+                        "--cluster.reconnect-interval=1s",
+                    ]))
             // One at a time: the second joins a first that already listens, instead of both
             // failing their first join and waiting for a reconnect (a fresh-clone CI run timed
             // out waiting for the cluster once).
@@ -51,24 +54,27 @@ struct HighAvailabilityEndToEndTests {
         let names = (0..<11).map { "s\($0)" } + ["flaky"]
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            database: ":memory:"
-            shard: {count: 3}
-            defaults: {interval: 500ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-            \(names.map { "  - {name: \($0), url: \"\(simBase)/\($0 == "flaky" ? "switch/ha-flaky" : "ok")\"}" }.joined(separator: "\n"))
-            peers: [\(ports.map { "\"http://127.0.0.1:\($0)\"" }.joined(separator: ", "))]
-            alerts:
-              evaluation_interval: 500ms
-              rules: [{name: SourceDown, severity: critical, expr: up == 0}]
-              hooks:
-                - {name: am1, type: alertmanager, url: "http://127.0.0.1:\(am1)"}
-                - {name: am2, type: alertmanager, url: "http://127.0.0.1:\(am2)"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        database: ":memory:"
+        shard: {count: 3}
+        defaults: {interval: 500ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+        \(names.map { "  - {name: \($0), url: \"\(simBase)/\($0 == "flaky" ? "switch/ha-flaky" : "ok")\"}" }.joined(separator: "\n"))
+        peers: [\(ports.map { "\"http://127.0.0.1:\($0)\"" }.joined(separator: ", "))]
+        alerts:
+          evaluation_interval: 500ms
+          rules: [{name: SourceDown, severity: critical, expr: up == 0}]
+          hooks:
+            - {name: am1, type: alertmanager, url: "http://127.0.0.1:\(am1)"}
+            - {name: am2, type: alertmanager, url: "http://127.0.0.1:\(am2)"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         var instances: [ChildProcess] = []
         for (index, port) in ports.enumerated() {
-            instances.append(try ChildProcess("lookout", [
-                "serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--shard", "\(index / 2)/3", "--replica", index % 2 == 0 ? "a" : "b",
-            ]))
+            instances.append(
+                try ChildProcess(
+                    "lookout",
+                    [
+                        "serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--shard", "\(index / 2)/3", "--replica", index % 2 == 0 ? "a" : "b",
+                    ]))
         }
         for instance in instances { _ = try await instance.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#) }
         let bases = ports.map { "http://127.0.0.1:\($0)" }

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// The adversarial pass's inputs against a real `lookout serve` and `lookout probe` on loopback
 /// (issue "Hostile input never crashes, leaks or loses anything"): each must get its clear error
@@ -23,15 +23,15 @@ struct HostileInputEndToEndTests {
         let database = directory.appendingPathComponent("lookout.sqlite")
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(database.path)
-            probe_modules:
-              http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
-            defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}}
-            sources:
-              # Its breaker must not open: refused calls write no error records.
-              - {name: canary, url: "http://127.0.0.1:\(closedPort())/", circuit_breaker: {failure_threshold: 1000, open_timeout: 100ms}}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(database.path)
+        probe_modules:
+          http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
+        defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}}
+        sources:
+          # Its breaker must not open: refused calls write no error records.
+          - {name: canary, url: "http://127.0.0.1:\(closedPort())/", circuit_breaker: {failure_threshold: 1000, open_timeout: 100ms}}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
 
         for value in ["1e16", "inf", "-inf", "nan", "-5", "0", "9223372036854775807", "1e-300", "0x10"] {
@@ -44,11 +44,12 @@ struct HostileInputEndToEndTests {
         // Distinct targets, some failing, each carrying secrets in its query.
         let deadPort = closedPort()
         for index in 0..<300 {
-            let target = switch index % 3 {
-            case 0: "\(simBase)/ok?n=\(index)%26token=tok\(index)%26password=hunter2"
-            case 1: "\(simBase)/status/503?n=\(index)%26token=tok\(index)%26password=hunter2"
-            default: "http://127.0.0.1:\(deadPort)/x\(index)?token=tok\(index)%26password=hunter2"
-            }
+            let target =
+                switch index % 3 {
+                case 0: "\(simBase)/ok?n=\(index)%26token=tok\(index)%26password=hunter2"
+                case 1: "\(simBase)/status/503?n=\(index)%26token=tok\(index)%26password=hunter2"
+                default: "http://127.0.0.1:\(deadPort)/x\(index)?token=tok\(index)%26password=hunter2"
+                }
             let result = await get("\(base)/probe?module=http_2xx&target=\(target)", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "1")])
             #expect(result.httpStatus == 200)
             #expect(result.bodyText.contains(index % 3 == 0 ? "probe_success 1\n" : "probe_success 0\n"))
@@ -61,10 +62,12 @@ struct HostileInputEndToEndTests {
             return now > before + 2 ? true : nil
         }
         let sources = try await reader.read { db in
-            try String.fetchAll(db, sql: """
-                SELECT source FROM breaker_state UNION SELECT source FROM error_records
-                UNION SELECT source FROM breaker_transitions UNION SELECT source FROM probe_results
-                """)
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT source FROM breaker_state UNION SELECT source FROM error_records
+                    UNION SELECT source FROM breaker_transitions UNION SELECT source FROM probe_results
+                    """)
         }
         #expect(Set(sources) == ["canary"])
         let bytes = try Data(contentsOf: database) + ((try? Data(contentsOf: URL(fileURLWithPath: database.path + "-wal"))) ?? Data())
@@ -84,16 +87,16 @@ struct HostileInputEndToEndTests {
         let simPort = simBase.split(separator: ":").last!
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            probe_modules:
-              host_only: {kind: http, allow: ["127\\\\.0\\\\.0\\\\.1"]}
-              redirects_only: {kind: http, allow: ["http://127\\\\.0\\\\.0\\\\.1:\(simPort)/redirect.*"]}
-              whole_sim: {kind: http, allow: ["http://127\\\\.0\\\\.0\\\\.1:\(simPort)/.*"]}
-              no_follow: {kind: http, follow_redirects: false, allow: ["http://127\\\\.0\\\\.0\\\\.1:\(simPort)/.*"]}
-            sources:
-              - {name: a, url: "\(simBase)/ok", interval: 1h}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        probe_modules:
+          host_only: {kind: http, allow: ["127\\\\.0\\\\.0\\\\.1"]}
+          redirects_only: {kind: http, allow: ["http://127\\\\.0\\\\.0\\\\.1:\(simPort)/redirect.*"]}
+          whole_sim: {kind: http, allow: ["http://127\\\\.0\\\\.0\\\\.1:\(simPort)/.*"]}
+          no_follow: {kind: http, follow_redirects: false, allow: ["http://127\\\\.0\\\\.0\\\\.1:\(simPort)/.*"]}
+        sources:
+          - {name: a, url: "\(simBase)/ok", interval: 1h}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         let check = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
         #expect(check.status == 0)
@@ -179,7 +182,8 @@ struct HostileInputEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let lookoutPath = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         let body: [UInt8] = Array("bad".utf8) + [0x00, 0x1B] + Array("[31mred".utf8) + [0xFF, 0x07]
-        let upstream = RawResponder(Array("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
+        let upstream = RawResponder(
+            Array("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
         defer { upstream.stop() }
         let hostile = "http://127.0.0.1:\(upstream.port)/"
         func rawControls(_ text: String) -> Bool { text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F } }
@@ -195,12 +199,12 @@ struct HostileInputEndToEndTests {
 
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            defaults: {interval: 200ms, timeout: 1s, retry: {server_error: {max_attempts: 1}}}
-            sources:
-              - {name: hostile, url: "\(hostile)"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        defaults: {interval: 200ms, timeout: 1s, retry: {server_error: {max_attempts: 1}}}
+        sources:
+          - {name: hostile, url: "\(hostile)"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         let page = try await eventually("the page to show the server's message") { () -> String? in
             let page = await get("\(base)/").bodyText
@@ -231,12 +235,12 @@ struct HostileInputEndToEndTests {
         let database = directory.appendingPathComponent("lookout.sqlite").path
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(database)
-            defaults: {interval: 1h}
-            sources:
-              - {name: a, url: "http://127.0.0.1:1/"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(database)
+        defaults: {interval: 1h}
+        sources:
+          - {name: a, url: "http://127.0.0.1:1/"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let first = try ChildProcess("lookout", ["serve", "--config", config.path])
         _ = try await first.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         #expect(try await first.terminate() == 0)

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Three sources break at once and mend, one stays healthy: each broken source is one firing and
 /// one resolved notification per hook, naming the upstream's cause and since when — never the
@@ -31,30 +31,30 @@ struct IncidentEndToEndTests {
         // Lookout's default rules, scaled from minutes down to seconds.
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults:
-              interval: 250ms
-              timeout: 600ms
-              retry: {server_error: {max_attempts: 2, base: 10ms, max: 10ms}, transient: {max_attempts: 1}, timeout: {max_attempts: 1}}
-              circuit_breaker: {failure_threshold: 3, open_timeout: 1s, open_timeout_max: 1s}
-            sources:
-              - {name: healthy, url: "\(base)/ok"}
-              - {name: database, url: "\(base)/switch/db?code=503&detail=primary%20database%20unreachable"}
-              - {name: refused, url: "http://127.0.0.1:\(refusedPort)/ok"}
-              - {name: slow, url: "\(base)/switch/slow?ms=2000"}
-            alerts:
-              evaluation_interval: 250ms
-              rules:
-                - {name: AllSourcesFailing, severity: critical, expr: "sources_failing_ratio >= 1", for: 2s}
-                - {name: SourceErrorRateCritical, severity: critical, expr: "error_rate[2s] > 0.5", for: 1s}
-                - {name: SourceErrorRateHigh, severity: warning, expr: "error_rate[3s] > 0.2", for: 1s}
-                - {name: SLOBurnRateFast, severity: critical, expr: "burn_rate[4s] > 14.4 and burn_rate[1s] > 14.4"}
-                - {name: CircuitOpened, severity: info, expr: "breaker_open == 1 or breaker_opens[2s] > 0"}
-              hooks:
-                - {name: chat, type: webhook, url: "\(base)/webhook", group_wait: 2s, group_interval: 1h, repeat_interval: 1h}
-                - {name: pager, type: webhook, url: "\(base)/webhook", severities: [critical], group_wait: 2s, group_interval: 1h, repeat_interval: 1h}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults:
+          interval: 250ms
+          timeout: 600ms
+          retry: {server_error: {max_attempts: 2, base: 10ms, max: 10ms}, transient: {max_attempts: 1}, timeout: {max_attempts: 1}}
+          circuit_breaker: {failure_threshold: 3, open_timeout: 1s, open_timeout_max: 1s}
+        sources:
+          - {name: healthy, url: "\(base)/ok"}
+          - {name: database, url: "\(base)/switch/db?code=503&detail=primary%20database%20unreachable"}
+          - {name: refused, url: "http://127.0.0.1:\(refusedPort)/ok"}
+          - {name: slow, url: "\(base)/switch/slow?ms=2000"}
+        alerts:
+          evaluation_interval: 250ms
+          rules:
+            - {name: AllSourcesFailing, severity: critical, expr: "sources_failing_ratio >= 1", for: 2s}
+            - {name: SourceErrorRateCritical, severity: critical, expr: "error_rate[2s] > 0.5", for: 1s}
+            - {name: SourceErrorRateHigh, severity: warning, expr: "error_rate[3s] > 0.2", for: 1s}
+            - {name: SLOBurnRateFast, severity: critical, expr: "burn_rate[4s] > 14.4 and burn_rate[1s] > 14.4"}
+            - {name: CircuitOpened, severity: info, expr: "breaker_open == 1 or breaker_opens[2s] > 0"}
+          hooks:
+            - {name: chat, type: webhook, url: "\(base)/webhook", group_wait: 2s, group_interval: 1h, repeat_interval: 1h}
+            - {name: pager, type: webhook, url: "\(base)/webhook", severities: [critical], group_wait: 2s, group_interval: 1h, repeat_interval: 1h}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
         _ = try await eventually("the first round") { await http.perform(TransferRequest(url: "\(lookoutBase)/-/ready")).httpStatus == 200 ? true : nil }
 
@@ -89,7 +89,8 @@ struct IncidentEndToEndTests {
         #expect(causes["slow"]?.lowercased().contains("time") == true)
 
         // The status JSON says since when, and why, while the breakers hold calls back.
-        let status = try JSONSerialization.jsonObject(with: Data(await http.perform(TransferRequest(url: "\(lookoutBase)/api/v1/status")).body)) as? [String: Any]
+        let status =
+            try JSONSerialization.jsonObject(with: Data(await http.perform(TransferRequest(url: "\(lookoutBase)/api/v1/status")).body)) as? [String: Any]
         let sources = status?["sources"] as? [[String: Any]] ?? []
         for source in sources where broken.contains(source["name"] as? String ?? "") {
             let cause = (source["incident"] as? [String: Any])?["cause"] as? [String: Any]
@@ -127,7 +128,9 @@ struct IncidentEndToEndTests {
         #expect(final.count == 12)
         for source in broken {
             for hook in ["chat", "pager"] {
-                let statuses = final.filter { $0["receiver"] as? String == hook && ($0["groupLabels"] as? [String: String])?["source"] == source }.map { $0["status"] as? String ?? "" }
+                let statuses = final.filter { $0["receiver"] as? String == hook && ($0["groupLabels"] as? [String: String])?["source"] == source }.map {
+                    $0["status"] as? String ?? ""
+                }
                 #expect(statuses == ["firing", "resolved"], "\(source) → \(hook)")
             }
         }

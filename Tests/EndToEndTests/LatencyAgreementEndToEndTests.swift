@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// One meaning of latency: against an upstream that answers after 100 ms, the page's row and its
 /// chart, `/api/v1/sources/NAME` and `/metrics` give the same p50, one attempt's.
@@ -31,7 +31,9 @@ struct LatencyAgreementEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         // The 503 source's answers come at once but its calls retry with 1 s of backoff: its
         // latency is the attempt's, not the call's.
-        let config = try writeLookoutConfig(in: directory, """
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
             defaults: {interval: 1s, timeout: 2s}
             sources:
               - {name: slow, url: "\(simBase)/slow?ms=100"}

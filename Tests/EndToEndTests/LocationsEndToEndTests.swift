@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Two locations probe one source, each over its own network path: an upstream host in a network
 /// namespace, reached from each location through its own veth pair. Prometheus evaluates the
@@ -34,9 +34,11 @@ struct LocationsEndToEndTests {
             try await ip(["-n", namespace, "addr", "add", "10.231.\(index + 1).2/30", "dev", link + "p"])
             try await ip(["-n", namespace, "link", "set", link + "p", "up"])
         }
-        let upstream = try ChildProcess("/usr/sbin/ip", [
-            "netns", "exec", namespace, ChildProcess.binDirectory.appendingPathComponent("lookout-sim").path, "--listen", "0.0.0.0:0",
-        ])
+        let upstream = try ChildProcess(
+            "/usr/sbin/ip",
+            [
+                "netns", "exec", namespace, ChildProcess.binDirectory.appendingPathComponent("lookout-sim").path, "--listen", "0.0.0.0:0",
+            ])
         let port = try await upstream.waitFor(#"listening on http://[0-9.]+:(\d+)/"#)
 
         var lookouts: [ChildProcess] = []
@@ -44,13 +46,13 @@ struct LocationsEndToEndTests {
         for (index, location) in ["eu", "us"].enumerated() {
             let config = directory.appendingPathComponent("\(location).yml")
             try """
-                listen: 127.0.0.1:0
-                database: ":memory:"
-                location: \(location)
-                defaults: {interval: 1s, timeout: 1s, retry: {network_unreachable: {max_attempts: 1}, timeout: {max_attempts: 1}}}
-                sources:
-                  - {name: checkout, url: "http://10.231.\(index + 1).2:\(port)/ok"}
-                """.write(to: config, atomically: true, encoding: .utf8)
+            listen: 127.0.0.1:0
+            database: ":memory:"
+            location: \(location)
+            defaults: {interval: 1s, timeout: 1s, retry: {network_unreachable: {max_attempts: 1}, timeout: {max_attempts: 1}}}
+            sources:
+              - {name: checkout, url: "http://10.231.\(index + 1).2:\(port)/ok"}
+            """.write(to: config, atomically: true, encoding: .utf8)
             let (lookout, base) = try await startLookout(config: config)
             lookouts.append(lookout)
             targets.append(String(base.dropFirst("http://".count)))

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Reload and offline detection, with `lookout serve` as a real process.
 @Suite("monitor end to end")
@@ -19,19 +19,20 @@ struct MonitorEndToEndTests {
         let config = directory.appendingPathComponent("lookout.yml")
         func write(_ sources: String) throws {
             try """
-                listen: 127.0.0.1:0
-                database: \(directory.path)/lookout.sqlite
-                defaults:
-                  interval: 1s
-                  timeout: 2s
-                  retry: {server_error: {max_attempts: 1}}
-                  circuit_breaker: {failure_threshold: 1, open_timeout: 10m}
-                sources:
-                \(sources)
-                """.write(to: config, atomically: true, encoding: .utf8)
+            listen: 127.0.0.1:0
+            database: \(directory.path)/lookout.sqlite
+            defaults:
+              interval: 1s
+              timeout: 2s
+              retry: {server_error: {max_attempts: 1}}
+              circuit_breaker: {failure_threshold: 1, open_timeout: 10m}
+            sources:
+            \(sources)
+            """.write(to: config, atomically: true, encoding: .utf8)
         }
         let breaker = "  - {name: breaker, url: \"\(simBase)/status/503\"}"
-        try write("""
+        try write(
+            """
             \(breaker)
               - {name: gone, url: "\(simBase)/ok"}
               - {name: slowpoke, url: "\(simBase)/ok", interval: 1h}
@@ -43,7 +44,8 @@ struct MonitorEndToEndTests {
             return open && metricValue(text, #"lookout_probe_success{source="gone"}"#) == 1 ? true : nil
         }
 
-        try write("""
+        try write(
+            """
             \(breaker)
               - {name: slowpoke, url: "\(simBase)/ok", interval: 1s}
             """)
@@ -84,18 +86,18 @@ struct MonitorEndToEndTests {
         let config = directory.appendingPathComponent("lookout.yml")
         let sources = (0..<3).map { "  - {name: s\($0), url: \"http://127.0.0.1:\(closedPort())/\"}" }.joined(separator: "\n")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            defaults:
-              interval: 1s
-              timeout: 1s
-              retry: {transient: {max_attempts: 1}}
-              circuit_breaker: {failure_threshold: 1}
-            connectivity:
-              canaries: ["http://127.0.0.1:\(closedPort())/"]
-            sources:
-            \(sources)
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        defaults:
+          interval: 1s
+          timeout: 1s
+          retry: {transient: {max_attempts: 1}}
+          circuit_breaker: {failure_threshold: 1}
+        connectivity:
+          canaries: ["http://127.0.0.1:\(closedPort())/"]
+        sources:
+        \(sources)
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         let text = try await eventually("every source probed twice while offline") { () -> String? in
             let text = await scrape(base)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Lookout's own network goes for a while, under `lookout serve` with its default retries: the
 /// log says so in one line, and not with a "source down" and a "source up again" line for every
@@ -32,20 +32,22 @@ struct NetworkLossEndToEndTests {
         try await ip(["-n", far, "link", "set", link + "p", "up"])
 
         let lookoutPath = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        let upstream = try ChildProcess("/usr/sbin/ip", [
-            "netns", "exec", far, ChildProcess.binDirectory.appendingPathComponent("lookout-sim").path, "--listen", "0.0.0.0:0",
-        ])
+        let upstream = try ChildProcess(
+            "/usr/sbin/ip",
+            [
+                "netns", "exec", far, ChildProcess.binDirectory.appendingPathComponent("lookout-sim").path, "--listen", "0.0.0.0:0",
+            ])
         let port = try await upstream.waitFor(#"listening on http://[0-9.]+:(\d+)/"#)
         // Twelve sources over three hosts, as the offline rule asks (80 % of sources, 3 hosts).
         let sources = (0..<12).map { "  - {name: s\($0), url: \"http://10.232.0.\(2 + $0 % 3):\(port)/ok\"}" }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            defaults: {interval: 1s, timeout: 1s}
-            sources:
-            \(sources.joined(separator: "\n"))
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        defaults: {interval: 1s, timeout: 1s}
+        sources:
+        \(sources.joined(separator: "\n"))
+        """.write(to: config, atomically: true, encoding: .utf8)
         let lookout = try ChildProcess("/usr/sbin/ip", ["netns", "exec", near, lookoutPath, "serve", "--config", config.path])
         let address = try await lookout.waitFor(#"msg=listening address=(127\.0\.0\.1:\d+)"#)
 

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// An incident fired and resolved through every provider hook, each checked by lookout-sim the
 /// way the provider documents its API; 429s answered with Retry-After are waited out.
@@ -20,24 +20,24 @@ struct NotificationProvidersEndToEndTests {
         _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=2&retry_after=2", method: "POST"))
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            external_url: https://status.example.test
-            admin_token_file: admin.token
-            defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-              - {name: payments, url: "\(base)/flaky/providers-\(UUID().uuidString.prefix(8))?fail=15&code=503"}
-            alerts:
-              evaluation_interval: 200ms
-              rules:
-                - {name: SourceDown, severity: critical, expr: up == 0, annotations: {summary: "{source} is down"}}
-              hooks:
-                - {name: slack, type: slack, url_file: slack.url, group_wait: 0s}
-                - {name: teams, type: teams, url: "\(base)/teams/workflow", group_wait: 0s}
-                - {name: pagerduty, type: pagerduty, url: "\(base)/pagerduty/v2/enqueue", routing_key_file: pd.key, group_wait: 0s}
-                - {name: discord, type: discord, url: "\(base)/discord/123/token", group_wait: 0s}
-                - {name: ntfy, type: ntfy, url: "\(base)/ntfy/oncall", group_wait: 0s}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        external_url: https://status.example.test
+        admin_token_file: admin.token
+        defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+          - {name: payments, url: "\(base)/flaky/providers-\(UUID().uuidString.prefix(8))?fail=15&code=503"}
+        alerts:
+          evaluation_interval: 200ms
+          rules:
+            - {name: SourceDown, severity: critical, expr: up == 0, annotations: {summary: "{source} is down"}}
+          hooks:
+            - {name: slack, type: slack, url_file: slack.url, group_wait: 0s}
+            - {name: teams, type: teams, url: "\(base)/teams/workflow", group_wait: 0s}
+            - {name: pagerduty, type: pagerduty, url: "\(base)/pagerduty/v2/enqueue", routing_key_file: pd.key, group_wait: 0s}
+            - {name: discord, type: discord, url: "\(base)/discord/123/token", group_wait: 0s}
+            - {name: ntfy, type: ntfy, url: "\(base)/ntfy/oncall", group_wait: 0s}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
         let paths = ["/slack/T000/B000/secret", "/teams/workflow", "/pagerduty/v2/enqueue", "/discord/123/token", "/ntfy"]
         let entries = try await eventually(deadline: .seconds(90), "a firing and a resolved notification through every provider") { () -> [[String: Any]]? in
@@ -56,7 +56,9 @@ struct NotificationProvidersEndToEndTests {
                 .appendingPathComponent("docs/notifications")
             try FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
             for (name, path) in zip(["slack", "teams", "pagerduty", "discord", "ntfy"], paths) {
-                for (index, received) in entries.filter({ $0["path"] as? String == path }).compactMap({ $0["payload"] as? [String: Any] }).prefix(2).enumerated() {
+                for (index, received) in entries.filter({ $0["path"] as? String == path }).compactMap({ $0["payload"] as? [String: Any] }).prefix(2)
+                    .enumerated()
+                {
                     var payload = received
                     if payload["routing_key"] != nil { payload["routing_key"] = "<the routing key, added at delivery>" }
                     let data = try JSONSerialization.data(withJSONObject: payload, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -79,7 +81,9 @@ struct NotificationProvidersEndToEndTests {
         #expect(pagerDuty.allSatisfy { $0["routing_key"] as? String == "R0UTINGKEY0123456789abcdefABCDEF" })
         #expect(((pagerDuty.first?["payload"] as? [String: Any])?["severity"]) as? String == "critical")
         // Teams: an Adaptive Card, "Attention" then "Good".
-        let teams = payloads("/teams/workflow").compactMap { (($0["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]] }
+        let teams = payloads("/teams/workflow").compactMap {
+            (($0["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]]
+        }
         #expect(teams.map { $0.first?["color"] as? String ?? "" } == ["Attention", "Good"])
         // Discord and ntfy.
         #expect(payloads("/discord/123/token").compactMap { ($0["embeds"] as? [[String: Any]])?.first?["color"] as? Int } == [0xCF222E, 0x1A7F37])
@@ -111,8 +115,9 @@ struct NotificationProvidersEndToEndTests {
         let refused = try await runTool(binary, ["hooks", "test", "discord", "--config", config.path])
         #expect(refused.status == 1)
         #expect(refused.output.contains("HTTP 429"))
-        let viaAPI = await http.perform(TransferRequest(
-            url: "\(lookoutBase)/api/v1/hooks/pagerduty/test", method: "POST", headers: [("Authorization", "Bearer hooks-admin")]))
+        let viaAPI = await http.perform(
+            TransferRequest(
+                url: "\(lookoutBase)/api/v1/hooks/pagerduty/test", method: "POST", headers: [("Authorization", "Bearer hooks-admin")]))
         let answer = try JSONSerialization.jsonObject(with: Data(viaAPI.body)) as? [String: Any]
         #expect(answer?["delivered"] as? Bool == true)
         #expect(answer?["http_status"] as? Int == 202)
@@ -132,18 +137,18 @@ struct NotificationProvidersEndToEndTests {
         let receiverPort = closedPort()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-              - {name: payments, url: "\(base)/flaky/down-\(UUID().uuidString.prefix(8))?fail=10&code=503"}
-            alerts:
-              evaluation_interval: 200ms
-              rules:
-                - {name: SourceDown, severity: critical, expr: up == 0}
-              hooks:
-                - {name: slack, type: slack, url: "http://127.0.0.1:\(receiverPort)/slack/T/B/secret", group_wait: 0s}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults: {interval: 200ms, timeout: 2s, retry: {server_error: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+          - {name: payments, url: "\(base)/flaky/down-\(UUID().uuidString.prefix(8))?fail=10&code=503"}
+        alerts:
+          evaluation_interval: 200ms
+          rules:
+            - {name: SourceDown, severity: critical, expr: up == 0}
+          hooks:
+            - {name: slack, type: slack, url: "http://127.0.0.1:\(receiverPort)/slack/T/B/secret", group_wait: 0s}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
         let clock = ContinuousClock()
         let started = clock.now

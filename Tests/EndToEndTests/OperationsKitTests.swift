@@ -1,8 +1,8 @@
 import Foundation
 import LookoutCore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 import Yams
 
 /// deploy/ and Dashboards/ stay correct as the metrics change: every file parses, Prometheus'
@@ -68,13 +68,15 @@ struct OperationsKitTests {
     /// The `lookout_*` names a PromQL text uses.
     static func metricNames(_ text: String) -> Set<String> {
         let expression = try! NSRegularExpression(pattern: "lookout_[a-z0-9_]+")
-        return Set(expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
-            Range($0.range, in: text).map { String(text[$0]) }
-        })
+        return Set(
+            expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
+                Range($0.range, in: text).map { String(text[$0]) }
+            })
     }
 
     @Test func everyYAMLAndJSONFileParses() throws {
-        let yamlFiles = Self.files(under: "deploy", extensions: ["yml", "yaml"]) + Self.files(under: "Dashboards", extensions: ["yml", "yaml"])
+        let yamlFiles =
+            Self.files(under: "deploy", extensions: ["yml", "yaml"]) + Self.files(under: "Dashboards", extensions: ["yml", "yaml"])
             + Self.files(under: "examples", extensions: ["yml", "yaml"])
         #expect(yamlFiles.count >= 8)
         for file in yamlFiles {
@@ -128,15 +130,15 @@ struct OperationsKitTests {
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults: {interval: 1s, timeout: 2s}
-            sources:
-              - {name: api, url: "\(simBase)/ok"}
-              - {name: file, kind: download, url: "\(simBase)/download/1000"}
-            alerts:
-              hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook"}]
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults: {interval: 1s, timeout: 2s}
+        sources:
+          - {name: api, url: "\(simBase)/ok"}
+          - {name: file, kind: download, url: "\(simBase)/download/1000"}
+        alerts:
+          hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook"}]
+        """.write(to: config, atomically: true, encoding: .utf8)
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let scrape = try await eventually("both sources probed") { () -> String? in
@@ -152,7 +154,8 @@ struct OperationsKitTests {
         for name in Self.specMetrics {
             #expect(exported.contains(name), "\(name) is in SPEC section 7 but Lookout does not export it")
         }
-        let rules = try String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-rules.yml"), encoding: .utf8)
+        let rules =
+            try String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-rules.yml"), encoding: .utf8)
             + String(contentsOf: Self.root.appendingPathComponent("deploy/lookout-location-rules.yml"), encoding: .utf8)
         let named = Self.metricNames(rules).union(Self.metricNames(try Self.dashboardQueries().map(\.query).joined(separator: "\n")))
         #expect(named.count >= 20)
@@ -184,7 +187,11 @@ struct OperationsKitTests {
         for panel in rows[..<drillDown] where panel["type"] as? String != "row" && panel["type"] as? String != "table" {
             for target in panel["targets"] as? [[String: Any]] ?? [] {
                 let query = target["expr"] as? String ?? ""
-                let bounded = ["count(", "sum(", "quantile(", "sum by (category)", "sum by (le)", "sum by (hook", "topk(", "avg(", "min(", "max(", "histogram_quantile(0.", "max by (instance)", "sum by (instance)", "max by (hook)"]
+                let bounded =
+                    [
+                        "count(", "sum(", "quantile(", "sum by (category)", "sum by (le)", "sum by (hook", "topk(", "avg(", "min(", "max(",
+                        "histogram_quantile(0.", "max by (instance)", "sum by (instance)", "max by (hook)",
+                    ]
                     .contains { query.hasPrefix($0) } || (panel["title"] as? String) == "Download throughput"
                 #expect(bounded, "\(panel["title"] ?? "?"): \(query)")
             }
@@ -200,18 +207,18 @@ struct OperationsKitTests {
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 2, base: 10ms, max: 20ms}}, circuit_breaker: {failure_threshold: 2, open_timeout: 2s}}
-            sources:
-              - {name: api, group: Payments, url: "\(simBase)/ok"}
-              - {name: checkout, group: Payments, url: "\(simBase)/status/503"}
-              - {name: dump, kind: download, url: "\(simBase)/download/100000?seed=1"}
-            alerts:
-              evaluation_interval: 1s
-              rules: [{name: SourceDown, severity: critical, expr: up == 0}]
-              hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook", group_wait: 0s}]
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 2, base: 10ms, max: 20ms}}, circuit_breaker: {failure_threshold: 2, open_timeout: 2s}}
+        sources:
+          - {name: api, group: Payments, url: "\(simBase)/ok"}
+          - {name: checkout, group: Payments, url: "\(simBase)/status/503"}
+          - {name: dump, kind: download, url: "\(simBase)/download/100000?seed=1"}
+        alerts:
+          evaluation_interval: 1s
+          rules: [{name: SourceDown, severity: critical, expr: up == 0}]
+          hooks: [{name: chat, type: webhook, url: "\(simBase)/webhook", group_wait: 0s}]
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         let prometheus = try TestPrometheus(scraping: [String(base.dropFirst("http://".count))], in: directory)
         func results(_ query: String) async -> Int? { await prometheus.query(query)?.count }
@@ -255,13 +262,13 @@ struct OperationsKitTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            shard: {count: 2}
-            defaults: {interval: 1h}
-            sources:
-            \((0..<8).map { "  - {name: s\($0), url: \"http://127.0.0.1:1/\($0)\"}" }.joined(separator: "\n"))
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        shard: {count: 2}
+        defaults: {interval: 1h}
+        sources:
+        \((0..<8).map { "  - {name: s\($0), url: \"http://127.0.0.1:1/\($0)\"}" }.joined(separator: "\n"))
+        """.write(to: config, atomically: true, encoding: .utf8)
         let pod = try ChildProcess("lookout", ["serve", "--config", config.path, "--shard", "auto", "--replicas", "2"], environment: ["HOSTNAME": "lookout-3"])
         let port = try await pod.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         #expect(pod.text.contains("shard=1/2") && pod.text.contains("replica=1"))
@@ -270,8 +277,12 @@ struct OperationsKitTests {
         #expect(metrics.contains(#"replica="1"} 1"#))
         #expect(try await pod.terminate() == 0)
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
-        for (host, message) in [("lookout-4", "that is shard 2, but shard.count is 2; set the StatefulSet's replicas to shard.count × --replicas (4)"), ("laptop", "needs a StatefulSet pod's host name")] {
-            let refused = try await runTool("/usr/bin/env", ["HOSTNAME=\(host)", binary, "serve", "--config", config.path, "--shard", "auto", "--replicas", "2"])
+        for (host, message) in [
+            ("lookout-4", "that is shard 2, but shard.count is 2; set the StatefulSet's replicas to shard.count × --replicas (4)"),
+            ("laptop", "needs a StatefulSet pod's host name"),
+        ] {
+            let refused = try await runTool(
+                "/usr/bin/env", ["HOSTNAME=\(host)", binary, "serve", "--config", config.path, "--shard", "auto", "--replicas", "2"])
             #expect(refused.status == 1)
             #expect(refused.output.contains(message), "\(refused.output)")
         }
@@ -369,15 +380,17 @@ struct OperationsKitTests {
         let names = (0..<12).map { "source-\($0)" }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            defaults: {interval: 500ms, timeout: 2s}
-            sources:
-            \(names.map { "  - {name: \($0), url: \"\(simBase)/flaky/\($0)?fail=0\"}" }.joined(separator: "\n"))
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        defaults: {interval: 500ms, timeout: 2s}
+        sources:
+        \(names.map { "  - {name: \($0), url: \"\(simBase)/flaky/\($0)?fail=0\"}" }.joined(separator: "\n"))
+        """.write(to: config, atomically: true, encoding: .utf8)
         let first = try ChildProcess("lookout", ["serve", "--config", config.path, "--shard", "0/2"])
         let second = try ChildProcess("lookout", ["serve", "--config", config.path, "--shard", "1/2"])
-        let ports = [try await first.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#), try await second.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)]
+        let ports = [
+            try await first.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#), try await second.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#),
+        ]
         func owned(_ port: String) async -> Set<String> {
             let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
             return Set(names.filter { text.contains(#"lookout_probes_total{source="\#($0)""#) })

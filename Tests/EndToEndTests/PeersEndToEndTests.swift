@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// One view over several instances: `peers` shows every source of every shard and location on
 /// one page and in one status document; a peer that is down, answers garbage or hangs is a
@@ -23,30 +23,30 @@ struct PeersEndToEndTests {
         let eu = directory.appendingPathComponent("eu.yml")
         let us = directory.appendingPathComponent("us.yml")
         try """
-            listen: 127.0.0.1:\(portA)
-            database: ":memory:"
-            location: eu
-            defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
-            sources:
-              - {name: web, url: "\(simBase)/ok"}
-              - {name: shared, url: "\(simBase)/ok"}
-            peers:
-              - http://127.0.0.1:\(portB)
-              - http://127.0.0.1:\(dead)
-              - \(simBase)/json/valid?
-              - \(simBase)/slow?ms=20000&
-            """.write(to: eu, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:\(portA)
+        database: ":memory:"
+        location: eu
+        defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+        sources:
+          - {name: web, url: "\(simBase)/ok"}
+          - {name: shared, url: "\(simBase)/ok"}
+        peers:
+          - http://127.0.0.1:\(portB)
+          - http://127.0.0.1:\(dead)
+          - \(simBase)/json/valid?
+          - \(simBase)/slow?ms=20000&
+        """.write(to: eu, atomically: true, encoding: .utf8)
         try """
-            listen: 127.0.0.1:\(portB)
-            database: ":memory:"
-            location: us
-            shard: {index: 0, count: 1}
-            defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
-            sources:
-              - {name: api, url: "\(simBase)/ok"}
-              - {name: shared, url: "\(simBase)/status/503"}
-            peers: ["http://127.0.0.1:\(portA)"]
-            """.write(to: us, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:\(portB)
+        database: ":memory:"
+        location: us
+        shard: {index: 0, count: 1}
+        defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+        sources:
+          - {name: api, url: "\(simBase)/ok"}
+          - {name: shared, url: "\(simBase)/status/503"}
+        peers: ["http://127.0.0.1:\(portA)"]
+        """.write(to: us, atomically: true, encoding: .utf8)
         let (a, baseA) = try await startLookout(config: eu)
         let (b, baseB) = try await startLookout(config: us)
 
@@ -54,7 +54,8 @@ struct PeersEndToEndTests {
         let peers = try await eventually(deadline: .seconds(40), "every peer answered or failed") { () -> [[String: Any]]? in
             let peers = await status(baseA)["peers"] as? [[String: Any]] ?? []
             let settled = peers.count == 4 && peers.allSatisfy { $0["reachable"] as? Bool == true || $0["problem"] is String }
-            let usSeen = (peers.first?["sources"] as? [[String: Any]])?.contains { $0["name"] as? String == "shared" && $0["state"] as? String == "down" } == true
+            let usSeen =
+                (peers.first?["sources"] as? [[String: Any]])?.contains { $0["name"] as? String == "shared" && $0["state"] as? String == "down" } == true
             return settled && usSeen ? peers : nil
         }
         #expect(peers[0]["reachable"] as? Bool == true && peers[0]["location"] as? String == "us")

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// A notification its receiver keeps refusing (400) is set aside after three tries — kept,
 /// counted, shown on the page, queued again by an admin call — and the hook's later
@@ -23,7 +23,9 @@ struct PoisonNotificationEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         let run = UUID().uuidString.prefix(8)
         try "s3cret\n".write(to: directory.appendingPathComponent("admin.token"), atomically: true, encoding: .utf8)
-        let config = try writeLookoutConfig(in: directory, """
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
             admin_token_file: admin.token
             defaults: {interval: 200ms, timeout: 1s, retry: {server_error: {max_attempts: 1}}}
             sources:

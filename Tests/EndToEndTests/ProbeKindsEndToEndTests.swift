@@ -1,8 +1,8 @@
 import Foundation
 import LookoutCore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Each probe kind against lookout-sim, through the same prober `serve` uses.
 @Suite("probe kinds end to end")

@@ -3,8 +3,8 @@ import Logging
 import LookoutCore
 import LookoutWeb
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// `deploy/lookout-rules.yml` is the default rule set as Prometheus rules, and fires as Lookout's
 /// own rules do: one scenario drives Lookout's evaluator and, through the very `/metrics` text it
@@ -29,7 +29,8 @@ struct PrometheusRulesParityTests {
         // Seconds of synchronous work: on a Dispatch thread, not the cooperative pool.
         let (series, lookout) = try await offThePool { () throws -> ([String: [String]], [Set<String>]) in
             let outage = 360..<375
-            let config = try ConfigLoader.parse("""
+            let config = try ConfigLoader.parse(
+                """
                 database: ":memory:"
                 defaults: {interval: 1m}
                 sources: [{name: acme, url: "http://127.0.0.1:1/acme"}, {name: other, url: "http://127.0.0.1:1/other"}]
@@ -45,7 +46,10 @@ struct PrometheusRulesParityTests {
                 let now = start + Int64(index) * step
                 let failing = outage.contains(index)
                 let failure = failing ? Failure(category: .serverError, reason: "http_503", httpStatus: 503) : nil
-                monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: !failing, failure: failure, httpStatus: failing ? 503 : 200, durationSeconds: 0.01, latencySeconds: 0.01))
+                monitor.registry.record(
+                    ProbeResult(
+                        source: "acme", timestampMs: now, ok: !failing, failure: failure, httpStatus: failing ? 503 : 200, durationSeconds: 0.01,
+                        latencySeconds: 0.01))
                 monitor.registry.record(ProbeResult(source: "other", timestampMs: now, ok: true, httpStatus: 200, durationSeconds: 0.01, latencySeconds: 0.01))
                 _ = evaluator.evaluate(nowMs: now, AlertEvaluator.Inputs(monitor.snapshot(nowMs: now)))
                 lookout.append(Set(evaluator.firing.map { "\($0.rule)|\($0.source ?? "")" }))
@@ -74,7 +78,8 @@ struct PrometheusRulesParityTests {
                 let labels = parts[1].isEmpty ? "{alertname=\"\(parts[0])\"}" : "{alertname=\"\(parts[0])\", source=\"\(parts[1])\"}"
                 return "          - labels: '\(labels)'\n            value: 1\n"
             }
-            checks.append("""
+            checks.append(
+                """
                       - expr: count by (alertname, source) (ALERTS{alertstate="firing"})
                         eval_time: \(Int64(index) * step / 1000)s
                         exp_samples:\(samples.isEmpty ? " []\n" : "\n" + samples.joined())
@@ -86,14 +91,14 @@ struct PrometheusRulesParityTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let test = directory.appendingPathComponent("parity.test.yml")
         try """
-            rule_files: [\(Self.root.appendingPathComponent("deploy/lookout-rules.yml").path)]
-            evaluation_interval: 1m
-            tests:
-              - interval: 1m
-                input_series:
-            \(inputs.joined())    promql_expr_test:
-            \(checks.joined())
-            """.write(to: test, atomically: true, encoding: .utf8)
+        rule_files: [\(Self.root.appendingPathComponent("deploy/lookout-rules.yml").path)]
+        evaluation_interval: 1m
+        tests:
+          - interval: 1m
+            input_series:
+        \(inputs.joined())    promql_expr_test:
+        \(checks.joined())
+        """.write(to: test, atomically: true, encoding: .utf8)
         let result = try await runTool("/usr/bin/promtool", ["test", "rules", test.path])
         #expect(result.status == 0, "\(result.output.prefix(4000))")
     }

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import ResilientHTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Running out of disk and of connections (issue "Hostile input…", rows 3 and 7), against a real
 /// `lookout serve` on loopback.
@@ -30,24 +30,24 @@ struct ResourceExhaustionEndToEndTests {
         _ = try await upstream.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(disk.path)/lookout.sqlite
-            defaults:
-              interval: 200ms
-              timeout: 5s
-              retry: {transient: {max_attempts: 1}}
-              circuit_breaker: {failure_threshold: 1000}
-            sources:
-              - {name: one, url: "http://127.0.0.1:\(upstreamPort)/ok?s=1"}
-              - {name: two, url: "http://127.0.0.1:\(upstreamPort)/ok?s=2"}
-              - {name: three, url: "http://127.0.0.1:\(upstreamPort)/ok?s=3"}
-            alerts:
-              evaluation_interval: 200ms
-              rules:
-                - {name: SourceDown, severity: critical, expr: up == 0}
-              hooks:
-                - {name: chat, type: webhook, url: "\(receiverBase)/webhook", group_wait: 0s}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(disk.path)/lookout.sqlite
+        defaults:
+          interval: 200ms
+          timeout: 5s
+          retry: {transient: {max_attempts: 1}}
+          circuit_breaker: {failure_threshold: 1000}
+        sources:
+          - {name: one, url: "http://127.0.0.1:\(upstreamPort)/ok?s=1"}
+          - {name: two, url: "http://127.0.0.1:\(upstreamPort)/ok?s=2"}
+          - {name: three, url: "http://127.0.0.1:\(upstreamPort)/ok?s=3"}
+        alerts:
+          evaluation_interval: 200ms
+          rules:
+            - {name: SourceDown, severity: critical, expr: up == 0}
+          hooks:
+            - {name: chat, type: webhook, url: "\(receiverBase)/webhook", group_wait: 0s}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("the first round") { await get("\(base)/-/ready").httpStatus == 200 ? true : nil }
 
@@ -103,7 +103,8 @@ struct ResourceExhaustionEndToEndTests {
         let port = closedPort()
         let config = directory.appendingPathComponent("lookout.yml")
         // 100 failing sources every 200 ms, each failure a debug line: 500 lines a second.
-        try (["listen: 127.0.0.1:\(port)", "database: \(directory.path)/lookout.sqlite", "defaults: {interval: 200ms, timeout: 150ms}", "sources:"]
+        try
+            (["listen: 127.0.0.1:\(port)", "database: \(directory.path)/lookout.sqlite", "defaults: {interval: 200ms, timeout: 150ms}", "sources:"]
             + (1...100).map { "  - {name: failing\($0), url: \"\(simURL)/status/500\"}" })
             .joined(separator: "\n").write(to: config, atomically: true, encoding: .utf8)
         let stderr = Pipe()
@@ -143,7 +144,9 @@ struct ResourceExhaustionEndToEndTests {
         } catch {
             // Whether it stopped probing, stopped counting, or stopped answering at all.
             let seen = last.withLock { $0 }.map { "started \($0.started), dropped \($0.dropped)" } ?? "no answer from /metrics"
-            throw TestFailure("\(error); at the close: started \(stalled.started), dropped \(stalled.dropped); last seen: \(seen); running: \(lookout.isRunning); its stdout: \(lookout.text.suffix(1500))")
+            throw TestFailure(
+                "\(error); at the close: started \(stalled.started), dropped \(stalled.dropped); last seen: \(seen); running: \(lookout.isRunning); its stdout: \(lookout.text.suffix(1500))"
+            )
         }
         #expect(lookout.isRunning)
         #expect(try await lookout.terminate() == 0)
@@ -158,12 +161,12 @@ struct ResourceExhaustionEndToEndTests {
         defer { _ = try? runToolBlocking("/bin/umount", ["-l", disk.path]) }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(disk.path)/lookout.sqlite
-            defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-              - {name: a, url: "http://127.0.0.1:\(closedPort())/"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(disk.path)/lookout.sqlite
+        defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+          - {name: a, url: "http://127.0.0.1:\(closedPort())/"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         var (lookout, base) = try await startLookout(config: config)
         #expect(try await lookout.terminate() == 0)
         let rowsBefore = try countRows(disk.appendingPathComponent("lookout.sqlite").path)
@@ -202,19 +205,20 @@ struct ResourceExhaustionEndToEndTests {
         let path = directory.appendingPathComponent("lookout.sqlite").path
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(path)
-            defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
-            sources:
-              - {name: a, url: "http://127.0.0.1:\(closedPort())/"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(path)
+        defaults: {interval: 200ms, timeout: 1s, retry: {transient: {max_attempts: 1}}, circuit_breaker: {failure_threshold: 1000}}
+        sources:
+          - {name: a, url: "http://127.0.0.1:\(closedPort())/"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         var (lookout, base) = try await startLookout(config: config)
         #expect(try await lookout.terminate() == 0)
         let filler = try DatabaseQueue(path: path)
         try await filler.write { db in
             for index in 0..<20_000 {
                 try db.execute(
-                    sql: "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES (?, 'a', 'transient', 'connection_refused', 'refused', 1, 0, 0)",
+                    sql:
+                        "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES (?, 'a', 'transient', 'connection_refused', 'refused', 1, 0, 0)",
                     arguments: [index])
             }
         }
@@ -266,11 +270,11 @@ struct ResourceExhaustionEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            sources:
-              - {name: a, url: "http://127.0.0.1:\(closedPort())/", interval: 1s}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        sources:
+          - {name: a, url: "http://127.0.0.1:\(closedPort())/", interval: 1s}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         let port = UInt16(base.split(separator: ":").last!)!
         _ = try await eventually("the first round") { await get("\(base)/-/ready").httpStatus == 200 ? true : nil }

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import LookoutCore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// `kill -9` in the middle of failures, then a restart: nothing committed is lost and an open
 /// breaker stays open.
@@ -39,7 +39,9 @@ struct RestartEndToEndTests {
         let directory = try makeTemporaryDirectory("restart")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let (database, config) = try writeConfig(in: directory, """
+        let (database, config) = try writeConfig(
+            in: directory,
+            """
             defaults:
               interval: 1s
               timeout: 2s
@@ -146,7 +148,9 @@ struct RestartEndToEndTests {
         let directory = try makeTemporaryDirectory("outage")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let (database, config) = try writeConfig(in: directory, """
+        let (database, config) = try writeConfig(
+            in: directory,
+            """
             defaults:
               interval: 200ms
               timeout: 2s

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// lookout-sim and `lookout serve` as separate processes on free loopback ports.
 @Suite("serve end to end")
@@ -28,14 +28,14 @@ struct ServeEndToEndTests {
         let database = directory.appendingPathComponent("lookout.sqlite").path
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(database)
-            defaults: {interval: 1s, timeout: 2s}
-            sources:
-              - {name: up, url: "http://127.0.0.1:\(simPort)/ok"}
-              - {name: broken, url: "http://127.0.0.1:\(simPort)/status/500"}
-              - {name: closed, url: "http://127.0.0.1:\(closedPort())/"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(database)
+        defaults: {interval: 1s, timeout: 2s}
+        sources:
+          - {name: up, url: "http://127.0.0.1:\(simPort)/ok"}
+          - {name: broken, url: "http://127.0.0.1:\(simPort)/status/500"}
+          - {name: closed, url: "http://127.0.0.1:\(closedPort())/"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let base = "http://127.0.0.1:\(port)"
@@ -97,7 +97,9 @@ struct ServeEndToEndTests {
         try "sources:\n  - name: a\n    url: http://127.0.0.1/\n    interval: 5x\n".write(to: invalid, atomically: true, encoding: .utf8)
         let semantic = try await runTool(binary, ["check-config", "--config", invalid.path])
         #expect(semantic.status == 1)
-        #expect(semantic.output.contains(#"\#(invalid.path):4:15: sources[0].interval (source "a"): "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#), "\(semantic.output)")
+        #expect(
+            semantic.output.contains(#"\#(invalid.path):4:15: sources[0].interval (source "a"): "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#),
+            "\(semantic.output)")
 
         let serve = try await runTool(binary, ["serve", "--config", invalid.path])
         #expect(serve.status == 1)

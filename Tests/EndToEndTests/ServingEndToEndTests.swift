@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// What Prometheus and blackbox_exporter users see: /probe beside blackbox_exporter's own
 /// output, and a real Prometheus scraping /metrics.
@@ -22,13 +22,13 @@ struct ServingEndToEndTests {
     func startNginx(_ directory: URL) throws -> (ChildProcess, Int) {
         let port = Int(closedPort())
         try """
-            worker_processes 1;
-            daemon off;
-            pid \(directory.path)/nginx.pid;
-            error_log \(directory.path)/nginx-error.log;
-            events { worker_connections 256; }
-            http { access_log off; server { listen 127.0.0.1:\(port); location / { return 200 "ok\\n"; } } }
-            """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        worker_processes 1;
+        daemon off;
+        pid \(directory.path)/nginx.pid;
+        error_log \(directory.path)/nginx-error.log;
+        events { worker_connections 256; }
+        http { access_log off; server { listen 127.0.0.1:\(port); location / { return 200 "ok\\n"; } } }
+        """.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         return (try ChildProcess("/usr/sbin/nginx", ["-c", "\(directory.path)/nginx.conf", "-p", directory.path]), port)
     }
 
@@ -42,9 +42,11 @@ struct ServingEndToEndTests {
         let blackboxPort = closedPort()
         try "modules:\n  http_2xx:\n    prober: http\n    timeout: 5s\n".write(
             to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
-        let blackbox = try ChildProcess("/usr/bin/prometheus-blackbox-exporter", [
-            "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
-        ])
+        let blackbox = try ChildProcess(
+            "/usr/bin/prometheus-blackbox-exporter",
+            [
+                "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
+            ])
         let theirs = try await eventually("blackbox_exporter's probe") { () -> String? in
             let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?target=\(target)&module=http_2xx"))
             return result.httpStatus == 200 ? result.bodyText : nil
@@ -52,16 +54,17 @@ struct ServingEndToEndTests {
 
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: ":memory:"
-            probe_modules:
-              http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
-            sources:
-              - {name: nginx, url: "\(target)", interval: 1h}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: ":memory:"
+        probe_modules:
+          http_2xx: {kind: http, timeout: 5s, allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]}
+        sources:
+          - {name: nginx, url: "\(target)", interval: 1h}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
-        let ours = await http.perform(TransferRequest(
-            url: "\(base)/probe?target=\(target)&module=http_2xx", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "4")]))
+        let ours = await http.perform(
+            TransferRequest(
+                url: "\(base)/probe?target=\(target)&module=http_2xx", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "4")]))
         #expect(ours.httpStatus == 200)
         let expected = types(theirs, prefix: "probe_")
         let got = types(ours.bodyText, prefix: "probe_")
@@ -94,14 +97,14 @@ struct ServingEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults: {interval: 1s, timeout: 2s}
-            sources:
-              - {name: up, url: "\(simBase)/ok"}
-              - {name: "odd\\"name", url: "\(simBase)/status/500"}
-              - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults: {interval: 1s, timeout: 2s}
+        sources:
+          - {name: up, url: "\(simBase)/ok"}
+          - {name: "odd\\"name", url: "\(simBase)/status/500"}
+          - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let problems = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
         // A quote is not allowed in a source name: the name rule keeps label values simple.
         #expect(problems.status == 1)
@@ -143,14 +146,14 @@ struct ServingEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         let config = directory.appendingPathComponent("lookout.yml")
         try """
-            listen: 127.0.0.1:0
-            database: \(directory.path)/lookout.sqlite
-            defaults: {interval: 1h, timeout: 2s}
-            sources:
-              - {name: up, url: "\(simBase)/ok"}
-              - {name: down, url: "\(simBase)/status/503"}
-              - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listen: 127.0.0.1:0
+        database: \(directory.path)/lookout.sqlite
+        defaults: {interval: 1h, timeout: 2s}
+        sources:
+          - {name: up, url: "\(simBase)/ok"}
+          - {name: down, url: "\(simBase)/status/503"}
+          - {name: feed, kind: rss, url: "\(simBase)/rss/valid"}
+        """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("every source probed") { () -> Bool? in
             let text = await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText

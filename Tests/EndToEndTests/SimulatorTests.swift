@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// lookout-sim is what every other integration test stands on: its behaviour is checked here.
 @Suite("lookout-sim")

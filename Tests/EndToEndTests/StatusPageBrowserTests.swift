@@ -4,8 +4,8 @@ import Logging
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// The status page in a real browser: headless Chromium renders a config with 3 groups, 12
 /// sources, two incidents, an announcement and a maintenance window over 90 days of history
@@ -40,9 +40,10 @@ struct StatusPageBrowserTests {
                     }
                     let failing = name == "search" && daysAgo == 10 && (at / hour) % 24 < 6
                     let slow = Double((at / hour) % 24) / 24
-                    writer.record(ProbeResult(
-                        source: name, timestampMs: at, ok: !failing, failure: failing ? Failure(category: .serverError, reason: "http_503") : nil,
-                        httpStatus: failing ? 503 : 200, durationSeconds: 0.02 + 0.2 * slow))
+                    writer.record(
+                        ProbeResult(
+                            source: name, timestampMs: at, ok: !failing, failure: failing ? Failure(category: .serverError, reason: "http_503") : nil,
+                            httpStatus: failing ? 503 : 200, durationSeconds: 0.02 + 0.2 * slow))
                     at += hour
                 }
             }
@@ -97,26 +98,26 @@ struct StatusPageBrowserTests {
                 sources += "  - {name: gateway, group: Payments, url: \"\(simBase)/status/503?detail=\(detail)\"}\n"
             }
             try """
-                listen: 127.0.0.1:0
-                database: \(database)
-                retention: 100d
-                admin_token_file: \(tokenFile.path)
-                defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
-                sources:
-                \(sources)
-                maintenance:
-                  - {name: refunds-migration, sources: [refunds], start: "\(Timestamp.rfc3339(now - 3_600_000))", end: "\(Timestamp.rfc3339(now + 7_200_000))", note: "Database migration"}
-                announcements:
-                  - title: \(Self.yaml(title))
-                    message: \(Self.yaml(message))
-                    state: identified
-                    sources: [checkout]
-                    at: "\(Timestamp.rfc3339(now - 600_000))"
-                alerts:
-                  evaluation_interval: 1s
-                  rules:
-                    - {name: SourceDown, severity: critical, expr: up == 0}
-                """.write(to: config, atomically: true, encoding: .utf8)
+            listen: 127.0.0.1:0
+            database: \(database)
+            retention: 100d
+            admin_token_file: \(tokenFile.path)
+            defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 1}}}
+            sources:
+            \(sources)
+            maintenance:
+              - {name: refunds-migration, sources: [refunds], start: "\(Timestamp.rfc3339(now - 3_600_000))", end: "\(Timestamp.rfc3339(now + 7_200_000))", note: "Database migration"}
+            announcements:
+              - title: \(Self.yaml(title))
+                message: \(Self.yaml(message))
+                state: identified
+                sources: [checkout]
+                at: "\(Timestamp.rfc3339(now - 600_000))"
+            alerts:
+              evaluation_interval: 1s
+              rules:
+                - {name: SourceDown, severity: critical, expr: up == 0}
+            """.write(to: config, atomically: true, encoding: .utf8)
         }
         try writeConfig(
             announcement: "Card payments failing",
@@ -130,8 +131,9 @@ struct StatusPageBrowserTests {
 
         // Announcements through the API: bad input is a 400 naming the field.
         func post(_ body: String, path: String = "/api/v1/announcements") async -> (Int, String) {
-            let response = await http.perform(TransferRequest(
-                url: "\(base)\(path)", method: "POST", headers: [("Authorization", "Bearer admin-secret")], body: Array(body.utf8)))
+            let response = await http.perform(
+                TransferRequest(
+                    url: "\(base)\(path)", method: "POST", headers: [("Authorization", "Bearer admin-secret")], body: Array(body.utf8)))
             return (response.httpStatus ?? 0, response.bodyText)
         }
         let missing = await post(#"{"title": "x", "state": "investigating"}"#)
@@ -150,7 +152,8 @@ struct StatusPageBrowserTests {
 
         let chromium = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=\(directory.path)/profile"]
         // With the console logged: the Content-Security-Policy blocks nothing the page runs.
-        let dom = try await runTool("/usr/bin/chromium", chromium + ["--enable-logging=stderr", "--v=0", "--window-size=1280,2000", "--dump-dom", "\(base)/"]).output
+        let dom = try await runTool("/usr/bin/chromium", chromium + ["--enable-logging=stderr", "--v=0", "--window-size=1280,2000", "--dump-dom", "\(base)/"])
+            .output
         #expect(!dom.contains("Content Security Policy"), "the browser blocked part of the page")
         // What is broken comes first: the incident lines before the source list.
         let incidents = try #require(dom.range(of: #"<section class="incidents""#))
@@ -181,7 +184,10 @@ struct StatusPageBrowserTests {
         // The public page: no URL, no error detail, no breaker internals, no admin hint.
         let publicHTML = await http.perform(TransferRequest(url: "\(base)/public")).bodyText
         #expect(publicHTML.contains("<h2>Current problems (2)</h2>"))
-        for secret in [simBase, "127.0.0.1", "http://", "shard 7 unavailable", "retry later", "HTTP 503", "HTTP 500", "Breaker", "breaker", "/api/", "/metrics", "Details", "Not notified", "curl"] {
+        for secret in [
+            simBase, "127.0.0.1", "http://", "shard 7 unavailable", "retry later", "HTTP 503", "HTTP 500", "Breaker", "breaker", "/api/", "/metrics", "Details",
+            "Not notified", "curl",
+        ] {
             #expect(!publicHTML.contains(secret), "the public page shows \(secret)")
         }
         // The filter works without JavaScript.

@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// At least once across restarts: Lookout stopped (SIGTERM or kill -9) right after "alert firing",
 /// before the webhook group's group_wait ran out, tells the webhook after it starts again.
@@ -12,7 +12,9 @@ struct StopWithinGroupWaitEndToEndTests {
         let directory = try makeTemporaryDirectory("stop-within-group-wait")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator()
-        let config = try writeLookoutConfig(in: directory, """
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
             defaults: {interval: 200ms, timeout: 1s, retry: {server_error: {max_attempts: 1}}}
             sources: [{name: broken, url: "\(simBase)/status/503"}]
             alerts:

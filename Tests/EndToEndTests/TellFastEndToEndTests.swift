@@ -1,8 +1,8 @@
 import Foundation
 import LookoutCore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// The default rules, 5-s intervals and two real webhook receivers (lookout-sim's /webhook, as
 /// two hooks): what an on-call engineer is told, and when. One Lookout watches every case at once
@@ -39,7 +39,9 @@ struct TellFastEndToEndTests {
         // Down from the start: `dead` for good, `blip` and `tripped` (whose breaker opens at
         // the second failure) for about a minute.
         for name in ["dead", "blip", "tripped"] { await post("\(simBase)/switch/\(name)-\(run)/on") }
-        let config = try writeLookoutConfig(in: directory, """
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
             defaults: {interval: 5s, timeout: 2s}
             sources:
               - {name: healthy, url: "\(simBase)/ok"}

@@ -7,8 +7,8 @@ import LookoutStore
 import MicroHTTPServer
 import ResilientHTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A receiver that hangs holds back its own hook only (issue "Nothing told is lost…", row 15):
 /// the deliverer waited for every hook's round to end before starting the next, so one hook's
@@ -38,19 +38,22 @@ struct DeliveryIsolationTests {
               hooks:
                 - {name: stuck, type: webhook, url: "\(base)/hang"}
                 - {name: chat, type: webhook, url: "\(base)/fast"}
-            """, file: "t.yml").hooks
+            """, file: "t.yml"
+        ).hooks
         let database = try LookoutDatabase(path: ":memory:")
         func enqueue(_ hook: String) throws -> Int64 {
             try database.writer.write { db in
-                try db.execute(sql: "INSERT INTO alert_outbox (hook, alert_id, payload, created_at_ms, next_attempt_at_ms) VALUES (?, 1, '{}', 0, 0)", arguments: [hook])
+                try db.execute(
+                    sql: "INSERT INTO alert_outbox (hook, alert_id, payload, created_at_ms, next_attempt_at_ms) VALUES (?, 1, '{}', 0, 0)", arguments: [hook])
                 return db.lastInsertedRowID
             }
         }
         try await database.writer.write { db in
-            try db.execute(sql: """
-                INSERT INTO alerts (id, fingerprint, rule, source, severity, state, started_at_ms, summary, labels, annotations)
-                VALUES (1, 'f', 'SourceDown', 'acme', 'critical', 'firing', 0, 's', '{}', '{}')
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO alerts (id, fingerprint, rule, source, severity, state, started_at_ms, summary, labels, annotations)
+                    VALUES (1, 'f', 'SourceDown', 'acme', 'critical', 'firing', 0, 's', '{}', '{}')
+                    """)
         }
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let deliverer = OutboxDeliverer(hooks: { hooks }, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import LookoutAlerting
 import LookoutCore
 import Testing
+
+@testable import LookoutAlerting
 
 /// What each provider's notification says first, as a phone's lock screen shows it: which
 /// source, since when, what the upstream said; and the upstream's words stay text in every
@@ -17,11 +18,14 @@ struct LockScreenTests {
     ]
 
     func hook(_ type: String) throws -> HookConfig {
-        try #require(try ConfigLoader.parse("""
-            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
-            alerts:
-              hooks: [{name: h, type: \(type), \(extra[type] ?? #"url: "http://127.0.0.1:1/oncall""#)}]
-            """, file: "t.yml").hooks.first)
+        try #require(
+            try ConfigLoader.parse(
+                """
+                sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+                alerts:
+                  hooks: [{name: h, type: \(type), \(extra[type] ?? #"url: "http://127.0.0.1:1/oncall""#)}]
+                """, file: "t.yml"
+            ).hooks.first)
     }
 
     /// `acme`'s SourceDown, firing or resolved after `minutes`, its upstream having said `said`.
@@ -29,7 +33,9 @@ struct LockScreenTests {
         var alert = Alert(
             fingerprint: "SourceDown/acme", rule: "SourceDown", source: "acme", severity: "critical",
             labels: ["alertname": "SourceDown", "severity": "critical", "source": "acme"],
-            annotations: ["description": "Error while probing acme: the server answered 503. The server said: \(said)", "down_since": "2026-11-23T19:10:14.135Z"],
+            annotations: [
+                "description": "Error while probing acme: the server answered 503. The server said: \(said)", "down_since": "2026-11-23T19:10:14.135Z",
+            ],
             startedAtMs: began + 5 * 60_000, resolvedAtMs: nil, id: 1)
         let now = began + minutes * 60_000
         if resolved { alert.resolvedAtMs = now }
@@ -122,7 +128,8 @@ struct LockScreenTests {
         // A URL stays as it is (Discord links it; a backslash would break it), the text after it is escaped again.
         #expect(DiscordProvider.discordText("see https://status.test/inc_42?a=*b* for _details_") == #"see https://status.test/inc_42?a=*b* for \_details\_"#)
         // Teams: the upstream's words are a TextRun (plain text), not a TextBlock (markdown).
-        let card = try #require(((try body("teams", said: hostile)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]])
+        let card = try #require(
+            ((try body("teams", said: hostile)["attachments"] as? [[String: Any]])?.first?["content"] as? [String: Any])?["body"] as? [[String: Any]])
         let textBlocks = card.filter { $0["type"] as? String == "TextBlock" }.compactMap { $0["text"] as? String }
         #expect(!textBlocks.contains { $0.contains("[Reset]") })
         let runs = card.compactMap { $0["inlines"] as? [[String: Any]] }.flatMap { $0 }.compactMap { $0["text"] as? String }

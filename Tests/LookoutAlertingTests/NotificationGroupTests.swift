@@ -1,17 +1,20 @@
 import Foundation
-@testable import LookoutAlerting
 import LookoutCore
 import Testing
+
+@testable import LookoutAlerting
 
 /// Webhook notifications grouped like Alertmanager's routes, driven by a manual clock.
 @Suite("notification groups")
 struct NotificationGroupTests {
-    let hooks = try! ConfigLoader.parse("""
+    let hooks = try! ConfigLoader.parse(
+        """
         sources: [{name: acme, url: "http://127.0.0.1:1/"}]
         alerts:
           hooks:
             - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 30s, group_interval: 5m, repeat_interval: 4h}
-        """, file: "t.yml").hooks
+        """, file: "t.yml"
+    ).hooks
 
     func alert(_ rule: String, source: String = "acme", at ms: Int64, id: Int64) -> Alert {
         Alert(
@@ -130,18 +133,24 @@ struct NotificationGroupTests {
     }
 
     @Test func aTemplatedWebhookRendersItsBodyAndHeaders() throws {
-        let hook = try #require(try ConfigLoader.parse(#"""
-            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
-            alerts:
-              hooks:
-                - name: custom
-                  url: "http://127.0.0.1:1/hook"
-                  template: '{"msg": {{{title_json}}}, "cause": {{{cause_json}}}, "rules": {{{rules_json}}}, "firstRule": "{{#alerts}}{{rule}} {{/alerts}}"}'
-                  headers: {X-Incident: "{{title}} ({{severity}})", Content-Type: text/plain}
-            """#, file: "t.yml").hooks.first)
+        let hook = try #require(
+            try ConfigLoader.parse(
+                #"""
+                sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+                alerts:
+                  hooks:
+                    - name: custom
+                      url: "http://127.0.0.1:1/hook"
+                      template: '{"msg": {{{title_json}}}, "cause": {{{cause_json}}}, "rules": {{{rules_json}}}, "firstRule": "{{#alerts}}{{rule}} {{/alerts}}"}'
+                      headers: {X-Incident: "{{title}} ({{severity}})", Content-Type: text/plain}
+                """#, file: "t.yml"
+            ).hooks.first)
         var down = alert("SourceDown", at: 0, id: 1)
-        down.annotations = ["description": "Error while probing acme: the server answered 503. The server said: \"busy\"", "down_since": "1970-01-01T00:00:00.000Z"]
-        let send = NotificationGroups.Send(hook: "custom", status: "firing", alerts: [down, alert("SLOBurnRateFast", at: 0, id: 2)], groupLabels: ["source": "acme"])
+        down.annotations = [
+            "description": "Error while probing acme: the server answered 503. The server said: \"busy\"", "down_since": "1970-01-01T00:00:00.000Z",
+        ]
+        let send = NotificationGroups.Send(
+            hook: "custom", status: "firing", alerts: [down, alert("SLOBurnRateFast", at: 0, id: 2)], groupLabels: ["source": "acme"])
         let payload = ProviderPayloads.body(for: hook, send, externalURL: "https://status.test", nowMs: 240_000)
         let (headers, body) = WebhookProvider.split(payload)
         #expect(headers.map { "\($0.name): \($0.value)" } == ["Content-Type: text/plain", "X-Incident: acme is down (critical)"])
@@ -159,11 +168,14 @@ struct NotificationGroupTests {
     /// A lock screen shows the time of day an outage began, with its date only when it began
     /// on another day; the machine-readable time stays in `down_since`.
     @Test func aNotificationSaysWhenTheOutageBeganAsPeopleReadIt() throws {
-        let hook = try #require(try ConfigLoader.parse("""
-            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
-            alerts:
-              hooks: [{name: phone, type: ntfy, url: "http://127.0.0.1:1/oncall"}]
-            """, file: "t.yml").hooks.first)
+        let hook = try #require(
+            try ConfigLoader.parse(
+                """
+                sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+                alerts:
+                  hooks: [{name: phone, type: ntfy, url: "http://127.0.0.1:1/oncall"}]
+                """, file: "t.yml"
+            ).hooks.first)
         let began = try #require(Timestamp.parseRFC3339("2026-11-23T19:10:14.135Z"))
         var down = alert("SourceDown", at: began, id: 1)
         down.annotations = ["description": "Error while probing acme: the server answered 503.", "down_since": "2026-11-23T19:10:14.135Z"]
@@ -175,18 +187,25 @@ struct NotificationGroupTests {
     }
 
     @Test func aNotificationSaysHowMuchOfAnOutageLookoutWasNotRunning() throws {
-        let hook = try #require(try ConfigLoader.parse("""
-            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
-            alerts:
-              hooks: [{name: chat, type: slack, url: "http://127.0.0.1:1/hook"}]
-            """, file: "t.yml").hooks.first)
+        let hook = try #require(
+            try ConfigLoader.parse(
+                """
+                sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+                alerts:
+                  hooks: [{name: chat, type: slack, url: "http://127.0.0.1:1/hook"}]
+                """, file: "t.yml"
+            ).hooks.first)
         var down = alert("SourceDown", at: 0, id: 1)
         down.annotations = ["description": "Error while probing acme: the server answered 503.", "down_since": "1970-01-01T00:00:00.000Z"]
         down.resolvedAtMs = 4 * 3_600_000
-        let plain = ProviderPayloads.body(for: hook, NotificationGroups.Send(hook: "chat", status: "resolved", alerts: [down], groupLabels: [:]), externalURL: "https://status.test", nowMs: 4 * 3_600_000)
+        let plain = ProviderPayloads.body(
+            for: hook, NotificationGroups.Send(hook: "chat", status: "resolved", alerts: [down], groupLabels: [:]), externalURL: "https://status.test",
+            nowMs: 4 * 3_600_000)
         #expect(plain.contains("Was down for 4h\\n"))
         down.annotations[AlertService.notRunningAnnotation] = "8040"
-        let told = ProviderPayloads.body(for: hook, NotificationGroups.Send(hook: "chat", status: "resolved", alerts: [down], groupLabels: [:]), externalURL: "https://status.test", nowMs: 4 * 3_600_000)
+        let told = ProviderPayloads.body(
+            for: hook, NotificationGroups.Send(hook: "chat", status: "resolved", alerts: [down], groupLabels: [:]), externalURL: "https://status.test",
+            nowMs: 4 * 3_600_000)
         #expect(told.contains("Was down for 4h (Lookout was not running for 2h 14m of it)\\n"))
     }
 }

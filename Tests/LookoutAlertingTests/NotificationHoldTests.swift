@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
-@testable import LookoutAlerting
 import Logging
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
 import Testing
+
+@testable import LookoutAlerting
 
 /// One broken source is one notification: its critical alert carries the news, its warning and
 /// info alerts are held back, and the resolution goes to whoever heard it fire.
@@ -14,7 +15,8 @@ struct NotificationHoldTests {
     let logger = Logger(label: "test")
 
     func service(hooks: String, otherDependsOnAcme: Bool = false, extra: String = "") throws -> (Monitor, AlertService, LookoutDatabase) {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             \(extra)
             defaults: {outage: {failure_threshold: 1}}
             sources:
@@ -47,10 +49,11 @@ struct NotificationHoldTests {
     }
 
     @Test func aBrokenSourcePagesOnceAndResolvesOnce() throws {
-        let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true, group_wait: 0s}
-                - {name: feed, type: webhook, url: "http://127.0.0.1:1/feed", severities: [info], send_resolved: true, group_wait: 0s}
-            """)
+        let (monitor, alerts, database) = try service(
+            hooks: """
+                    - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true, group_wait: 0s}
+                    - {name: feed, type: webhook, url: "http://127.0.0.1:1/feed", severities: [info], send_resolved: true, group_wait: 0s}
+                """)
         let now: Int64 = 1_000_000
         let failure = Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "busy")
         monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: failure, httpStatus: 503))
@@ -63,9 +66,10 @@ struct NotificationHoldTests {
         #expect(Set(sent.map { "\($0.hook) \($0.alert)" }) == ["oncall SourceDown", "feed OtherNote"])
         #expect(sent.count == 2)
         let holds = alerts.heldBack
-        #expect(holds.values.map(\.reason).sorted() == [
-            "held back by SourceDown, which is critical", "held back by SourceDown, which is critical",
-        ])
+        #expect(
+            holds.values.map(\.reason).sorted() == [
+                "held back by SourceDown, which is critical", "held back by SourceDown, which is critical",
+            ])
         // Repeats do not send held-back alerts either.
         alerts.evaluate(nowMs: now + 15_000)
         #expect(try outbox(database).count == 2)
@@ -92,9 +96,10 @@ struct NotificationHoldTests {
     }
 
     @Test func aHeldAlertIsNotifiedOnceItsHoldEnds() throws {
-        let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
-            """)
+        let (monitor, alerts, database) = try service(
+            hooks: """
+                    - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
+                """)
         let now: Int64 = 1_000_000
         try alerts.addSilence(Silence(matchers: ["alertname": "SourceDown"], startsAtMs: 0, endsAtMs: now + 20_000, comment: "deploy"))
         monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
@@ -117,9 +122,10 @@ struct NotificationHoldTests {
     /// A wall clock that jumps forward past a silence's end (by less than the hour an ended
     /// silence is kept) and comes back finds the silence still in force.
     @Test func aSilenceOutlivesAClockThatJumpsForwardAndBack() throws {
-        let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
-            """)
+        let (monitor, alerts, database) = try service(
+            hooks: """
+                    - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
+                """)
         let now: Int64 = 1_000_000
         try alerts.addSilence(Silence(matchers: ["alertname": "SourceDown"], startsAtMs: 0, endsAtMs: now + 2 * HealthWindow.hour, comment: "deploy"))
         monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
@@ -136,9 +142,10 @@ struct NotificationHoldTests {
     }
 
     @Test func aSourceWhoseParentIsDownWaits() throws {
-        let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true, group_wait: 0s}
-            """, otherDependsOnAcme: true)
+        let (monitor, alerts, database) = try service(
+            hooks: """
+                    - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", send_resolved: true, group_wait: 0s}
+                """, otherDependsOnAcme: true)
         let now: Int64 = 1_000_000
         let refused = Failure(category: .transient, reason: "connection_refused")
         for source in ["acme", "other"] {
@@ -162,12 +169,14 @@ struct NotificationHoldTests {
     }
 
     @Test func maintenanceHoldsBackItsSourcesUntilItEnds() throws {
-        let (monitor, alerts, database) = try service(hooks: """
-                - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
-            """, extra: """
-            maintenance:
-              - {name: upgrade, sources: [acme], start: "1970-01-01T00:00:00Z", end: "1970-01-01T01:00:00Z", note: "vendor upgrade"}
-            """)
+        let (monitor, alerts, database) = try service(
+            hooks: """
+                    - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 0s}
+                """,
+            extra: """
+                maintenance:
+                  - {name: upgrade, sources: [acme], start: "1970-01-01T00:00:00Z", end: "1970-01-01T01:00:00Z", note: "vendor upgrade"}
+                """)
         let now: Int64 = 1_000_000
         monitor.registry.record(ProbeResult(source: "acme", timestampMs: now, ok: false, failure: Failure(category: .serverError, reason: "http_503")))
         alerts.evaluate(nowMs: now)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import LookoutAlerting
 import LookoutCore
 import Testing
+
+@testable import LookoutAlerting
 
 /// Every hook type the config accepts has exactly one provider in the registry, and what the
 /// providers declare (grouping, delivery, URL) is what the deliverer uses.
@@ -12,11 +13,14 @@ struct ProviderRegistryTests {
             HookConfig.HookType.pagerduty: #"url: "http://127.0.0.1:1/base/oncall", routing_key: "${HOME}""#,
             .email: #"url: "smtp://127.0.0.1:1", starttls: false, from: lookout@example.test, to: [oncall@example.test]"#,
         ]
-        return try #require(try ConfigLoader.parse("""
-            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
-            alerts:
-              hooks: [{name: h, type: \(type.rawValue), \(extra[type] ?? #"url: "http://127.0.0.1:1/base/oncall""#)}]
-            """, file: "t.yml").hooks.first)
+        return try #require(
+            try ConfigLoader.parse(
+                """
+                sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+                alerts:
+                  hooks: [{name: h, type: \(type.rawValue), \(extra[type] ?? #"url: "http://127.0.0.1:1/base/oncall""#)}]
+                """, file: "t.yml"
+            ).hooks.first)
     }
 
     @Test func everyHookTypeHasOneProvider() throws {

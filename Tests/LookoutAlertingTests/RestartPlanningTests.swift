@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
-@testable import LookoutAlerting
 import Logging
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
 import Testing
+
+@testable import LookoutAlerting
 
 /// At least once across restarts: an alert stored firing whose notification was not yet planned
 /// (Lookout stopped within the group's group_wait, by SIGTERM or kill -9) is notified after the
@@ -15,7 +16,8 @@ struct RestartPlanningTests {
     let logger = Logger(label: "test")
 
     func service(_ database: LookoutDatabase) throws -> (Monitor, AlertService) {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             defaults: {outage: {failure_threshold: 1}}
             sources: [{name: acme, url: "http://127.0.0.1:1/acme"}]
             alerts:
@@ -33,7 +35,9 @@ struct RestartPlanningTests {
     }
 
     func fail(_ monitor: Monitor, at ms: Int64) {
-        monitor.registry.record(ProbeResult(source: "acme", timestampMs: ms, ok: false, failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503), httpStatus: 503))
+        monitor.registry.record(
+            ProbeResult(
+                source: "acme", timestampMs: ms, ok: false, failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503), httpStatus: 503))
     }
 
     @Test func anAlertStoppedWithinItsGroupWaitIsToldAfterTheRestart() throws {

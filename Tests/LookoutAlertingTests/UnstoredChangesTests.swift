@@ -1,6 +1,7 @@
-@testable import LookoutAlerting
 import LookoutCore
 import Testing
+
+@testable import LookoutAlerting
 
 /// Alert changes the database refuses wait in memory, in order and bounded.
 @Suite("unstored alert changes")

@@ -16,7 +16,11 @@ struct AlertRuleTests {
             AlertEvaluator.Inputs(sources: sources, offline: offline) { [self] metric, window, source in
                 let key = window.map { "\(metric.rawValue)[\(ConfigValues.format($0))]" } ?? metric.rawValue
                 return source == nil ? service[key] : perSource[key]
-            } down: { [self] _ in perSource["down"].map { $0 == 1 } ?? true } context: { source in .init(message: "Error while probing \(source): the server answered 503.", recovery: "Check the upstream.") }
+            } down: { [self] _ in
+                perSource["down"].map { $0 == 1 } ?? true
+            } context: { source in
+                .init(message: "Error while probing \(source): the server answered 503.", recovery: "Check the upstream.")
+            }
         }
     }
 
@@ -62,7 +66,10 @@ struct AlertRuleTests {
             changes = evaluator.evaluate(nowMs: now, values.inputs())
             #expect(changes.count == 1)
         }
-        guard case .firing(let alert) = changes.first else { Issue.record("no firing change"); return }
+        guard case .firing(let alert) = changes.first else {
+            Issue.record("no firing change")
+            return
+        }
         #expect(alert.rule == rule)
         #expect(alert.labels["alertname"] == rule)
         #expect(alert.labels["severity"] == definition.severity)
@@ -90,7 +97,10 @@ struct AlertRuleTests {
             now += step
         }
         let resolved = restarted.evaluate(nowMs: now, values.inputs())
-        guard case .resolved(let ended) = resolved.first else { Issue.record("not resolved: \(resolved)"); return }
+        guard case .resolved(let ended) = resolved.first else {
+            Issue.record("not resolved: \(resolved)")
+            return
+        }
         #expect(ended.fingerprint == alert.fingerprint)
         #expect(ended.resolvedAtMs == now)
         #expect(restarted.firing.isEmpty)
@@ -131,7 +141,10 @@ struct AlertRuleTests {
         values.perSource["down"] = 0
         let ended = evaluator.evaluate(nowMs: 780_000, values.inputs())
         #expect(ended.count == 1)
-        guard case .resolved(let alert) = ended.first else { Issue.record("not resolved: \(ended)"); return }
+        guard case .resolved(let alert) = ended.first else {
+            Issue.record("not resolved: \(ended)")
+            return
+        }
         #expect(alert.rule == "SourceErrorRateHigh" && alert.resolvedAtMs == 780_000)
         for round in 1...40 { #expect(evaluator.evaluate(nowMs: 780_000 + Int64(round) * 15_000, values.inputs()).isEmpty) }
     }

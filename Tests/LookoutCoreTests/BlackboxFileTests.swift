@@ -28,7 +28,8 @@ struct BlackboxFileTests {
     }
 
     @Test func readsHTTPModulesAndWarnsThatTheyProbeAnyTarget() throws {
-        let config = try load("""
+        let config = try load(
+            """
             modules:
               http_2xx: {prober: http, timeout: 3s}
               post:
@@ -57,17 +58,22 @@ struct BlackboxFileTests {
     }
 
     @Test func whatCannotBeHonouredIsAnErrorInThatFile() {
-        #expect(problems("modules:\n  m:\n    prober: http\n    http: {proxy_url: \"http://p/\"}\n") == [
-            "blackbox.yml:4:12: modules.m.http.proxy_url: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter",
-        ])
+        #expect(
+            problems("modules:\n  m:\n    prober: http\n    http: {proxy_url: \"http://p/\"}\n") == [
+                "blackbox.yml:4:12: modules.m.http.proxy_url: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
+            ])
         #expect(problems("modules:\n  m: {prober: http, http: {nonsense: 1}}\n").first?.contains("modules.m.http.nonsense: unknown key") == true)
-        #expect(problems("modules:\n  m: {prober: http, http: {fail_if_body_matches_regexp: [\"(\"]}}\n").first?.contains("is not a regular expression") == true)
-        #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {ca_file: /nonexistent/ca.pem}}}\n").first?.contains("cannot read /nonexistent/ca.pem") == true)
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {fail_if_body_matches_regexp: [\"(\"]}}\n").first?.contains("is not a regular expression") == true)
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {tls_config: {ca_file: /nonexistent/ca.pem}}}\n").first?.contains("cannot read /nonexistent/ca.pem")
+                == true)
         #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {insecure_skip_verify: true}}}\n").first?.contains("always verifies") == true)
         #expect(problems("modules:\n  m: {prober: smtp}\n").first?.contains("\"smtp\" is not a prober") == true)
-        #expect(problems("modules:\n  m: {prober: http}\n", "probe_modules: {m: {kind: http, allow: [\"x\"]}}\n") == [
-            #"t.yml:1:21: probe_modules_file: module "m" is defined both in probe_modules and in blackbox.yml: modules.m; rename one"#,
-        ])
+        #expect(
+            problems("modules:\n  m: {prober: http}\n", "probe_modules: {m: {kind: http, allow: [\"x\"]}}\n") == [
+                #"t.yml:1:21: probe_modules_file: module "m" is defined both in probe_modules and in blackbox.yml: modules.m; rename one"#
+            ])
         #expect(problems("modules: {m: {prober: http}}\n", "probe_allow: [\"(\"]\n").first?.contains("probe_allow[0]") == true)
         #expect(problems(String(repeating: "# padding\n", count: 120_000)).first?.contains("a blackbox_exporter config is at most 1048576 bytes") == true)
     }
@@ -82,7 +88,9 @@ struct BlackboxFileTests {
         }
         #expect(try load("modules: {m: {prober: http, http: {body_size_limit: 0}}}\n").probeModules["m"]?.bodySizeLimit == nil)
         for bad in ["ten", "10XB", "1.2.3MB", "-5MB", "99999999PB", "KB"] {
-            #expect(problems("modules: {m: {prober: http, http: {body_size_limit: \"\(bad)\"}}}\n").first?.contains("modules.m.http.body_size_limit: \"\(bad)\" is not a size") == true, "\(bad)")
+            #expect(
+                problems("modules: {m: {prober: http, http: {body_size_limit: \"\(bad)\"}}}\n").first?.contains(
+                    "modules.m.http.body_size_limit: \"\(bad)\" is not a size") == true, "\(bad)")
         }
     }
 }

@@ -8,7 +8,8 @@ struct ConfigChangeTests {
     func config(_ text: String) throws -> LookoutConfig { try ConfigLoader.parse(text, file: "t.yml") }
 
     @Test func namesWhatWasAddedRemovedAndChangedAndWhatWaitsForARestart() throws {
-        let before = try config("""
+        let before = try config(
+            """
             listen: 127.0.0.1:9464
             sources:
               - {name: kept, url: "http://127.0.0.1/k"}
@@ -17,7 +18,8 @@ struct ConfigChangeTests {
             alerts:
               hooks: [{name: chat, type: webhook, url: "http://127.0.0.1/hook"}]
             """)
-        let after = try config("""
+        let after = try config(
+            """
             listen: 0.0.0.0:9464
             retention: 10d
             sources:
@@ -35,9 +37,10 @@ struct ConfigChangeTests {
         #expect(change.hooksChanged == ["chat"])
         #expect(change.hooksRemoved.isEmpty)
         #expect(change.needsRestart == ["listen: 127.0.0.1:9464 → 0.0.0.0:9464", "retention: 30d → 10d"])
-        #expect(change.metadata == [
-            "sources_added": "new", "sources_removed": "gone", "sources_changed": "edited", "hooks_added": "pager", "hooks_changed": "chat",
-        ])
+        #expect(
+            change.metadata == [
+                "sources_added": "new", "sources_removed": "gone", "sources_changed": "edited", "hooks_added": "pager", "hooks_changed": "chat",
+            ])
         #expect(ConfigChange(from: after, to: after) == ConfigChange(from: before, to: before))
         #expect(ConfigChange(from: after, to: after).metadata.isEmpty)
     }

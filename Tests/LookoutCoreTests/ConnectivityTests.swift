@@ -159,8 +159,10 @@ struct HealthStatsTests {
         let start: Int64 = 10_000_000
         for second in 0..<60 {
             let failed = second >= 20 && second < 30
-            health.record(ProbeResult(source: "s", timestampMs: start + Int64(second) * 1000, ok: !failed,
-                                      failure: failed ? Failure(category: .timeout, reason: "response_timeout") : nil))
+            health.record(
+                ProbeResult(
+                    source: "s", timestampMs: start + Int64(second) * 1000, ok: !failed,
+                    failure: failed ? Failure(category: .timeout, reason: "response_timeout") : nil))
         }
         let now = start + 59_000
         #expect(health.errorRate(windowMs: 300_000, nowMs: now) == 10.0 / 60.0)

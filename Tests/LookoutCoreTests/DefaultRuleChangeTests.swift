@@ -11,7 +11,8 @@ struct DefaultRuleChangeTests {
     }
 
     @Test func oneDefaultChangesAndOneGoesTheRestStay() throws {
-        let compiled = try rules("""
+        let compiled = try rules(
+            """
               defaults:
                 PartialFailuresHigh: off
                 SourceErrorRateHigh: {for: 10m, labels: {team: payments}}

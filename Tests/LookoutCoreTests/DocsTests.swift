@@ -15,10 +15,11 @@ struct DocsTests {
 
     /// GitHub's anchor of a heading: lowercased, punctuation dropped, spaces to hyphens.
     static func slug(_ heading: String) -> String {
-        String(heading.lowercased().compactMap { character -> Character? in
-            if character == " " { return "-" }
-            return character.isLetter || character.isNumber || character == "-" || character == "_" ? character : nil
-        })
+        String(
+            heading.lowercased().compactMap { character -> Character? in
+                if character == " " { return "-" }
+                return character.isLetter || character.isNumber || character == "-" || character == "_" ? character : nil
+            })
     }
 
     static func anchors(_ text: String) -> Set<String> {

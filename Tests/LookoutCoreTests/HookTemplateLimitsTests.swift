@@ -11,9 +11,11 @@ struct HookTemplateLimitsTests {
     func deepNestingIsAProblemNotACrash(_ depth: Int) {
         let text = String(repeating: "{{#a}}", count: depth) + String(repeating: "{{/a}}", count: depth)
         let problem = HookTemplate.problem(text)
-        #expect(problem == (depth * 12 > HookTemplate.maxBytes
-            ? "the template is \(depth * 12) bytes (at most \(HookTemplate.maxBytes))"
-            : "sections are nested more than \(HookTemplate.maxDepth) deep"))
+        #expect(
+            problem
+                == (depth * 12 > HookTemplate.maxBytes
+                    ? "the template is \(depth * 12) bytes (at most \(HookTemplate.maxBytes))"
+                    : "sections are nested more than \(HookTemplate.maxDepth) deep"))
     }
 
     @Test func eightLevelsAndSetDelimitersAndSize() {
@@ -29,7 +31,10 @@ struct HookTemplateLimitsTests {
         let fields: [String: Any] = ["alerts": alerts, "status": "firing"]
         // 5⁸ = 390,625 repetitions: refused before any work.
         let deep = String(repeating: "{{#alerts}}", count: 8) + "{{rule}}" + String(repeating: "{{/alerts}}", count: 8)
-        guard case .failure(let problem) = HookTemplate.render(deep, fields) else { Issue.record("rendered"); return }
+        guard case .failure(let problem) = HookTemplate.render(deep, fields) else {
+            Issue.record("rendered")
+            return
+        }
         #expect(problem.message == "the template would repeat its sections 390625 times for these alerts (at most 100000)")
         // Two levels (25) render.
         let two = "{{#alerts}}{{#alerts}}{{rule}}{{/alerts}}{{/alerts}}"
@@ -37,7 +42,10 @@ struct HookTemplateLimitsTests {
         // An output over the cap is refused.
         let big = String(repeating: "x", count: 20_000)
         let wide = "{{#alerts}}{{#alerts}}{{#alerts}}{{big}}{{/alerts}}{{/alerts}}{{/alerts}}"
-        guard case .failure(let large) = HookTemplate.render(wide, fields.merging(["big": big]) { $1 }) else { Issue.record("rendered"); return }
+        guard case .failure(let large) = HookTemplate.render(wide, fields.merging(["big": big]) { $1 }) else {
+            Issue.record("rendered")
+            return
+        }
         #expect(large.message.hasPrefix("the template rendered 2500000 bytes"))
     }
 

@@ -96,8 +96,9 @@ struct HostileInputTests {
         let text = "probe_modules:\n  m: {kind: http, allow: [\".*\", \"http://127\\\\.0\\\\.0\\\\.1:9480/.*\"]}\nsources:\n  - {name: a, url: \"http://x/\"}\n"
         let config = try ConfigLoader.parse(text, file: "t.yml", environment: [:])
         #expect(config.warnings.count == 1)
-        #expect(config.warnings.first?.description.hasPrefix(#"t.yml:2:27: probe_modules.m.allow[0]: ".*" allows any host"#) == true,
-                "got: \(config.warnings)")
+        #expect(
+            config.warnings.first?.description.hasPrefix(#"t.yml:2:27: probe_modules.m.allow[0]: ".*" allows any host"#) == true,
+            "got: \(config.warnings)")
     }
 
     // Retry-After and RateLimit values past Int64 ask for the longest wait, never a trap.
@@ -126,7 +127,8 @@ struct HostileInputTests {
 
     // Row 12: a prefixed Atom root is a feed; HTTP/0.9 is a protocol violation, not a bad URL.
     @Test func prefixedAtomRootsAreFeeds() {
-        let atom = #"<?xml version="1.0"?><a:feed xmlns:a="http://www.w3.org/2005/Atom"><a:title>t</a:title><a:entry><a:id>1</a:id></a:entry><a:entry><a:id>2</a:id></a:entry></a:feed>"#
+        let atom =
+            #"<?xml version="1.0"?><a:feed xmlns:a="http://www.w3.org/2005/Atom"><a:title>t</a:title><a:entry><a:id>1</a:id></a:entry><a:entry><a:id>2</a:id></a:entry></a:feed>"#
         #expect(FeedProber.feed(Array(atom.utf8), minItems: 2) == nil)
         #expect(FeedProber.feed(Array(atom.utf8), minItems: 3)?.reason == "too_few_items")
         let undeclared = "<rss version=\"2.0\"><channel><item><content:encoded>x</content:encoded></item></channel></rss>"
@@ -151,46 +153,54 @@ struct HostileInputTests {
 
     @Test func aTimeoutLongerThanTheIntervalIsAWarning() throws {
         let config = try ConfigLoader.parse("sources:\n  - {name: a, url: \"http://x/\", interval: 10s, timeout: 1h}\n", file: "t.yml", environment: [:])
-        #expect(config.warnings.map(\.description) == [
-            "t.yml:2:57: sources[0].timeout: 1h is longer than the interval (10s): each probe is cut off at the interval, so the timeout never applies",
-        ])
+        #expect(
+            config.warnings.map(\.description) == [
+                "t.yml:2:57: sources[0].timeout: 1h is longer than the interval (10s): each probe is cut off at the interval, so the timeout never applies"
+            ])
     }
 
     /// A call ends at the interval: retries that could never start are a warning, once under
     /// `defaults` when inherited, and per source where the source sets its own timing.
     @Test func retriesThatCannotFitInTheIntervalAreAWarning() throws {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             defaults: {interval: 30s, retry: {server_error: {max_attempts: 6, base: 5s}}}
             sources:
               - {name: a, url: "http://x/"}
               - {name: b, url: "http://x/", interval: 1m}
               - {name: c, url: "http://x/", interval: 2m, timeout: 50s, retry: {server_error: {max_attempts: 2}, timeout: {max_attempts: 4}}}
             """, file: "t.yml", environment: [:])
-        #expect(config.warnings.map(\.description) == [
-            "t.yml:1:49: defaults.retry: retries that cannot start before the call's deadline (30s, the interval): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 3 can start; lower max_attempts or the backoff, or raise the interval",
-            "t.yml:4:43: sources[1].retry: retries that cannot start before the call's deadline (1m, the interval): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 4 can start; lower max_attempts or the backoff, or raise the interval",
-            "t.yml:5:111: sources[2].retry: retries that cannot start before the call's deadline (2m, the interval): timeout 4 attempts of up to 50s with waits of 1s, 2s, 3s, only 3 can start; lower max_attempts or the backoff, or raise the interval",
-        ], "got: \(config.warnings)")
+        #expect(
+            config.warnings.map(\.description) == [
+                "t.yml:1:49: defaults.retry: retries that cannot start before the call's deadline (30s, the interval): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 3 can start; lower max_attempts or the backoff, or raise the interval",
+                "t.yml:4:43: sources[1].retry: retries that cannot start before the call's deadline (1m, the interval): server_error 6 attempts with waits of 5s, 10s, 20s, 30s…, only 4 can start; lower max_attempts or the backoff, or raise the interval",
+                "t.yml:5:111: sources[2].retry: retries that cannot start before the call's deadline (2m, the interval): timeout 4 attempts of up to 50s with waits of 1s, 2s, 3s, only 3 can start; lower max_attempts or the backoff, or raise the interval",
+            ], "got: \(config.warnings)")
         // A short timeout makes the deadline 2 × timeout × attempts, shorter than the interval.
         let short = try ConfigLoader.parse(
             "sources:\n  - {name: a, url: \"http://x/\", interval: 60s, timeout: 2s, retry: {server_error: {max_attempts: 4, base: 5s}}}\n",
             file: "t.yml", environment: [:])
-        #expect(short.warnings.map(\.description).first?.contains("deadline (16s: 2 × timeout × attempts): server_error 4 attempts with waits of 5s, 10s, 20s, only 3 can start; lower max_attempts or the backoff, or raise the timeout") == true, "\(short.warnings)")
+        #expect(
+            short.warnings.map(\.description).first?.contains(
+                "deadline (16s: 2 × timeout × attempts): server_error 4 attempts with waits of 5s, 10s, 20s, only 3 can start; lower max_attempts or the backoff, or raise the timeout"
+            ) == true, "\(short.warnings)")
         // The defaults alone fit: no warning.
         #expect(try ConfigLoader.parse("sources:\n  - {name: a, url: \"http://x/\"}\n", file: "t.yml", environment: [:]).warnings.isEmpty)
     }
 
     @Test func aCanaryOnTheSourcesHostIsAWarning() throws {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             connectivity:
               canaries: ["http://api.example.org/health", "https://www.example.net/"]
             sources:
               - {name: a, url: "https://API.example.org/v1"}
               - {name: b, url: "https://other.example.com/"}
             """, file: "t.yml", environment: [:])
-        #expect(config.warnings.map(\.description) == [
-            "t.yml:2:14: connectivity.canaries[0]: http://api.example.org/health is on the same host as a: if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path",
-        ])
+        #expect(
+            config.warnings.map(\.description) == [
+                "t.yml:2:14: connectivity.canaries[0]: http://api.example.org/health is on the same host as a: if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path"
+            ])
     }
 
     // Found by fuzzing: FoundationXML traps on an element name that is not UTF-8.
@@ -199,7 +209,8 @@ struct HostileInputTests {
         #expect(FeedProber.feed(invalid, minItems: 1) == nil || FeedProber.feed(invalid, minItems: 1)?.reason == "xml_invalid")
         let declaredUTF16 = Array(#"<?xml version="1.0" encoding="UTF-16"?>"#.utf8) + invalid
         #expect(FeedProber.feed(declaredUTF16, minItems: 1)?.reason != "too_few_items")
-        let latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><rss><channel><item><title>caf"#.utf8) + [0xE9] + Array("</title></item></channel></rss>".utf8)
+        let latin1 =
+            Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><rss><channel><item><title>caf"#.utf8) + [0xE9] + Array("</title></item></channel></rss>".utf8)
         #expect(FeedProber.feed(latin1, minItems: 1) == nil)
         var utf16: [UInt8] = [0xFF, 0xFE]
         for unit in "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><title>é</title></entry></feed>".utf16 {

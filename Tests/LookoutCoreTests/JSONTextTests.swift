@@ -28,7 +28,12 @@ struct JSONTextTests {
             json.field("missing") { $0.string(nil) }
             json.field("rate") { $0.number(0.25) }
             json.field("count") { $0.int(3) }
-            json.field("items") { json in json.array { json in json.bool(true); json.number(.nan) } }
+            json.field("items") { json in
+                json.array { json in
+                    json.bool(true)
+                    json.number(.nan)
+                }
+            }
         }
         #expect(writer.text == #"{"name":"a\"b","missing":null,"rate":0.25,"count":3,"items":[true,null]}"#)
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import LookoutCore
+import Synchronization
 import TestSupport
 import Testing
 

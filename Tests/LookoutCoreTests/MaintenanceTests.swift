@@ -67,22 +67,27 @@ struct MaintenanceTests {
                 return error.problems.map(\.description)
             } catch { return ["\(error)"] }
         }
-        #expect(problems("  - {name: m, recurring: {weekdays: [funday], at: \"02:00\", duration: 1h}}\n") == [
-            #"t.yml:4:37: maintenance[0].recurring.weekdays: "funday" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)"#,
-        ])
-        #expect(problems("  - {name: m, recurring: {at: \"25:00\", duration: 1h}}\n") == [
-            #"t.yml:4:31: maintenance[0].recurring.at: "25:00" is not a time of day (use HH:MM, e.g. 02:30)"#,
-        ])
-        #expect(problems("  - {name: m, recurring: {at: \"02:00\", duration: 1h, time_zone: Mars/Olympus}}\n") == [
-            #"t.yml:4:65: maintenance[0].recurring.time_zone: "Mars/Olympus" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)"#,
-        ])
-        #expect(problems("  - {name: m, start: \"2026-12-02T00:00:00Z\", end: \"2026-12-01T00:00:00Z\"}\n") == [
-            "t.yml:4:51: maintenance[0].end: must be after start",
-        ])
+        #expect(
+            problems("  - {name: m, recurring: {weekdays: [funday], at: \"02:00\", duration: 1h}}\n") == [
+                #"t.yml:4:37: maintenance[0].recurring.weekdays: "funday" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)"#
+            ])
+        #expect(
+            problems("  - {name: m, recurring: {at: \"25:00\", duration: 1h}}\n") == [
+                #"t.yml:4:31: maintenance[0].recurring.at: "25:00" is not a time of day (use HH:MM, e.g. 02:30)"#
+            ])
+        #expect(
+            problems("  - {name: m, recurring: {at: \"02:00\", duration: 1h, time_zone: Mars/Olympus}}\n") == [
+                #"t.yml:4:65: maintenance[0].recurring.time_zone: "Mars/Olympus" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)"#
+            ])
+        #expect(
+            problems("  - {name: m, start: \"2026-12-02T00:00:00Z\", end: \"2026-12-01T00:00:00Z\"}\n") == [
+                "t.yml:4:51: maintenance[0].end: must be after start"
+            ])
         #expect(problems("  - {name: m, sources: [dbb], start: \"2026-12-01T00:00:00Z\", end: tomorrow}\n").count == 2)
-        #expect(problems("  - {name: m, note: \"no schedule\"}\n") == [
-            "t.yml:4:5: maintenance[0]: give either start and end (RFC 3339), or recurring: {weekdays, at, duration, time_zone}",
-        ])
+        #expect(
+            problems("  - {name: m, note: \"no schedule\"}\n") == [
+                "t.yml:4:5: maintenance[0]: give either start and end (RFC 3339), or recurring: {weekdays, at, duration, time_zone}"
+            ])
         let fine = try ConfigLoader.parse(
             "sources:\n  - {name: db, url: \"http://x/\"}\nmaintenance:\n  - {name: m, sources: [db], recurring: {weekdays: [Sun, sat], at: \"02:30\", duration: 90m, time_zone: Europe/Berlin}, note: backup}\n",
             file: "t.yml", environment: [:])

@@ -60,7 +60,8 @@ struct OutageTrackerTests {
     }
 
     @Test func theConfigSetsItPerSourceAndInDefaults() throws {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             defaults: {outage: {failure_threshold: 3, window: {failures: 4, probes: 10}}}
             sources:
               - {name: a, url: "http://127.0.0.1:1/a"}
@@ -78,7 +79,10 @@ struct OutageTrackerTests {
         ("outage: {failure_threshold: 0}", #"sources[0].outage.failure_threshold: "0" must be a whole number from 1 to 64"#),
         ("outage: {failure_threshold: 65}", #"sources[0].outage.failure_threshold: "65" must be a whole number from 1 to 64"#),
         ("outage: {success_threshold: -1}", #"sources[0].outage.success_threshold: "-1" must be a whole number from 1 to 64"#),
-        ("outage: {failure_threshold: 99999999999999999999999}", #"sources[0].outage.failure_threshold: "99999999999999999999999" must be a whole number from 1 to 64"#),
+        (
+            "outage: {failure_threshold: 99999999999999999999999}",
+            #"sources[0].outage.failure_threshold: "99999999999999999999999" must be a whole number from 1 to 64"#
+        ),
         ("outage: {window: {failures: 5, probes: 3}}", #"sources[0].outage.window.failures: 5 is more than the 3 probes of the window"#),
         ("outage: {window: {failures: 5}}", #"sources[0].outage.window: needs both failures and probes, e.g. {failures: 3, probes: 10}"#),
         ("outage: {threshold: 2}", #"sources[0].outage.threshold: unknown key "threshold""#),

@@ -6,7 +6,8 @@ import Testing
 @Suite("rules that mean what they say")
 struct RuleMeaningTests {
     let source = SourceConfig(name: "acme", url: "http://127.0.0.1/acme")
-    let saved = PersistedBreaker(state: .open, consecutiveFailures: 3, consecutiveSuccesses: 0, openedAtMs: nil, nextAttemptAtMs: nil, openCount: 1, openTimeoutMs: 0)
+    let saved = PersistedBreaker(
+        state: .open, consecutiveFailures: 3, consecutiveSuccesses: 0, openedAtMs: nil, nextAttemptAtMs: nil, openCount: 1, openTimeoutMs: 0)
 
     func rules(_ names: String...) -> AlertEvaluator {
         AlertEvaluator(rules: AlertRule.defaults.filter { names.contains($0.name) })
@@ -28,13 +29,19 @@ struct RuleMeaningTests {
         var now = start + 15_000
         let fired = evaluator.evaluate(nowMs: now, AlertEvaluator.Inputs(registry.snapshot(nowMs: now)))
         #expect(fired.map(\.alert.rule) == ["CircuitOpened"])
-        guard case .firing = fired.first else { Issue.record("did not fire"); return }
+        guard case .firing = fired.first else {
+            Issue.record("did not fire")
+            return
+        }
         var resolved: [AlertChange] = []
         while resolved.isEmpty && now < start + 5 * 60_000 {
             now += 15_000
             resolved = evaluator.evaluate(nowMs: now, AlertEvaluator.Inputs(registry.snapshot(nowMs: now)))
         }
-        guard case .resolved = resolved.first else { Issue.record("did not resolve"); return }
+        guard case .resolved = resolved.first else {
+            Issue.record("did not resolve")
+            return
+        }
         #expect(now <= start + 5_000 + 60_000 + 2 * 15_000)
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import Logging
-@testable import LookoutCore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
+
+@testable import LookoutCore
 
 @Suite("ProbeScheduler")
 struct SchedulerTests {

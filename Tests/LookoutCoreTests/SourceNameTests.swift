@@ -1,5 +1,6 @@
-@testable import LookoutCore
 import Testing
+
+@testable import LookoutCore
 
 @Suite("Source names")
 struct SourceNameTests {

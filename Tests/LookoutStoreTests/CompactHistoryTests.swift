@@ -4,8 +4,8 @@ import Logging
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// History rows keyed by source id, latency as a blob, row counts kept with the rows, and the
 /// upgrade from the text rows of v6 (a file written by Lookout before this change).
@@ -59,7 +59,10 @@ struct CompactHistoryTests {
 
     func raw(_ db: Database) throws -> [Row] {
         try Row.fetchAll(
-            db, sql: "SELECT id, ts_ms, source, ok, category, reason, http_status, attempts, ROUND(duration_ms, 3) AS d, bytes, message FROM probe_results ORDER BY id")
+            db,
+            sql:
+                "SELECT id, ts_ms, source, ok, category, reason, http_status, attempts, ROUND(duration_ms, 3) AS d, bytes, message FROM probe_results ORDER BY id"
+        )
     }
 
     /// `Fixtures/v6-history.sqlite.gz` was written by the v6 schema's own writer, tiers and
@@ -83,7 +86,8 @@ struct CompactHistoryTests {
             #expect(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").last == "v6: hourly and daily rollups")
             return (
                 try tables.map { try totals(db, $0, latencyAsText: true) }, try raw(db),
-                try Row.fetchAll(db, sql: "SELECT tier, done_until_ms FROM rollup_progress ORDER BY tier"))
+                try Row.fetchAll(db, sql: "SELECT tier, done_until_ms FROM rollup_progress ORDER BY tier")
+            )
         }
         #expect(before.allSatisfy { $0.count == 3 } && rawBefore.count > 4000)
 
@@ -94,7 +98,8 @@ struct CompactHistoryTests {
             #expect(try Row.fetchAll(db, sql: "SELECT tier, done_until_ms FROM rollup_progress ORDER BY tier") == marksBefore)
             #expect(try String.fetchAll(db, sql: "SELECT name FROM sources ORDER BY id") == ["source-0", "source-1", "source-2"])
             // The row counts start right.
-            let counted = try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT tier, rows FROM tier_rows").map { ($0[0] as String, $0[1] as Int) })
+            let counted = try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT tier, rows FROM tier_rows").map { ($0[0] as String, $0[1] as Int) })
             let rows: [Int] = before.map { tier in tier.values.reduce(0) { $0 + $1.rows } }
             let expected: [String: Int] = ["raw": rawBefore.count, "minute": rows[0], "hour": rows[1], "day": rows[2]]
             #expect(counted == expected)
@@ -160,9 +165,12 @@ struct CompactHistoryTests {
             writer.record(ProbeResult(source: "api", timestampMs: now - Int64(back) * minute, ok: back % 3 != 0, durationSeconds: 0.01))
             writer.record(ProbeResult(source: "feed", timestampMs: now - Int64(back) * minute, ok: true, durationSeconds: 0.01))
         }
-        writer.handle(.breakerTransition(
-            upstream: "api", BreakerTransition(from: .closed, to: .open, atMs: now - minute, consecutiveFailures: 3, openTimeoutMs: 30_000),
-            state: PersistedBreaker(state: .open, consecutiveFailures: 3, consecutiveSuccesses: 0, openedAtMs: now - minute, nextAttemptAtMs: now + 30_000, openCount: 1, openTimeoutMs: 30_000)))
+        writer.handle(
+            .breakerTransition(
+                upstream: "api", BreakerTransition(from: .closed, to: .open, atMs: now - minute, consecutiveFailures: 3, openTimeoutMs: 30_000),
+                state: PersistedBreaker(
+                    state: .open, consecutiveFailures: 3, consecutiveSuccesses: 0, openedAtMs: now - minute, nextAttemptAtMs: now + 30_000, openCount: 1,
+                    openTimeoutMs: 30_000)))
         writer.flush()
         let before = try HistoryStore.days(database, source: "api", sinceMs: 0)["api"]
         #expect(before?.reduce(0) { $0 + $1.probes } == 30 && before?.reduce(0) { $0 + $1.failures } == 10)

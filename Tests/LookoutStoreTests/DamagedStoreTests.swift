@@ -4,8 +4,8 @@ import Logging
 import LookoutCore
 import LookoutStore
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// A database that cannot be written at start, or that is damaged (issue "Hostile input…",
 /// rows 10 and 13): Lookout goes on, says why, and writes once it can.
@@ -101,9 +101,11 @@ struct DamagedStoreTests {
         writer.flush()
         #expect(writer.pendingCount == 0)
         let (raw, rolledUp, outages) = try await database.writer.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_results") ?? -1,
-             try Int.fetchOne(db, sql: "SELECT sum(probes) FROM minute_rollups") ?? -1,
-             try String.fetchAll(db, sql: "SELECT s.name FROM outages o JOIN sources s ON s.id = o.source_id"))
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM raw_results") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT sum(probes) FROM minute_rollups") ?? -1,
+                try String.fetchAll(db, sql: "SELECT s.name FROM outages o JOIN sources s ON s.id = o.source_id")
+            )
         }
         #expect(raw == kept - 3)
         #expect(rolledUp == 1_000)
@@ -141,9 +143,11 @@ struct DamagedStoreTests {
         writer.flush()
         #expect(writer.status.lastError == nil)
         let (total, failures, rows) = try await database.writer.read { db in
-            (try Int.fetchOne(db, sql: "SELECT sum(probes) FROM minute_rollups") ?? -1,
-             try Int.fetchOne(db, sql: "SELECT sum(failures) FROM minute_rollups") ?? -1,
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM minute_rollups") ?? -1)
+            (
+                try Int.fetchOne(db, sql: "SELECT sum(probes) FROM minute_rollups") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT sum(failures) FROM minute_rollups") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM minute_rollups") ?? -1
+            )
         }
         #expect(total == probes)
         #expect(failures == probes / 5)
@@ -192,10 +196,12 @@ struct DamagedStoreTests {
             try await database.writer.write { db in
                 for source in ["probe:http://127.0.0.1:1/?token=secret", "acme"] {
                     try db.execute(
-                        sql: "INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, open_count, open_timeout_ms, updated_at_ms) VALUES (?, 'closed', 0, 0, 0, 0, 0)",
+                        sql:
+                            "INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, open_count, open_timeout_ms, updated_at_ms) VALUES (?, 'closed', 0, 0, 0, 0, 0)",
                         arguments: [source])
                     try db.execute(
-                        sql: "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES (1, ?, 'transient', 'connection_refused', 'refused', 1, 0, 0)",
+                        sql:
+                            "INSERT INTO error_records (ts_ms, source, category, reason, message, attempt, was_retried, retry_succeeded) VALUES (1, ?, 'transient', 'connection_refused', 'refused', 1, 0, 0)",
                         arguments: [source])
                 }
                 // As a database written before the migration existed.

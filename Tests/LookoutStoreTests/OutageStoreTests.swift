@@ -36,8 +36,11 @@ struct OutageStoreTests {
         var offline = ProbeResult(source: "a", timestampMs: 4500, ok: false, failure: Failure(category: .networkUnreachable, reason: "network_unreachable"))
         offline.duringOffline = true
         writer.record(offline)
-        writer.record(ProbeResult(source: "b", timestampMs: 4600, ok: false, failure: Failure(
-            category: .transient, reason: "connection_refused", curlCode: 7, detail: "Failed to connect", serverMessage: nil)))
+        writer.record(
+            ProbeResult(
+                source: "b", timestampMs: 4600, ok: false,
+                failure: Failure(
+                    category: .transient, reason: "connection_refused", curlCode: 7, detail: "Failed to connect", serverMessage: nil)))
         writer.flush()
         let loaded = try RecordWriter(database: database, logger: Logger(label: "test")).loadOutages(sources: ["a", "b"], forget: false)
         let a = try #require(loaded.first { $0.source == "a" })
@@ -70,7 +73,9 @@ struct OutageStoreTests {
             try db.execute(sql: "UPDATE outages SET last_failed_ms = 9000000000000000000 WHERE source_id = ?", arguments: [id("future")])
             try db.execute(sql: "UPDATE outages SET down_since_ms = -9223372036854775808 WHERE source_id = ?", arguments: [id("negative")])
             try db.execute(sql: "UPDATE outages SET down_since_ms = 3000 WHERE source_id = ?", arguments: [id("late")])
-            try db.execute(sql: "UPDATE outages SET failed_probes = 9223372036854775807, http_status = 70000, curl_code = 99999999999 WHERE source_id = ?", arguments: [id("huge")])
+            try db.execute(
+                sql: "UPDATE outages SET failed_probes = 9223372036854775807, http_status = 70000, curl_code = 99999999999 WHERE source_id = ?",
+                arguments: [id("huge")])
             try db.execute(sql: "UPDATE outages SET category = 'gremlins' WHERE source_id = ?", arguments: [id("category")])
         }
         let loaded = try RecordWriter(database: database, logger: Logger(label: "test"))
@@ -90,7 +95,10 @@ struct OutageStoreTests {
 
         let writer = RecordWriter(database: database, logger: Logger(label: "test"))
         let loaded = try writer.loadOutages(sources: ["a", "b", "c"], forget: false)
-        #expect(loaded.map { "\($0.source) \($0.downSinceMs) \($0.failedProbes) \($0.cause.failure?.reason ?? "")" }.sorted() == ["a 2000 1 http_503", "b 2000 1 http_503"])
+        #expect(
+            loaded.map { "\($0.source) \($0.downSinceMs) \($0.failedProbes) \($0.cause.failure?.reason ?? "")" }.sorted() == [
+                "a 2000 1 http_503", "b 2000 1 http_503",
+            ])
         #expect(Set(try rows(database).keys) == ["a", "b"])
         // The loaded outages are known to the writer: a success ends the stored one.
         writer.record(ProbeResult(source: "a", timestampMs: 3000, ok: true))

@@ -22,7 +22,10 @@ struct RollupTiersTests {
         while at < nowMs {
             for source in ["a", "b"] {
                 let ok = (index + (source == "a" ? 0 : 3)) % 7 != 0
-                writer.record(ProbeResult(source: source, timestampMs: at, ok: ok, attempts: ok ? 1 : 2, durationSeconds: 0.01 * Double(index % 9), latencySeconds: 0.01 * Double(index % 9)))
+                writer.record(
+                    ProbeResult(
+                        source: source, timestampMs: at, ok: ok, attempts: ok ? 1 : 2, durationSeconds: 0.01 * Double(index % 9),
+                        latencySeconds: 0.01 * Double(index % 9)))
             }
             at += 5 * 60_000
             index += 1
@@ -75,7 +78,9 @@ struct RollupTiersTests {
         #expect(try totals(database, "probe_rollups_hourly", "hour_ms", from: yesterday.0, to: yesterday.1) == raw)
         #expect(try totals(database, "probe_rollups_daily", "day_ms", from: yesterday.0, to: yesterday.1) == raw)
         // Latency buckets add up too.
-        let buckets = try database.writer.read { db in try Data.fetchOne(db, sql: "SELECT latency_buckets FROM probe_rollups_daily WHERE source = 'a' AND day_ms = ?", arguments: [yesterday.0]) }
+        let buckets = try database.writer.read { db in
+            try Data.fetchOne(db, sql: "SELECT latency_buckets FROM probe_rollups_daily WHERE source = 'a' AND day_ms = ?", arguments: [yesterday.0])
+        }
         #expect(LatencyBlob.decode(buckets).reduce(0, +) == 288)
         // The current hour (and the grace after it) is not rolled up yet; the current day neither.
         let marks = try database.writer.read { db in (try RollupTiers.mark(db, "hour"), try RollupTiers.mark(db, "day")) }
@@ -113,7 +118,8 @@ struct RollupTiersTests {
         let since = midnight - 3 * day
         let raw = try database.writer.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT (ts_ms / 86400000) * 86400000 AS d, COUNT(*) AS p, SUM(ok = 0) AS f FROM probe_results WHERE source = 'b' GROUP BY d ORDER BY d"
+                db,
+                sql: "SELECT (ts_ms / 86400000) * 86400000 AS d, COUNT(*) AS p, SUM(ok = 0) AS f FROM probe_results WHERE source = 'b' GROUP BY d ORDER BY d"
             ).map { HistoryStore.Day(dayMs: $0["d"], probes: $0["p"], failures: $0["f"]) }
         }
         #expect(raw.count == 4)
@@ -133,10 +139,11 @@ struct RollupTiersTests {
         written(database, until: now)
         let broken = midnight - 10 * hour
         try database.writer.write { db in
-            try db.execute(sql: """
-                CREATE TRIGGER fail_once BEFORE INSERT ON hour_rollups WHEN NEW.hour_ms = \(broken) AND NEW.source_id = (SELECT id FROM sources WHERE name = 'b')
-                BEGIN SELECT RAISE(ABORT, 'killed'); END
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER fail_once BEFORE INSERT ON hour_rollups WHEN NEW.hour_ms = \(broken) AND NEW.source_id = (SELECT id FROM sources WHERE name = 'b')
+                    BEGIN SELECT RAISE(ABORT, 'killed'); END
+                    """)
         }
         #expect(throws: (any Error).self) { try RollupTiers.advance(database, nowMs: now) }
         #expect(try database.writer.read { db in try RollupTiers.mark(db, "hour") } == broken)
@@ -191,7 +198,8 @@ struct RollupTiersTests {
             for minute in stride(from: now - 20 * day, to: now, by: 30 * 60_000) {
                 let failures = minute % (7 * 30 * 60_000) == 0 ? 1 : 0
                 try db.execute(
-                    sql: "INSERT INTO probe_rollups (minute_ms, source, probes, failures, retried, retry_succeeded, duration_ms_sum, duration_ms_max, latency_buckets) VALUES (?, 'a', 2, ?, 0, 0, 20, 10, '0,0,0,0,2,0,0,0,0,0,0,0,0,0,0,0')",
+                    sql:
+                        "INSERT INTO probe_rollups (minute_ms, source, probes, failures, retried, retry_succeeded, duration_ms_sum, duration_ms_max, latency_buckets) VALUES (?, 'a', 2, ?, 0, 0, 20, 10, '0,0,0,0,2,0,0,0,0,0,0,0,0,0,0,0')",
                     arguments: [minute, failures])
                 expected.probes += 2
                 expected.failures += failures
@@ -205,6 +213,8 @@ struct RollupTiersTests {
         #expect(kept == expected)
         // Minute rows older than 48 h are gone; the 90-day tier kept all 20 days by the hour.
         #expect(try totals(database, "probe_rollups", "minute_ms", from: 0, to: now - 48 * hour).probes == 0)
-        #expect(try totals(database, "probe_rollups_hourly", "hour_ms", from: now - 20 * day, to: hourMark).probes == expected.probes - (try totals(database, "probe_rollups", "minute_ms", from: hourMark, to: now)).probes)
+        #expect(
+            try totals(database, "probe_rollups_hourly", "hour_ms", from: now - 20 * day, to: hourMark).probes == expected.probes
+                - (try totals(database, "probe_rollups", "minute_ms", from: hourMark, to: now)).probes)
     }
 }

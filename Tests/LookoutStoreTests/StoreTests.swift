@@ -9,9 +9,10 @@ import Testing
 @Suite("LookoutStore")
 struct StoreTests {
     func minuteRow(_ database: LookoutDatabase, _ minuteMs: Int64) throws -> Row {
-        try #require(try database.writer.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minuteMs])
-        })
+        try #require(
+            try database.writer.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM minute_rollups WHERE minute_ms = ?", arguments: [minuteMs])
+            })
     }
 
     func temporaryPath() -> String {
@@ -23,8 +24,10 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let database = try LookoutDatabase(path: path)
         let (mode, tables) = try database.writer.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode")!,
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"))
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode")!,
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+            )
         }
         #expect(mode == "wal")
         // SPEC section 5's tables (the history ones are views over rows keyed by source id).
@@ -54,9 +57,10 @@ struct StoreTests {
         let database = try LookoutDatabase(path: ":memory:")
         let writer = RecordWriter(database: database, logger: Logger(label: "test"))
         writer.record(ProbeResult(source: "a", timestampMs: 1000, ok: true, httpStatus: 200, durationSeconds: 0.25, bytes: 11))
-        writer.record(ProbeResult(
-            source: "b", timestampMs: 2000, ok: false,
-            failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503), httpStatus: 503))
+        writer.record(
+            ProbeResult(
+                source: "b", timestampMs: 2000, ok: false,
+                failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503), httpStatus: 503))
         #expect(writer.pendingCount == 3)  // b's failure also begins its stored outage
         writer.flush()
         #expect(writer.pendingCount == 0)
@@ -95,10 +99,14 @@ struct StoreTests {
                 AttemptRecord(number: 2, startedAtMs: 62_000, failure: nil, httpStatus: 200, durationSeconds: 0.01),
             ],
             durationSeconds: 2.1, upgradedToHTTPS: false, gaveUp: nil, cancelled: false,
-            breaker: PersistedBreaker(state: .closed, consecutiveFailures: 0, consecutiveSuccesses: 0, openedAtMs: nil, nextAttemptAtMs: nil, openCount: 0, openTimeoutMs: 60_000))
+            breaker: PersistedBreaker(
+                state: .closed, consecutiveFailures: 0, consecutiveSuccesses: 0, openedAtMs: nil, nextAttemptAtMs: nil, openCount: 0, openTimeoutMs: 60_000))
         writer.handle(.callFinished(outcome))
-        let opened = PersistedBreaker(state: .open, consecutiveFailures: 5, consecutiveSuccesses: 0, openedAtMs: 70_000, nextAttemptAtMs: 130_000, openCount: 1, openTimeoutMs: 60_000)
-        writer.handle(.breakerTransition(upstream: "acme", BreakerTransition(from: .closed, to: .open, atMs: 70_000, consecutiveFailures: 5, openTimeoutMs: 60_000), state: opened))
+        let opened = PersistedBreaker(
+            state: .open, consecutiveFailures: 5, consecutiveSuccesses: 0, openedAtMs: 70_000, nextAttemptAtMs: 130_000, openCount: 1, openTimeoutMs: 60_000)
+        writer.handle(
+            .breakerTransition(
+                upstream: "acme", BreakerTransition(from: .closed, to: .open, atMs: 70_000, consecutiveFailures: 5, openTimeoutMs: 60_000), state: opened))
         writer.record(ProbeResult(source: "acme", timestampMs: 60_000, ok: true, attempts: 2, durationSeconds: 2.1))
         writer.record(ProbeResult(source: "acme", timestampMs: 61_000, ok: false, failure: failure, durationSeconds: 0.002))
         writer.flush()
@@ -200,9 +208,10 @@ struct StoreTests {
         try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
         let message = String(repeating: "x", count: 2000)
         for index in 0..<200 {
-            writer.record(ProbeResult(
-                source: "s", timestampMs: Int64(index), ok: false,
-                failure: Failure(category: .serverError, reason: "http_500", detail: message)))
+            writer.record(
+                ProbeResult(
+                    source: "s", timestampMs: Int64(index), ok: false,
+                    failure: Failure(category: .serverError, reason: "http_500", detail: message)))
         }
         writer.flush()
         #expect(writer.status.lastError?.contains("full") == true)

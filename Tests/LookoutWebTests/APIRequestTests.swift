@@ -12,9 +12,11 @@ import Testing
 struct APIRequestTests {
     func router() throws -> Router {
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let config = LookoutConfig(database: ":memory:", sources: [
-            SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1)),
-        ])
+        let config = LookoutConfig(
+            database: ":memory:",
+            sources: [
+                SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1))
+            ])
         let database = try LookoutDatabase(path: ":memory:")
         let monitor = Monitor(config: config, configPath: nil, logger: logger)
         monitor.start()

@@ -10,7 +10,8 @@ import Testing
 @Suite("held alerts on the page")
 struct HeldAlertPageTests {
     @Test func aSilencedAlertShowsAsSilencedWithItsComment() throws {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             defaults: {outage: {failure_threshold: 1}}
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]
             alerts:
@@ -38,7 +39,8 @@ struct HeldAlertPageTests {
     /// A down source whose only alert is informational (its breaker opened; the error-rate rules
     /// wait minutes) is an open incident, not folded away among the info alerts.
     @Test func aDownSourceWithOnlyAnInfoAlertIsAnOpenIncident() throws {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             sources: [{name: acme, url: "http://127.0.0.1:1/"}, {name: other, url: "http://127.0.0.1:1/"}]
             alerts:
               rules: [{name: Note, severity: info, expr: up == 0}, {name: AlwaysNote, severity: info, expr: up == 1}]

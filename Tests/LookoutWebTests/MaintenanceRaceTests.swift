@@ -35,9 +35,11 @@ struct MaintenanceRaceTests {
     /// the stored ones, and the ended one is gone.
     @Test func theWindowsInForceAreTheStoredOnesAfterADeleteRacesPosts() async throws {
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        var config = LookoutConfig(database: ":memory:", sources: [
-            SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1)),
-        ])
+        var config = LookoutConfig(
+            database: ":memory:",
+            sources: [
+                SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1))
+            ])
         config.adminToken = Self.token
         let database = try LookoutDatabase(path: ":memory:")
         let monitor = Monitor(config: config, configPath: nil, logger: logger)

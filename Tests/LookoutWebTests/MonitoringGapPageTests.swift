@@ -14,7 +14,8 @@ struct MonitoringGapPageTests {
 
     /// A page whose only source went down before a gap from 04:55 to 07:09 UTC on 25 Nov 2026.
     func context() throws -> (LookoutContext, gap: MonitoringGap) {
-        let config = try ConfigLoader.parse("""
+        let config = try ConfigLoader.parse(
+            """
             defaults: {outage: {failure_threshold: 1}}
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]
             alerts:

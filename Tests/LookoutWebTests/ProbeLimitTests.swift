@@ -10,10 +10,12 @@ import Testing
 struct ProbeLimitTests {
     @Test func pastTheLimitIsA503WithRetryAfter() async throws {
         var config = LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")])
-        config.probeModules = try ConfigLoader.parse("""
+        config.probeModules = try ConfigLoader.parse(
+            """
             sources: [{name: a, url: "http://127.0.0.1:1/"}]
             probe_modules: {http_2xx: {kind: http, timeout: 1s, allow: ["^http://127\\\\.0\\\\.0\\\\.1:1/"]}}
-            """, file: "t.yml").probeModules
+            """, file: "t.yml"
+        ).probeModules
         let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
         let before = ProbeEndpoint.refused.load(ordering: .relaxed)
         let full = ProbeEndpoint(context: LookoutContext(monitor: monitor), concurrencyLimit: 0)

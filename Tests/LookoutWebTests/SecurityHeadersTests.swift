@@ -10,7 +10,8 @@ import Testing
 @Suite("security headers")
 struct SecurityHeadersTests {
     @Test func everyAnswerCarriesThem() async {
-        let monitor = Monitor(config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
+        let monitor = Monitor(
+            config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
         let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
         for (method, path) in [("GET", "/"), ("GET", "/api/v1/status"), ("GET", "/nowhere"), ("DELETE", "/metrics")] {
             let response = await router.respond(to: HTTPRequest(method: method, path: path))
@@ -24,14 +25,17 @@ struct SecurityHeadersTests {
     /// `<style>` of the page is listed by its hash, and the page has no `style=` or `on…=`
     /// attributes (which a hash cannot allow).
     @Test func thePolicyAllowsExactlyThePagesOwnScriptAndStyle() async throws {
-        let monitor = Monitor(config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
+        let monitor = Monitor(
+            config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
         let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
         let response = await router.respond(to: HTTPRequest(method: "GET", path: "/"))
         let page: String
         switch response.body {
         case .bytes(let bytes): page = String(decoding: bytes, as: UTF8.self)
         case .owned(let owned): page = String(decoding: UnsafeRawBufferPointer(start: owned.pointer, count: owned.count), as: UTF8.self)
-        default: Issue.record("the page is not a plain body"); return
+        default:
+            Issue.record("the page is not a plain body")
+            return
         }
         let policy = try #require(response.headers["Content-Security-Policy"])
         #expect(policy.contains("default-src 'none'"))

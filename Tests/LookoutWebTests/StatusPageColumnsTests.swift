@@ -27,7 +27,10 @@ struct StatusPageColumnsTests {
     @Test(arguments: [("/", 6), ("/public", 5)])
     func headerCellsAndSpanAgree(path: String, expected: Int) async throws {
         let html = await page(path)
-        let head = try #require(html.range(of: "<thead>").flatMap { start in html.range(of: "</thead>", range: start.upperBound..<html.endIndex).map { html[start.lowerBound..<$0.upperBound] } })
+        let head = try #require(
+            html.range(of: "<thead>").flatMap { start in
+                html.range(of: "</thead>", range: start.upperBound..<html.endIndex).map { html[start.lowerBound..<$0.upperBound] }
+            })
         #expect(count(head, "<th scope=\"col\" class=\"col-") == expected)
         #expect(html.contains("colspan=\"\(expected)\""))
         #expect(!html.contains("colspan=\"\(expected == 6 ? 5 : 6)\""))

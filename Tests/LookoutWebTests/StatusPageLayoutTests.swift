@@ -2,10 +2,11 @@ import Foundation
 import Logging
 import LookoutCore
 import LookoutStore
-@testable import LookoutWeb
 import MicroHTTPServer
 import ResilientHTTP
 import Testing
+
+@testable import LookoutWeb
 
 /// The page's order, groups, filter, audiences and history pieces, rendered without a server.
 @Suite("status page layout")
@@ -33,9 +34,10 @@ struct StatusPageLayoutTests {
         """
 
     func failing(_ monitor: Monitor, _ name: String, atMs: Int64, message: String) {
-        monitor.registry.record(ProbeResult(
-            source: name, timestampMs: atMs, ok: false,
-            failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: message), httpStatus: 503))
+        monitor.registry.record(
+            ProbeResult(
+                source: name, timestampMs: atMs, ok: false,
+                failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: message), httpStatus: 503))
     }
 
     @Test func incidentsComeFirstLongestDownFirstThenTheGroups() throws {
@@ -50,7 +52,8 @@ struct StatusPageLayoutTests {
         let sources = try #require(html.range(of: #"<section class="sources""#))
         #expect(incidents.upperBound < sources.lowerBound)
         // cdn has been down longer: its line comes first; each says why and what Lookout does.
-        let cdn = try #require(html.range(of: #"data-source="cdn""#)), api = try #require(html.range(of: #"data-source="api""#))
+        let cdn = try #require(html.range(of: #"data-source="cdn""#))
+        let api = try #require(html.range(of: #"data-source="api""#))
         #expect(cdn.lowerBound < api.lowerBound)
         #expect(html.contains("&lt;b&gt;overloaded&lt;/b&gt;"))
         #expect(html.contains("Probing every 30s"))
@@ -112,7 +115,8 @@ struct StatusPageLayoutTests {
         failing(monitor, "ledger", atMs: now, message: "x")
         let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
         #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/status.svg"))).contains("Payments: degraded"))
-        #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/uptime/24h.svg"))).contains("uptime 24h: 50.0%"))  // as the page writes it
+        // As the page writes it.
+        #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/uptime/24h.svg"))).contains("uptime 24h: 50.0%"))
         let unknown = await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Nope/status.svg"))
         #expect(unknown.status == 404 && body(unknown).contains("no such group"))
     }
@@ -155,9 +159,14 @@ struct StatusPageLayoutTests {
     /// A peer's answer is hostile input: numbers that would overflow, and a document of a
     /// million tiny objects, are refused or ignored, never a trap or gigabytes of memory.
     @Test func aPeersAnswerIsReadDefensively() {
-        let overflow = Peers.parse(TransferResult(httpStatus: 200, body: Array(#"{"status":"ok","sources":[],"shard":{"index":9223372036854775807,"count":2}}"#.utf8)), url: "http://p")
+        let overflow = Peers.parse(
+            TransferResult(httpStatus: 200, body: Array(#"{"status":"ok","sources":[],"shard":{"index":9223372036854775807,"count":2}}"#.utf8)), url: "http://p"
+        )
         #expect((try? overflow.get())?.shard == nil)
-        let good = Peers.parse(TransferResult(httpStatus: 200, body: Array(#"{"status":"ok","location":"us","shard":{"index":1,"count":3},"sources":[{"name":"a","state":"up"}]}"#.utf8)), url: "http://p")
+        let good = Peers.parse(
+            TransferResult(
+                httpStatus: 200, body: Array(#"{"status":"ok","location":"us","shard":{"index":1,"count":3},"sources":[{"name":"a","state":"up"}]}"#.utf8)),
+            url: "http://p")
         #expect((try? good.get())?.label == "us · shard 2 of 3")
         let bomb = Array("{\"status\":\"x\",\"sources\":[".utf8) + Array(repeating: Array("{},".utf8), count: 1_000_001).flatMap { $0 } + Array("{}]}".utf8)
         guard case .failure(let problem) = Peers.parse(TransferResult(httpStatus: 200, body: bomb), url: "http://p") else {
@@ -173,7 +182,8 @@ struct StatusPageLayoutTests {
     }
 
     @Test func groupsWhoseNamesLookAlikeKeepDistinctIDs() throws {
-        let monitor = try monitor("""
+        let monitor = try monitor(
+            """
             sources:
               - {name: a, url: "http://127.0.0.1:1/a", group: "A B"}
               - {name: b, url: "http://127.0.0.1:1/b", group: "A-B"}
@@ -225,8 +235,13 @@ struct StatusPageLayoutTests {
         #expect(every[0]["probes"] as? Int == 30 && every[0]["failures"] as? Int == 3)
         #expect(every[3]["probes"] as? Int == 30 && every[3]["failures"] as? Int == 15 && (every[3]["days"] as? [Any])?.count == 30)
         #expect(every[1]["probes"] as? Int == 0 && every[1]["availability"] is NSNull && (every[1]["days"] as? [Any])?.isEmpty == true)
-        let single = try #require(try JSONSerialization.jsonObject(with: Data(body(await router.respond(
-            to: HTTPRequest(method: "GET", path: "/api/v1/sources/cdn/availability", query: ["days": "30"]))).utf8)) as? [String: Any])
+        let single = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(
+                    body(
+                        await router.respond(
+                            to: HTTPRequest(method: "GET", path: "/api/v1/sources/cdn/availability", query: ["days": "30"]))
+                    ).utf8)) as? [String: Any])
         #expect((single["days"] as? [[String: Any]])?.map { $0["failures"] as? Int } == (every[3]["days"] as? [[String: Any]])?.map { $0["failures"] as? Int })
         #expect(try await report(["group": "Payments"]).map { $0["source"] as? String } == ["api", "ledger"])
         // A group as the page shows it: by the `status_page.group_by` label where `group` is unset.
@@ -247,7 +262,10 @@ struct StatusPageLayoutTests {
 
     @Test func announcementsAreTextWithLinks() {
         let text = StatusPage.linkify("See https://status.example/x?a=1&b=2. <b>Not</b> javascript:alert(1)\nline two")
-        #expect(text == #"See <a href="https://status.example/x?a=1&amp;b=2" rel="nofollow noopener">https://status.example/x?a=1&amp;b=2</a>. &lt;b&gt;Not&lt;/b&gt; javascript:alert(1)<br>line two"#)
+        #expect(
+            text
+                == #"See <a href="https://status.example/x?a=1&amp;b=2" rel="nofollow noopener">https://status.example/x?a=1&amp;b=2</a>. &lt;b&gt;Not&lt;/b&gt; javascript:alert(1)<br>line two"#
+        )
     }
 
     @Test func theResponseChartHasAxesAndUnits() {

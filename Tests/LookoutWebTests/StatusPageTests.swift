@@ -1,6 +1,7 @@
-@testable import LookoutWeb
 import MicroHTTPServer
 import Testing
+
+@testable import LookoutWeb
 
 @Suite("Status page pieces")
 struct StatusPagePieceTests {

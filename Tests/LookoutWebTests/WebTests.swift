@@ -25,16 +25,17 @@ struct ExpositionWriterTests {
         histogram.observe(0.5)
         histogram.observe(5)
         writer.histogram(ExpositionWriter.HistogramLayout("d", bounds: histogram.bounds), prefixes, 0, histogram)
-        #expect(writer.text == """
-            m{source="b\\"\\\\",state="open"} 1
-            m{source="a"} 0.5
-            d_bucket{source="a",le="0.1"} 1
-            d_bucket{source="a",le="1"} 2
-            d_bucket{source="a",le="+Inf"} 3
-            d_sum{source="a"} 5.55
-            d_count{source="a"} 3
+        #expect(
+            writer.text == """
+                m{source="b\\"\\\\",state="open"} 1
+                m{source="a"} 0.5
+                d_bucket{source="a",le="0.1"} 1
+                d_bucket{source="a",le="1"} 2
+                d_bucket{source="a",le="+Inf"} 3
+                d_sum{source="a"} 5.55
+                d_count{source="a"} 3
 
-            """)
+                """)
     }
 
     @Test func formatsSpecialValues() {
@@ -56,10 +57,11 @@ struct PageTests {
         var up = ProbeResult(source: "up", timestampMs: Timestamp.nowMs(), ok: true, httpStatus: 200, durationSeconds: 0.002)
         up.attemptSeconds = 0.002
         board.record(up)
-        board.record(ProbeResult(
-            source: "down", timestampMs: Timestamp.nowMs(), ok: false,
-            failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: "<b>boom</b>"),
-            httpStatus: 500, durationSeconds: 0.2))
+        board.record(
+            ProbeResult(
+                source: "down", timestampMs: Timestamp.nowMs(), ok: false,
+                failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: "<b>boom</b>"),
+                httpStatus: 500, durationSeconds: 0.2))
         return board
     }
 
@@ -165,8 +167,9 @@ struct PageTests {
         monitor.registry.apply(sources)
         let now = Timestamp.nowMs()
         for source in ["gateway", "api"] {
-            monitor.registry.record(ProbeResult(
-                source: source, timestampMs: now - 240_000, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
+            monitor.registry.record(
+                ProbeResult(
+                    source: source, timestampMs: now - 240_000, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
         }
         let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
         #expect(html.contains(##"Blocked by <a href="#source-gateway">gateway</a>, which is down"##))
@@ -183,11 +186,14 @@ struct PageTests {
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply(sources)
         let now = Timestamp.nowMs()
-        monitor.registry.record(ProbeResult(
-            source: "checkout", timestampMs: now - 60_000, ok: false,
-            failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "card processor unavailable"), httpStatus: 503))
+        monitor.registry.record(
+            ProbeResult(
+                source: "checkout", timestampMs: now - 60_000, ok: false,
+                failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "card processor unavailable"), httpStatus: 503))
         let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
-        let incidents = try #require(html.range(of: #"<section class="incidents""#).map { html[$0.lowerBound...] }.map { $0[..<($0.range(of: "</section>")?.lowerBound ?? $0.endIndex)] })
+        let incidents = try #require(
+            html.range(of: #"<section class="incidents""#).map { html[$0.lowerBound...] }.map { $0[..<($0.range(of: "</section>")?.lowerBound ?? $0.endIndex)] }
+        )
         #expect(incidents.contains("Upstream server error: “the server answered 503. The server said: card processor unavailable”"))
         #expect(!incidents.contains("Error while probing"))
         #expect(html.contains("Error while probing checkout: the server answered 503. The server said: card processor unavailable"))
@@ -196,7 +202,9 @@ struct PageTests {
     @Test func aSourceInMaintenanceSaysSoWithItsNote() throws {
         let now = Timestamp.nowMs()
         var config = LookoutConfig(sources: [SourceConfig(name: "db", url: "http://127.0.0.1/db")])
-        config.maintenance = [MaintenanceWindow(name: "upgrade", sources: ["db"], schedule: .once(startMs: now - 60_000, endMs: now + 600_000), note: "vendor upgrade")]
+        config.maintenance = [
+            MaintenanceWindow(name: "upgrade", sources: ["db"], schedule: .once(startMs: now - 60_000, endMs: now + 600_000), note: "vendor upgrade")
+        ]
         let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
         monitor.start()
         var result = ProbeResult(source: "db", timestampMs: now, ok: false, failure: Failure(category: .serverError, reason: "http_503"))
@@ -215,9 +223,10 @@ struct PageTests {
         let hostile = SourceConfig(name: "<script>alert(1)</script>", url: "http://127.0.0.1/")
         let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply([hostile])
-        monitor.registry.record(ProbeResult(
-            source: hostile.name, timestampMs: Timestamp.nowMs(), ok: false,
-            failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: #"<img src=x onerror=alert(1)> "q""#)))
+        monitor.registry.record(
+            ProbeResult(
+                source: hostile.name, timestampMs: Timestamp.nowMs(), ok: false,
+                failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: #"<img src=x onerror=alert(1)> "q""#)))
         let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
         #expect(!html.contains("<script>alert(1)</script>"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
@@ -227,4 +236,3 @@ struct PageTests {
         #expect(metrics.contains(#"lookout_probe_success{source="<script>alert(1)</script>"} 0"#))
     }
 }
-

@@ -2,8 +2,8 @@ import Foundation
 import MicroHTTPServer
 import ResilientHTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 func makeServer(timeout: Int = 10, bodyLimit: Int = 1024, gate: Gate = Gate(), entered: Gate = Gate()) throws -> HTTPServer {
     var router = Router()
@@ -18,9 +18,10 @@ func makeServer(timeout: Int = 10, bodyLimit: Int = 1024, gate: Gate = Gate(), e
         return .text("released\n")
     }
     router.get("/stream") { _ in
-        HTTPResponse(body: .stream(contentLength: nil) { writer in
-            for index in 0..<50 { try await writer.write(Array("chunk\(index);".utf8)) }
-        })
+        HTTPResponse(
+            body: .stream(contentLength: nil) { writer in
+                for index in 0..<50 { try await writer.write(Array("chunk\(index);".utf8)) }
+            })
     }
     router.get("/files/*") { request in .text("rest=\(request.pathParameters["*"]!)") }
     router.get("/owned") { _ in
@@ -41,11 +42,14 @@ func makeServer(timeout: Int = 10, bodyLimit: Int = 1024, gate: Gate = Gate(), e
 struct HTTPServerTests {
     let client = CurlTransport()
 
-    func get(_ server: HTTPServer, _ path: String, method: String = "GET", body: [UInt8]? = nil,
-             headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(20)) async -> TransferResult {
-        await client.perform(TransferRequest(
-            url: "http://127.0.0.1:\(server.port)\(path)", method: method, headers: headers, body: body,
-            timeout: timeout))
+    func get(
+        _ server: HTTPServer, _ path: String, method: String = "GET", body: [UInt8]? = nil,
+        headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(20)
+    ) async -> TransferResult {
+        await client.perform(
+            TransferRequest(
+                url: "http://127.0.0.1:\(server.port)\(path)", method: method, headers: headers, body: body,
+                timeout: timeout))
     }
 
     @Test func sendsAnOwnedBufferAsTheWholeBody() async throws {

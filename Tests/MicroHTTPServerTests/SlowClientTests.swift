@@ -1,8 +1,9 @@
 import Foundation
-@testable import MicroHTTPServer
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
+
+@testable import MicroHTTPServer
 
 /// Slow and oversized clients (issue "Hostile input…", rows 7 and 11): a client that drips its
 /// headers is closed at the request deadline however steadily it sends, sooner when connection
@@ -77,10 +78,11 @@ struct SlowClientTests {
 
     @Test func aStreamedBodyOfFiftyMegabytesGets413() async throws {
         let server = try start(bodyLimit: 1 << 20)
-        let result = await client.perform(TransferRequest(
-            url: "http://127.0.0.1:\(server.port)/echo", method: "POST",
-            headers: [("Transfer-Encoding", "chunked"), ("Expect", "")],
-            body: [UInt8](repeating: 97, count: 50 << 20), timeout: .seconds(60), maxResponseBytes: 4096))
+        let result = await client.perform(
+            TransferRequest(
+                url: "http://127.0.0.1:\(server.port)/echo", method: "POST",
+                headers: [("Transfer-Encoding", "chunked"), ("Expect", "")],
+                body: [UInt8](repeating: 97, count: 50 << 20), timeout: .seconds(60), maxResponseBytes: 4096))
         #expect(result.httpStatus == 413)
         #expect(result.bodyText == "request body is larger than 1048576 bytes\n")
         #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)

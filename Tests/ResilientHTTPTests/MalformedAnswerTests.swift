@@ -1,7 +1,7 @@
 import Foundation
 import ResilientHTTP
-import Testing
 import TestSupport
+import Testing
 
 /// Answers that break HTTP are the server's fault and are not retried (issue "Nothing told is
 /// lost…", row 15): an oversized header was "connection failed (curl 27)" and retried, `HTTP/1.1

@@ -79,7 +79,8 @@ struct RedirectHeaderTests {
     @Test func aLoopStillEndsAsTooManyRedirects() async throws {
         let echo = try startEcho()
         let redirecting = try startRedirecting(to: echo)
-        var request = TransferRequest(url: "http://127.0.0.1:\(redirecting.port)/loop", headers: [("X-Api-Key", "secret")], timeout: Self.patient, maxRedirects: 3)
+        var request = TransferRequest(
+            url: "http://127.0.0.1:\(redirecting.port)/loop", headers: [("X-Api-Key", "secret")], timeout: Self.patient, maxRedirects: 3)
         request.forwardHeadersOnRedirect = false
         let result = await transport.perform(request)
         #expect(result.redirects == 3)

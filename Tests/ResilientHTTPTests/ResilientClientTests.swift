@@ -2,8 +2,8 @@ import Foundation
 import MicroHTTPServer
 import ResilientHTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Collects what the client reports, and the waits it asks for instead of sleeping them.
 final class Recorder: ClientEventSink {
@@ -85,22 +85,28 @@ struct ResilientClientTests {
     }
 
     @Test func honoursRetryAfterAndDrainsTheBucketOnASpentQuota() async throws {
-        let server = try ScriptedServer([("/limited", { seen, _ in
-            guard seen == 1 else { return .text("ok") }
-            var response = HTTPResponse.text("slow down", status: 429)
-            response.headers.set("Retry-After", "17")
-            response.headers.set("RateLimit", #""default";r=0;t=17"#)
-            return response
-        })])
+        let server = try ScriptedServer([
+            (
+                "/limited",
+                { seen, _ in
+                    guard seen == 1 else { return .text("ok") }
+                    var response = HTTPResponse.text("slow down", status: 429)
+                    response.headers.set("Retry-After", "17")
+                    response.headers.set("RateLimit", #""default";r=0;t=17"#)
+                    return response
+                }
+            )
+        ])
         let recorder = Recorder()
         let client = client(recorder)
         let outcome = await client.call(upstream: "a", request(server.url("/limited")))
         #expect(outcome.ok)
         // The bucket, drained by r=0, asks to wait for the reset before the retry's token.
         #expect(recorder.recordedWaits.first == .seconds(17))
-        #expect(recorder.recorded.contains {
-            if case .retryScheduled(_, 1, .rateLimited, .seconds(17)) = $0 { return true } else { return false }
-        })
+        #expect(
+            recorder.recorded.contains {
+                if case .retryScheduled(_, 1, .rateLimited, .seconds(17)) = $0 { return true } else { return false }
+            })
         await server.stop()
     }
 
@@ -135,8 +141,10 @@ struct ResilientClientTests {
         let server = try ScriptedServer([("/down", { _, _ in .text("down", status: 503) })])
         let recorder = Recorder()
         let client = client(recorder)
-        client.configure(upstream: "a", policy: UpstreamPolicy(
-            retry: .none, breaker: CircuitBreakerSettings(failureThreshold: 3, openTimeout: .seconds(60))))
+        client.configure(
+            upstream: "a",
+            policy: UpstreamPolicy(
+                retry: .none, breaker: CircuitBreakerSettings(failureThreshold: 3, openTimeout: .seconds(60))))
         for _ in 0..<3 { _ = await client.call(upstream: "a", request(server.url("/down"))) }
         #expect(recorder.transitions == [.open])
         let refused = await client.call(upstream: "a", request(server.url("/down")))
@@ -171,10 +179,15 @@ struct ResilientClientTests {
 
     @Test func identicalGETsInFlightShareOneRequest() async throws {
         let gate = Gate()
-        let server = try ScriptedServer([("/shared", { _, _ in
-            await gate.wait()
-            return .text("shared")
-        })])
+        let server = try ScriptedServer([
+            (
+                "/shared",
+                { _, _ in
+                    await gate.wait()
+                    return .text("shared")
+                }
+            )
+        ])
         let recorder = Recorder()
         let client = client(recorder)
         let request = CallRequest(TransferRequest(url: server.url("/shared")))
@@ -200,9 +213,14 @@ struct ResilientClientTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("token-\(UUID().uuidString)")
         try "first-token\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let server = try ScriptedServer([("/private", { _, request in
-            request.headers["Authorization"] == "Bearer second-token" ? .text("ok") : .text("no", status: 401)
-        })])
+        let server = try ScriptedServer([
+            (
+                "/private",
+                { _, request in
+                    request.headers["Authorization"] == "Bearer second-token" ? .text("ok") : .text("no", status: 401)
+                }
+            )
+        ])
         let recorder = Recorder()
         let client = client(recorder)
         client.configure(upstream: "a", policy: UpstreamPolicy(auth: .bearerTokenFile(path: file.path)))

@@ -49,9 +49,15 @@ struct RetryPolicyTests {
 
     @Test func theServersWaitWinsWhenLongerButNeverPastTheCap() {
         let policy = RetryPolicy.standard
-        #expect(policy.decide(category: .rateLimited, failedAttempt: 1, serverWait: .seconds(20), remaining: .seconds(300), random: 0.5) == .retry(after: .seconds(20)))
-        #expect(policy.decide(category: .rateLimited, failedAttempt: 1, serverWait: .seconds(1), remaining: .seconds(300), random: 0.5) == .retry(after: .seconds(5)))
-        #expect(policy.decide(category: .rateLimited, failedAttempt: 1, serverWait: .seconds(600), remaining: .seconds(300), random: 0.5) == .retry(after: .seconds(60)))
+        #expect(
+            policy.decide(category: .rateLimited, failedAttempt: 1, serverWait: .seconds(20), remaining: .seconds(300), random: 0.5)
+                == .retry(after: .seconds(20)))
+        #expect(
+            policy.decide(category: .rateLimited, failedAttempt: 1, serverWait: .seconds(1), remaining: .seconds(300), random: 0.5)
+                == .retry(after: .seconds(5)))
+        #expect(
+            policy.decide(category: .rateLimited, failedAttempt: 1, serverWait: .seconds(600), remaining: .seconds(300), random: 0.5)
+                == .retry(after: .seconds(60)))
     }
 
     @Test func neverWaitsPastTheDeadline() {
@@ -73,8 +79,10 @@ struct ServerWaitTests {
         #expect(ServerWait.retryAfter("Tue, 20 Oct 2015 07:28:00 GMT", now: now) == .zero)
         #expect(ServerWait.retryAfter("soon", now: now) == nil)
         // Parsed by hand: nonsense is nil, never a trap or a wrong date.
-        for text in ["Wed, 32 Oct 2015 07:28:00 GMT", "Wed, 21 Foo 2015 07:28:00 GMT", "Wed, 21 Oct 2015 25:28:00 GMT",
-                     "Wed, 21 Oct 99999 07:28:00 GMT", "Wed, 21 Oct 2015 07:28 GMT", "Wed, 21 Oct 2015 07:28:00:00 GMT", ",,,", ""] {
+        for text in [
+            "Wed, 32 Oct 2015 07:28:00 GMT", "Wed, 21 Foo 2015 07:28:00 GMT", "Wed, 21 Oct 2015 25:28:00 GMT",
+            "Wed, 21 Oct 99999 07:28:00 GMT", "Wed, 21 Oct 2015 07:28 GMT", "Wed, 21 Oct 2015 07:28:00:00 GMT", ",,,", "",
+        ] {
             #expect(ServerWait.retryAfter(text, now: now) == nil, "\(text)")
         }
         #expect(ServerWait.retryAfter("-5", now: now) == nil)

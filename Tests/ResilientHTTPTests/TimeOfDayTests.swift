@@ -1,5 +1,6 @@
-@testable import ResilientHTTP
 import Testing
+
+@testable import ResilientHTTP
 
 @Suite("Time of day")
 struct TimeOfDayTests {

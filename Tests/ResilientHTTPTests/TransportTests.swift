@@ -2,8 +2,8 @@ import Foundation
 import MicroHTTPServer
 import ResilientHTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The transport and the classifier against a real server on loopback.
 @Suite("CurlTransport")
@@ -214,10 +214,12 @@ extension TransportTests {
         client.configure(upstream: "u", policy: UpstreamPolicy())
         func checkedOn(_ path: String) async -> String? {
             let checkedOn = Mutex<String?>(nil)
-            let request = CallRequest(TransferRequest(url: url(server, path), timeout: Self.patient), validate: { _ in
-                checkedOn.withLock { $0 = currentThreadName() }
-                return nil
-            })
+            let request = CallRequest(
+                TransferRequest(url: url(server, path), timeout: Self.patient),
+                validate: { _ in
+                    checkedOn.withLock { $0 = currentThreadName() }
+                    return nil
+                })
             _ = await Task(executorPreference: transport.executor) { await client.call(upstream: "u", request) }.value
             return checkedOn.withLock { $0 }
         }
@@ -244,11 +246,13 @@ extension TransportTests {
         let server = try startServer()
         let pooled = CurlTransport()
         for _ in 0..<3 {
-            let echoed = await pooled.perform(TransferRequest(
-                url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8)))
+            let echoed = await pooled.perform(
+                TransferRequest(
+                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8)))
             #expect(echoed.bodyText == "POST x-extra=yes body=5")
-            let post = await pooled.perform(TransferRequest(
-                url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), maxResponseBytes: 1))
+            let post = await pooled.perform(
+                TransferRequest(
+                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), maxResponseBytes: 1))
             #expect(post.exceededSizeLimit)
             let get = await pooled.perform(TransferRequest(url: url(server, "/echo"), timeout: Self.patient))
             #expect(get.bodyText == "GET x-extra=- body=0")

@@ -268,10 +268,12 @@ public func startLookout(config: URL, _ extra: [String] = []) async throws -> (C
 public func makeSelfSignedCertificate(in directory: URL) throws -> (cert: String, key: String) {
     let key = directory.appendingPathComponent("key.pem").path
     let cert = directory.appendingPathComponent("cert.pem").path
-    let made = try runToolBlocking("/usr/bin/openssl", [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "3",
-        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-    ])
+    let made = try runToolBlocking(
+        "/usr/bin/openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "3",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
     guard made.status == 0 else { throw TestFailure("openssl could not make a certificate: \(made.output)") }
     return (cert, key)
 }

@@ -12,15 +12,17 @@ public struct TestPrometheus: Sendable {
         port = closedPort()
         let ruleFiles = rules.isEmpty ? "" : "rule_files: [\(rules.map { "\"\($0.path)\"" }.joined(separator: ", "))]\n"
         try """
-            global: {scrape_interval: 1s, evaluation_interval: 1s}
-            \(ruleFiles)scrape_configs:
-              - job_name: lookout
-                static_configs: [{targets: [\(targets.map { "\"\($0)\"" }.joined(separator: ", "))]}]
-            """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
-        process = try ChildProcess("/usr/bin/prometheus", [
-            "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
-            "--web.listen-address=127.0.0.1:\(port)",
-        ])
+        global: {scrape_interval: 1s, evaluation_interval: 1s}
+        \(ruleFiles)scrape_configs:
+          - job_name: lookout
+            static_configs: [{targets: [\(targets.map { "\"\($0)\"" }.joined(separator: ", "))]}]
+        """.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
+        process = try ChildProcess(
+            "/usr/bin/prometheus",
+            [
+                "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
+                "--web.listen-address=127.0.0.1:\(port)",
+            ])
     }
 
     /// The result vector of an instant query; nil while Prometheus cannot answer it.

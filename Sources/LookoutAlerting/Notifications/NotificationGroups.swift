@@ -38,7 +38,8 @@ struct NotificationGroups: Sendable {
         var earliest: Int64?
         for group in groups.values {
             guard let hook = hooks.first(where: { $0.name == group.hook }) else { continue }
-            let due = group.notifiedAtMs.map { $0.addingClamped(min(hook.groupInterval, hook.repeatInterval).totalMilliseconds) }
+            let due =
+                group.notifiedAtMs.map { $0.addingClamped(min(hook.groupInterval, hook.repeatInterval).totalMilliseconds) }
                 ?? group.createdAtMs.addingClamped(hook.groupWait.totalMilliseconds)
             earliest = min(earliest ?? due, due)
         }

@@ -90,7 +90,9 @@ package final class OutboxDeliverer: Sendable {
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
         if NotificationProviders.provider(hook).delivery == .smtp {
             let outcome = await EmailProvider.mail(row.payload, hook)
-            return settle(row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "", askedWait: nil, refused: false)
+            return settle(
+                row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "",
+                askedWait: nil, refused: false)
         }
         let request = OutboxDeliverer.request(hook, payload: row.payload, delivery: String(row.id))
         let outcome = await client.call(
@@ -135,10 +137,12 @@ package final class OutboxDeliverer: Sendable {
                 $0[hook.name]!.lastSetAside = reason
                 $0[hook.name]!.lastError = nil
             }
-            logger.error("notification set aside: its receiver refused it \(OutboxDeliverer.maxRefusals) times; later ones go on", metadata: [
-                "hook": "\(hook.name)", "error": "\(reason)", "delivery": "\(row.id)",
-                "retry": "POST /api/v1/hooks/\(hook.name)/retry",
-            ])
+            logger.error(
+                "notification set aside: its receiver refused it \(OutboxDeliverer.maxRefusals) times; later ones go on",
+                metadata: [
+                    "hook": "\(hook.name)", "error": "\(reason)", "delivery": "\(row.id)",
+                    "retry": "POST /api/v1/hooks/\(hook.name)/retry",
+                ])
             return true  // on to the next row
         }
         // A receiver that says when to come back (429 or 503 with Retry-After) is up and is taken
@@ -153,9 +157,11 @@ package final class OutboxDeliverer: Sendable {
             return first
         }
         if first {
-            logger.warning("cannot deliver a notification; retrying with backoff", metadata: [
-                "hook": "\(hook.name)", "error": "\(reason)", "delivery": "\(row.id)",
-            ])
+            logger.warning(
+                "cannot deliver a notification; retrying with backoff",
+                metadata: [
+                    "hook": "\(hook.name)", "error": "\(reason)", "delivery": "\(row.id)",
+                ])
         }
         return false
     }
@@ -195,10 +201,14 @@ package final class OutboxDeliverer: Sendable {
     private func configure(_ hook: HookConfig) {
         var retry = RetryPolicy.standard
         for (category, rule) in retry.rules { retry.rules[category]?.maxAttempts = min(2, rule.maxAttempts) }
-        client.configure(upstream: OutboxDeliverer.upstream(hook), policy: UpstreamPolicy(
-            retry: retry, breaker: CircuitBreakerSettings(failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(60),
-                rateLimitTrips: false),
-            rateLimit: nil))
+        client.configure(
+            upstream: OutboxDeliverer.upstream(hook),
+            policy: UpstreamPolicy(
+                retry: retry,
+                breaker: CircuitBreakerSettings(
+                    failureThreshold: 5, openTimeout: .seconds(30), openTimeoutMax: .seconds(60),
+                    rateLimitTrips: false),
+                rateLimit: nil))
     }
 }
 

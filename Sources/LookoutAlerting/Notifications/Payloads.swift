@@ -48,17 +48,19 @@ package enum Payloads {
     /// Postable alerts: firing ones carry an `endsAt` a few minutes ahead and are sent again
     /// before it lapses; resolved ones carry the time they resolved.
     package static func alertmanager(_ changes: [AlertChange], externalURL: String, nowMs: Int64) -> String {
-        JSONText.array(changes.map { change in
-            let alert = change.alert
-            let ends = alert.resolvedAtMs ?? (nowMs + alertmanagerValidity)
-            return .ordered([
-                ("labels", object(alert.labels)),
-                ("annotations", object(annotations(alert, externalURL: externalURL, nowMs: nowMs))),
-                ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
-                ("endsAt", .string(Timestamp.rfc3339(ends))),
-                ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
-            ])
-        }).rendered
+        JSONText.array(
+            changes.map { change in
+                let alert = change.alert
+                let ends = alert.resolvedAtMs ?? (nowMs + alertmanagerValidity)
+                return .ordered([
+                    ("labels", object(alert.labels)),
+                    ("annotations", object(annotations(alert, externalURL: externalURL, nowMs: nowMs))),
+                    ("startsAt", .string(Timestamp.rfc3339(alert.startedAtMs))),
+                    ("endsAt", .string(Timestamp.rfc3339(ends))),
+                    ("generatorURL", .string(generatorURL(alert, externalURL: externalURL))),
+                ])
+            }
+        ).rendered
     }
 
     /// The alert's annotations plus a link to its source on the status page and, while its

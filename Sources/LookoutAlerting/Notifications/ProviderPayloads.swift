@@ -63,11 +63,12 @@ package enum ProviderPayloads {
             }
             // As `down_for` is worked out (Payloads.annotations), in milliseconds.
             underAMinute = sinceMs.map { (first?.resolvedAtMs ?? nowMs) - $0 < HealthWindow.minute } ?? false
-            headline = switch (source, firing) {
-            case (let source?, true): downSinceText.map { "\(source) down since \($0)" } ?? "\(source) is down"
-            case (let source?, false): downFor.map { "\(source) recovered after \($0)" } ?? "\(source) recovered"
-            case (nil, _): title
-            }
+            headline =
+                switch (source, firing) {
+                case (let source?, true): downSinceText.map { "\(source) down since \($0)" } ?? "\(source) is down"
+                case (let source?, false): downFor.map { "\(source) recovered after \($0)" } ?? "\(source) recovered"
+                case (nil, _): title
+                }
             notRunning = first.map(AlertService.notRunningNote) ?? ""
             rules = alerts.map(\.rule).joined(separator: ", ")
             let order = ["critical", "warning", "info"]
@@ -111,7 +112,8 @@ package enum ProviderPayloads {
 
     /// The body `hook` gets for one grouped notification, from its provider (`Providers/`).
     static func body(for hook: HookConfig, _ send: NotificationGroups.Send, externalURL: String, nowMs: Int64) -> String {
-        NotificationProviders.provider(hook).body(Summary(send, externalURL: externalURL, nowMs: nowMs), send, hook: hook, externalURL: externalURL, nowMs: nowMs)
+        NotificationProviders.provider(hook).body(
+            Summary(send, externalURL: externalURL, nowMs: nowMs), send, hook: hook, externalURL: externalURL, nowMs: nowMs)
     }
 
     /// Cuts `text` to `limit` characters, marking the cut.

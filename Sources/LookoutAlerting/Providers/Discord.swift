@@ -36,23 +36,32 @@ enum DiscordProvider: NotificationProvider {
     /// Mentions are off (`allowed_mentions`), so no upstream text can ping anyone.
     static func discord(_ summary: ProviderPayloads.Summary, nowMs: Int64) -> String {
         var fields: [JSONText] = [
-            .ordered([("name", .string("Alerts")), ("value", .string(ProviderPayloads.clip(discordText("\(summary.rules) (\(summary.severity))"), 1024))), ("inline", .bool(true))])
+            .ordered([
+                ("name", .string("Alerts")), ("value", .string(ProviderPayloads.clip(discordText("\(summary.rules) (\(summary.severity))"), 1024))),
+                ("inline", .bool(true)),
+            ])
         ]
         if let since = summary.since {
-            fields.insert(.ordered([("name", .string("Outage")), ("value", .string(ProviderPayloads.clip(discordText(since), 1024))), ("inline", .bool(true))]), at: 0)
+            fields.insert(
+                .ordered([("name", .string("Outage")), ("value", .string(ProviderPayloads.clip(discordText(since), 1024))), ("inline", .bool(true))]), at: 0)
         }
         let content = summary.firing ? "\(summary.mark) \(summary.headlineAndGist)" : "\(summary.mark) \(summary.headline)"
         return JSONText.ordered([
             ("content", .string(ProviderPayloads.clip(discordText(content), 2000))),
             ("allowed_mentions", .ordered([("parse", .array([]))])),
-            ("embeds", .array([.ordered([
-                ("title", .string(ProviderPayloads.clip(summary.headline, 256))),
-                ("description", .string(ProviderPayloads.clip(discordText("\(summary.causeLabel): \(summary.gist)"), 4096))),
-                ("url", .string(summary.link)),
-                ("color", .int(Int64(summary.colorHex))),
-                ("fields", .array(fields)),
-                ("timestamp", .string(Timestamp.rfc3339(nowMs))),
-            ])])),
+            (
+                "embeds",
+                .array([
+                    .ordered([
+                        ("title", .string(ProviderPayloads.clip(summary.headline, 256))),
+                        ("description", .string(ProviderPayloads.clip(discordText("\(summary.causeLabel): \(summary.gist)"), 4096))),
+                        ("url", .string(summary.link)),
+                        ("color", .int(Int64(summary.colorHex))),
+                        ("fields", .array(fields)),
+                        ("timestamp", .string(Timestamp.rfc3339(nowMs))),
+                    ])
+                ])
+            ),
         ]).rendered
     }
 }

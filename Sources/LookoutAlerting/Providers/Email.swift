@@ -27,7 +27,12 @@ enum EmailProvider: NotificationProvider {
     /// multipart/alternative message. The subject fits a phone's notification: state, source and
     /// the gist of the cause, at most 78 characters.
     static func email(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, nowMs: Int64) -> String {
-        let subject = summary.isTest ? ProviderPayloads.clip(summary.title, 78) : summary.firing ? ProviderPayloads.clip("DOWN \(summary.source ?? summary.title): \(summary.gist)", 78) : ProviderPayloads.clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
+        let subject =
+            summary.isTest
+            ? ProviderPayloads.clip(summary.title, 78)
+            : summary.firing
+                ? ProviderPayloads.clip("DOWN \(summary.source ?? summary.title): \(summary.gist)", 78)
+                : ProviderPayloads.clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
         var text = "\(summary.headline)\n\n\(summary.causeLabel): \(summary.cause)\n"
         if let since = summary.since { text += "\n\(since)\n" }
         text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"

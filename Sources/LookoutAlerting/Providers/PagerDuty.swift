@@ -33,17 +33,20 @@ enum PagerDutyProvider: NotificationProvider {
         return JSONText.ordered([
             ("event_action", .string("trigger")),
             ("dedup_key", .string(key)),
-            ("payload", .ordered([
-                ("summary", .string(ProviderPayloads.clip(summary.headlineAndGist, 1024))),
-                ("source", .string(summary.source ?? "lookout")),
-                ("severity", .string(severity)),
-                // When the outage began, not when a rule's `for` let the alert fire.
-                // (A rule's own down_since annotation may hold anything: only a time passes.)
-                ("timestamp", .string(Timestamp.rfc3339(summary.downSince.flatMap(Timestamp.parseRFC3339) ?? send.alerts.first?.startedAtMs ?? nowMs))),
-                ("component", .string(summary.source ?? "lookout")),
-                ("class", .string(summary.rules)),
-                ("custom_details", .ordered(details)),
-            ])),
+            (
+                "payload",
+                .ordered([
+                    ("summary", .string(ProviderPayloads.clip(summary.headlineAndGist, 1024))),
+                    ("source", .string(summary.source ?? "lookout")),
+                    ("severity", .string(severity)),
+                    // When the outage began, not when a rule's `for` let the alert fire.
+                    // (A rule's own down_since annotation may hold anything: only a time passes.)
+                    ("timestamp", .string(Timestamp.rfc3339(summary.downSince.flatMap(Timestamp.parseRFC3339) ?? send.alerts.first?.startedAtMs ?? nowMs))),
+                    ("component", .string(summary.source ?? "lookout")),
+                    ("class", .string(summary.rules)),
+                    ("custom_details", .ordered(details)),
+                ])
+            ),
             ("links", .array([.ordered([("href", .string(summary.link)), ("text", .string("Lookout status page"))])])),
             ("client", .string("Lookout")),
             ("client_url", .string(summary.link)),

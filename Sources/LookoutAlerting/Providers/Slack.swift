@@ -25,14 +25,25 @@ enum SlackProvider: NotificationProvider {
         lines.append("*\(summary.causeLabel):* \(slackText(summary.gist))")
         lines.append("*Alerts:* \(slackText(summary.rules)) (\(slackText(summary.severity)))")
         let blocks: [JSONText] = [
-            .ordered([("type", .string("header")), ("text", .ordered([("type", .string("plain_text")), ("text", .string(ProviderPayloads.clip("\(emoji) \(summary.headline)", 150)))]))]),
-            .ordered([("type", .string("section")), ("text", .ordered([("type", .string("mrkdwn")), ("text", .string(ProviderPayloads.clip(lines.joined(separator: "\n"), 3000)))]))]),
+            .ordered([
+                ("type", .string("header")),
+                ("text", .ordered([("type", .string("plain_text")), ("text", .string(ProviderPayloads.clip("\(emoji) \(summary.headline)", 150)))])),
+            ]),
+            .ordered([
+                ("type", .string("section")),
+                ("text", .ordered([("type", .string("mrkdwn")), ("text", .string(ProviderPayloads.clip(lines.joined(separator: "\n"), 3000)))])),
+            ]),
             .ordered([
                 ("type", .string("actions")),
-                ("elements", .array([.ordered([
-                    ("type", .string("button")), ("text", .ordered([("type", .string("plain_text")), ("text", .string("Status page"))])),
-                    ("url", .string(summary.link)),
-                ])])),
+                (
+                    "elements",
+                    .array([
+                        .ordered([
+                            ("type", .string("button")), ("text", .ordered([("type", .string("plain_text")), ("text", .string("Status page"))])),
+                            ("url", .string(summary.link)),
+                        ])
+                    ])
+                ),
             ]),
         ]
         // What a phone's notification shows: where, since when, and what the upstream said.

@@ -18,28 +18,37 @@ enum TeamsProvider: NotificationProvider {
         // TextBlock would render an upstream's "[x](https://…)" as a link.
         let cause: JSONText = .ordered([
             ("type", .string("RichTextBlock")),
-            ("inlines", .array([
-                .ordered([("type", .string("TextRun")), ("text", .string("\(summary.causeLabel): ")), ("weight", .string("Bolder"))]),
-                .ordered([("type", .string("TextRun")), ("text", .string(summary.gist))]),
-            ])),
+            (
+                "inlines",
+                .array([
+                    .ordered([("type", .string("TextRun")), ("text", .string("\(summary.causeLabel): ")), ("weight", .string("Bolder"))]),
+                    .ordered([("type", .string("TextRun")), ("text", .string(summary.gist))]),
+                ])
+            ),
         ])
         let card: JSONText = .ordered([
             ("$schema", .string("http://adaptivecards.io/schemas/adaptive-card.json")),
             ("type", .string("AdaptiveCard")),
             ("version", .string("1.4")),
-            ("body", .array([
-                .ordered([
-                    ("type", .string("TextBlock")), ("text", .string(summary.headline)), ("weight", .string("Bolder")), ("size", .string("Medium")),
-                    ("color", .string(summary.isTest ? "Default" : summary.firing ? "Attention" : "Good")), ("wrap", .bool(true)),
-                ]),
-                cause,
-                .ordered([("type", .string("FactSet")), ("facts", .array(facts))]),
-            ])),
+            (
+                "body",
+                .array([
+                    .ordered([
+                        ("type", .string("TextBlock")), ("text", .string(summary.headline)), ("weight", .string("Bolder")), ("size", .string("Medium")),
+                        ("color", .string(summary.isTest ? "Default" : summary.firing ? "Attention" : "Good")), ("wrap", .bool(true)),
+                    ]),
+                    cause,
+                    .ordered([("type", .string("FactSet")), ("facts", .array(facts))]),
+                ])
+            ),
             ("actions", .array([.ordered([("type", .string("Action.OpenUrl")), ("title", .string("Status page")), ("url", .string(summary.link))])])),
         ])
         return JSONText.ordered([
             ("type", .string("message")),
-            ("attachments", .array([.ordered([("contentType", .string("application/vnd.microsoft.card.adaptive")), ("contentUrl", .null), ("content", card)])])),
+            (
+                "attachments",
+                .array([.ordered([("contentType", .string("application/vnd.microsoft.card.adaptive")), ("contentUrl", .null), ("content", card)])])
+            ),
         ]).rendered
     }
 }

@@ -10,7 +10,8 @@ enum WebhookProvider: NotificationProvider {
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
         hook.template != nil || !hook.headerTemplates.isEmpty
             ? templated(hook, summary, send, externalURL: externalURL)
-            : Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
+            : Payloads.webhook(
+                status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
     }
 
     /// What a webhook's templates see.
@@ -42,7 +43,8 @@ enum WebhookProvider: NotificationProvider {
     /// (`headerPrefix`, taken apart again at delivery: the outbox keeps one text per row).
     static func templated(_ hook: HookConfig, _ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, externalURL: String) -> String {
         let fields = fields(summary, send, externalURL: externalURL)
-        let plain = Payloads.webhook(status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: 0)
+        let plain = Payloads.webhook(
+            status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: 0)
         // A template over its budget must not cost the notification: the hook gets Alertmanager's
         // payload instead, and the log says why.
         func rendered(_ text: String, _ what: String) -> String? {

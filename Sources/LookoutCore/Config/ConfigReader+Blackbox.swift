@@ -53,7 +53,10 @@ extension ConfigReader {
         problems += reader.problems
         warnings += reader.warnings
         if allow == nil, !modules.isEmpty {
-            warning(node, "probe_modules_file", "its modules probe any target, as blackbox_exporter does: anyone who can reach /probe can make Lookout request any URL; set probe_allow to the targets they may probe")
+            warning(
+                node, "probe_modules_file",
+                "its modules probe any target, as blackbox_exporter does: anyone who can reach /probe can make Lookout request any URL; set probe_allow to the targets they may probe"
+            )
         }
         return modules
     }
@@ -87,7 +90,9 @@ extension ConfigReader {
     private mutating func readBlackboxHTTP(_ node: Node, _ path: String, into module: inout ProbeModule) {
         guard let fields = mapping(node, path, known: ConfigReader.blackboxHTTPKeys + ConfigReader.blackboxHTTPKeysNotYet) else { return }
         for key in ConfigReader.blackboxHTTPKeysNotYet.sorted() where fields[key] != nil {
-            problem(fields[key]!.key, "\(path).\(key)", "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+            problem(
+                fields[key]!.key, "\(path).\(key)",
+                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
         }
         if let node = fields["valid_status_codes"]?.value, let list = sequence(node, "\(path).valid_status_codes") {
             var codes = Set<Int>()
@@ -97,7 +102,9 @@ extension ConfigReader {
             if !codes.isEmpty { module.validStatusCodes = codes }
         }
         if let node = fields["method"]?.value, let method = string(node, "\(path).method") {
-            if method.utf8.allSatisfy({ $0.isLetterOrDigit }) && !method.isEmpty { module.method = method.uppercased() } else {
+            if method.utf8.allSatisfy({ $0.isLetterOrDigit }) && !method.isEmpty {
+                module.method = method.uppercased()
+            } else {
                 problem(node, "\(path).method", "\"\(method)\" is not an HTTP method")
             }
         }
@@ -107,12 +114,16 @@ extension ConfigReader {
         if let node = fields["body"]?.value { module.body = string(node, "\(path).body") }
         if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
         if let node = fields["compression"]?.value, let text = string(node, "\(path).compression"), !text.isEmpty {
-            if ["gzip", "br", "deflate", "identity"].contains(text) { module.compression = text } else {
+            if ["gzip", "br", "deflate", "identity"].contains(text) {
+                module.compression = text
+            } else {
                 problem(node, "\(path).compression", "\"\(text)\" is not an encoding blackbox_exporter knows (gzip, br, deflate, identity)")
             }
         }
         if let node = fields["body_size_limit"]?.value, let text = string(node, "\(path).body_size_limit") {
-            if let bytes = ConfigReader.base2Bytes(text) { module.bodySizeLimit = bytes == 0 ? nil : bytes } else {
+            if let bytes = ConfigReader.base2Bytes(text) {
+                module.bodySizeLimit = bytes == 0 ? nil : bytes
+            } else {
                 problem(node, "\(path).body_size_limit", "\"\(text)\" is not a size (write it as blackbox_exporter does: 0 for no limit, 512KB, 10MiB, 1GB)")
             }
         }
@@ -138,17 +149,22 @@ extension ConfigReader {
             module.headers.append(HeaderField("Authorization", "Bearer \(token)"))
         }
         if let node = fields["tls_config"]?.value,
-            let tls = mapping(node, "\(path).tls_config", known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
+            let tls = mapping(
+                node, "\(path).tls_config", known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
         {
             for key in ["cert_file", "key_file", "server_name", "min_version", "max_version"] where tls[key] != nil {
-                problem(tls[key]!.key, "\(path).tls_config.\(key)", "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+                problem(
+                    tls[key]!.key, "\(path).tls_config.\(key)",
+                    "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
             }
             if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).tls_config.insecure_skip_verify") == true {
                 problem(node, "\(path).tls_config.insecure_skip_verify", "Lookout always verifies certificates; give the CA in ca_file instead")
             }
             if let node = tls["ca_file"]?.value, let name = string(node, "\(path).tls_config.ca_file") {
                 let resolved = resolvePath(name)
-                if FileManager.default.isReadableFile(atPath: resolved) { module.caFile = resolved } else {
+                if FileManager.default.isReadableFile(atPath: resolved) {
+                    module.caFile = resolved
+                } else {
                     problem(node, "\(path).tls_config.ca_file", "cannot read \(resolved)")
                 }
             }
@@ -185,7 +201,9 @@ extension ConfigReader {
         let digits = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
         let unit = trimmed.dropFirst(digits.count).uppercased().replacingOccurrences(of: "I", with: "")
         let powers = ["": 0, "B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4, "PB": 5]
-        guard !digits.isEmpty, digits.filter({ $0 == "." }).count <= 1, let power = powers[unit], let number = Double(digits), number.isFinite else { return nil }
+        guard !digits.isEmpty, digits.filter({ $0 == "." }).count <= 1, let power = powers[unit], let number = Double(digits), number.isFinite else {
+            return nil
+        }
         let bytes = number * pow(1024, Double(power))
         guard bytes < 9.2e18 else { return nil }
         return Int(bytes.rounded(.down))

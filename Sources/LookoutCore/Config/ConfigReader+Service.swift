@@ -4,7 +4,8 @@ import Yams
 /// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
 extension ConfigReader {
     static let topKeys = [
-        "listen", "database", "probe_modules_file", "probe_allow", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url", "admin_token_file", "admin_token", "shard",
+        "listen", "database", "probe_modules_file", "probe_allow", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url",
+        "admin_token_file", "admin_token", "shard",
         "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements", "metrics",
     ]
 
@@ -42,9 +43,13 @@ extension ConfigReader {
             if let value = tiers["day"].flatMap({ duration($0.value, "rollup_retention.day") }) { retention.day = value }
             // The last day's response-time chart reads minute rows; each tier outlives the finer one.
             if retention.minute < .seconds(25 * 3600) {
-                problem(tiers["minute"]?.value ?? node, "rollup_retention.minute", "must be at least 25h: the status page's 24-hour response-time chart reads minute rows")
+                problem(
+                    tiers["minute"]?.value ?? node, "rollup_retention.minute",
+                    "must be at least 25h: the status page's 24-hour response-time chart reads minute rows")
             } else if retention.hour < retention.minute {
-                problem(tiers["hour"]?.value ?? node, "rollup_retention.hour", "must be at least rollup_retention.minute (\(ConfigValues.format(retention.minute)))")
+                problem(
+                    tiers["hour"]?.value ?? node, "rollup_retention.hour", "must be at least rollup_retention.minute (\(ConfigValues.format(retention.minute)))"
+                )
             } else if retention.day < retention.hour {
                 problem(tiers["day"]?.value ?? node, "rollup_retention.day", "must be at least rollup_retention.hour (\(ConfigValues.format(retention.hour)))")
             } else {
@@ -95,7 +100,8 @@ extension ConfigReader {
                 let names = sharing.prefix(3).joined(separator: ", ") + (sharing.count > 3 ? " and \(sharing.count - 3) more" : "")
                 warning(
                     index < list.count ? list[index] : canaries, "connectivity.canaries[\(index)]",
-                    "\(canary) is on the same host as \(names): if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path")
+                    "\(canary) is on the same host as \(names): if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path"
+                )
             }
         }
         if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
@@ -124,7 +130,8 @@ extension ConfigReader {
         if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
         if let node = top["status_page"]?.value { config.statusPage = readStatusPage(node) }
         if let node = top["metrics"]?.value, let metrics = mapping(node, "metrics", known: ["detail"]),
-           let detail = metrics["detail"], let text = string(detail.value, "metrics.detail") {
+            let detail = metrics["detail"], let text = string(detail.value, "metrics.detail")
+        {
             if let parsed = MetricsDetail(rawValue: text) {
                 config.metricsDetail = parsed
             } else {
@@ -132,7 +139,8 @@ extension ConfigReader {
             }
         }
         if let node = top["announcements"]?.value { config.announcements = readAnnouncements(node, sources: config.sources) }
-        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "defaults", "hooks", "evaluation_interval", "require_https"]) {
+        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "defaults", "hooks", "evaluation_interval", "require_https"])
+        {
             if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
                 config.alertEvaluationInterval = value
             }
@@ -147,7 +155,9 @@ extension ConfigReader {
                 for hook in config.hooks where !hook.url.lowercased().hasPrefix("https://") {
                     let found = list.enumerated().first { $0.element.mapping?["name"]?.string == hook.name }
                     let node = found?.element.mapping?["url"] ?? found?.element ?? flag
-                    problem(node, "alerts.hooks[\(found?.offset ?? 0)].url", "must be https:// (alerts.require_https is set): notifications would travel in the clear")
+                    problem(
+                        node, "alerts.hooks[\(found?.offset ?? 0)].url",
+                        "must be https:// (alerts.require_https is set): notifications would travel in the clear")
                 }
             }
         }
@@ -259,7 +269,9 @@ extension ConfigReader {
             guard let fields = mapping(value, path, known: ["kind", "timeout", "allow", "follow_redirects", "max_redirects", "compression"]) else { continue }
             var module = ProbeModule()
             if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
-                if let parsed = SourceKind(rawValue: text) { module.kind = parsed } else {
+                if let parsed = SourceKind(rawValue: text) {
+                    module.kind = parsed
+                } else {
                     problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use \(Probers.names))")
                 }
             }
@@ -272,7 +284,10 @@ extension ConfigReader {
                     } else {
                         module.allow.append(pattern)
                         if ProbeModule.allowsAnyHost(pattern) {
-                            warning(item, "\(path).allow[\(index)]", "\"\(pattern)\" allows any host: anyone who can reach /probe can make Lookout request any URL (patterns match the whole target, e.g. \"https?://api\\\\.example\\\\.com/.*\")")
+                            warning(
+                                item, "\(path).allow[\(index)]",
+                                "\"\(pattern)\" allows any host: anyone who can reach /probe can make Lookout request any URL (patterns match the whole target, e.g. \"https?://api\\\\.example\\\\.com/.*\")"
+                            )
                         }
                     }
                 }
@@ -280,7 +295,9 @@ extension ConfigReader {
             if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
             if let node = fields["max_redirects"]?.value, let count = int(node, "\(path).max_redirects", range: 0...20) { module.maxRedirects = count }
             if let node = fields["compression"]?.value, let text = string(node, "\(path).compression") {
-                if ["gzip", "br", "deflate", "identity", "zstd"].contains(text) { module.compression = text } else {
+                if ["gzip", "br", "deflate", "identity", "zstd"].contains(text) {
+                    module.compression = text
+                } else {
                     problem(node, "\(path).compression", "\"\(text)\" is not an encoding (use gzip, br, deflate, zstd or identity)")
                 }
             }
@@ -387,7 +404,9 @@ extension ConfigReader {
             }
             var type = HookConfig.HookType.webhook
             if let node = fields["type"]?.value, let text = string(node, "\(path).type") {
-                if let parsed = HookConfig.HookType(rawValue: text) { type = parsed } else {
+                if let parsed = HookConfig.HookType(rawValue: text) {
+                    type = parsed
+                } else {
                     let types = HookConfig.HookType.allCases.map(\.rawValue).joined(separator: ", ")
                     problem(node, "\(path).type", "\"\(text)\" is not a hook type (use \(types))")
                 }
@@ -409,7 +428,7 @@ extension ConfigReader {
                 }
             } else if type == .email, let node = fields["url"]?.value, let text = string(node, "\(path).url") {
                 let lowered = text.lowercased()
-                if (lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://")), URLComponents(string: text)?.host?.isEmpty == false {
+                if lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://"), URLComponents(string: text)?.host?.isEmpty == false {
                     hookURL = text
                 } else {
                     problem(node, "\(path).url", "\"\(text)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)")
@@ -419,7 +438,9 @@ extension ConfigReader {
             {
                 if let message = ProbeURL.problem(expanded) {
                     // An expanded ${ENV} URL is a secret: say which variable, not what it holds.
-                    problem(node, "\(path).url", expanded == text ? message : "\(text) does not expand to a usable http(s) URL (its value is not shown: it may be secret)")
+                    problem(
+                        node, "\(path).url",
+                        expanded == text ? message : "\(text) does not expand to a usable http(s) URL (its value is not shown: it may be secret)")
                 } else {
                     hookURL = expanded
                 }
@@ -495,10 +516,11 @@ extension ConfigReader {
                 }
             }
             if problems.count == before, let name, let hookURL {
-                hooks.append(HookConfig(
-                    name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
-                    groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac,
-                    routingKey: routingKey, template: template, headerTemplates: headerTemplates, mail: mail))
+                hooks.append(
+                    HookConfig(
+                        name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
+                        groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac,
+                        routingKey: routingKey, template: template, headerTemplates: headerTemplates, mail: mail))
             }
         }
         return hooks

@@ -124,7 +124,10 @@ extension ConfigReader {
             checkKindSpecific(source, map, path)
             if source.timeout > source.interval {
                 let node = map["timeout"]?.value ?? map["interval"]?.value ?? item
-                warning(node, "\(path).timeout", "\(ConfigValues.format(source.timeout)) is longer than the interval (\(ConfigValues.format(source.interval))): each probe is cut off at the interval, so the timeout never applies")
+                warning(
+                    node, "\(path).timeout",
+                    "\(ConfigValues.format(source.timeout)) is longer than the interval (\(ConfigValues.format(source.interval))): each probe is cut off at the interval, so the timeout never applies"
+                )
             } else if ["retry", "interval", "timeout"].contains(where: { map[$0] != nil }) {
                 // Inherited settings were checked once, under defaults.
                 checkRetriesFit(source, map, path, fallback: item)
@@ -145,7 +148,9 @@ extension ConfigReader {
         for rename in renames {
             let path = "sources[\(rename.index)].renamed_from"
             if let current = seen[rename.name] {
-                problem(rename.node, path, current == rename.index ? "a source cannot be renamed from its own name" : "\"\(rename.name)\" is the name of sources[\(current)]")
+                problem(
+                    rename.node, path,
+                    current == rename.index ? "a source cannot be renamed from its own name" : "\"\(rename.name)\" is the name of sources[\(current)]")
             } else if let other = claimed[rename.name], other != rename.index {
                 problem(rename.node, path, "\"\(rename.name)\" is already claimed by sources[\(other)].renamed_from")
             } else {
@@ -239,7 +244,8 @@ extension ConfigReader {
         let node = retry?.mapping?[Node(first.rawValue)] ?? retry ?? map["interval"]?.value ?? fallback
         warning(
             node, "\(path).retry",
-            "retries that cannot start before the call's deadline (\(ConfigValues.format(deadline))\(deadline < source.interval ? ": 2 × timeout × attempts" : ", the interval")): \(parts.joined(separator: "; ")); lower max_attempts or the backoff, or raise \(deadline < source.interval ? "the timeout" : "the interval")")
+            "retries that cannot start before the call's deadline (\(ConfigValues.format(deadline))\(deadline < source.interval ? ": 2 × timeout × attempts" : ", the interval")): \(parts.joined(separator: "; ")); lower max_attempts or the backoff, or raise \(deadline < source.interval ? "the timeout" : "the interval")"
+        )
     }
 
     mutating func readPolicy(_ map: [String: (key: Node, value: Node)], _ path: String, into source: inout SourceConfig) {
@@ -249,7 +255,9 @@ extension ConfigReader {
         if let node = map["upgrade_to_https"]?.value, let value = bool(node, "\(path).upgrade_to_https") { source.policy.upgradeToHTTPS = value }
         if let node = map["method"]?.value, let value = string(node, "\(path).method") {
             let method = value.uppercased()
-            if ["GET", "HEAD", "POST"].contains(method) { source.method = method } else {
+            if ["GET", "HEAD", "POST"].contains(method) {
+                source.method = method
+            } else {
                 problem(node, "\(path).method", "\"\(value)\" is not supported (use GET, HEAD or POST)")
             }
         }
@@ -272,7 +280,8 @@ extension ConfigReader {
             if let value = budget["ratio"]?.value, let ratio = double(value, "\(path).retry_budget.ratio", range: 0...1) {
                 source.policy.retryBudgetRatio = ratio
             }
-            if let value = budget["min_retries_per_minute"]?.value, let floor = int(value, "\(path).retry_budget.min_retries_per_minute", range: 0...1_000_000) {
+            if let value = budget["min_retries_per_minute"]?.value, let floor = int(value, "\(path).retry_budget.min_retries_per_minute", range: 0...1_000_000)
+            {
                 source.policy.retryBudgetMinPerMinute = floor
             }
         }
@@ -304,7 +313,9 @@ extension ConfigReader {
             var rule = policy.rules[category] ?? RetryRule(maxAttempts: 1, backoff: .exponential, base: .seconds(1), max: .seconds(10), jitter: 0.2)
             if let value = fields["max_attempts"]?.value, let attempts = int(value, "\(rulePath).max_attempts", range: 1...20) { rule.maxAttempts = attempts }
             if let value = fields["backoff"]?.value, let text = string(value, "\(rulePath).backoff") {
-                if let kind = BackoffKind(rawValue: text) { rule.backoff = kind } else {
+                if let kind = BackoffKind(rawValue: text) {
+                    rule.backoff = kind
+                } else {
                     problem(value, "\(rulePath).backoff", "\"\(text)\" is not a backoff (use exponential, linear or constant)")
                 }
             }
@@ -321,12 +332,18 @@ extension ConfigReader {
     private mutating func readBreaker(_ node: Node, _ path: String, into settings: inout CircuitBreakerSettings) {
         let known = ["failure_threshold", "success_threshold", "open_timeout", "open_timeout_max", "jitter", "half_open_max_calls"]
         guard let fields = mapping(node, path, known: known) else { return }
-        if let value = fields["failure_threshold"]?.value, let count = int(value, "\(path).failure_threshold", range: 1...1000) { settings.failureThreshold = count }
-        if let value = fields["success_threshold"]?.value, let count = int(value, "\(path).success_threshold", range: 1...1000) { settings.successThreshold = count }
+        if let value = fields["failure_threshold"]?.value, let count = int(value, "\(path).failure_threshold", range: 1...1000) {
+            settings.failureThreshold = count
+        }
+        if let value = fields["success_threshold"]?.value, let count = int(value, "\(path).success_threshold", range: 1...1000) {
+            settings.successThreshold = count
+        }
         if let value = fields["open_timeout"]?.value, let timeout = duration(value, "\(path).open_timeout") { settings.openTimeout = timeout }
         if let value = fields["open_timeout_max"]?.value, let timeout = duration(value, "\(path).open_timeout_max") { settings.openTimeoutMax = timeout }
         if let value = fields["jitter"]?.value, let jitter = double(value, "\(path).jitter", range: 0...1) { settings.jitter = jitter }
-        if let value = fields["half_open_max_calls"]?.value, let count = int(value, "\(path).half_open_max_calls", range: 1...1000) { settings.halfOpenMaxCalls = count }
+        if let value = fields["half_open_max_calls"]?.value, let count = int(value, "\(path).half_open_max_calls", range: 1...1000) {
+            settings.halfOpenMaxCalls = count
+        }
         if settings.openTimeoutMax < settings.openTimeout, let value = fields["open_timeout_max"]?.value ?? fields["open_timeout"]?.value {
             problem(value, "\(path).open_timeout_max", "is shorter than open_timeout")
         }

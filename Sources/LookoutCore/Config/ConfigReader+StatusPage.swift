@@ -45,8 +45,9 @@ extension ConfigReader {
             }
             let atMs = fields["at"].flatMap { timestamp($0.value, "\(path).at") }
             guard problems.count == before, let title, let message, let state, let atMs else { continue }
-            announcements.append(Announcement(
-                id: "config-\(index + 1)", title: title, sources: names, updates: [Announcement.Update(atMs: atMs, state: state, message: message)]))
+            announcements.append(
+                Announcement(
+                    id: "config-\(index + 1)", title: title, sources: names, updates: [Announcement.Update(atMs: atMs, state: state, message: message)]))
         }
         return announcements
     }

@@ -59,7 +59,8 @@ struct ConfigReader {
     }
 
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
         var previous = Array(0...b.count)
@@ -146,7 +147,8 @@ struct ConfigReader {
         return value
     }
 
-    mutating func double(_ node: Node, _ path: String, range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) -> Double? {
+    mutating func double(_ node: Node, _ path: String, range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) -> Double?
+    {
         guard let text = string(node, path) else { return nil }
         guard let value = Double(text), range.contains(value) else {
             problem(node, path, "\"\(text)\" must be a number from \(ConfigReader.trim(range.lowerBound)) to \(ConfigReader.trim(range.upperBound))")
@@ -274,7 +276,8 @@ extension ConfigReader {
     /// `[A-Za-z0-9._-]{1,64}`, checked byte by byte (a regular expression per source was a third
     /// of the time to read a 1,000-source config).
     static func isSourceName(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { $0.isLetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { $0.isLetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 }
 

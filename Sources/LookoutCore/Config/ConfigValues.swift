@@ -64,7 +64,6 @@ package enum ConfigValues {
     }
 }
 
-
 extension ConfigValues {
     /// Parses a size: `512`, `512KiB`, `8GiB`, `10MB`, `1.5GB`; nil when not one or too large.
     package static func size(_ text: String) -> Int64? {

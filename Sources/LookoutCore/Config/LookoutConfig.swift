@@ -1,6 +1,5 @@
-import ResilientHTTP
-
 import Foundation
+import ResilientHTTP
 
 /// An assertion on one value of a JSON body, e.g. `{path: "meta.total", min: 1}`.
 package struct JSONPathAssertion: Sendable, Equatable {
@@ -33,7 +32,8 @@ package struct Expectations: Sendable, Equatable {
     /// Slower probes fail as `slow_response`.
     package var maxLatency: Duration?
 
-    package init(statuses: Set<Int>? = nil, bodyContains: String? = nil, jsonPath: JSONPathAssertion? = nil, minItems: Int? = nil, maxLatency: Duration? = nil) {
+    package init(statuses: Set<Int>? = nil, bodyContains: String? = nil, jsonPath: JSONPathAssertion? = nil, minItems: Int? = nil, maxLatency: Duration? = nil)
+    {
         self.statuses = statuses
         self.bodyContains = bodyContains
         self.jsonPath = jsonPath
@@ -134,13 +134,17 @@ package struct Shard: Sendable, Equatable {
     package static func fromPod(hostName: String, replicas: Int, count: Int) -> Result<(shard: Shard, replica: Int), Shard.Problem> {
         guard replicas >= 1 else { return .failure(Shard.Problem(message: "--replicas must be at least 1")) }
         guard let dash = hostName.lastIndex(of: "-"), let ordinal = Int(hostName[hostName.index(after: dash)...]), ordinal >= 0 else {
-            return .failure(Shard.Problem(
-                message: "--shard auto needs a StatefulSet pod's host name, NAME-ORDINAL (this host is \"\(hostName)\"); use --shard I/N elsewhere"))
+            return .failure(
+                Shard.Problem(
+                    message: "--shard auto needs a StatefulSet pod's host name, NAME-ORDINAL (this host is \"\(hostName)\"); use --shard I/N elsewhere"))
         }
         let index = ordinal / replicas
         guard index < count else {
-            return .failure(Shard.Problem(
-                message: "pod \(hostName) is ordinal \(ordinal): with \(replicas) replica\(replicas == 1 ? "" : "s") per shard that is shard \(index), but shard.count is \(count); set the StatefulSet's replicas to shard.count × --replicas (\(count * replicas))"))
+            return .failure(
+                Shard.Problem(
+                    message:
+                        "pod \(hostName) is ordinal \(ordinal): with \(replicas) replica\(replicas == 1 ? "" : "s") per shard that is shard \(index), but shard.count is \(count); set the StatefulSet's replicas to shard.count × --replicas (\(count * replicas))"
+                ))
         }
         return .success((Shard(index: index, count: count), ordinal % replicas))
     }

@@ -160,12 +160,19 @@ package final class MaintenanceCalendar: Sendable {
     package init() {}
 
     package func set(configured: [MaintenanceWindow], sources: [SourceConfig]) {
-        state.withLock { $0.configured = configured; $0.sources = sources; $0.cache = nil }
+        state.withLock {
+            $0.configured = configured
+            $0.sources = sources
+            $0.cache = nil
+        }
     }
 
     /// The windows added through the admin API (kept in SQLite by the caller).
     package func set(added: [MaintenanceWindow]) {
-        state.withLock { $0.added = added; $0.cache = nil }
+        state.withLock {
+            $0.added = added
+            $0.cache = nil
+        }
     }
 
     /// Takes the added windows from `read` (the store, after a change was written), unless a

@@ -13,7 +13,9 @@ package struct BucketCounts: Sendable, Equatable {
     }
 
     package static func + (a: BucketCounts, b: BucketCounts) -> BucketCounts {
-        BucketCounts(probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried, retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
+        BucketCounts(
+            probes: a.probes &+ b.probes, failures: a.failures &+ b.failures, retried: a.retried &+ b.retried,
+            retrySucceeded: a.retrySucceeded &+ b.retrySucceeded)
     }
 }
 

@@ -33,7 +33,10 @@ package struct Histogram: Sendable, Equatable {
     /// Cumulative counts for each bound, then +Inf.
     package var cumulativeCounts: [UInt64] {
         var running: UInt64 = 0
-        return (0...bounds.count).map { running += slots[$0]; return running }
+        return (0...bounds.count).map {
+            running += slots[$0]
+            return running
+        }
     }
 
     package static func == (a: Histogram, b: Histogram) -> Bool {

@@ -38,7 +38,9 @@ package struct SourceHealth: Sendable, Equatable {
     package mutating func record(_ result: ProbeResult) {
         let retried = result.attempts > 1
         if let seconds = result.attemptSeconds { latency.observe(seconds: seconds, atMs: result.timestampMs) }
-        add(BucketCounts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0), atMs: result.timestampMs)
+        add(
+            BucketCounts(probes: 1, failures: result.ok ? 0 : 1, retried: retried ? 1 : 0, retrySucceeded: retried && result.ok ? 1 : 0),
+            atMs: result.timestampMs)
         if result.ok {
             if let started = outageStartedMs { lastRecoveryMs = result.timestampMs - started }
             outageStartedMs = nil
@@ -91,7 +93,6 @@ package struct SourceHealth: Sendable, Equatable {
         summary.insecureBlocked = insecureBlocked
         return summary
     }
-
 
     /// The error rate of each of the last 60 minutes, oldest first; nil for minutes without probes.
     package func minuteErrorRates(nowMs: Int64) -> [Double?] {

@@ -87,7 +87,8 @@ package final class ConnectivityMonitor: ClientEventSink {
         let (offline, changed) = state.withLock { state -> (Bool, Bool) in
             body(&state)
             let sourceCount = state.hosts.count
-            let widespread = sourceCount > 0
+            let widespread =
+                sourceCount > 0
                 && Double(state.unreachable.count) >= ConnectivityMonitor.share * Double(sourceCount)
                 && state.unreachableByHost.count >= ConnectivityMonitor.minimumHosts
             let offline = state.canariesDown || widespread

@@ -333,7 +333,8 @@ package struct SourceRecord: Sendable {
         let previous = current.cause
         current.cause = result
         if result.failure?.category == .networkUnreachable,
-           current.failedProbes == 1 || previous.failure?.category != .networkUnreachable {
+            current.failedProbes == 1 || previous.failure?.category != .networkUnreachable
+        {
             return nil
         }
         let reason = result.failure?.reason ?? ""

@@ -207,7 +207,8 @@ package struct AlertEvaluator: Sendable {
 
     /// A stable id of the rule and source: FNV-1a 64 in hex.
     package static func fingerprint(rule: AlertRule, source: String?) -> String {
-        let text = rule.name + "\u{1F}" + (source ?? "") + "\u{1F}" + rule.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        let text =
+            rule.name + "\u{1F}" + (source ?? "") + "\u{1F}" + rule.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         let hash = StableHash.of(text)
         let digits = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits

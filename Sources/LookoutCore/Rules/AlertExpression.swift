@@ -20,7 +20,12 @@ package indirect enum AlertExpression: Sendable, Equatable {
     case not(AlertExpression)
 
     package enum Comparison: String, Sendable, CaseIterable {
-        case greater = ">", greaterOrEqual = ">=", less = "<", lessOrEqual = "<=", equal = "==", notEqual = "!="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case less = "<"
+        case lessOrEqual = "<="
+        case equal = "=="
+        case notEqual = "!="
     }
 
     /// Whether the expression names a per-source metric.
@@ -150,7 +155,11 @@ package struct AlertExpressionError: Error, Equatable, CustomStringConvertible {
 /// Parses `AlertExpression` text.
 package struct AlertExpressionParser {
     private enum Token: Equatable {
-        case number(Double), identifier(String), window(Duration), comparison(AlertExpression.Comparison), open, close, end
+        case number(Double)
+        case identifier(String)
+        case window(Duration)
+        case comparison(AlertExpression.Comparison)
+        case open, close, end
     }
 
     /// Brackets and `not`s nested deeper than this are refused: the parser recurses once per
@@ -182,9 +191,11 @@ package struct AlertExpressionParser {
             if character.isWhitespace {
                 index += 1
             } else if character == "(" {
-                tokens.append((.open, index)); index += 1
+                tokens.append((.open, index))
+                index += 1
             } else if character == ")" {
-                tokens.append((.close, index)); index += 1
+                tokens.append((.close, index))
+                index += 1
             } else if character == "[" {
                 guard let close = characters[index...].firstIndex(of: "]") else {
                     throw AlertExpressionError(offset: index, message: "\"[\" is not closed")
@@ -193,13 +204,16 @@ package struct AlertExpressionParser {
                 guard let duration = ConfigValues.duration(text), duration > .zero else {
                     throw AlertExpressionError(offset: index + 1, message: "\"\(text)\" is not a duration (use 5m, 1h)")
                 }
-                tokens.append((.window(duration), index)); index = close + 1
+                tokens.append((.window(duration), index))
+                index = close + 1
             } else if "<>=!".contains(character) {
                 let two = index + 1 < characters.count ? String(characters[index...(index + 1)]) : String(character)
                 if let comparison = AlertExpression.Comparison(rawValue: two) {
-                    tokens.append((.comparison(comparison), index)); index += 2
+                    tokens.append((.comparison(comparison), index))
+                    index += 2
                 } else if let comparison = AlertExpression.Comparison(rawValue: String(character)) {
-                    tokens.append((.comparison(comparison), index)); index += 1
+                    tokens.append((.comparison(comparison), index))
+                    index += 1
                 } else {
                     throw AlertExpressionError(offset: index, message: "\"\(two)\" is not a comparison (use > >= < <= == !=)")
                 }
@@ -209,11 +223,13 @@ package struct AlertExpressionParser {
                 guard let value = Double(String(characters[index..<end])) else {
                     throw AlertExpressionError(offset: index, message: "\"\(String(characters[index..<end]))\" is not a number")
                 }
-                tokens.append((.number(value), index)); index = end
+                tokens.append((.number(value), index))
+                index = end
             } else if character.isLetter || character == "_" {
                 var end = index
                 while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" { end += 1 }
-                tokens.append((.identifier(String(characters[index..<end])), index)); index = end
+                tokens.append((.identifier(String(characters[index..<end])), index))
+                index = end
             } else {
                 throw AlertExpressionError(offset: index, message: "unexpected \"\(character)\"")
             }

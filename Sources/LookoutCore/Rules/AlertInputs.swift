@@ -26,7 +26,8 @@ extension AlertEvaluator.Inputs {
         }
         let partial = snapshot.partialFailureRatio
         let offline = snapshot.offline
-        self.init(sources: snapshot.names, offline: offline, down: { name in positions[name].map { records[$0].outage.down } ?? false }) { [probed, failing, known, open] metric, _ in
+        self.init(sources: snapshot.names, offline: offline, down: { name in positions[name].map { records[$0].outage.down } ?? false }) {
+            [probed, failing, known, open] metric, _ in
             switch metric {
             case .sourcesFailingRatio: return probed == 0 ? nil : Double(failing) / Double(probed)
             case .circuitsOpenRatio: return known == 0 ? nil : Double(open) / Double(known)

@@ -17,7 +17,10 @@ package struct AlertRule: Sendable, Equatable {
     /// defaults have one; `PrometheusRules` adds the outage gate of a paging per-source rule).
     package var promQL: String?
 
-    package init(name: String, severity: String, expression: AlertExpression, forDuration: Duration = .zero, labels: [String: String] = [:], annotations: [String: String] = [:]) {
+    package init(
+        name: String, severity: String, expression: AlertExpression, forDuration: Duration = .zero, labels: [String: String] = [:],
+        annotations: [String: String] = [:]
+    ) {
         self.name = name
         self.severity = severity
         self.expression = expression
@@ -33,34 +36,52 @@ package struct AlertRule: Sendable, Equatable {
     /// source are info (shown on the page, sent to hooks that ask for info), but for
     /// `AllSourcesFailing`, which names every source, and `NetworkOffline`, which is Lookout's own.
     package static let defaults: [AlertRule] = [
-        rule("SourceDown", "critical", "down == 1", .zero, "{source} is down",
-             "lookout_source_down == 1"),
-        rule("AllSourcesFailing", "critical", "sources_failing_ratio >= 1", .seconds(300), "Every source is failing",
-             "count(lookout_probe_success == 0) == count(lookout_probe_success) and count(lookout_probe_success) > 0"),
-        rule("SourceErrorRateCritical", "critical", "error_rate[2m] > 0.5", .seconds(120), "{source}: more than half of the probes failed in the last 2 minutes",
-             "(sum by (source) (increase(lookout_probes_total{result=\"failure\"}[2m])) / sum by (source) (increase(lookout_probes_total[2m]))) > 0.5"),
-        rule("AllCircuitsOpen", "info", "circuits_open_ratio >= 1", .zero, "Every circuit breaker is open",
-             #"count(lookout_circuit_breaker_state{state=~"open|half_open|forced_open"} == 1) == count(lookout_circuit_breaker_state == 1)"#),
-        rule("SourceErrorRateHigh", "warning", "error_rate[5m] > 0.2", .seconds(300), "{source}: more than 20% of the probes failed in the last 5 minutes",
-             #"lookout_error_rate{window="5m"} > 0.2"#),
-        rule("RetrySuccessRateLow", "warning", "retry_success_ratio[15m] < 0.5 and retries[15m] >= 10", .zero, "{source}: most retries do not help",
-             "lookout_retry_success_ratio < 0.5 and on(source) sum by (source) (increase(lookout_retries_total[15m])) >= 10"),
-        rule("PartialFailuresHigh", "info", "partial_failure_ratio[15m] > 0.3", .zero, "Some sources fail while others work, in more than 30% of the last rounds",
-             "lookout_partial_failure_ratio > 0.3"),
-        rule("SLOBurnRateFast", "critical", "burn_rate[1h] > 14.4 and burn_rate[5m] > 14.4", .zero, "{source}: the error budget burns more than 14.4 times too fast",
-             "(sum by (source) (increase(lookout_probes_total{result=\"failure\"}[1h])) / sum by (source) (increase(lookout_probes_total[1h]))) > (14.4 * 0.001) and (sum by (source) (increase(lookout_probes_total{result=\"failure\"}[5m])) / sum by (source) (increase(lookout_probes_total[5m]))) > (14.4 * 0.001)"),
-        rule("SLOBurnRateSlow", "warning", "burn_rate[6h] > 6 and burn_rate[30m] > 6", .zero, "{source}: the error budget burns more than 6 times too fast",
-             "(sum by (source) (increase(lookout_probes_total{result=\"failure\"}[6h])) / sum by (source) (increase(lookout_probes_total[6h]))) > (6 * 0.001) and (sum by (source) (increase(lookout_probes_total{result=\"failure\"}[30m])) / sum by (source) (increase(lookout_probes_total[30m]))) > (6 * 0.001)"),
-        rule("CircuitOpened", "info", "breaker_open == 1 or breaker_opens[1m] > 0", .zero, "{source}: the circuit breaker opened; calls are paused",
-             #"increase(lookout_circuit_breaker_opens_total[1m]) > 0 or lookout_circuit_breaker_state{state=~"open|half_open|forced_open"} == 1"#),
-        rule("CircuitFlapping", "info", "breaker_opens[15m] >= 3", .zero, "{source}: the circuit breaker opened 3 or more times in 15 minutes",
-             "increase(lookout_circuit_breaker_opens_total[15m]) >= 3"),
-        rule("InsecureSourceBlocked", "info", "insecure_blocked == 1", .zero, "{source}: a plain-http URL was refused",
-             #"increase(lookout_errors_total{category="insecure_blocked"}[5m]) > 0"#),
-        rule("RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries",
-             "increase(lookout_retries_total[5m]) > 0 and on(source) lookout_probe_success == 1"),
-        rule("NetworkOffline", "critical", "network_offline == 1", .zero, "Lookout itself is offline; per-source alerts are held back",
-             "lookout_network_online == 0"),
+        rule(
+            "SourceDown", "critical", "down == 1", .zero, "{source} is down",
+            "lookout_source_down == 1"),
+        rule(
+            "AllSourcesFailing", "critical", "sources_failing_ratio >= 1", .seconds(300), "Every source is failing",
+            "count(lookout_probe_success == 0) == count(lookout_probe_success) and count(lookout_probe_success) > 0"),
+        rule(
+            "SourceErrorRateCritical", "critical", "error_rate[2m] > 0.5", .seconds(120), "{source}: more than half of the probes failed in the last 2 minutes",
+            "(sum by (source) (increase(lookout_probes_total{result=\"failure\"}[2m])) / sum by (source) (increase(lookout_probes_total[2m]))) > 0.5"),
+        rule(
+            "AllCircuitsOpen", "info", "circuits_open_ratio >= 1", .zero, "Every circuit breaker is open",
+            #"count(lookout_circuit_breaker_state{state=~"open|half_open|forced_open"} == 1) == count(lookout_circuit_breaker_state == 1)"#),
+        rule(
+            "SourceErrorRateHigh", "warning", "error_rate[5m] > 0.2", .seconds(300), "{source}: more than 20% of the probes failed in the last 5 minutes",
+            #"lookout_error_rate{window="5m"} > 0.2"#),
+        rule(
+            "RetrySuccessRateLow", "warning", "retry_success_ratio[15m] < 0.5 and retries[15m] >= 10", .zero, "{source}: most retries do not help",
+            "lookout_retry_success_ratio < 0.5 and on(source) sum by (source) (increase(lookout_retries_total[15m])) >= 10"),
+        rule(
+            "PartialFailuresHigh", "info", "partial_failure_ratio[15m] > 0.3", .zero,
+            "Some sources fail while others work, in more than 30% of the last rounds",
+            "lookout_partial_failure_ratio > 0.3"),
+        rule(
+            "SLOBurnRateFast", "critical", "burn_rate[1h] > 14.4 and burn_rate[5m] > 14.4", .zero,
+            "{source}: the error budget burns more than 14.4 times too fast",
+            "(sum by (source) (increase(lookout_probes_total{result=\"failure\"}[1h])) / sum by (source) (increase(lookout_probes_total[1h]))) > (14.4 * 0.001) and (sum by (source) (increase(lookout_probes_total{result=\"failure\"}[5m])) / sum by (source) (increase(lookout_probes_total[5m]))) > (14.4 * 0.001)"
+        ),
+        rule(
+            "SLOBurnRateSlow", "warning", "burn_rate[6h] > 6 and burn_rate[30m] > 6", .zero, "{source}: the error budget burns more than 6 times too fast",
+            "(sum by (source) (increase(lookout_probes_total{result=\"failure\"}[6h])) / sum by (source) (increase(lookout_probes_total[6h]))) > (6 * 0.001) and (sum by (source) (increase(lookout_probes_total{result=\"failure\"}[30m])) / sum by (source) (increase(lookout_probes_total[30m]))) > (6 * 0.001)"
+        ),
+        rule(
+            "CircuitOpened", "info", "breaker_open == 1 or breaker_opens[1m] > 0", .zero, "{source}: the circuit breaker opened; calls are paused",
+            #"increase(lookout_circuit_breaker_opens_total[1m]) > 0 or lookout_circuit_breaker_state{state=~"open|half_open|forced_open"} == 1"#),
+        rule(
+            "CircuitFlapping", "info", "breaker_opens[15m] >= 3", .zero, "{source}: the circuit breaker opened 3 or more times in 15 minutes",
+            "increase(lookout_circuit_breaker_opens_total[15m]) >= 3"),
+        rule(
+            "InsecureSourceBlocked", "info", "insecure_blocked == 1", .zero, "{source}: a plain-http URL was refused",
+            #"increase(lookout_errors_total{category="insecure_blocked"}[5m]) > 0"#),
+        rule(
+            "RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries",
+            "increase(lookout_retries_total[5m]) > 0 and on(source) lookout_probe_success == 1"),
+        rule(
+            "NetworkOffline", "critical", "network_offline == 1", .zero, "Lookout itself is offline; per-source alerts are held back",
+            "lookout_network_online == 0"),
     ]
 
     /// The default rules as `changes` leave them (`alerts.defaults`): a rule turned off is gone,
@@ -83,7 +104,9 @@ package struct AlertRule: Sendable, Equatable {
         return rules
     }
 
-    private static func rule(_ name: String, _ severity: String, _ expression: String, _ forDuration: Duration, _ summary: String, _ promQL: String) -> AlertRule {
+    private static func rule(_ name: String, _ severity: String, _ expression: String, _ forDuration: Duration, _ summary: String, _ promQL: String)
+        -> AlertRule
+    {
         // The default expressions are fixed text, checked by the tests.
         let parsed = (try? AlertExpressionParser.parse(expression)) ?? .number(0)
         var rule = AlertRule(name: name, severity: severity, expression: parsed, forDuration: forDuration, annotations: ["summary": summary])
@@ -94,12 +117,15 @@ package struct AlertRule: Sendable, Equatable {
     /// The rules of a config: the defaults as `alerts.defaults` changes them, then its own
     /// rules; one of its own named like a default replaces it. `keepDefaults` nil keeps the
     /// defaults only when there are no rules of its own (`alerts.rules` alone replaces them).
-    package static func compile(_ configured: [AlertRuleConfig], defaults changes: [String: DefaultRuleChange] = [:], keepDefaults: Bool? = nil) throws(AlertExpressionError) -> [AlertRule] {
+    package static func compile(_ configured: [AlertRuleConfig], defaults changes: [String: DefaultRuleChange] = [:], keepDefaults: Bool? = nil)
+        throws(AlertExpressionError) -> [AlertRule]
+    {
         var own: [AlertRule] = []
         for rule in configured {
-            own.append(AlertRule(
-                name: rule.name, severity: rule.severity, expression: try AlertExpressionParser.parse(rule.expr),
-                forDuration: rule.forDuration, labels: rule.labels, annotations: rule.annotations))
+            own.append(
+                AlertRule(
+                    name: rule.name, severity: rule.severity, expression: try AlertExpressionParser.parse(rule.expr),
+                    forDuration: rule.forDuration, labels: rule.labels, annotations: rule.annotations))
         }
         let names = Set(own.map(\.name))
         let base = keepDefaults ?? configured.isEmpty ? try defaults(changing: changes).filter { !names.contains($0.name) } : []

@@ -32,7 +32,8 @@ package enum PrometheusRules {
             text += "        labels: {" + labels.sorted { $0.key < $1.key }.map { "\($0.key): \(quoted($0.value))" }.joined(separator: ", ") + "}\n"
             let annotations = rule.annotations.mapValues { $0.replacingOccurrences(of: "{source}", with: "{{ $labels.source }}") }
             if !annotations.isEmpty {
-                text += "        annotations: {" + annotations.sorted { $0.key < $1.key }.map { "\($0.key): \(quoted($0.value))" }.joined(separator: ", ") + "}\n"
+                text +=
+                    "        annotations: {" + annotations.sorted { $0.key < $1.key }.map { "\($0.key): \(quoted($0.value))" }.joined(separator: ", ") + "}\n"
             }
         }
         return text

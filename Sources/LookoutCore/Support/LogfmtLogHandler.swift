@@ -57,9 +57,11 @@ package struct LogfmtLogHandler: LogHandler {
     package static func logfmtValue(_ value: String) -> String {
         // Quoted (and so escaped) also for any control character, so that no byte in a log value
         // can move a terminal's cursor or colour what follows.
-        let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
-        }
+        let needsQuotes =
+            value.isEmpty
+            || value.unicodeScalars.contains {
+                $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F
+            }
         guard needsQuotes else { return value }
         return jsonString(value)
     }

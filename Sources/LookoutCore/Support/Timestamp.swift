@@ -26,13 +26,20 @@ package enum Timestamp {
                 divisor /= 10
             }
         }
-        digits(Int(parts.tm_year) + 1900, 4); out.append(45)
-        digits(Int(parts.tm_mon) + 1, 2); out.append(45)
-        digits(Int(parts.tm_mday), 2); out.append(84)
-        digits(Int(parts.tm_hour), 2); out.append(58)
-        digits(Int(parts.tm_min), 2); out.append(58)
-        digits(Int(parts.tm_sec), 2); out.append(46)
-        digits(millis, 3); out.append(90)
+        digits(Int(parts.tm_year) + 1900, 4)
+        out.append(45)
+        digits(Int(parts.tm_mon) + 1, 2)
+        out.append(45)
+        digits(Int(parts.tm_mday), 2)
+        out.append(84)
+        digits(Int(parts.tm_hour), 2)
+        out.append(58)
+        digits(Int(parts.tm_min), 2)
+        out.append(58)
+        digits(Int(parts.tm_sec), 2)
+        out.append(46)
+        digits(millis, 3)
+        out.append(90)
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -61,8 +61,10 @@ package struct AlertStore: Sendable {
                             INSERT INTO alerts (fingerprint, rule, source, severity, state, started_at_ms, resolved_at_ms, summary, labels, annotations)
                             VALUES (?, ?, ?, ?, 'firing', ?, NULL, ?, ?, ?)
                             """,
-                        arguments: [alert.fingerprint, alert.rule, alert.source, alert.severity, alert.startedAtMs, alert.summary,
-                                    AlertStore.json(alert.labels), AlertStore.json(alert.annotations)])
+                        arguments: [
+                            alert.fingerprint, alert.rule, alert.source, alert.severity, alert.startedAtMs, alert.summary,
+                            AlertStore.json(alert.labels), AlertStore.json(alert.annotations),
+                        ])
                     alert.id = db.lastInsertedRowID
                     stored.append(.firing(alert))
                 case .resolved:
@@ -127,7 +129,9 @@ package struct AlertStore: Sendable {
             var result: [Int64: Set<String>] = [:]
             for chunk in stride(from: 0, to: alertIDs.count, by: 500).map({ Array(alertIDs[$0..<min($0 + 500, alertIDs.count)]) }) {
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                for row in try Row.fetchAll(db, sql: "SELECT DISTINCT alert_id, hook FROM alert_outbox WHERE alert_id IN (\(marks))", arguments: StatementArguments(chunk)) {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT DISTINCT alert_id, hook FROM alert_outbox WHERE alert_id IN (\(marks))", arguments: StatementArguments(chunk))
+                {
                     result[row["alert_id"], default: []].insert(row["hook"])
                 }
             }
@@ -174,14 +178,16 @@ package struct AlertStore: Sendable {
     package func episodes(sinceMs: Int64, limit: Int = 20_000) throws -> [Episode] {
         try database.writer.read { db in
             try Row.fetchAll(
-                db, sql: """
+                db,
+                sql: """
                     SELECT source, rule, severity, started_at_ms, resolved_at_ms FROM alerts
                     WHERE source IS NOT NULL AND severity != 'info' AND (resolved_at_ms IS NULL OR resolved_at_ms >= ?)
                     ORDER BY id DESC LIMIT ?
                     """,
                 arguments: [sinceMs, limit]
             ).reversed().map { row in
-                Episode(source: row["source"], rule: row["rule"], severity: row["severity"], startedAtMs: row["started_at_ms"], resolvedAtMs: row["resolved_at_ms"])
+                Episode(
+                    source: row["source"], rule: row["rule"], severity: row["severity"], startedAtMs: row["started_at_ms"], resolvedAtMs: row["resolved_at_ms"])
             }
         }
     }
@@ -209,7 +215,8 @@ package struct AlertStore: Sendable {
             try Row.fetchAll(db, sql: "SELECT * FROM silences WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).compactMap { row in
                 // As a damaged file may hold it: a value of the wrong type, or a silence that
                 // ends before it starts, is left out.
-                guard let id = row.integer("id"), let startsAtMs = row.integer("starts_at_ms"), let endsAtMs = row.integer("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
+                guard let id = row.integer("id"), let startsAtMs = row.integer("starts_at_ms"), let endsAtMs = row.integer("ends_at_ms"), startsAtMs < endsAtMs
+                else { return nil }
                 return Silence(
                     id: id, matchers: row.text("matchers").map(AlertStore.dictionary) ?? [:], startsAtMs: startsAtMs,
                     endsAtMs: endsAtMs, comment: row.text("comment") ?? "", createdBy: row.text("created_by"))

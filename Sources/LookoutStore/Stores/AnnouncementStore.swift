@@ -50,7 +50,8 @@ package struct AnnouncementStore: Sendable {
             var byID: [Int64: Announcement] = [:]
             var order: [Int64] = []
             let rows = try Row.fetchCursor(
-                db, sql: """
+                db,
+                sql: """
                     SELECT a.id, a.title, a.sources, u.at_ms, u.state, u.message FROM announcements a
                     JOIN announcement_updates u ON u.announcement_id = a.id ORDER BY a.id, u.at_ms, u.id
                     """)

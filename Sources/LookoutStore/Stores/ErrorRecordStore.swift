@@ -25,12 +25,15 @@ package struct ErrorRecordStore: Sendable {
                 guard let id = row.integer("id"), let tsMs = row.integer("ts_ms"), let source = row.text("source"), let category = row.text("category"),
                     let reason = row.text("reason"), let message = row.text("message")
                 else { return nil }
-                return (id, ErrorRecord(
-                    tsMs: min(max(tsMs, Timestamp.writable.lowerBound), Timestamp.writable.upperBound), source: source, category: category,
-                    reason: reason, httpStatus: row.integer("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
-                    curlCode: row.integer("curl_code").flatMap { Int32(exactly: $0) }, message: message, serverMessage: row.text("server_message"),
-                    attempt: Int(min(max(row.integer("attempt") ?? 1, 0), 1_000_000)), wasRetried: (row.integer("was_retried") ?? 0) != 0,
-                    retrySucceeded: (row.integer("retry_succeeded") ?? 0) != 0))
+                return (
+                    id,
+                    ErrorRecord(
+                        tsMs: min(max(tsMs, Timestamp.writable.lowerBound), Timestamp.writable.upperBound), source: source, category: category,
+                        reason: reason, httpStatus: row.integer("http_status").flatMap { (100...999).contains($0) ? Int($0) : nil },
+                        curlCode: row.integer("curl_code").flatMap { Int32(exactly: $0) }, message: message, serverMessage: row.text("server_message"),
+                        attempt: Int(min(max(row.integer("attempt") ?? 1, 0), 1_000_000)), wasRetried: (row.integer("was_retried") ?? 0) != 0,
+                        retrySucceeded: (row.integer("retry_succeeded") ?? 0) != 0)
+                )
             }
         }
     }

@@ -161,7 +161,10 @@ package enum HistoryStore {
                 runId = id
                 run.removeAll(keepingCapacity: true)
             }
-            run.append(Day(dayMs: sqlite3_column_int64(statement, 1), probes: Int(sqlite3_column_int64(statement, 2)), failures: Int(sqlite3_column_int64(statement, 3))))
+            run.append(
+                Day(
+                    dayMs: sqlite3_column_int64(statement, 1), probes: Int(sqlite3_column_int64(statement, 2)),
+                    failures: Int(sqlite3_column_int64(statement, 3))))
         }
         if let runId { byId[runId, default: []].append(contentsOf: run) }
         var found: [String: [Day]] = [:]

@@ -38,7 +38,8 @@ package struct MaintenanceStore: Sendable {
     package func current(nowMs: Int64) throws -> [MaintenanceWindow] {
         try database.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM maintenance_windows WHERE ends_at_ms > ? ORDER BY id", arguments: [nowMs]).compactMap { row in
-                guard let id = row.integer("id"), let startsAtMs = row.integer("starts_at_ms"), let endsAtMs = row.integer("ends_at_ms"), startsAtMs < endsAtMs else { return nil }
+                guard let id = row.integer("id"), let startsAtMs = row.integer("starts_at_ms"), let endsAtMs = row.integer("ends_at_ms"), startsAtMs < endsAtMs
+                else { return nil }
                 let sources = row.text("sources").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] } ?? []
                 var schedule = MaintenanceWindow.Schedule.once(startMs: startsAtMs, endMs: endsAtMs)
                 if let recurring = row.text("recurring") {

@@ -23,7 +23,8 @@ package struct OutboxStore: Sendable {
     package func head(hook: String) throws -> OutboxRow? {
         try database.writer.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM alert_outbox WHERE hook = ? AND delivered_at_ms IS NULL AND set_aside_at_ms IS NULL ORDER BY id LIMIT 1", arguments: [hook]
+                db, sql: "SELECT * FROM alert_outbox WHERE hook = ? AND delivered_at_ms IS NULL AND set_aside_at_ms IS NULL ORDER BY id LIMIT 1",
+                arguments: [hook]
             ).map(OutboxStore.row)
         }
     }
@@ -78,7 +79,8 @@ package struct OutboxStore: Sendable {
     package func retrySetAside(hook: String, nowMs: Int64) throws -> Int {
         try database.writer.write { db in
             try db.execute(
-                sql: "UPDATE alert_outbox SET set_aside_at_ms = NULL, attempts = 0, next_attempt_at_ms = ? WHERE hook = ? AND set_aside_at_ms IS NOT NULL AND delivered_at_ms IS NULL",
+                sql:
+                    "UPDATE alert_outbox SET set_aside_at_ms = NULL, attempts = 0, next_attempt_at_ms = ? WHERE hook = ? AND set_aside_at_ms IS NOT NULL AND delivered_at_ms IS NULL",
                 arguments: [nowMs, hook])
             return db.changesCount
         }

@@ -1,6 +1,6 @@
 import Foundation
-import ResilientHTTP
 import LookoutCore
+import ResilientHTTP
 
 /// Latency bucket counts (`Histogram.latencyBuckets`, then +Inf) as the rollup tables keep them:
 /// for each bucket that counted something, its index in one byte and the count as an unsigned

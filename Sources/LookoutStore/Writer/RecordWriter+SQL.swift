@@ -45,10 +45,13 @@ extension RecordWriter {
     static func insert(_ record: StoreRecord, _ statements: BatchStatements) throws {
         switch record {
         case .probe(let result):
-            var row = RowBinder(try statements.statement(0, """
-                INSERT INTO raw_results (ts_ms, source_id, ok, category, reason, http_status, attempts, duration_us, bytes, message, fallback)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """))
+            var row = RowBinder(
+                try statements.statement(
+                    0,
+                    """
+                    INSERT INTO raw_results (ts_ms, source_id, ok, category, reason, http_status, attempts, duration_us, bytes, message, fallback)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """))
             row.bind(result.timestampMs)
             row.bind(try statements.id(result.source))
             row.bind(result.ok)
@@ -63,18 +66,24 @@ extension RecordWriter {
             try row.run(statements.db)
             statements.counted("raw")
         case .error(let error):
-            try statements.statement(1, """
+            try statements.statement(
+                1,
+                """
                 INSERT INTO error_records (ts_ms, source, category, reason, http_status, curl_code, message, server_message, attempt, was_retried, retry_succeeded)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [
+                """
+            ).execute(arguments: [
                 error.tsMs, error.source, error.category, error.reason, error.httpStatus, error.curlCode.map { Int($0) }, error.message,
                 error.serverMessage, error.attempt, error.wasRetried, error.retrySucceeded,
             ])
         case .transition(let source, let transition):
-            try statements.statement(2, """
+            try statements.statement(
+                2,
+                """
                 INSERT INTO breaker_transitions (ts_ms, source, from_state, to_state, consecutive_failures, open_timeout_ms)
                 VALUES (?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [
+                """
+            ).execute(arguments: [
                 transition.atMs, source, transition.from.rawValue, transition.to.rawValue, transition.consecutiveFailures,
                 transition.openTimeoutMs,
             ])
@@ -82,7 +91,9 @@ extension RecordWriter {
             // The cause is the latest failure, except one while Lookout itself was offline (as
             // the registry keeps it): that one only counts.
             guard let failure = failed.failure else { return }
-            try statements.statement(failed.duringOffline ? 9 : 7, """
+            try statements.statement(
+                failed.duringOffline ? 9 : 7,
+                """
                 INSERT INTO outages (source_id, down_since_ms, failed_probes, last_failed_ms, category, reason, http_status, curl_code, detail, server_message)
                 VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(source_id) DO UPDATE SET failed_probes = failed_probes + 1\(failed.duringOffline ? "" : """
@@ -90,7 +101,8 @@ extension RecordWriter {
                       reason = excluded.reason, http_status = excluded.http_status, curl_code = excluded.curl_code,
                       detail = excluded.detail, server_message = excluded.server_message
                     """)
-                """).execute(arguments: [
+                """
+            ).execute(arguments: [
                 try statements.id(source), failed.timestampMs, failed.timestampMs, failure.category.rawValue, failure.reason,
                 failure.httpStatus, failure.curlCode.map { Int($0) }, failure.detail, failure.serverMessage,
             ])
@@ -99,7 +111,9 @@ extension RecordWriter {
         case .outage(let source, nil):
             try statements.statement(8, "DELETE FROM outages WHERE source_id = ?").execute(arguments: [try statements.id(source)])
         case .breakerState(let source, let state, let atMs):
-            try statements.statement(3, """
+            try statements.statement(
+                3,
+                """
                 INSERT INTO breaker_state (source, state, consecutive_failures, consecutive_successes, opened_at_ms, next_attempt_at_ms, open_count, open_timeout_ms, updated_at_ms)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(source) DO UPDATE SET state = excluded.state, consecutive_failures = excluded.consecutive_failures,
@@ -107,7 +121,8 @@ extension RecordWriter {
                   next_attempt_at_ms = excluded.next_attempt_at_ms, open_count = excluded.open_count,
                   open_timeout_ms = excluded.open_timeout_ms, updated_at_ms = excluded.updated_at_ms
                 WHERE excluded.updated_at_ms >= breaker_state.updated_at_ms
-                """).execute(arguments: [
+                """
+            ).execute(arguments: [
                 source, state.state.rawValue, state.consecutiveFailures, state.consecutiveSuccesses, state.openedAtMs,
                 state.nextAttemptAtMs, state.openCount, state.openTimeoutMs, atMs,
             ])
@@ -168,7 +183,9 @@ extension RecordWriter {
 
     /// Replaces the counts of the rollup row with this key; true when there was one.
     private static func update(_ tier: HistoryTier, timeMs: Int64, sourceId: Int64, _ rollup: Rollup, _ statements: BatchStatements, slot: Int) throws -> Bool {
-        let statement = try statements.statement(slot, """
+        let statement = try statements.statement(
+            slot,
+            """
             UPDATE \(tier.table) SET probes = ?3, failures = ?4, retried = ?5, retry_succeeded = ?6, duration_us_sum = ?7,
               duration_us_max = ?8, latency = ?9 WHERE \(tier.time) = ?1 AND source_id = ?2
             """)

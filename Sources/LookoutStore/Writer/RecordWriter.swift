@@ -205,9 +205,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
             return health.droppedRecords == 0
         }
         if first {
-            logger.error("too many records wait for the database; the oldest raw results are dropped (the minute rollups keep every probe)", metadata: [
-                "database": "\(database.path)", "dropped": "\(count)", "kept": "\(maxQueued - maxQueued / 10)",
-            ])
+            logger.error(
+                "too many records wait for the database; the oldest raw results are dropped (the minute rollups keep every probe)",
+                metadata: [
+                    "database": "\(database.path)", "dropped": "\(count)", "kept": "\(maxQueued - maxQueued / 10)",
+                ])
         }
     }
 
@@ -231,11 +233,13 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
     /// Writes everything queued in one transaction. On failure the records stay queued.
     package func flush() {
         // One flush at a time; a caller that finds one running leaves the work to it.
-        guard flushing.withLock({ running -> Bool in
-            if running { return false }
-            running = true
-            return true
-        }) else { return }
+        guard
+            flushing.withLock({ running -> Bool in
+                if running { return false }
+                running = true
+                return true
+            })
+        else { return }
         defer { flushing.withLock { $0 = false } }
 
         // Taken by swapping, not copied: the queue starts again empty, and a failed flush puts
@@ -281,9 +285,11 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
                 return health.lastError == nil
             }
             if first {
-                logger.error("cannot write to the database; records are kept in memory and written when it works again", metadata: [
-                    "database": "\(database.path)", "error": "\(message)", "queued": "\(batch.count)",
-                ])
+                logger.error(
+                    "cannot write to the database; records are kept in memory and written when it works again",
+                    metadata: [
+                        "database": "\(database.path)", "error": "\(message)", "queued": "\(batch.count)",
+                    ])
             }
             let dropped = queue.withLock { queue -> Int in
                 // The batch first, then what came meanwhile (the few are appended to the many).

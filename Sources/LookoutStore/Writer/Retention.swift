@@ -42,31 +42,52 @@ package struct Retention: Sendable {
         let plans: [(String, String, Int64)] = [
             ("error_records", "SELECT rowid FROM error_records WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
             ("breaker_transitions", "SELECT rowid FROM breaker_transitions WHERE ts_ms < ? LIMIT \(Retention.chunk)", old),
-            ("alerts", "SELECT rowid FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)", old),
+            (
+                "alerts",
+                "SELECT rowid FROM alerts WHERE state = 'resolved' AND resolved_at_ms < ? AND id NOT IN (SELECT alert_id FROM alert_outbox WHERE delivered_at_ms IS NULL) LIMIT \(Retention.chunk)",
+                old
+            ),
             // A firing alert keeps its delivered rows: they say which hooks must hear it resolve.
-            ("alert_outbox", "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? AND alert_id NOT IN (SELECT id FROM alerts WHERE state = 'firing') LIMIT \(Retention.chunk)", old),
+            (
+                "alert_outbox",
+                "SELECT rowid FROM alert_outbox WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ? AND alert_id NOT IN (SELECT id FROM alerts WHERE state = 'firing') LIMIT \(Retention.chunk)",
+                old
+            ),
             ("silences", "SELECT rowid FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
             // An announcement goes with its timeline once it was resolved before the limit.
-            ("announcement_updates", """
+            (
+                "announcement_updates",
+                """
                 SELECT rowid FROM announcement_updates WHERE announcement_id IN (SELECT announcement_id FROM announcement_updates
                 GROUP BY announcement_id HAVING MAX(at_ms) < ? AND MAX(CASE state WHEN 'resolved' THEN at_ms END) = MAX(at_ms)) LIMIT \(Retention.chunk)
-                """, old),
+                """, old
+            ),
             // (The cutoff is not needed here: an announcement without updates was pruned above.)
-            ("announcements", "SELECT rowid FROM announcements WHERE id NOT IN (SELECT announcement_id FROM announcement_updates) AND ? IS NOT NULL LIMIT \(Retention.chunk)", old),
+            (
+                "announcements",
+                "SELECT rowid FROM announcements WHERE id NOT IN (SELECT announcement_id FROM announcement_updates) AND ? IS NOT NULL LIMIT \(Retention.chunk)",
+                old
+            ),
         ]
         // Counted under the names of SPEC section 5 (the views of the history tables).
         var statements = plans.map { (table: $0.0, sql: "DELETE FROM \($0.0) WHERE rowid IN (\($0.1))", cutoff: $0.2, tier: String?.none) }
         statements += [
             // Written in time order, without an index: deleted from the front. A row that started
             // before an older one finished waits behind it, at most the longest call.
-            ("probe_results", "DELETE FROM raw_results WHERE id IN (SELECT id FROM raw_results ORDER BY id LIMIT \(Retention.chunk)) AND ts_ms < ?", raw, "raw"),
+            (
+                "probe_results", "DELETE FROM raw_results WHERE id IN (SELECT id FROM raw_results ORDER BY id LIMIT \(Retention.chunk)) AND ts_ms < ?", raw,
+                "raw"
+            ),
             (HistoryTier.minute.view, Retention.deleteBefore(.minute), minuteCutoff, HistoryTier.minute.name),
             (HistoryTier.hour.view, Retention.deleteBefore(.hour), hourCutoff, HistoryTier.hour.name),
             // Keyed by source first: one seek per source, never a scan of every day.
-            (HistoryTier.day.view, """
+            (
+                HistoryTier.day.view,
+                """
                 DELETE FROM day_rollups WHERE (source_id, day_ms) IN (SELECT d.source_id, d.day_ms FROM sources s
                 CROSS JOIN day_rollups d ON d.source_id = s.id AND d.day_ms < ? LIMIT \(Retention.chunk))
-                """, dayCutoff, HistoryTier.day.name),
+                """, dayCutoff, HistoryTier.day.name
+            ),
         ]
         var deleted: [String: Int] = [:]
         for (table, statement, cutoff, tier) in statements {

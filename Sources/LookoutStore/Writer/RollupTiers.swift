@@ -36,7 +36,8 @@ package enum RollupTiers {
     package static func advance(
         _ database: LookoutDatabase, nowMs: Int64, graceMs: Int64 = RollupTiers.graceMs, maxSteps: Int = 24 * 400
     ) throws -> (hours: Int, days: Int) {
-        let hours = try advance(hour, in: database, until: HealthWindow.floor(nowMs - max(RollupTiers.graceMs, graceMs), to: hour.to.widthMs), maxSteps: maxSteps)
+        let hours = try advance(
+            hour, in: database, until: HealthWindow.floor(nowMs - max(RollupTiers.graceMs, graceMs), to: hour.to.widthMs), maxSteps: maxSteps)
         // A day is finished once every hour of it is.
         let hourMark = try database.writer.read { db in try mark(db, hour.to.name) } ?? 0
         let days = try advance(day, in: database, until: HealthWindow.floor(hourMark, to: day.to.widthMs), maxSteps: maxSteps)
@@ -60,7 +61,8 @@ package enum RollupTiers {
                 guard start <= limit - coarser.widthMs else { return false }
                 try roll(step, from: start, db)
                 try db.execute(
-                    sql: "INSERT INTO rollup_progress (tier, done_until_ms) VALUES (?, ?) ON CONFLICT (tier) DO UPDATE SET done_until_ms = excluded.done_until_ms",
+                    sql:
+                        "INSERT INTO rollup_progress (tier, done_until_ms) VALUES (?, ?) ON CONFLICT (tier) DO UPDATE SET done_until_ms = excluded.done_until_ms",
                     arguments: [coarser.name, start + coarser.widthMs])
                 return true
             }

@@ -48,10 +48,11 @@ package struct ErrorRecord: Sendable, Equatable {
         // breaker refused is not: the upstream did nothing wrong in it (it counts in
         // lookout_circuit_breaker_not_permitted_calls_total).
         if outcome.attempts.isEmpty, let failure = outcome.failure, !outcome.cancelled, failure.category != .circuitOpen {
-            records.append(ErrorRecord(
-                tsMs: outcome.startedAtMs, source: outcome.upstream, category: failure.category.rawValue, reason: failure.reason,
-                httpStatus: nil, curlCode: nil, message: failure.message(operation: "probing \(outcome.upstream)"),
-                serverMessage: nil, attempt: 0, wasRetried: false, retrySucceeded: false))
+            records.append(
+                ErrorRecord(
+                    tsMs: outcome.startedAtMs, source: outcome.upstream, category: failure.category.rawValue, reason: failure.reason,
+                    httpStatus: nil, curlCode: nil, message: failure.message(operation: "probing \(outcome.upstream)"),
+                    serverMessage: nil, attempt: 0, wasRetried: false, retrySucceeded: false))
         }
         return records
     }
@@ -158,4 +159,3 @@ package struct Rollup: Sendable, Equatable {
         }
     }
 }
-

@@ -27,15 +27,16 @@ struct APIRoutes: Sendable {
     /// Every API error: `{"error": "bad_request", "message": "limit must be …"}` — a code for
     /// scripts, a sentence for people.
     static func error(_ message: String, status: Int) -> HTTPResponse {
-        let code = switch status {
-        case 400: "bad_request"
-        case 401: "unauthorized"
-        case 403: "forbidden"
-        case 404: "not_found"
-        case 413: "too_large"
-        case 503: "unavailable"
-        default: status >= 500 ? "internal_error" : "error"
-        }
+        let code =
+            switch status {
+            case 400: "bad_request"
+            case 401: "unauthorized"
+            case 403: "forbidden"
+            case 404: "not_found"
+            case 413: "too_large"
+            case 503: "unavailable"
+            default: status >= 500 ? "internal_error" : "error"
+            }
         return .json(JSONText.ordered([("error", .string(code)), ("message", .string(message))]).rendered, status: status)
     }
 
@@ -239,10 +240,12 @@ struct APIRoutes: Sendable {
         let comment = body["comment"] as? String ?? ""
         do {
             let id = try alerts.addSilence(Silence(matchers: matchers, startsAtMs: starts, endsAtMs: ends, comment: comment, createdBy: request.remoteAddress))
-            AdminAuth.audit(request, context, "silence added", [
-                "id": "\(id)", "matchers": matchers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","),
-                "until": Timestamp.rfc3339(ends), "comment": comment,
-            ])
+            AdminAuth.audit(
+                request, context, "silence added",
+                [
+                    "id": "\(id)", "matchers": matchers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","),
+                    "until": Timestamp.rfc3339(ends), "comment": comment,
+                ])
             return .json(JSONText.ordered([("id", .int(id)), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
         } catch {
             return APIRoutes.error("cannot store the silence: \(error)", status: 500)
@@ -256,11 +259,12 @@ struct APIRoutes: Sendable {
         let name = request.pathParameters["name"] ?? ""
         guard let hook = config.hooks.first(where: { $0.name == name }) else { return APIRoutes.error("no hook is named \(name)", status: 404) }
         let answer = await HookTest.send(hook, externalURL: config.externalURL ?? "http://\(config.listen)")
-        return .json(JSONText.ordered([
-            ("hook", .string(hook.name)), ("type", .string(hook.type.rawValue)), ("delivered", .bool(answer.ok)),
-            ("http_status", answer.httpStatus.map { .int(Int64($0)) } ?? .null), ("answer", .string(answer.body)),
-            ("problem", answer.problem.map { .string($0) } ?? .null),
-        ]).rendered)
+        return .json(
+            JSONText.ordered([
+                ("hook", .string(hook.name)), ("type", .string(hook.type.rawValue)), ("delivered", .bool(answer.ok)),
+                ("http_status", answer.httpStatus.map { .int(Int64($0)) } ?? .null), ("answer", .string(answer.body)),
+                ("problem", answer.problem.map { .string($0) } ?? .null),
+            ]).rendered)
     }
 
     /// `POST /api/v1/hooks/NAME/retry` (admin): queues the hook's set-aside notifications again.

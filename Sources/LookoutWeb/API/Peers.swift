@@ -81,9 +81,10 @@ package final class Peers: Sendable {
         await withTaskGroup(of: (String, Result<Peer, PeerProblem>).self) { group in
             for url in list {
                 group.addTask { [transport] in
-                    let result = await transport.perform(TransferRequest(
-                        url: url + "/api/v1/status?local=1", headers: [("Accept", "application/json")], timeout: Peers.timeout,
-                        maxResponseBytes: Peers.maxBytes))
+                    let result = await transport.perform(
+                        TransferRequest(
+                            url: url + "/api/v1/status?local=1", headers: [("Accept", "application/json")], timeout: Peers.timeout,
+                            maxResponseBytes: Peers.maxBytes))
                     return (url, Peers.parse(result, url: url))
                 }
             }

@@ -32,7 +32,9 @@ package enum ShardCoverage {
             let counts = Set(group.map(\.count))
             guard counts.count == 1, let count = counts.first else {
                 let said = group.map { "\($0.label) runs \($0.count)" }.joined(separator: ", ")
-                problems.append("The instances\(place) disagree on the number of shards (\(said)): some sources are probed twice, others never. Give every instance the same count.")
+                problems.append(
+                    "The instances\(place) disagree on the number of shards (\(said)): some sources are probed twice, others never. Give every instance the same count."
+                )
                 continue
             }
             let byShard = Dictionary(grouping: group, by: \.index)
@@ -41,14 +43,18 @@ package enum ShardCoverage {
                 for replica in copies.keys.sorted() where copies[replica]!.count > 1 {
                     let names = copies[replica]!.map(\.label).joined(separator: ", ")
                     let who = replica.isEmpty ? "without a --replica name" : "as replica \(replica)"
-                    problems.append("Shard \(index + 1) of \(count)\(place) runs \(copies[replica]!.count) times \(who) (\(names)): give each copy its own --replica name, or its own --shard.")
+                    problems.append(
+                        "Shard \(index + 1) of \(count)\(place) runs \(copies[replica]!.count) times \(who) (\(names)): give each copy its own --replica name, or its own --shard."
+                    )
                 }
             }
             guard complete else { continue }
             let missing = (0..<count).filter { byShard[$0] == nil }
             if !missing.isEmpty {
                 let list = missing.prefix(10).map { "\($0 + 1)" }.joined(separator: ", ") + (missing.count > 10 ? " and \(missing.count - 10) more" : "")
-                problems.append("No instance\(place) runs shard\(missing.count == 1 ? "" : "s") \(list) of \(count): \(missing.count == 1 ? "its" : "their") sources are not probed. Add it to peers, or start it.")
+                problems.append(
+                    "No instance\(place) runs shard\(missing.count == 1 ? "" : "s") \(list) of \(count): \(missing.count == 1 ? "its" : "their") sources are not probed. Add it to peers, or start it."
+                )
             }
         }
         return problems
@@ -57,9 +63,11 @@ package enum ShardCoverage {
     /// The problems of this instance and its peers as last fetched.
     package static func problems(_ context: LookoutContext, snapshot: RegistrySnapshot) -> [String] {
         guard let peers = context.peers?.peers, !peers.isEmpty else { return [] }
-        var members = [Member(
-            label: "this instance", location: snapshot.config.location, index: snapshot.shard.index, count: snapshot.shard.count,
-            replica: context.replica)]
+        var members = [
+            Member(
+                label: "this instance", location: snapshot.config.location, index: snapshot.shard.index, count: snapshot.shard.count,
+                replica: context.replica)
+        ]
         for peer in peers where !peer.isSelf && peer.problem == nil && peer.lastSuccessMs != nil {
             guard let index = peer.shardIndex, let count = peer.shardCount else { continue }
             members.append(Member(label: peer.label, location: peer.location, index: index, count: count, replica: peer.replica))

@@ -78,7 +78,9 @@ struct MaintenanceRoutes: Sendable {
         let now = Timestamp.nowMs()
         var starts = now
         if let value = body["starts_at"] {
-            guard let text = value as? String, let parsed = APIRoutes.time(text) else { return APIRoutes.error("starts_at must be an RFC 3339 time", status: 400) }
+            guard let text = value as? String, let parsed = APIRoutes.time(text) else {
+                return APIRoutes.error("starts_at must be an RFC 3339 time", status: 400)
+            }
             starts = max(now, parsed)
         }
         var recurring: MaintenanceWindow.Schedule?
@@ -90,7 +92,9 @@ struct MaintenanceRoutes: Sendable {
         }
         var ends = MaintenanceRoutes.noEnd
         if let value = body["ends_at"] {
-            guard let text = value as? String, let parsed = APIRoutes.time(text) else { return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400) }
+            guard let text = value as? String, let parsed = APIRoutes.time(text) else {
+                return APIRoutes.error("ends_at must be an RFC 3339 time", status: 400)
+            }
             ends = parsed
         } else if recurring == nil {
             return APIRoutes.error("ends_at must be an RFC 3339 time (or give recurring: {weekdays, at, duration, time_zone})", status: 400)
@@ -103,10 +107,14 @@ struct MaintenanceRoutes: Sendable {
                 sources: sources, matchers: matchers, startsAtMs: starts, endsAtMs: ends, recurring: recurring, note: body["note"] as? String ?? "",
                 createdBy: request.remoteAddress)
             try monitor.maintenance.reload { try store.current(nowMs: now) }
-            AdminAuth.audit(request, context, "maintenance window added", [
-                "id": "\(id)", "sources": sources.joined(separator: ","), "from": Timestamp.rfc3339(starts), "until": Timestamp.rfc3339(ends),
-            ])
-            return .json(JSONText.ordered([("id", .int(id)), ("starts_at", .string(Timestamp.rfc3339(starts))), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered, status: 201)
+            AdminAuth.audit(
+                request, context, "maintenance window added",
+                [
+                    "id": "\(id)", "sources": sources.joined(separator: ","), "from": Timestamp.rfc3339(starts), "until": Timestamp.rfc3339(ends),
+                ])
+            return .json(
+                JSONText.ordered([("id", .int(id)), ("starts_at", .string(Timestamp.rfc3339(starts))), ("ends_at", .string(Timestamp.rfc3339(ends)))]).rendered,
+                status: 201)
         } catch {
             return APIRoutes.error("cannot store the window: \(error)", status: 500)
         }
@@ -121,13 +129,17 @@ struct MaintenanceRoutes: Sendable {
 
     /// `{"weekdays": ["sun"], "at": "02:30", "duration": "1h", "time_zone": "Europe/Berlin"}`.
     static func recurring(_ value: Any) -> Result<MaintenanceWindow.Schedule, Problem> {
-        guard let fields = value as? [String: Any] else { return .failure(Problem(message: "recurring must be an object: {weekdays, at, duration, time_zone}")) }
+        guard let fields = value as? [String: Any] else {
+            return .failure(Problem(message: "recurring must be an object: {weekdays, at, duration, time_zone}"))
+        }
         if let unknown = fields.keys.sorted().first(where: { !["weekdays", "at", "duration", "time_zone"].contains($0) }) {
             return .failure(Problem(message: "recurring.\(unknown): unknown field (use weekdays, at, duration, time_zone)"))
         }
         var weekdays = Set(1...7)
         if let value = fields["weekdays"] {
-            guard let names = value as? [String], !names.isEmpty else { return .failure(Problem(message: "recurring.weekdays must be a list such as [\"sat\", \"sun\"]")) }
+            guard let names = value as? [String], !names.isEmpty else {
+                return .failure(Problem(message: "recurring.weekdays must be a list such as [\"sat\", \"sun\"]"))
+            }
             weekdays = []
             for name in names {
                 guard let day = MaintenanceWindow.weekday(named: name) else {

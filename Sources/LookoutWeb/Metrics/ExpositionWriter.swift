@@ -250,9 +250,15 @@ package final class ExpositionWriter {
         if copied == true { return }
         for byte in value.utf8 {
             switch byte {
-            case 0x5C: append(0x5C); append(0x5C)
-            case 0x22: append(0x5C); append(0x22)
-            case 0x0A: append(0x5C); append(0x6E)
+            case 0x5C:
+                append(0x5C)
+                append(0x5C)
+            case 0x22:
+                append(0x5C)
+                append(0x22)
+            case 0x0A:
+                append(0x5C)
+                append(0x6E)
             case 0x0D: continue
             default: append(byte)
             }

@@ -49,7 +49,9 @@ package struct MetricsExposition: Sendable {
         }
         // What the paging rules follow: the source's outage policy (two failed probes in a row
         // by default), so Prometheus rules page and resolve as Lookout's own do.
-        writer.family("lookout_source_down", type: .gauge, help: "Whether the source is down by its outage policy (1), its failed probes having opened an outage that no success has ended yet.")
+        writer.family(
+            "lookout_source_down", type: .gauge,
+            help: "Whether the source is down by its outage policy (1), its failed probes having opened an outage that no success has ended yet.")
         for i in tallies.indices where tallies[i].probed {
             writer.sample("lookout_source_down", prefixes, i, value: snapshot.records[i].outage.down ? 1 : 0)
         }
@@ -59,12 +61,15 @@ package struct MetricsExposition: Sendable {
         for record in snapshot.records {
             writer.sample(
                 "lookout_source_info",
-                labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")] + place, value: 1)
+                labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")] + place, value: 1
+            )
         }
         // One meaning of latency: one attempt's, when an answer came (a refused connection has
         // none). The summary's quantiles are the page's p50/p95 (the last 64 attempts), so a
         // dashboard and the page agree; its sum and count cover every attempt since the start.
-        writer.family("lookout_probe_latency_seconds", type: .summary, help: "Latency of one attempt that got an answer: p50 and p95 of the last 64, as the status page shows them.")
+        writer.family(
+            "lookout_probe_latency_seconds", type: .summary,
+            help: "Latency of one attempt that got an answer: p50 and p95 of the last 64, as the status page shows them.")
         let quantiles = ExpositionWriter.Labels.suffixes("quantile", ["0.5", "0.95"])
         for i in tallies.indices where tallies[i].probed && !tallies[i].isDownload {
             let recent = snapshot.records[i].recentDurations
@@ -80,7 +85,9 @@ package struct MetricsExposition: Sendable {
         for i in tallies.indices where full && tallies[i].probed && !tallies[i].isDownload {
             writer.histogram(duration, prefixes, i, tallies[i].duration)
         }
-        writer.family("lookout_probe_call_duration_seconds", type: .summary, help: "Duration of whole probe calls, retries and backoff waits included (downloads: the whole transfer).")
+        writer.family(
+            "lookout_probe_call_duration_seconds", type: .summary,
+            help: "Duration of whole probe calls, retries and backoff waits included (downloads: the whole transfer).")
         for i in tallies.indices where tallies[i].probed && (full || tallies[i].isDownload) {
             writer.sample("lookout_probe_call_duration_seconds_sum", prefixes, i, value: tallies[i].callSecondsSum)
             writer.sample("lookout_probe_call_duration_seconds_count", prefixes, i, value: Double(tallies[i].calls))
@@ -95,13 +102,17 @@ package struct MetricsExposition: Sendable {
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 3, value: last.ttfb)
             writer.sample("lookout_probe_phase_seconds", prefixes, i, phases, 4, value: last.transfer)
         }
-        writer.family("lookout_probe_http_status_code", type: .gauge, help: "HTTP status of the last probe's response; 0 when none arrived. Kept while the breaker holds calls back.")
+        writer.family(
+            "lookout_probe_http_status_code", type: .gauge,
+            help: "HTTP status of the last probe's response; 0 when none arrived. Kept while the breaker holds calls back.")
         for i in tallies.indices where tallies[i].probed && (full || !tallies[i].lastOk) {
             writer.sample("lookout_probe_http_status_code", prefixes, i, value: Double(tallies[i].lastHTTPStatus))
         }
         // 0 for a source probed that never succeeded, so `time() - x > 300` fires for it too;
         // absent only before its first probe.
-        writer.family("lookout_last_success_timestamp_seconds", type: .gauge, help: "When the source's last successful probe started; 0 if it was probed and never succeeded.")
+        writer.family(
+            "lookout_last_success_timestamp_seconds", type: .gauge,
+            help: "When the source's last successful probe started; 0 if it was probed and never succeeded.")
         for i in tallies.indices where tallies[i].probed || tallies[i].lastSuccessMs != nil {
             writer.sample("lookout_last_success_timestamp_seconds", prefixes, i, value: Double(tallies[i].lastSuccessMs ?? 0) / 1000)
         }
@@ -117,21 +128,34 @@ package struct MetricsExposition: Sendable {
         renderAlertsAndStore(snapshot, writer)
 
         let reload = snapshot.reload
-        writer.single("lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.", value: reload.successful ? 1 : 0)
-        writer.single("lookout_config_last_reload_success_timestamp_seconds", type: .gauge, help: "When the config was last loaded successfully.", value: Double(reload.lastSuccessMs) / 1000)
+        writer.single(
+            "lookout_config_last_reload_successful", type: .gauge, help: "Whether the last config reload succeeded.", value: reload.successful ? 1 : 0)
+        writer.single(
+            "lookout_config_last_reload_success_timestamp_seconds", type: .gauge, help: "When the config was last loaded successfully.",
+            value: Double(reload.lastSuccessMs) / 1000)
         writer.single("lookout_network_online", type: .gauge, help: "Whether Lookout's own network is up (0 while offline).", value: snapshot.offline ? 0 : 1)
         let shard = snapshot.shard
-        writer.single("lookout_shard_info", type: .gauge, help: "The shard this instance probes; always 1.", labels: [("index", "\(shard.index)"), ("count", "\(shard.count)")], value: 1)
+        writer.single(
+            "lookout_shard_info", type: .gauge, help: "The shard this instance probes; always 1.",
+            labels: [("index", "\(shard.index)"), ("count", "\(shard.count)")], value: 1)
         let stats = snapshot.scheduler
         writer.single("lookout_scheduler_probes_started_total", type: .counter, help: "Scheduled probes started.", value: Double(stats.started))
-        writer.single("lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.", value: Double(stats.lateStarts))
-        writer.single("lookout_probe_endpoint_refused_total", type: .counter, help: "/probe calls answered 503 because too many ran at once.", value: Double(ProbeEndpoint.refused.load(ordering: .relaxed)))
-        writer.single("lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.", value: Double(stats.skippedTicks))
+        writer.single(
+            "lookout_scheduler_late_starts_total", type: .counter, help: "Scheduled probes that started more than 1 s after their tick.",
+            value: Double(stats.lateStarts))
+        writer.single(
+            "lookout_probe_endpoint_refused_total", type: .counter, help: "/probe calls answered 503 because too many ran at once.",
+            value: Double(ProbeEndpoint.refused.load(ordering: .relaxed)))
+        writer.single(
+            "lookout_scheduler_skipped_ticks_total", type: .counter, help: "Ticks skipped because the previous run of the source was still going.",
+            value: Double(stats.skippedTicks))
         writer.single(
             "lookout_log_lines_dropped_total", type: .counter,
             help: "Log lines dropped because stderr was not taking them (a full pipe nobody reads, or a reader that has gone).",
             value: Double(LogWriter.droppedLines))
-        writer.single("lookout_build_info", type: .gauge, help: "Lookout's version; always 1.", labels: [("version", version)] + place + (context.replica.map { [("replica", $0)] } ?? []), value: 1)
+        writer.single(
+            "lookout_build_info", type: .gauge, help: "Lookout's version; always 1.",
+            labels: [("version", version)] + place + (context.replica.map { [("replica", $0)] } ?? []), value: 1)
         ProcessMetrics.render(writer)
         writer.single(
             "lookout_db_memory_bytes", type: .gauge,
@@ -163,7 +187,8 @@ package struct MetricsExposition: Sendable {
         for i in names.indices where !counters[i].errors.isEmpty {
             for (key, value) in counters[i].errors.sorted(by: { $0.key < $1.key }) {
                 let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-                writer.sample("lookout_errors_total", labels: [("source", names[i]), ("category", parts[0]), ("reason", parts[1])] + place, value: Double(value))
+                writer.sample(
+                    "lookout_errors_total", labels: [("source", names[i]), ("category", parts[0]), ("reason", parts[1])] + place, value: Double(value))
             }
         }
         writer.family("lookout_retries_total", type: .counter, help: "Retries made, by the category of the failure retried.")
@@ -226,7 +251,8 @@ package struct MetricsExposition: Sendable {
         // By default the windows the deploy kit's rules and dashboard read: 1m and 5m, 24h.
         let rateWindows = HealthWindow.errorRates.prefix(full ? 4 : 2).map(\.ms)
         let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
-        writer.family("lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window; the last probe's outcome (0 or 1) when none fell in it.")
+        writer.family(
+            "lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window; the last probe's outcome (0 or 1) when none fell in it.")
         for i in summaries.indices {
             let summary = summaries[i]
             guard let summary else { continue }
@@ -265,7 +291,9 @@ package struct MetricsExposition: Sendable {
                 writer.sample("lookout_recovery_seconds", prefixes, i, value: Double(recovery) / 1000)
             }
         }
-        writer.single("lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.", value: snapshot.partialFailureRatio)
+        writer.single(
+            "lookout_partial_failure_ratio", type: .gauge, help: "Share of the last 15 one-minute rounds in which some but not all sources failed.",
+            value: snapshot.partialFailureRatio)
     }
 
     private func renderAlertsAndStore(_ snapshot: RegistrySnapshot, _ writer: ExpositionWriter) {
@@ -281,18 +309,27 @@ package struct MetricsExposition: Sendable {
             // One series per firing alert, so a dashboard's table can name the source.
             writer.family("lookout_alert_active", type: .gauge, help: "A firing alert, with its source (empty for service-wide rules); always 1.")
             for alert in firing.sorted(by: { ($0.rule, $0.source ?? "") < ($1.rule, $1.source ?? "") }) {
-                writer.sample("lookout_alert_active", labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")] + MetricsExposition.place(snapshot), value: 1)
+                writer.sample(
+                    "lookout_alert_active",
+                    labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")] + MetricsExposition.place(snapshot),
+                    value: 1)
             }
             let unstored = alerts.unstoredChanges
-            writer.single("lookout_alert_changes_unstored", type: .gauge, help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.", value: Double(unstored.pending))
-            writer.single("lookout_alert_changes_dropped_total", type: .counter, help: "Alert changes dropped because too many waited for the database.", value: Double(unstored.dropped))
+            writer.single(
+                "lookout_alert_changes_unstored", type: .gauge,
+                help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.",
+                value: Double(unstored.pending))
+            writer.single(
+                "lookout_alert_changes_dropped_total", type: .counter, help: "Alert changes dropped because too many waited for the database.",
+                value: Double(unstored.dropped))
         }
         let hooks = snapshot.config.hooks.map(\.name)
         if let outbox = context.outbox, !hooks.isEmpty {
             let stats = outbox.hookStats
             writer.family("lookout_alert_notifications_total", type: .counter, help: "Notification attempts, by hook and result.")
             for hook in hooks {
-                writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "delivered")], value: Double(stats[hook]?.delivered ?? 0))
+                writer.sample(
+                    "lookout_alert_notifications_total", labels: [("hook", hook), ("result", "delivered")], value: Double(stats[hook]?.delivered ?? 0))
                 writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "failed")], value: Double(stats[hook]?.failed ?? 0))
             }
             if let database = context.database, let backlog = try? OutboxStore(database: database).backlog() {
@@ -300,7 +337,9 @@ package struct MetricsExposition: Sendable {
                 for hook in hooks {
                     writer.sample("lookout_alert_outbox_pending", labels: [("hook", hook)], value: Double(backlog[hook]?.pending ?? 0))
                 }
-                writer.family("lookout_alert_outbox_set_aside", type: .gauge, help: "Notifications their receiver refused (4xx) too often, set aside until POST /api/v1/hooks/NAME/retry, by hook.")
+                writer.family(
+                    "lookout_alert_outbox_set_aside", type: .gauge,
+                    help: "Notifications their receiver refused (4xx) too often, set aside until POST /api/v1/hooks/NAME/retry, by hook.")
                 for hook in hooks {
                     writer.sample("lookout_alert_outbox_set_aside", labels: [("hook", hook)], value: Double(backlog[hook]?.setAside ?? 0))
                 }
@@ -310,10 +349,17 @@ package struct MetricsExposition: Sendable {
             let health = recordWriter.status
             writer.family("lookout_db_write_duration_seconds", type: .histogram, help: "Duration of the writer's batched transactions.")
             writer.histogram("lookout_db_write_duration_seconds", labels: [], health.writeDurations)
-            writer.single("lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).", value: Double(health.failedFlushes))
-            writer.single("lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.", value: Double(health.droppedRecords))
+            writer.single(
+                "lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).",
+                value: Double(health.failedFlushes))
+            writer.single(
+                "lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.",
+                value: Double(health.droppedRecords))
             writer.single("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.", value: Double(recordWriter.pendingCount))
-            writer.single("lookout_db_pending_rollups", type: .gauge, help: "Minute rollups (one a source and minute) held in memory: the current minute's, and while writes fail, those waiting.", value: Double(recordWriter.pendingRollups))
+            writer.single(
+                "lookout_db_pending_rollups", type: .gauge,
+                help: "Minute rollups (one a source and minute) held in memory: the current minute's, and while writes fail, those waiting.",
+                value: Double(recordWriter.pendingRollups))
         }
         if let database = context.database {
             writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
@@ -324,10 +370,15 @@ package struct MetricsExposition: Sendable {
             }
             let damaged = if case .damaged = database.integrityStatus { true } else { false }
             writer.single("lookout_db_damaged", type: .gauge, help: "1 when PRAGMA quick_check found damage at start, else 0.", value: damaged ? 1 : 0)
-            writer.single("lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.", value: database.unwritableReason == nil ? 1 : 0)
+            writer.single(
+                "lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.",
+                value: database.unwritableReason == nil ? 1 : 0)
         }
         if let server = context.server {
-            writer.single("lookout_http_slow_connections_closed_total", type: .counter, help: "Connections closed because they did not deliver a whole request in time: slow clients (slowloris) and kept-alive connections left idle.", value: Double(server.slowConnectionsClosed))
+            writer.single(
+                "lookout_http_slow_connections_closed_total", type: .counter,
+                help: "Connections closed because they did not deliver a whole request in time: slow clients (slowloris) and kept-alive connections left idle.",
+                value: Double(server.slowConnectionsClosed))
         }
     }
 

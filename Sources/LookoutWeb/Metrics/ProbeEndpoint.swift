@@ -139,21 +139,24 @@ package struct ProbeEndpoint: Sendable {
                 hops += 1
                 // A redirect the module lists in valid_status_codes is the answer it wants.
                 guard !outcome.ok else { return finish(nil) }
-                return finish(Failure(
-                    category: .clientError, reason: "redirect_not_followed", httpStatus: status,
-                    detail: "the server answered \(status) and module does not follow redirects"))
+                return finish(
+                    Failure(
+                        category: .clientError, reason: "redirect_not_followed", httpStatus: status,
+                        detail: "the server answered \(status) and module does not follow redirects"))
             }
             guard outcome.ok else { return finish(nil) }
             guard hops < module.maxRedirects else {
                 hops += 1
-                return finish(Failure(
-                    category: .clientError, reason: "too_many_redirects", httpStatus: status,
-                    detail: "more than \(module.maxRedirects) redirects; the last one pointed to \(next)"))
+                return finish(
+                    Failure(
+                        category: .clientError, reason: "too_many_redirects", httpStatus: status,
+                        detail: "more than \(module.maxRedirects) redirects; the last one pointed to \(next)"))
             }
             guard ProbeURL.problem(next) == nil, module.allows(next) else {
-                return finish(Failure(
-                    category: .clientError, reason: "redirect_not_allowed", httpStatus: status,
-                    detail: "the server redirected to \(next), which the module's allow patterns do not allow"))
+                return finish(
+                    Failure(
+                        category: .clientError, reason: "redirect_not_allowed", httpStatus: status,
+                        detail: "the server redirected to \(next), which the module's allow patterns do not allow"))
             }
             hops += 1
             url = next
@@ -167,16 +170,21 @@ package struct ProbeEndpoint: Sendable {
         guard result.httpStatus != nil else { return nil }
         let ssl = url.lowercased().hasPrefix("https://")
         if module.failIfSSL && ssl {
-            return Failure(category: .invalidResponse, reason: "ssl_not_expected", httpStatus: result.httpStatus, detail: "the answer came over TLS, and the module has fail_if_ssl")
+            return Failure(
+                category: .invalidResponse, reason: "ssl_not_expected", httpStatus: result.httpStatus,
+                detail: "the answer came over TLS, and the module has fail_if_ssl")
         }
         if module.failIfNotSSL && !ssl {
-            return Failure(category: .invalidResponse, reason: "ssl_expected", httpStatus: result.httpStatus, detail: "the answer came without TLS, and the module has fail_if_not_ssl")
+            return Failure(
+                category: .invalidResponse, reason: "ssl_expected", httpStatus: result.httpStatus,
+                detail: "the answer came without TLS, and the module has fail_if_not_ssl")
         }
         // Asked for an encoding, blackbox_exporter takes only a body in it (and reads none).
         if let expected = module.compression, expected != "identity", (result.header("Content-Encoding") ?? "").lowercased() != expected {
             return Failure(
                 category: .invalidResponse, reason: "compression_mismatch", httpStatus: result.httpStatus,
-                detail: "the module asked for \(expected), and the answer came \(result.header("Content-Encoding").map { "as \($0)" } ?? "without an encoding")")
+                detail: "the module asked for \(expected), and the answer came \(result.header("Content-Encoding").map { "as \($0)" } ?? "without an encoding")"
+            )
         }
         guard !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty else { return nil }
         let body = String(decoding: result.body, as: UTF8.self)
@@ -184,10 +192,14 @@ package struct ProbeEndpoint: Sendable {
             (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: body, range: NSRange(body.startIndex..., in: body)) != nil } ?? false
         }
         if let pattern = module.failIfBodyMatches.first(where: matches) {
-            return Failure(category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus, detail: "the body matches \(pattern) (fail_if_body_matches_regexp)")
+            return Failure(
+                category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
+                detail: "the body matches \(pattern) (fail_if_body_matches_regexp)")
         }
         if let pattern = module.failIfBodyNotMatches.first(where: { !matches($0) }) {
-            return Failure(category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus, detail: "the body does not match \(pattern) (fail_if_body_not_matches_regexp)")
+            return Failure(
+                category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
+                detail: "the body does not match \(pattern) (fail_if_body_not_matches_regexp)")
         }
         return nil
     }
@@ -251,7 +263,9 @@ package struct ProbeEndpoint: Sendable {
         let contentLength = result?.httpStatus == nil ? 0 : result?.contentLength ?? -1
         gauge("probe_http_content_length", "Length of http content response", Double(contentLength))
         writer.family("probe_http_duration_seconds", type: .gauge, help: "Duration of http request by phase, summed over all redirects")
-        for (phase, value) in [("connect", phases.connect), ("processing", phases.ttfb), ("resolve", phases.dns), ("tls", phases.tls), ("transfer", phases.transfer)] {
+        for (phase, value) in [
+            ("connect", phases.connect), ("processing", phases.ttfb), ("resolve", phases.dns), ("tls", phases.tls), ("transfer", phases.transfer),
+        ] {
             writer.sample("probe_http_duration_seconds", labels: [("phase", phase)], value: value)
         }
         if let text = result?.header("Last-Modified"), let modified = HTTPDate.parse(text) {
@@ -269,11 +283,13 @@ package struct ProbeEndpoint: Sendable {
         gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
         // A refused connection has no peer address, but a literal one is known (blackbox_exporter
         // resolves before it connects, so it reports one either way).
-        if let ip = result?.primaryIP ?? URLComponents(string: outcome.url)?.host.map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })
+        if let ip = result?.primaryIP
+            ?? URLComponents(string: outcome.url)?.host.map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })
             .flatMap({ ProbeEndpoint.isAddress($0) ? $0 : nil })
         {
-            gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
-                  Double(ProbeEndpoint.addressHash(ip)))
+            gauge(
+                "probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
+                Double(ProbeEndpoint.addressHash(ip)))
             gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", ip.contains(":") ? 6 : 4)
         } else {
             gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", 0)
@@ -295,13 +311,14 @@ package struct ProbeEndpoint: Sendable {
 /// obsolete forms senders still use.
 enum HTTPDate {
     /// Behind a lock: a formatter is not safe to use from two threads at once.
-    private static let formatters = Mutex(["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = format
-        return formatter
-    })
+    private static let formatters = Mutex(
+        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            return formatter
+        })
 
     /// Seconds since 1970, or nil when `text` is none of the three forms.
     static func parse(_ text: String) -> Double? {

@@ -12,14 +12,18 @@ enum ProcessMetrics {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             func field(_ number: Int) -> Double { Double(fields[number - 3]) ?? 0 }
             if fields.count > 22 {
-                writer.single("process_cpu_seconds_total", type: .counter, help: "Total user and system CPU time spent in seconds.", value: (field(14) + field(15)) / ticks)
+                writer.single(
+                    "process_cpu_seconds_total", type: .counter, help: "Total user and system CPU time spent in seconds.",
+                    value: (field(14) + field(15)) / ticks)
                 writer.single("process_virtual_memory_bytes", type: .gauge, help: "Virtual memory size in bytes.", value: field(23))
                 writer.single("process_resident_memory_bytes", type: .gauge, help: "Resident memory size in bytes.", value: field(24) * pageSize)
                 if let uptime = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
                     let since = Double(uptime.split(separator: " ").first ?? "")
                 {
                     let boot = Date().timeIntervalSince1970 - since
-                    writer.single("process_start_time_seconds", type: .gauge, help: "Start time of the process since unix epoch in seconds.", value: (boot + field(22) / ticks).rounded())
+                    writer.single(
+                        "process_start_time_seconds", type: .gauge, help: "Start time of the process since unix epoch in seconds.",
+                        value: (boot + field(22) / ticks).rounded())
                 }
             }
         }

@@ -37,9 +37,12 @@ package struct Badges: Sendable {
                 ? Badges.svg(label: name, value: "up", color: Badges.colors.ok)
                 : Badges.svg(label: name, value: "down", color: Badges.colors.down)
         case "response-time.svg":
-            guard let p50 = record.recentDurations.quantile(0.5) else { return Badges.svg(label: "response time", value: "no data", color: Badges.colors.neutral) }
+            guard let p50 = record.recentDurations.quantile(0.5) else {
+                return Badges.svg(label: "response time", value: "no data", color: Badges.colors.neutral)
+            }
             let ms = Int((p50 * 1000).rounded())
-            return Badges.svg(label: "response time", value: "\(ms) ms", color: ms < 300 ? Badges.colors.ok : ms < 1000 ? Badges.colors.warn : Badges.colors.down)
+            return Badges.svg(
+                label: "response time", value: "\(ms) ms", color: ms < 300 ? Badges.colors.ok : ms < 1000 ? Badges.colors.warn : Badges.colors.down)
         default:
             guard kind.hasPrefix("uptime/"), kind.hasSuffix(".svg"),
                 let windowMs = Badges.windows[String(kind.dropFirst(7).dropLast(4))]
@@ -65,7 +68,8 @@ package struct Badges: Sendable {
                 return Badges.svg(label: "response time", value: "no data", color: Badges.colors.neutral)
             }
             let ms = Int((median * 1000).rounded())
-            return Badges.svg(label: "response time", value: "\(ms) ms", color: ms < 300 ? Badges.colors.ok : ms < 1000 ? Badges.colors.warn : Badges.colors.down)
+            return Badges.svg(
+                label: "response time", value: "\(ms) ms", color: ms < 300 ? Badges.colors.ok : ms < 1000 ? Badges.colors.warn : Badges.colors.down)
         default:
             guard kind.hasPrefix("uptime/"), kind.hasSuffix(".svg"), let windowMs = Badges.windows[String(kind.dropFirst(7).dropLast(4))] else {
                 return Badges.svg(label: "lookout", value: "no such badge", color: Badges.colors.neutral, status: 404)
@@ -86,8 +90,11 @@ package struct Badges: Sendable {
     /// A flat two-part badge; widths from a per-character estimate (Verdana 11 px).
     static func svg(label: String, value: String, color: String, status: Int = 200) -> HTTPResponse {
         func width(_ text: String) -> Int { text.count * 7 + 10 }
-        let left = width(label), right = width(value), total = left + right
-        let label = HTML.escape(label), value = HTML.escape(value)
+        let left = width(label)
+        let right = width(value)
+        let total = left + right
+        let label = HTML.escape(label)
+        let value = HTML.escape(value)
         let svg = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(total)" height="20" role="img" aria-label="\(label): \(value)">\
             <title>\(label): \(value)</title>\

@@ -89,7 +89,10 @@ extension StatusPage {
         let overall = HealthWindow.availability(probes: probes, failures: failures).map { percent($0) + " up" } ?? "no data yet"
         let span = firstDay.map { DayAxis.count - $0 } ?? 0
         out.insert(contentsOf: "<div class=\"bars\" role=\"img\" aria-label=\"Availability per day over 90 days: \(overall)\">".utf8, at: opening)
-        out.append(contentsOf: "</div><div class=\"axis\"><span>90 days ago</span><span>\(overall)\(span > 0 && span < DayAxis.count ? " over \(span) day\(span == 1 ? "" : "s")" : "")</span><span>today</span></div>".utf8)
+        out.append(
+            contentsOf:
+                "</div><div class=\"axis\"><span>90 days ago</span><span>\(overall)\(span > 0 && span < DayAxis.count ? " over \(span) day\(span == 1 ? "" : "s")" : "")</span><span>today</span></div>"
+                .utf8)
     }
 
     /// What a source's day segments add to their titles: the alerts that fired that day and the
@@ -98,7 +101,8 @@ extension StatusPage {
         var notes: [Int: [String]] = [:]
         if !episodes.isEmpty {
             for index in 0..<DayAxis.count {
-                let start = axis.startsMs[index], end = start + HealthWindow.day
+                let start = axis.startsMs[index]
+                let end = start + HealthWindow.day
                 let those = episodes.filter { $0.startedAtMs < end && ($0.resolvedAtMs ?? Int64.max) > start }
                 guard !those.isEmpty else { continue }
                 let names = Set(those.map(\.rule)).sorted().joined(separator: ", ")
@@ -118,13 +122,16 @@ extension StatusPage {
         guard !values.isEmpty else { return "<p class=\"rt-none\">Response time: no probes in the last 24 hours</p>" }
         let peak = values.map { $0[1] }.max() ?? 0
         let top = niceCeiling(peak)
-        let width = 240.0, height = 60.0, left = 40.0
+        let width = 240.0
+        let height = 60.0
+        let left = 40.0
         let step = (width - left) / Double(max(1, hours.count - 1))
         func path(_ which: Int) -> String {
             var d: [UInt8] = []
             for (index, hour) in hours.enumerated() {
                 guard let hour else { continue }
-                let x = left + Double(index) * step, y = height - 2 - min(1, hour[which] / top) * (height - 4)
+                let x = left + Double(index) * step
+                let y = height - 2 - min(1, hour[which] / top) * (height - 4)
                 let joined = index > 0 && hours[index - 1] != nil
                 let alone = !joined && (index + 1 >= hours.count || hours[index + 1] == nil)
                 // An hour alone (the first after a start, one between gaps) is a short dash, not
@@ -140,7 +147,8 @@ extension StatusPage {
             return String(decoding: d, as: UTF8.self)
         }
         let latest = recent ?? values[values.count - 1]
-        let label = "Response time per hour over the last 24 hours: latest p50 \(milliseconds(latest[0])), p95 \(milliseconds(latest[1])); peak p95 \(milliseconds(peak))"
+        let label =
+            "Response time per hour over the last 24 hours: latest p50 \(milliseconds(latest[0])), p95 \(milliseconds(latest[1])); peak p95 \(milliseconds(peak))"
         var svg = "<svg class=\"rt\" viewBox=\"0 0 \(Int(width)) \(Int(height + 12))\" role=\"img\" aria-label=\"\(label)\">"
         svg += "<text x=\"\(Int(left - 4))\" y=\"8\" text-anchor=\"end\">\(milliseconds(top))</text>"
         svg += "<text x=\"\(Int(left - 4))\" y=\"\(Int(height))\" text-anchor=\"end\">0</text>"
@@ -166,7 +174,8 @@ extension StatusPage {
     static func sparkline(_ all: [Double?]) -> String {
         let first = all.firstIndex { $0 != nil } ?? all.count
         let rates = all[first...]
-        let width = 120.0, height = 24.0
+        let width = 120.0
+        let height = 24.0
         let step = width / Double(max(1, rates.count - 1))
         // Built as bytes: 120 numbers per row, and String appends cost more than the numbers.
         var path: [UInt8] = []
@@ -190,7 +199,8 @@ extension StatusPage {
         }
         let worst = rates.compactMap { $0 }.max() ?? 0
         let minutes = rates.count
-        return "<svg class=\"spark\(worst == 0 ? " zero" : "")\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last \(minutes) minute\(minutes == 1 ? "" : "s"), at most \(Int((worst * 100).rounded()))%\"><path d=\"\(String(decoding: path, as: UTF8.self))\"/></svg>"
+        return
+            "<svg class=\"spark\(worst == 0 ? " zero" : "")\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last \(minutes) minute\(minutes == 1 ? "" : "s"), at most \(Int((worst * 100).rounded()))%\"><path d=\"\(String(decoding: path, as: UTF8.self))\"/></svg>"
     }
 
     /// A non-negative coordinate with one decimal, as ASCII digits.

@@ -159,7 +159,8 @@ extension StatusPage {
                 html += "<br><small class=\"fired\">When it fired: “\(HTML.escape(String(words.prefix(200))))”</small>"
             }
         }
-        html += "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"
+        html +=
+            "<br><span class=\"doing\">\(StatusPage.doing(record, breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index), nowMs: view.nowMs))</span>"
         if let suggestion = record.incident?.cause.failure?.recoverySuggestion, !suggestion.isEmpty {
             html += "<small class=\"hint\">\(HTML.escape(suggestion))</small>"
         }
@@ -194,7 +195,9 @@ extension StatusPage {
             if let attempts = record.incident?.cause.attempts, attempts > 1 { text += ", \(attempts) attempts each" }
             parts.append(text)
         }
-        if !blockedBy.isEmpty { parts.append("waiting on " + blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")) }
+        if !blockedBy.isEmpty {
+            parts.append("waiting on " + blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", "))
+        }
         return parts.joined(separator: " · ")
     }
 
@@ -217,23 +220,28 @@ extension StatusPage {
                 continue
             }
             guard peer.lastSuccessMs != nil else {
-                html += "<li class=\"peer\" data-peer=\"pending\"><strong>\(label)</strong> <span class=\"state pending\">Waiting for its first answer</span></li>"
+                html +=
+                    "<li class=\"peer\" data-peer=\"pending\"><strong>\(label)</strong> <span class=\"state pending\">Waiting for its first answer</span></li>"
                 continue
             }
             let up = peer.sources.filter { $0.state == "up" }.count
             let state = StatusPage.banner(peer.overall ?? "")
-            html += "<li class=\"peer\" data-peer=\"\(state.0)\"><strong>\(label)</strong> <span class=\"state \(state.0)\">\(HTML.escape(peer.overall ?? "unknown"))</span> · \(up) of \(peer.sources.count) sources up"
+            html +=
+                "<li class=\"peer\" data-peer=\"\(state.0)\"><strong>\(label)</strong> <span class=\"state \(state.0)\">\(HTML.escape(peer.overall ?? "unknown"))</span> · \(up) of \(peer.sources.count) sources up"
             let down = peer.sources.filter { $0.state == "down" }
             if !down.isEmpty {
-                html += "<ul>" + down.prefix(50).map { source in
-                    var line = "<li><strong>\(HTML.escape(source.name))</strong> <span class=\"state down\">down</span>"
-                    if let since = source.downSinceMs { line += " for " + StatusPage.time(Timestamp.human(view.nowMs - since), atMs: since) }
-                    if let cause = source.cause, !view.isPublic { line += " · \(HTML.escape(cause))" }
-                    return line + "</li>"
-                }.joined() + "</ul>"
+                html +=
+                    "<ul>"
+                    + down.prefix(50).map { source in
+                        var line = "<li><strong>\(HTML.escape(source.name))</strong> <span class=\"state down\">down</span>"
+                        if let since = source.downSinceMs { line += " for " + StatusPage.time(Timestamp.human(view.nowMs - since), atMs: since) }
+                        if let cause = source.cause, !view.isPublic { line += " · \(HTML.escape(cause))" }
+                        return line + "</li>"
+                    }.joined() + "</ul>"
             }
             html += "<details><summary>All \(peer.sources.count) sources</summary><p class=\"peer-sources\">"
-            html += peer.sources.prefix(5_000).map { "<span class=\"state \(StatusPage.stateClass($0.state))\">\(HTML.escape($0.name))</span>" }.joined(separator: " ")
+            html += peer.sources.prefix(5_000).map { "<span class=\"state \(StatusPage.stateClass($0.state))\">\(HTML.escape($0.name))</span>" }.joined(
+                separator: " ")
             html += "</p></details></li>"
         }
         return html + "</ul></section>\n"
@@ -253,12 +261,20 @@ extension StatusPage {
         for window in windows {
             let covered = sources.filter { window.covers($0) }.map(\.name)
             guard !covered.isEmpty else { continue }
-            let names = covered.count == sources.count ? "all sources" : covered.prefix(8).map(HTML.escape).joined(separator: ", ") + (covered.count > 8 ? " and \(covered.count - 8) more" : "")
+            let names =
+                covered.count == sources.count
+                ? "all sources" : covered.prefix(8).map(HTML.escape).joined(separator: ", ") + (covered.count > 8 ? " and \(covered.count - 8) more" : "")
             let note = HTML.escape(window.note.isEmpty ? window.name : window.note)
             if let (_, end) = window.occurrence(atMs: view.nowMs) {
-                now.append("<li><strong>\(note)</strong> · \(names) · ends \(StatusPage.time(Timestamp.clock(end), atMs: end)) (in \(Timestamp.human(end - view.nowMs)))</li>")
+                now.append(
+                    "<li><strong>\(note)</strong> · \(names) · ends \(StatusPage.time(Timestamp.clock(end), atMs: end)) (in \(Timestamp.human(end - view.nowMs)))</li>"
+                )
             } else if let (start, end) = window.next(afterMs: view.nowMs, withinMs: 7 * HealthWindow.day) {
-                upcoming.append((start, "<li><strong>\(note)</strong> · \(names) · \(StatusPage.time(Timestamp.day(start) + " " + Timestamp.clock(start), atMs: start)) for \(Timestamp.human(end - start))</li>"))
+                upcoming.append(
+                    (
+                        start,
+                        "<li><strong>\(note)</strong> · \(names) · \(StatusPage.time(Timestamp.day(start) + " " + Timestamp.clock(start), atMs: start)) for \(Timestamp.human(end - start))</li>"
+                    ))
             }
         }
         guard !now.isEmpty || !upcoming.isEmpty else { return "" }
@@ -281,9 +297,13 @@ extension StatusPage {
 
     static func article(_ announcement: Announcement, nowMs: Int64) -> String {
         let state = announcement.state.rawValue
-        var html = "<article class=\"announcement state-\(state)\" id=\"announcement-\(HTML.escape(announcement.id))\"><h2>\(HTML.escape(announcement.title))</h2>"
-        html += "<p class=\"meta\"><span class=\"tag\">\(state.capitalized)</span> · posted \(time(Timestamp.day(announcement.postedAtMs) + " " + Timestamp.clock(announcement.postedAtMs), atMs: announcement.postedAtMs))"
-        if announcement.updates.count > 1 { html += " · updated \(time(Timestamp.human(nowMs - announcement.updatedAtMs) + " ago", atMs: announcement.updatedAtMs))" }
+        var html =
+            "<article class=\"announcement state-\(state)\" id=\"announcement-\(HTML.escape(announcement.id))\"><h2>\(HTML.escape(announcement.title))</h2>"
+        html +=
+            "<p class=\"meta\"><span class=\"tag\">\(state.capitalized)</span> · posted \(time(Timestamp.day(announcement.postedAtMs) + " " + Timestamp.clock(announcement.postedAtMs), atMs: announcement.postedAtMs))"
+        if announcement.updates.count > 1 {
+            html += " · updated \(time(Timestamp.human(nowMs - announcement.updatedAtMs) + " ago", atMs: announcement.updatedAtMs))"
+        }
         if !announcement.sources.isEmpty {
             html += " · affects " + announcement.sources.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
         }
@@ -291,7 +311,8 @@ extension StatusPage {
         if announcement.updates.count > 1 {
             html += "<details><summary>Earlier updates (\(announcement.updates.count - 1))</summary><ol reversed>"
             for update in announcement.updates.dropLast().reversed() {
-                html += "<li><span class=\"tag\">\(update.state.rawValue.capitalized)</span> \(time(Timestamp.day(update.atMs) + " " + Timestamp.clock(update.atMs), atMs: update.atMs)): \(linkify(update.message))</li>"
+                html +=
+                    "<li><span class=\"tag\">\(update.state.rawValue.capitalized)</span> \(time(Timestamp.day(update.atMs) + " " + Timestamp.clock(update.atMs), atMs: update.atMs)): \(linkify(update.message))</li>"
             }
             html += "</ol></details>"
         }

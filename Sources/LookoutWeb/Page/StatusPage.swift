@@ -84,7 +84,8 @@ package struct StatusPage: Sendable {
         if view.isPublic {
             html += "<p class=\"foot\">Updated \(HTML.escape(Timestamp.rfc3339(nowMs))) · Lookout</p>\n"
         } else {
-            html += "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · <a href=\"/public\">public page</a> · Lookout \(LookoutVersion.string)</p>\n"
+            html +=
+                "<p class=\"foot\"><a href=\"/metrics\">metrics</a> · <a href=\"/api/v1/status\">status JSON</a> · <a href=\"/api/v1/alerts\">alerts</a> · <a href=\"/public\">public page</a> · Lookout \(LookoutVersion.string)</p>\n"
         }
         html += StatusPage.script
         html += "</body></html>\n"
@@ -117,7 +118,8 @@ package struct StatusPage: Sendable {
         if let ungrouped = order.firstIndex(of: ""), order.count > 1 { order.append(order.remove(at: ungrouped)) }
         let up = snapshot.records.filter { $0.last?.ok == true }.count
         html += "<section class=\"sources\" aria-label=\"Sources\"><div class=\"bar-head\">"
-        html += "<p class=\"summary\">\(up) of \(snapshot.records.count) sources up · updated \(StatusPage.time(Timestamp.clock(view.nowMs), atMs: view.nowMs))</p>"
+        html +=
+            "<p class=\"summary\">\(up) of \(snapshot.records.count) sources up · updated \(StatusPage.time(Timestamp.clock(view.nowMs), atMs: view.nowMs))</p>"
         html += "<form method=\"get\" role=\"search\"><label for=\"filter\">Filter</label> "
         html += "<input id=\"filter\" name=\"q\" type=\"search\" value=\"\(HTML.escape(filter))\" placeholder=\"name, group or label\" autocomplete=\"off\"> "
         html += "<button type=\"submit\">Filter</button></form></div>\n"
@@ -127,9 +129,10 @@ package struct StatusPage: Sendable {
         var usedIDs: Set<String> = []
         for group in order {
             let members = groups[group] ?? []
-            let state = StatusPage.rollUp(members.map { index in
-                snapshot.maintenance[snapshot.records[index].name] != nil ? nil : snapshot.records[index].last?.ok
-            })
+            let state = StatusPage.rollUp(
+                members.map { index in
+                    snapshot.maintenance[snapshot.records[index].name] != nil ? nil : snapshot.records[index].last?.ok
+                })
             let name = group.isEmpty ? (order.count > 1 ? "Other sources" : "Sources") : group
             // Names that slug alike ("A B", "A-B") get -2, -3…: ids stay unique.
             var id = "group-" + StatusPage.slug(name)
@@ -139,7 +142,8 @@ package struct StatusPage: Sendable {
             // Collapsed when all is well, unless a filter narrowed the list.
             let open = state.0 != "ok" || !filter.isEmpty || order.count == 1
             html += "<details class=\"group\" id=\"\(id)\" data-state=\"\(state.0)\"\(open ? " open" : "")><summary>"
-            html += "<h2>\(HTML.escape(name))</h2> <span class=\"state \(state.0)\">\(state.1)</span> <small>\(healthy) of \(members.count) up</small></summary>\n"
+            html +=
+                "<h2>\(HTML.escape(name))</h2> <span class=\"state \(state.0)\">\(state.1)</span> <small>\(healthy) of \(members.count) up</small></summary>\n"
             html += "<table>" + StatusPage.columnHeaders(for: view.audience)
             for index in members { source(index, view, into: &html) }
             html += "</table></details>\n"
