@@ -71,4 +71,23 @@ static inline long long lookout_curl_earliest_cert_expiry(CURL *h) {
     return earliest;
 }
 
+/// The PEM text of the peer's first (leaf) certificate from CURLOPT_CERTINFO, or NULL; valid
+/// until the handle's next transfer.
+static inline const char *lookout_curl_leaf_cert_pem(CURL *h) {
+    struct curl_certinfo *info = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &info) != CURLE_OK || !info || info->num_of_certs < 1) return NULL;
+    for (struct curl_slist *item = info->certinfo[0]; item; item = item->next) {
+        if (strncmp(item->data, "Cert:", 5) == 0) return item->data + 5;
+    }
+    return NULL;
+}
+
+/// The SSL* of the transfer's connection when libcurl uses OpenSSL, or NULL; valid only while
+/// the transfer runs.
+static inline void *lookout_curl_openssl_ptr(CURL *h) {
+    struct curl_tlssessioninfo *info = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || !info) return NULL;
+    return info->backend == CURLSSLBACKEND_OPENSSL ? info->internals : NULL;
+}
+
 #endif

@@ -2,9 +2,13 @@
 #ifndef LOOKOUT_CRYPTO_SHIM_H
 #define LOOKOUT_CRYPTO_SHIM_H
 
+#include <string.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/crypto.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 static inline EVP_MD_CTX *lookout_sha256_new(void) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -32,4 +36,52 @@ static inline int lookout_memcmp_consttime(const void *a, const void *b, size_t 
     return CRYPTO_memcmp(a, b, len);
 }
 
+/// The protocol of an OpenSSL connection ("TLSv1.3"), from the SSL* libcurl hands out.
+static inline const char *lookout_ssl_version(void *ssl) { return ssl ? SSL_get_version((const SSL *)ssl) : NULL; }
+
+/// A certificate from its DER bytes, or NULL; free it with lookout_x509_free.
+static inline X509 *lookout_x509_from_der(const unsigned char *der, long length) {
+    const unsigned char *cursor = der;
+    return d2i_X509(NULL, &cursor, length);
+}
+static inline void lookout_x509_free(X509 *x) { X509_free(x); }
+
+/// The subject's (issuer != 0: the issuer's) attributes, in the certificate's order.
+static inline int lookout_x509_name_count(X509 *x, int issuer) {
+    return X509_NAME_entry_count(issuer ? X509_get_issuer_name(x) : X509_get_subject_name(x));
+}
+/// Attribute `index`: its NID (NID_undef for an unknown one), its OID in dotted form in `oid`,
+/// its string type (V_ASN1_UTF8STRING…) and its raw value; 0 when there is no such attribute.
+static inline int lookout_x509_name_entry(X509 *x, int issuer, int index, char *oid, int oid_length,
+                                          int *type, const unsigned char **value, int *value_length) {
+    X509_NAME_ENTRY *entry = X509_NAME_get_entry(issuer ? X509_get_issuer_name(x) : X509_get_subject_name(x), index);
+    if (!entry) return 0;
+    ASN1_OBJECT *object = X509_NAME_ENTRY_get_object(entry);
+    ASN1_STRING *data = X509_NAME_ENTRY_get_data(entry);
+    OBJ_obj2txt(oid, oid_length, object, 1);
+    *type = ASN1_STRING_type(data);
+    *value = ASN1_STRING_get0_data(data);
+    *value_length = ASN1_STRING_length(data);
+    return OBJ_obj2nid(object) == NID_undef ? -1 : OBJ_obj2nid(object);
+}
+
+/// The certificate's DNS subject alternative names joined by commas (as Go's
+/// strings.Join(cert.DNSNames, ",")), written to `out`; the length written, or -1 when they do
+/// not fit in `capacity` bytes.
+static inline int lookout_x509_dns_names(X509 *x, char *out, int capacity) {
+    GENERAL_NAMES *names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+    if (!names) return 0;
+    int written = 0;
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); i++) {
+        GENERAL_NAME *name = sk_GENERAL_NAME_value(names, i);
+        if (name->type != GEN_DNS) continue;
+        int length = ASN1_STRING_length(name->d.dNSName);
+        if (written + length + 1 > capacity) { written = -1; break; }
+        if (written > 0) out[written++] = ',';
+        memcpy(out + written, ASN1_STRING_get0_data(name->d.dNSName), (size_t)length);
+        written += length;
+    }
+    GENERAL_NAMES_free(names);
+    return written;
+}
 #endif

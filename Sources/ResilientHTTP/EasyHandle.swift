@@ -1,4 +1,5 @@
 internal import CCurl
+internal import CLibCrypto
 import Foundation
 import Synchronization
 
@@ -17,6 +18,7 @@ final class EasyHandle: @unchecked Sendable {
     private var sinkDecided = false
     private var sinkActive = false
     private var bodyBytes = 0
+    private var tlsVersion: String?
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
@@ -147,6 +149,10 @@ final class EasyHandle: @unchecked Sendable {
         {
             headers.removeAll(keepingCapacity: true)  // a new response: after a redirect or a 100 Continue
             sinkDecided = false
+            // The connection is open now (libcurl hands out its SSL* only while it is).
+            if request.describesTLS, tlsVersion == nil, let version = lookout_ssl_version(lookout_curl_openssl_ptr(handle)) {
+                tlsVersion = EasyHandle.goTLSName(String(cString: version))
+            }
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
             let name = EasyHandle.trimmed(line, 0, colon)
             let value = EasyHandle.trimmed(line, colon + 1, count)
@@ -211,9 +217,23 @@ final class EasyHandle: @unchecked Sendable {
         finished.redirectURL = redirectPointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         finished.primaryIP = ip
         finished.contentLength = Int64(length)
+        if request.describesTLS {
+            finished.tlsVersion = tlsVersion
+            finished.peerCertificate = lookout_curl_leaf_cert_pem(handle).flatMap { PeerCertificate.der(fromPEM: String(cString: $0)) }
+                .flatMap { PeerCertificate(der: $0) }
+        }
         let waiting = continuation
         continuation = nil
         waiting?.resume(returning: finished)
+    }
+
+    /// OpenSSL's protocol name as Go's tls.VersionName writes it: "TLSv1.3" → "TLS 1.3".
+    static func goTLSName(_ openSSL: String) -> String {
+        switch openSSL {
+        case "TLSv1": "TLS 1.0"
+        case let name where name.hasPrefix("TLSv"): "TLS " + name.dropFirst(4)
+        default: openSSL
+        }
     }
 
     private static func versionText(_ value: Int) -> String? {

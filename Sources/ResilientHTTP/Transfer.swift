@@ -34,6 +34,10 @@ public struct TransferRequest: Sendable {
     /// arrives and dropped, with no size limit but the timeout: a `/probe` that checks nothing in
     /// the body holds none of it, however large or compressible.
     public var keepsBody = true
+    /// Record the TLS version and describe the leaf certificate (`TransferResult.tlsVersion`,
+    /// `peerCertificate`), for blackbox_exporter's TLS series; off by default (it parses the
+    /// certificate).
+    public var describesTLS = false
     /// Open a new connection and close it afterwards, so every probe measures DNS, connect and TLS.
     public var freshConnection: Bool
     /// Stop reading and fail the attempt past this many body bytes (kept, or with `keepsBody`
@@ -140,6 +144,9 @@ public struct TransferResult: Sendable {
     /// Where a redirect that was not followed (`followRedirects: false`) points, resolved against
     /// the request's URL by libcurl; nil for other answers.
     public var redirectURL: String?
+    /// With `describesTLS`: the protocol as Go names it ("TLS 1.3"), and the leaf certificate.
+    public var tlsVersion: String?
+    public var peerCertificate: PeerCertificate?
 
     /// Creates a result; `primaryIP`, `contentLength` and `redirectURL` are set afterwards.
     public init(

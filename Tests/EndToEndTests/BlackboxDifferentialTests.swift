@@ -14,7 +14,8 @@ struct BlackboxDifferentialTests {
     static let exact: Set<String> = [
         "probe_success", "probe_http_status_code", "probe_http_redirects", "probe_http_ssl", "probe_http_content_length",
         "probe_http_uncompressed_body_length", "probe_http_version", "probe_ip_addr_hash", "probe_ip_protocol",
-        "probe_failed_due_to_regex", "probe_http_last_modified_timestamp_seconds",
+        "probe_failed_due_to_regex", "probe_http_last_modified_timestamp_seconds", "probe_ssl_earliest_cert_expiry",
+        "probe_ssl_last_chain_expiry_timestamp_seconds",
     ]
 
     /// `name{labels} value` samples of an exposition.
@@ -33,6 +34,11 @@ struct BlackboxDifferentialTests {
         let (sim, simBase) = try await startSimulator()
         let simHost = String(simBase.dropFirst("http://".count))
         let blackboxPort = closedPort()
+        // A TLS upstream whose certificate has a subject to escape and DNS names to list.
+        let (cert, key) = try makeSelfSignedCertificate(
+            in: directory, subject: "/C=DE/O=Lookout Test, Inc./OU=probes/CN=127.0.0.1",
+            alternativeNames: "IP:127.0.0.1,DNS:localhost,DNS:probe.test")
+        let (tlsSim, tlsBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key])
         // One file for both: Lookout reads blackbox_exporter's own config as it is.
         try """
         modules:
@@ -49,6 +55,7 @@ struct BlackboxDifferentialTests {
           gzip: {prober: http, timeout: 5s, http: {compression: gzip}}
           small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
           small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
+          tls_ca: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)"}}}
           tcp_connect: {prober: tcp, timeout: 5s}
         """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try ChildProcess(
@@ -61,7 +68,7 @@ struct BlackboxDifferentialTests {
         listen: 127.0.0.1:0
         database: ":memory:"
         probe_modules_file: blackbox.yml
-        probe_allow: ["http://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]
+        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]
         sources:
           - {name: sim, url: "\(simBase)/ok", interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
@@ -93,6 +100,8 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/gzip", "gzip"),
             ("\(simHost)/gzip", "http_2xx"),
             ("\(simHost)/ok", "small"),
+            ("\(tlsBase)/ok", "tls_ca"),
+            ("\(tlsBase)/ok", "must_tls"),
             ("\(simHost)/download/4096", "small"),
             ("\(simHost)/download/4096", "small_regex"),
         ]
@@ -107,11 +116,19 @@ struct BlackboxDifferentialTests {
                     #expect(ours[series] == value, "\(target) \(module): \(series) is \(ours[series] ?? .nan), blackbox_exporter says \(value)")
                 }
             }
+            if module == "tls_ca" {
+                // The TLS series are there to compare: leaf, chain expiry, version.
+                for name in ["probe_ssl_last_chain_info{", "probe_tls_version_info{", "probe_ssl_last_chain_expiry_timestamp_seconds"] {
+                    #expect(theirs.keys.contains { $0.hasPrefix(name) } && ours.keys.contains { $0.hasPrefix(name) }, "\(name)")
+                }
+                #expect(ours.keys.contains { $0.contains(#"subjectalternative="localhost,probe.test""#) })
+            }
             // One attempt, as blackbox makes.
             #expect(ours["probe_retries"] == 0, "\(target) \(module)")
         }
         #expect(try await lookout.terminate() == 0)
         _ = try await blackbox.terminate()
         #expect(try await sim.terminate() == 0)
+        #expect(try await tlsSim.terminate() == 0)
     }
 }

@@ -265,14 +265,16 @@ public func startLookout(config: URL, _ extra: [String] = []) async throws -> (C
 
 /// A self-signed certificate for 127.0.0.1 (three days), made with openssl in `directory`;
 /// returns the certificate and key paths.
-public func makeSelfSignedCertificate(in directory: URL) throws -> (cert: String, key: String) {
+public func makeSelfSignedCertificate(
+    in directory: URL, subject: String = "/CN=127.0.0.1", alternativeNames: String = "IP:127.0.0.1"
+) throws -> (cert: String, key: String) {
     let key = directory.appendingPathComponent("key.pem").path
     let cert = directory.appendingPathComponent("cert.pem").path
     let made = try runToolBlocking(
         "/usr/bin/openssl",
         [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "3",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            "-subj", subject, "-addext", "subjectAltName=\(alternativeNames)",
         ])
     guard made.status == 0 else { throw TestFailure("openssl could not make a certificate: \(made.output)") }
     return (cert, key)

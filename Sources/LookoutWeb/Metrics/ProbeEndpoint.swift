@@ -103,6 +103,7 @@ package struct ProbeEndpoint: Sendable {
             // only counted stops at `body_size_limit` alone. Past either the probe fails.
             transfer.maxResponseBytes = transfer.keepsBody ? min(module.bodySizeLimit ?? .max, 16 << 20) : module.bodySizeLimit
             transfer.acceptEncoding = module.compression
+            transfer.describesTLS = true
             if module.compression != nil, !module.headers.contains(where: { $0.name.lowercased() == "accept-encoding" }) {
                 transfer.headers.append(("Accept-Encoding", ""))
             }
@@ -296,6 +297,23 @@ package struct ProbeEndpoint: Sendable {
         }
         if let expiry = result?.certificateExpiry {
             gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
+        }
+        // As blackbox_exporter with an answer over TLS. Its last-chain expiry is the earliest
+        // expiry of the verified chain; Lookout reads the chain the server presented, which is
+        // the same unless the trust store supplies a certificate that expires first.
+        if ssl, let certificate = result?.peerCertificate, let version = result?.tlsVersion {
+            if let expiry = result?.certificateExpiry {
+                gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", expiry.timeIntervalSince1970.rounded())
+            }
+            writer.family("probe_ssl_last_chain_info", type: .gauge, help: "Contains SSL leaf certificate information")
+            writer.sample(
+                "probe_ssl_last_chain_info",
+                labels: [
+                    ("fingerprint_sha256", certificate.fingerprintSHA256), ("issuer", certificate.issuer), ("subject", certificate.subject),
+                    ("subjectalternative", certificate.dnsNames),
+                ], value: 1)
+            writer.family("probe_tls_version_info", type: .gauge, help: "Returns the TLS version used or NaN when unknown")
+            writer.sample("probe_tls_version_info", labels: [("version", version)], value: 1)
         }
         gauge("probe_success", "Displays whether or not the probe was a success", outcome.ok ? 1 : 0)
         gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", Double(probed.retries))

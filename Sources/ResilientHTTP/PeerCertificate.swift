@@ -1,0 +1,116 @@
+internal import CLibCrypto
+import Foundation
+
+/// The leaf certificate a server presented, described as blackbox_exporter's
+/// `probe_ssl_last_chain_info` labels it: the SHA-256 of its DER, its subject and issuer as Go's
+/// `pkix.Name.String()` writes them (`CN=example.com,O=Example,C=US`), and its DNS names.
+public struct PeerCertificate: Sendable, Equatable {
+    public var fingerprintSHA256: String
+    public var subject: String
+    public var issuer: String
+    /// The DNS subject alternative names, comma-joined.
+    public var dnsNames: String
+
+    /// Reads a DER certificate; nil when it is not one.
+    public init?(der: [UInt8]) {
+        guard let x509 = der.withUnsafeBufferPointer({ lookout_x509_from_der($0.baseAddress, $0.count) }) else { return nil }
+        defer { lookout_x509_free(x509) }
+        fingerprintSHA256 = SHA256.hex(der)
+        subject = PeerCertificate.goName(PeerCertificate.attributes(x509, issuer: false))
+        issuer = PeerCertificate.goName(PeerCertificate.attributes(x509, issuer: true))
+        var buffer = [CChar](repeating: 0, count: 8192)
+        let written = lookout_x509_dns_names(x509, &buffer, Int32(buffer.count))
+        dnsNames = written > 0 ? String(decoding: buffer.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+    }
+
+    /// The DER bytes of the first certificate in PEM text (libcurl's certinfo `Cert:` entry).
+    public static func der(fromPEM pem: String) -> [UInt8]? {
+        guard let begin = pem.range(of: "-----BEGIN CERTIFICATE-----"),
+            let end = pem.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<pem.endIndex)
+        else { return nil }
+        let base64 = pem[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
+        return Data(base64Encoded: String(base64)).map { Array($0) }
+    }
+
+    struct Attribute {
+        var oid: String
+        var type: Int32
+        var value: [UInt8]
+
+        var text: String {
+            // BMPString is UTF-16BE; the string types certificates use otherwise read as UTF-8.
+            guard type == 30 else { return String(decoding: value, as: UTF8.self) }
+            let units = stride(from: 0, to: value.count - 1, by: 2).map { UInt16(value[$0]) << 8 | UInt16(value[$0 + 1]) }
+            return String(decoding: units, as: UTF16.self)
+        }
+    }
+
+    static func attributes(_ x509: OpaquePointer, issuer: Bool) -> [Attribute] {
+        let count = lookout_x509_name_count(x509, issuer ? 1 : 0)
+        guard count > 0 else { return [] }
+        return (0..<count).compactMap { index in
+            var oid = [CChar](repeating: 0, count: 128)
+            var type: Int32 = 0
+            var value: UnsafePointer<UInt8>?
+            var length: Int32 = 0
+            guard lookout_x509_name_entry(x509, issuer ? 1 : 0, index, &oid, Int32(oid.count), &type, &value, &length) != 0 else { return nil }
+            let bytes = value.map { Array(UnsafeBufferPointer(start: $0, count: Int(max(0, length)))) } ?? []
+            return Attribute(oid: String(cString: oid), type: type, value: bytes)
+        }
+    }
+
+    /// Go's `pkix.Name.String()`: the attributes it knows, grouped in its fixed order (C, ST, L,
+    /// STREET, POSTALCODE, O, OU, then the last CN and SERIALNUMBER), after any others, and the
+    /// whole sequence written last to first; values of several of one kind joined by `+`.
+    static func goName(_ attributes: [Attribute]) -> String {
+        let names = ["2.5.4.6": "C", "2.5.4.8": "ST", "2.5.4.7": "L", "2.5.4.9": "STREET", "2.5.4.17": "POSTALCODE", "2.5.4.10": "O", "2.5.4.11": "OU"]
+        var rdns: [[String]] = attributes.filter { names[$0.oid] == nil && $0.oid != "2.5.4.3" && $0.oid != "2.5.4.5" }.map {
+            ["\($0.oid)=#" + der($0).hexString]
+        }
+        for oid in ["2.5.4.6", "2.5.4.8", "2.5.4.7", "2.5.4.9", "2.5.4.17", "2.5.4.10", "2.5.4.11"] {
+            let values = attributes.filter { $0.oid == oid }.map { "\(names[oid]!)=" + escape($0.text) }
+            if !values.isEmpty { rdns.append(values) }
+        }
+        if let common = attributes.last(where: { $0.oid == "2.5.4.3" }), !common.value.isEmpty { rdns.append(["CN=" + escape(common.text)]) }
+        if let serial = attributes.last(where: { $0.oid == "2.5.4.5" }), !serial.value.isEmpty { rdns.append(["SERIALNUMBER=" + escape(serial.text)]) }
+        return rdns.reversed().map { $0.joined(separator: "+") }.joined(separator: ",")
+    }
+
+    /// RFC 2253 escaping as Go does it: `,+"\<>;` anywhere, a space first or last, `#` first.
+    static func escape(_ value: String) -> String {
+        let bytes = Array(value.utf8)
+        var escaped = ""
+        var offset = 0
+        for character in value.unicodeScalars {
+            var needs = ",+\"\\<>;".unicodeScalars.contains(character)
+            if character == " " { needs = offset == 0 || offset == bytes.count - 1 }
+            if character == "#" { needs = offset == 0 }
+            if needs { escaped.append("\\") }
+            escaped.unicodeScalars.append(character)
+            offset += String(character).utf8.count
+        }
+        return escaped
+    }
+
+    /// The value as Go's asn1.Marshal encodes a string: PrintableString when every character
+    /// allows it, UTF8String otherwise.
+    static func der(_ attribute: Attribute) -> [UInt8] {
+        let text = Array(attribute.text.utf8)
+        let printable = text.allSatisfy { byte in
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39) || " '()+,-./:=?".utf8.contains(byte)
+        }
+        var length: [UInt8]
+        if text.count < 128 {
+            length = [UInt8(text.count)]
+        } else {
+            var count = text.count
+            var digits: [UInt8] = []
+            while count > 0 {
+                digits.insert(UInt8(count & 0xFF), at: 0)
+                count >>= 8
+            }
+            length = [0x80 | UInt8(digits.count)] + digits
+        }
+        return [printable ? 19 : 12] + length + text
+    }
+}
