@@ -76,7 +76,7 @@ let package = Package(
         ),
         .target(
             name: "LookoutWeb",
-            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer"]
+            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "CMemory"]
         ),
         .executableTarget(
             name: "lookout",

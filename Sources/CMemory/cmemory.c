@@ -4,6 +4,7 @@
 // tcmalloc's own call (gperftools' malloc_extension_c.h), when `lookout` is linked with it; weak,
 // so that a binary without tcmalloc falls back to glibc's trim.
 extern void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
+extern int MallocExtension_GetNumericProperty(const char *property, size_t *value) __attribute__((weak));
 
 int lookout_release_free_memory(void) {
     if (MallocExtension_ReleaseFreeMemory) {
@@ -11,4 +12,14 @@ int lookout_release_free_memory(void) {
         return 1;
     }
     return malloc_trim(0);
+}
+
+long long lookout_heap_allocated_bytes(void) {
+    if (MallocExtension_GetNumericProperty) {
+        size_t value = 0;
+        if (MallocExtension_GetNumericProperty("generic.current_allocated_bytes", &value)) return (long long)value;
+        return -1;
+    }
+    struct mallinfo2 info = mallinfo2();
+    return (long long)info.uordblks;
 }

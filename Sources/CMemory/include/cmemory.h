@@ -7,4 +7,9 @@
 /// of short-lived allocations, such as parsing a config of 10,000 sources.
 int lookout_release_free_memory(void);
 
+/// The bytes the program has allocated and not freed (tcmalloc's
+/// generic.current_allocated_bytes, else glibc's mallinfo2); -1 when unknown. Resident memory
+/// less this is what the allocator keeps free, and code and mapped files.
+long long lookout_heap_allocated_bytes(void);
+
 #endif

@@ -1,3 +1,4 @@
+internal import CMemory
 import Foundation
 import LookoutCore
 import LookoutStore
@@ -161,6 +162,13 @@ package struct MetricsExposition: Sendable {
             "lookout_db_memory_bytes", type: .gauge,
             help: "Memory SQLite holds for its caches and statements, all connections together (soft limit 24 MiB).",
             value: Double(LookoutDatabase.memoryUsedBytes))
+        let heap = lookout_heap_allocated_bytes()
+        if heap >= 0 {
+            writer.single(
+                "lookout_heap_allocated_bytes", type: .gauge,
+                help: "Bytes allocated and not yet freed (the live heap); resident memory less this is what the allocator keeps free, code and mapped files.",
+                value: Double(heap))
+        }
         MetricsExposition.lastSize.store(writer.size, ordering: .relaxed)
         return writer
     }
