@@ -114,73 +114,15 @@ struct Serve: AsyncParsableCommand {
                     "saved_state": "\(database.standInReadTheFile ? "read from the file" : "not readable: starting without it")",
                 ])
         }
-        // What was saved before a restart; a damaged file loses this, not the service. The
-        // registry lists the sources first, so the history of sources no longer configured
-        // (or of other shards) is not taken back.
-        // Ids for the config's sources, renames first, before any probe is written.
-        let syncSources: @Sendable (LookoutConfig) -> Void = { config in
-            guard database.unwritableReason == nil else { return }  // the stand-in keeps nothing
-            do {
-                for (old, new) in try writer.sourceIds.sync(database, sources: config.sources, nowMs: Timestamp.nowMs()) {
-                    logger.info("source renamed; its history follows it", metadata: ["from": "\(old)", "to": "\(new)"])
-                }
-            } catch {
-                logger.error("cannot record the config's sources in the database", metadata: ["database": "\(database.path)", "error": "\(error)"])
-            }
-        }
-        // When this run started, and how long nothing was probed before it (the stand-in of an
-        // unwritable file keeps no runs: then the gap is not known).
-        let runs = RunStore(database: database)
-        let startedAtMs = Timestamp.nowMs()
-        var gap: MonitoringGap?
-        var runRecorded = false
-        if database.unwritableReason == nil {
-            do {
-                gap = try runs.begin(nowMs: startedAtMs)
-                runRecorded = true
-            } catch {
-                logger.error("cannot record this start in the database", metadata: ["database": "\(database.path)", "error": "\(error)"])
-            }
-        }
-        if let gap {
-            logger.warning(
-                "Lookout was not running; nothing was probed in between",
-                metadata: [
-                    "from": "\(Timestamp.rfc3339(gap.fromMs))", "to": "\(Timestamp.rfc3339(gap.toMs))",
-                    "for": "\(ConfigValues.format(.seconds(gap.durationMs / 1000)))",
-                ])
-        }
-        syncSources(loaded)
-        monitor.beforeApplying(syncSources)
+        // What was saved before a restart: the run's gap, outages, history, breakers,
+        // maintenance and alerts (`SavedState`); a damaged file loses this, not the service.
+        var saved = SavedState(database: database, writer: writer, monitor: monitor, alerts: alerts, logger: logger)
+        saved.begin(loaded)
         monitor.start()
-        // Outages in progress at the last stop go on (the first failure counts from their start),
-        // unless Lookout was not running for a while: what happened meanwhile is not known. When
-        // they cannot be read, the first write that works clears them, before this run's.
-        do {
-            let outages =
-                database.unwritableReason == nil
-                ? try writer.loadOutages(sources: monitor.ownSources.map(\.name), forget: gap != nil || !runRecorded) : nil
-            if outages == nil { writer.enqueue(.forgetOutages) }
-            for outage in outages ?? [] {
-                monitor.registry.restoreOutage(
-                    source: outage.source, downSinceMs: outage.downSinceMs, failedProbes: outage.failedProbes, cause: outage.cause)
-            }
-        } catch {
-            writer.enqueue(.forgetOutages)
-            logger.error("cannot read the outages in progress at the last stop", metadata: ["database": "\(database.path)", "error": "\(error)"])
-        }
-        do {
-            try writer.loadRecentRollups()
-            monitor.restore(breakers: try BreakerStore.load(database))
-            try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
-            // Maintenance first: the restored alerts' holds include it.
-            monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))
-        } catch {
-            logger.error("cannot read the saved state; starting without it", metadata: ["database": "\(database.path)", "error": "\(error)"])
-        }
-        do { try alerts.restore(after: gap) } catch {
-            logger.error("cannot read the saved alerts; starting without them", metadata: ["database": "\(database.path)", "error": "\(error)"])
-        }
+        saved.restore()
+        let gap = saved.gap
+        let runs = saved.runs
+        let startedAtMs = saved.startedAtMs
         let statistics = HTTPServerStatistics()
         var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
         context.replica = replicaName
