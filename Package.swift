@@ -78,10 +78,20 @@ let package = Package(
             name: "LookoutWeb",
             dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "CMemory"]
         ),
+        // The whole service built in one function (`LookoutApp.build`): what `serve` runs and what
+        // an in-process test starts.
+        .target(
+            name: "LookoutService",
+            dependencies: [
+                "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer", "ResilientHTTP", "CMemory",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
+                "LookoutService", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb",
                 "ResilientHTTP", "MicroHTTPServer", "CMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -142,7 +152,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutWeb", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutWeb", "LookoutService", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import LookoutAlerting
 import LookoutCore
+import LookoutService
 import LookoutStore
 import LookoutWeb
 import MicroHTTPServer
@@ -88,124 +89,17 @@ struct Serve: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let address = listen ?? loaded.listen
-        guard let (host, port) = HTTPServerConfiguration.parseAddress(address) else {
-            throw ValidationError("listen address \(address) is not HOST:PORT")
-        }
-        let database: LookoutDatabase
+        let app: LookoutApp
         do {
-            database = try LookoutDatabase.openOrStandIn(path: db ?? loaded.database)
+            app = try LookoutApp.build(
+                config: loaded,
+                options: .init(configPath: config, listen: listen, database: db, shard: shardOverride, replica: replicaName), logger: logger)
         } catch {
             printError("lookout: \(error)")
             throw ExitCode(1)
         }
-
-        let writer = RecordWriter(database: database, logger: logger)
-        let monitor = Monitor(
-            config: loaded, configPath: config, shardOverride: shardOverride, sinks: [writer], clientEvents: [writer], logger: logger)
-        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
-        let outbox = OutboxDeliverer(hooks: { monitor.config.hooks }, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
-        alerts.onStored { outbox.poke() }
-        if let reason = database.unwritableReason {
-            logger.error(
-                "cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened",
-                metadata: [
-                    "database": "\(database.path)", "error": "\(reason)",
-                    "saved_state": "\(database.standInReadTheFile ? "read from the file" : "not readable: starting without it")",
-                ])
-        }
-        // What was saved before a restart: the run's gap, outages, history, breakers,
-        // maintenance and alerts (`SavedState`); a damaged file loses this, not the service.
-        var saved = SavedState(database: database, writer: writer, monitor: monitor, alerts: alerts, logger: logger)
-        saved.begin(loaded)
-        monitor.start()
-        saved.restore()
-        let gap = saved.gap
-        let runs = saved.runs
-        let startedAtMs = saved.startedAtMs
-        let statistics = HTTPServerStatistics()
-        var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
-        context.replica = replicaName
-        context.monitoringGap = gap
-        let peers = Peers(urls: { monitor.config.peers }, instanceID: context.instanceID)
-        context.peers = peers
-        let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
-        do {
-            try server.start()
-        } catch {
-            printError("lookout: \(error)")
-            throw ExitCode(1)
-        }
-        // Parsing a big config, restoring history and rebuilding the registry leave many freed
-        // pages behind: give them back each time a config has taken effect (at the start of
-        // probing, and after each reload).
-        monitor.afterApplying { lookout_release_free_memory() }
-        let listening: Logger.Metadata = [
-            "address": "\(host):\(server.port)", "sources": "\(monitor.ownSources.count)", "database": "\(database.path)",
-            "shard": "\(monitor.shard.index)/\(monitor.shard.count)", "replica": "\(replicaName ?? "-")",
-        ]
-
-        // Shut down in reverse order: the server drains first, the writer flushes once, last.
-        // Minute rows are rolled up once no call that started in them can still be running.
-        let longestCall = loaded.sources.map(SourceProber.deadline(for:)).max() ?? .zero
-        let retention = Retention(
-            retention: loaded.retention, rawRetention: loaded.rawRetention, tiers: loaded.rollupRetention,
-            rollupGrace: longestCall + .seconds(60))
-        var parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: RunningPart("writer") { await writer.run() }),
-            .init(service: RunningPart("monitor") { await monitor.run() }),
-            .init(service: RunningPart("alerts") { await alerts.run() }),
-            .init(service: RunningPart("outbox") { await outbox.run() }),
-            .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
-            .init(service: RunningPart("peers") { await peers.run() }),
-            // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
-            .init(
-                service: RunningPart("config-watch") {
-                    await ConfigWatcher(path: config).run {
-                        logger.info("config file changed; reloading", metadata: ["config": "\(config)"])
-                        monitor.reloadConfig()
-                    }
-                }),
-            .init(
-                service: RunningPart("database-reopen") {
-                    guard database.unwritableReason != nil else { return }
-                    await database.reopenWhenWritable {
-                        logger.notice("database opened for writing", metadata: ["database": "\(database.path)"])
-                    }
-                    guard database.unwritableReason == nil else { return }
-                    // What the file holds from before this start, unless it was read at start
-                    // (taken back twice, a firing alert would be two episodes, one firing for
-                    // ever): firing alerts and silences (so a silenced alert stays quiet), and
-                    // whether the file is sound.
-                    if !database.standInReadTheFile {
-                        do { try alerts.restore() } catch {
-                            logger.error("cannot read the saved alerts", metadata: ["error": "\(error)"])
-                        }
-                    }
-                    if case .damaged(let problems) = await database.checkIntegrity() {
-                        logger.error(
-                            "the database is damaged; probing and serving go on (run lookout db check, or restore a backup)",
-                            metadata: [
-                                "database": "\(database.path)", "quick_check": "\(problems)",
-                            ])
-                    }
-                }),
-            .init(
-                service: RunningPart("integrity-check") {
-                    guard database.unwritableReason == nil else { return }  // checked once the file opens
-                    if case .damaged(let problems) = await database.checkIntegrity() {
-                        logger.error(
-                            "the database is damaged; probing and serving go on (run lookout db check, or restore a backup)",
-                            metadata: [
-                                "database": "\(database.path)", "quick_check": "\(problems)",
-                            ])
-                    }
-                }),
-            .init(service: ServingHTTP(server: server, logger: logger, listening: listening)),
-        ]
-        // Also when the start could not be recorded: the heartbeat records the run once it can.
-        parts.insert(.init(service: RunningPart("heartbeat") { await runs.keepAlive(startedAtMs: startedAtMs) }), at: 1)
-        var lifecycle = ServiceGroupConfiguration(services: parts, logger: logger)
+        let monitor = app.monitor
+        var lifecycle = ServiceGroupConfiguration(services: app.services, logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)
         let group = ServiceGroup(configuration: lifecycle)
         do {

@@ -167,7 +167,7 @@ struct ServingEndToEndTests {
         #expect(received.contains("content-encoding: gzip"))
         func steady(_ text: String) -> [Substring] {
             text.split(separator: "\n").filter { line in
-                !["process_", "lookout_db_", "lookout_http_", "# HELP process_", "# TYPE process_"].contains { line.hasPrefix($0) }
+                !["process_", "lookout_db_", "lookout_http_", "lookout_heap_", "# HELP process_", "# TYPE process_"].contains { line.hasPrefix($0) }
             }
         }
         #expect(steady(compressed.output) == steady(plain.output))

@@ -7,20 +7,20 @@ import LookoutStore
 /// run (how long nothing was probed, `MonitoringGap`) and the config's source ids, then the
 /// outages in progress, rollups, breakers, history, maintenance and alerts. A file that cannot be
 /// read or written loses this state, never the service: each step logs what it could not do.
-struct SavedState {
+package struct SavedState {
     let database: LookoutDatabase
     let writer: RecordWriter
     let monitor: Monitor
     let alerts: AlertService
     let logger: Logger
-    let runs: RunStore
-    let startedAtMs = Timestamp.nowMs()
+    package let runs: RunStore
+    package let startedAtMs = Timestamp.nowMs()
     /// How long nothing was probed before this start (nil: not known, or no earlier run).
-    private(set) var gap: MonitoringGap?
+    package private(set) var gap: MonitoringGap?
     /// This start is in the database (so outages in progress can be trusted to go on).
     private(set) var runRecorded = false
 
-    init(database: LookoutDatabase, writer: RecordWriter, monitor: Monitor, alerts: AlertService, logger: Logger) {
+    package init(database: LookoutDatabase, writer: RecordWriter, monitor: Monitor, alerts: AlertService, logger: Logger) {
         self.database = database
         self.writer = writer
         self.monitor = monitor
@@ -31,7 +31,7 @@ struct SavedState {
 
     /// Before probing: records this start (and reads the gap before it), and gives the config's
     /// sources their ids, renames first, now and before every reload takes effect.
-    mutating func begin(_ config: LookoutConfig) {
+    package mutating func begin(_ config: LookoutConfig) {
         if database.unwritableReason == nil {
             do {
                 gap = try runs.begin(nowMs: startedAtMs)
@@ -55,7 +55,7 @@ struct SavedState {
 
     /// Once the registry lists the configured sources (`Monitor.start()`), so the history of
     /// sources no longer configured, or of other shards, is not taken back.
-    func restore() {
+    package func restore() {
         // Outages in progress at the last stop go on (the first failure counts from their start),
         // unless Lookout was not running for a while: what happened meanwhile is not known. When
         // they cannot be read, the first write that works clears them, before this run's.

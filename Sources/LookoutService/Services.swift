@@ -7,16 +7,16 @@ import ServiceLifecycle
 /// swift-service-lifecycle service: it runs until the group shuts down gracefully, then its task
 /// is cancelled and it finishes what it does on cancellation (the writer's last flush, say).
 /// The modules below stay free of the lifecycle library; this adapter is the only place it meets them.
-struct RunningPart: Service, CustomStringConvertible {
-    let description: String
+package struct RunningPart: Service, CustomStringConvertible {
+    package let description: String
     let body: @Sendable () async -> Void
 
-    init(_ name: String, _ body: @escaping @Sendable () async -> Void) {
+    package init(_ name: String, _ body: @escaping @Sendable () async -> Void) {
         self.description = name
         self.body = body
     }
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown { await body() }
         // A part whose work is done early (a start-up check) stays until the group shuts down:
         // ServiceGroup counts a service that returns while the group is shutting down as failed.
@@ -26,15 +26,21 @@ struct RunningPart: Service, CustomStringConvertible {
 
 /// The HTTP server, already listening: on graceful shutdown it answers what is in flight (or 503)
 /// and closes.
-struct ServingHTTP: Service, CustomStringConvertible {
+package struct ServingHTTP: Service, CustomStringConvertible {
     let server: HTTPServer
     let logger: Logger
     /// Logged once the group runs, so that whoever waits for it may send SIGTERM at once: the
     /// group's signal handlers are in place by then.
     let listening: Logger.Metadata
-    var description: String { "http-server" }
+    package var description: String { "http-server" }
 
-    func run() async throws {
+    package init(server: HTTPServer, logger: Logger, listening: Logger.Metadata) {
+        self.server = server
+        self.logger = logger
+        self.listening = listening
+    }
+
+    package func run() async throws {
         logger.info("listening", metadata: listening)
         try? await gracefulShutdown()
         logger.info("stopping")
