@@ -63,6 +63,7 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_long(handle, CURLOPT_SSL_SESSIONID_CACHE, 0)
         lookout_curl_setopt_long(handle, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, request.freshConnection ? 1 : 0)
+        lookout_curl_setopt_long(handle, CURLOPT_CONNECT_ONLY, request.connectOnly ? 1 : 0)
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         if ASCII.hasPrefixIgnoringCase(request.url, "https://") {
@@ -217,6 +218,7 @@ final class EasyHandle: @unchecked Sendable {
         finished.redirectURL = redirectPointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         finished.primaryIP = ip
         finished.contentLength = Int64(length)
+        finished.connectOnly = request.connectOnly
         if request.describesTLS {
             finished.tlsVersion = tlsVersion
             finished.peerCertificate = lookout_curl_leaf_cert_pem(handle).flatMap { PeerCertificate.der(fromPEM: String(cString: $0)) }

@@ -11,6 +11,7 @@ public enum FailureClassifier {
     public static func classify(_ result: TransferResult, acceptedStatuses: Set<Int>? = nil) -> Failure? {
         if result.curlCode != 0 { return classifyTransport(result) }
         guard let status = result.httpStatus else {
+            if result.connectOnly { return nil }  // connected (and shook hands): all that was asked
             return Failure(category: .invalidResponse, reason: "no_status", detail: "no HTTP status received")
         }
         let accepted = acceptedStatuses.map { $0.contains(status) } ?? (200...299).contains(status)

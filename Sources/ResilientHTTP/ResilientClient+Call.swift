@@ -67,7 +67,8 @@ extension ResilientClient {
         guard let policy = withUpstream(name, { $0.policy }) else { return finish() }
 
         var transfer = request.transfer
-        if policy.requireHTTPS, ASCII.hasPrefixIgnoringCase(transfer.url, "http://") {
+        // A connect-only probe sends nothing, so nothing goes in the clear.
+        if policy.requireHTTPS, !transfer.connectOnly, ASCII.hasPrefixIgnoringCase(transfer.url, "http://") {
             guard policy.upgradeToHTTPS else {
                 outcome.failure = Failure(
                     category: .insecureBlocked, reason: "plain_http_refused",

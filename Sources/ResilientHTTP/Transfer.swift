@@ -34,6 +34,9 @@ public struct TransferRequest: Sendable {
     /// arrives and dropped, with no size limit but the timeout: a `/probe` that checks nothing in
     /// the body holds none of it, however large or compressible.
     public var keepsBody = true
+    /// Connect (and for https:// complete the TLS handshake) and send nothing: a TCP or TLS
+    /// probe. Success is a connection, with no HTTP status.
+    public var connectOnly = false
     /// Record the TLS version and describe the leaf certificate (`TransferResult.tlsVersion`,
     /// `peerCertificate`), for blackbox_exporter's TLS series; off by default (it parses the
     /// certificate).
@@ -146,6 +149,8 @@ public struct TransferResult: Sendable {
     public var redirectURL: String?
     /// With `describesTLS`: the protocol as Go names it ("TLS 1.3"), and the leaf certificate.
     public var tlsVersion: String?
+    /// The request was `connectOnly`: no HTTP status is expected.
+    public var connectOnly = false
     public var peerCertificate: PeerCertificate?
 
     /// Creates a result; `primaryIP`, `contentLength` and `redirectURL` are set afterwards.

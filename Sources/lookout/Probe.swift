@@ -27,7 +27,7 @@ struct Probe: AsyncParsableCommand {
         guard ConfigValues.duration(timeout) != nil else {
             throw ValidationError("--timeout \"\(timeout)\" is not a duration (use 500ms, 30s, 5m, 1h)")
         }
-        if let message = ProbeURL.problem(url) { throw ValidationError(message) }
+        if let message = Probers.prober(for: SourceKind(rawValue: kind) ?? .http).urlProblem(url) { throw ValidationError(message) }
         if let sha256, sha256.range(of: "^[0-9a-fA-F]{64}$", options: .regularExpression) == nil {
             throw ValidationError("--sha256 must be 64 hex digits")
         }

@@ -80,8 +80,24 @@ struct ConfigTableTests {
             "t.yml:5:5: sources[0].expect.min_items: only applies to kind: rss"
         ),
         (
+            "sources:\n  - name: a\n    kind: ftp\n    url: http://x/\n",
+            #"t.yml:3:11: sources[0].kind: "ftp" is not a kind (use http, json, rss, download, tcp or tls)"#
+        ),
+        (
             "sources:\n  - name: a\n    kind: tcp\n    url: http://x/\n",
-            #"t.yml:3:11: sources[0].kind: "tcp" is not a kind (use http, json, rss or download)"#
+            #"t.yml:4:10: sources[0].url: "http://x/" is not a tcp:// address (use tcp://host:port)"#
+        ),
+        (
+            "sources:\n  - name: a\n    kind: tls\n    url: tls://x\n",
+            #"t.yml:4:10: sources[0].url: "tls://x" names no port (use tls://host:port)"#
+        ),
+        (
+            "sources:\n  - name: a\n    kind: tcp\n    url: tcp://x:5432/db\n",
+            #"t.yml:4:10: sources[0].url: "tcp://x:5432/db" has more than a host and a port"#
+        ),
+        (
+            "sources:\n  - name: a\n    url: https://x/\n    ca_file: /nonexistent/ca.pem\n",
+            "t.yml:4:14: sources[0].ca_file: cannot read /nonexistent/ca.pem"
         ),
         (
             "sources:\n  - name: a\n    kind: download\n    url: http://x/\n    sha256: abc\n",

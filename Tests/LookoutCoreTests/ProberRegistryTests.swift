@@ -7,15 +7,15 @@ import Testing
 @Suite("prober registry")
 struct ProberRegistryTests {
     @Test func everyRegisteredKindParsesAndNothingElse() {
-        #expect(Probers.all.map { $0.kind.rawValue } == ["http", "json", "rss", "download"])
+        #expect(Probers.all.map { $0.kind.rawValue } == ["http", "json", "rss", "download", "tcp", "tls"])
         for prober in Probers.all {
             #expect(SourceKind(rawValue: prober.kind.rawValue) == prober.kind)
             #expect(ObjectIdentifier(Probers.prober(for: prober.kind)) == ObjectIdentifier(prober))
             #expect(!prober.summary.isEmpty)
         }
-        #expect(SourceKind(rawValue: "tcp") == nil)
+        #expect(SourceKind(rawValue: "ftp") == nil)
         #expect(SourceKind(rawValue: "") == nil)
-        #expect(Probers.names == "http, json, rss or download")
+        #expect(Probers.names == "http, json, rss, download, tcp or tls")
     }
 
     @Test func eachKindChecksWhatItOwns() {

@@ -9,7 +9,7 @@ extension ConfigReader {
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
         "rate_limit", "headers", "forward_headers_on_redirect", "method", "expect", "max_bytes", "outage", "max_retry_after",
     ]
-    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from"]
+    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from", "ca_file"]
     /// A Prometheus label name: `[a-zA-Z_][a-zA-Z0-9_]*`, not reserved (`__` first).
     static func isLabelName(_ name: String) -> Bool {
         guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first), !name.hasPrefix("__") else { return false }
@@ -68,7 +68,7 @@ extension ConfigReader {
                 }
             }
             if let urlEntry = map["url"] {
-                if let text = url(urlEntry.value, "\(path).url") { source.url = text }
+                if let text = url(urlEntry.value, "\(path).url", kind: source.kind) { source.url = text }
             } else {
                 problem(item, "\(path).url", "is missing")
             }
@@ -112,6 +112,14 @@ extension ConfigReader {
                     problem(group.value, "\(path).group", "must be 1 to 64 characters, without control characters")
                 } else {
                     source.group = text
+                }
+            }
+            if let node = map["ca_file"]?.value, let name = string(node, "\(path).ca_file") {
+                let resolved = resolvePath(name)
+                if FileManager.default.isReadableFile(atPath: resolved) {
+                    source.caFile = resolved
+                } else {
+                    problem(node, "\(path).ca_file", "cannot read \(resolved)")
                 }
             }
             if let sha = map["sha256"], let text = string(sha.value, "\(path).sha256") {

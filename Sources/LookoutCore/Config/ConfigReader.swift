@@ -194,9 +194,9 @@ struct ConfigReader {
         }
     }
 
-    mutating func url(_ node: Node, _ path: String) -> String? {
+    mutating func url(_ node: Node, _ path: String, kind: SourceKind = .http) -> String? {
         guard let text = string(node, path) else { return nil }
-        if let message = ProbeURL.problem(text) {
+        if let message = Probers.prober(for: kind).urlProblem(text) {
             problem(node, path, message)
             return nil
         }

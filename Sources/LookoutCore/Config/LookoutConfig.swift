@@ -81,6 +81,8 @@ package struct SourceConfig: Sendable, Equatable {
     package var group: String?
     /// Downloads: the expected SHA-256 in hex.
     package var sha256: String?
+    /// https:// and tls:// sources: a PEM file of certificates to trust instead of the system's.
+    package var caFile: String?
     /// Downloads: more bytes than this fail as `too_large`.
     package var maxBytes: Int64?
     /// When failed probes make an outage, and when it ends.

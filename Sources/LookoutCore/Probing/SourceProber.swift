@@ -31,8 +31,10 @@ package struct SourceProber: Sendable {
 
     /// One call of the source's URL through the resilient client, judged by `ResponseCheck`:
     /// what every HTTP kind does.
-    package func call(_ source: SourceConfig, breakerCountsFailures: Bool) async -> ProbeResult {
+    package func call(_ source: SourceConfig, breakerCountsFailures: Bool, adjusting adjust: (inout TransferRequest) -> Void = { _ in }) async -> ProbeResult {
         var transfer = TransferRequest(url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) }, timeout: source.timeout)
+        transfer.caFile = source.caFile
+        adjust(&transfer)
         transfer.forwardHeadersOnRedirect = source.forwardHeadersOnRedirect
         var request = CallRequest(
             transfer,

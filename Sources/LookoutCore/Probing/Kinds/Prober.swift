@@ -36,6 +36,8 @@ package protocol Prober: SendableMetatype {
     /// Whether `check` reads the answer; without it and without shared expectations (latency,
     /// body text) a call has no validator at all.
     static var checksAnswer: Bool { get }
+    /// What is wrong with a source's `url` for this kind, or nil (default: an http(s) URL).
+    static func urlProblem(_ url: String) -> String?
     /// Judges an answer whose status the source accepts: nil when it passes.
     static func check(_ result: TransferResult, _ source: SourceConfig) -> Failure?
     /// One probe of `source` (default: one call through the resilient client, judged by the
@@ -47,6 +49,7 @@ extension Prober {
     package static var ownKeys: [String] { [] }
     package static var checksAnswer: Bool { false }
     package static func check(_ result: TransferResult, _ source: SourceConfig) -> Failure? { nil }
+    package static func urlProblem(_ url: String) -> String? { ProbeURL.problem(url) }
 
     package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
         await prober.call(source, breakerCountsFailures: breakerCountsFailures)
@@ -55,14 +58,16 @@ extension Prober {
 
 /// Every kind of source, one line each.
 package enum Probers {
-    package static let all: [any Prober.Type] = [HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self]
+    package static let all: [any Prober.Type] = [
+        HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self, TCPProber.self, TLSProber.self,
+    ]
 
     /// The prober of `kind` (every `SourceKind` comes from this list).
     package static func prober(for kind: SourceKind) -> any Prober.Type {
         all.first { $0.kind == kind } ?? HTTPProber.self
     }
 
-    /// "http, json, rss or download", for messages.
+    /// "http, json, rss, download, tcp or tls", for messages.
     package static var names: String {
         let names = all.map { $0.kind.rawValue }
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!

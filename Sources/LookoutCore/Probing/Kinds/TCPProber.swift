@@ -1,0 +1,70 @@
+import Foundation
+import ResilientHTTP
+
+extension SourceKind {
+    package static let tcp = SourceKind(declaring: "tcp")
+    package static let tls = SourceKind(declaring: "tls")
+}
+
+/// `kind: tcp`, `url: tcp://host:port`: a TCP connection, nothing sent. The database and queue
+/// ports behind an API, an SMTP relay: refused, timed out or unresolvable as HTTP sources are.
+package enum TCPProber: Prober {
+    package static let kind = SourceKind.tcp
+    package static let summary = "a TCP connection to host:port"
+
+    package static func urlProblem(_ url: String) -> String? {
+        EndpointURL.problem(url, scheme: "tcp")
+    }
+
+    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        await prober.call(source, breakerCountsFailures: breakerCountsFailures) { transfer in
+            transfer.url = EndpointURL.transferURL(source.url, scheme: "http")
+            transfer.connectOnly = true
+        }
+    }
+}
+
+/// `kind: tls`, `url: tls://host:port`: a TCP connection and a TLS handshake, the certificate
+/// verified for the host (against `ca_file` or the system's store), its expiry recorded:
+/// expired, wrong-host and untrusted certificates fail as they do for https:// sources.
+package enum TLSProber: Prober {
+    package static let kind = SourceKind.tls
+    package static let summary = "a TLS handshake with a valid certificate at host:port"
+
+    package static func urlProblem(_ url: String) -> String? {
+        EndpointURL.problem(url, scheme: "tls")
+    }
+
+    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        await prober.call(source, breakerCountsFailures: breakerCountsFailures) { transfer in
+            transfer.url = EndpointURL.transferURL(source.url, scheme: "https")
+            transfer.connectOnly = true
+        }
+    }
+}
+
+/// `SCHEME://host:port` URLs of the kinds that are no HTTP request.
+enum EndpointURL {
+    static func problem(_ text: String, scheme: String) -> String? {
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            return "\"\(PrintableText.escape(text))\" holds a space or a control character"
+        }
+        guard let components = URLComponents(string: text), components.scheme?.lowercased() == scheme,
+            let host = components.host, !host.isEmpty
+        else {
+            return "\"\(text)\" is not a \(scheme):// address (use \(scheme)://host:port)"
+        }
+        guard let port = components.port else { return "\"\(text)\" names no port (use \(scheme)://host:port)" }
+        guard (1...65535).contains(port) else { return "\"\(text)\" names port \(port); a port is 1 to 65535" }
+        guard components.path.isEmpty || components.path == "/", components.query == nil, components.user == nil else {
+            return "\"\(text)\" has more than a host and a port"
+        }
+        return nil
+    }
+
+    /// The URL libcurl connects to: the same host and port under `scheme`.
+    static func transferURL(_ url: String, scheme: String) -> String {
+        guard let range = url.range(of: "://") else { return url }
+        return scheme + url[range.lowerBound...]
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import ResilientHTTP
+import TestSupport
+import Testing
+
+/// `kind: tcp` and `kind: tls` against real listeners on loopback: a port that accepts is up, a
+/// closed one is refused, and a TLS endpoint is up only with a certificate the source trusts,
+/// each failure with the reason an HTTP source would give.
+@Suite("tcp and tls sources")
+struct EndpointKindsEndToEndTests {
+    @Test func connectsShakesHandsAndNamesWhatFails() async throws {
+        let directory = try makeTemporaryDirectory("endpoint-kinds")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (cert, key) = try makeSelfSignedCertificate(in: directory)
+        let (plain, plainBase) = try await startSimulator()
+        let (secure, secureBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key])
+        let plainPort = URLComponents(string: plainBase)!.port!
+        let securePort = URLComponents(string: secureBase)!.port!
+        let closed = closedPort()
+        let lookout = try await InProcessLookout.start(
+            """
+            defaults: {interval: 1s, timeout: 2s, require_https: true}
+            sources:
+              - {name: port-open, kind: tcp, url: "tcp://127.0.0.1:\(plainPort)"}
+              - {name: port-closed, kind: tcp, url: "tcp://127.0.0.1:\(closed)"}
+              - {name: tls-trusted, kind: tls, url: "tls://127.0.0.1:\(securePort)", ca_file: "\(cert)"}
+              - {name: tls-untrusted, kind: tls, url: "tls://127.0.0.1:\(securePort)"}
+              - {name: tls-on-plain, kind: tls, url: "tls://127.0.0.1:\(plainPort)"}
+            """)
+        let http = CurlTransport()
+        let metrics = try await eventually("a probe of every source") {
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+            let names = ["port-open", "port-closed", "tls-trusted", "tls-untrusted", "tls-on-plain"]
+            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
+        }
+        #expect(metrics.contains(#"lookout_probe_success{source="port-open"} 1"#))
+        #expect(metrics.contains(#"lookout_probe_success{source="tls-trusted"} 1"#))
+        #expect(metrics.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="tls-trusted"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="port-closed",category="transient",reason="connection_refused"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="tls-untrusted",category="tls_error",reason="cert_invalid"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="tls-on-plain",category="tls_error",reason="tls_handshake"}"#))
+        // Nothing is sent in the clear by a connect-only probe: require_https does not refuse it.
+        #expect(!metrics.contains("insecure_blocked"))
+        try await lookout.stop()
+        #expect(try await plain.terminate() == 0)
+        #expect(try await secure.terminate() == 0)
+    }
+}
