@@ -56,13 +56,7 @@ struct APIRequestTests {
     }
 
     /// Bytes of an owned or plain body.
-    func bytes(_ response: HTTPResponse) -> [UInt8] {
-        switch response.body {
-        case .bytes(let bytes): return bytes
-        case .owned(let owned): return Array(UnsafeRawBufferPointer(start: owned.pointer, count: owned.count))
-        default: return []
-        }
-    }
+    func bytes(_ response: HTTPResponse) -> [UInt8] { response.bodyBytes }
 
     @Test func metricsAreGzippedWhenTheScraperAsks() async throws {
         let router = try router()

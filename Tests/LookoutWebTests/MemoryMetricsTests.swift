@@ -13,12 +13,7 @@ struct MemoryMetricsTests {
             config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
         let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
         let response = await router.respond(to: HTTPRequest(method: "GET", path: "/metrics"))
-        let text: String
-        switch response.body {
-        case .bytes(let bytes): text = String(decoding: bytes, as: UTF8.self)
-        case .owned(let owned): text = String(decoding: UnsafeRawBufferPointer(start: owned.pointer, count: owned.count), as: UTF8.self)
-        default: text = ""
-        }
+        let text = response.bodyText
         func value(_ name: String) -> Double? {
             text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
         }

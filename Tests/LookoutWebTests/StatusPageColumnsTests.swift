@@ -15,11 +15,7 @@ struct StatusPageColumnsTests {
         monitor.registry.apply(sources)
         let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
         let response = await router.respond(to: HTTPRequest(method: "GET", path: path))
-        switch response.body {
-        case .bytes(let bytes): return String(decoding: bytes, as: UTF8.self)
-        case .owned(let owned): return String(decoding: UnsafeRawBufferPointer(start: owned.pointer, count: owned.count), as: UTF8.self)
-        default: return ""
-        }
+        return response.bodyText
     }
 
     func count(_ text: some StringProtocol, _ needle: String) -> Int { text.components(separatedBy: needle).count - 1 }

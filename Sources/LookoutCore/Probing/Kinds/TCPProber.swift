@@ -8,36 +8,38 @@ extension SourceKind {
 
 /// `kind: tcp`, `url: tcp://host:port`: a TCP connection, nothing sent. The database and queue
 /// ports behind an API, an SMTP relay: refused, timed out or unresolvable as HTTP sources are.
-package enum TCPProber: Prober {
+package enum TCPProber: EndpointProber {
     package static let kind = SourceKind.tcp
     package static let summary = "a TCP connection to host:port"
-
-    package static func urlProblem(_ url: String) -> String? {
-        EndpointURL.problem(url, scheme: "tcp")
-    }
-
-    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
-        await prober.call(source, breakerCountsFailures: breakerCountsFailures) { transfer in
-            transfer.url = EndpointURL.transferURL(source.url, scheme: "http")
-            transfer.connectOnly = true
-        }
-    }
+    static let scheme = "tcp"
+    static let transferScheme = "http"
 }
 
 /// `kind: tls`, `url: tls://host:port`: a TCP connection and a TLS handshake, the certificate
 /// verified for the host (against `ca_file` or the system's store), its expiry recorded:
 /// expired, wrong-host and untrusted certificates fail as they do for https:// sources.
-package enum TLSProber: Prober {
+package enum TLSProber: EndpointProber {
     package static let kind = SourceKind.tls
     package static let summary = "a TLS handshake with a valid certificate at host:port"
+    static let scheme = "tls"
+    static let transferScheme = "https"
+}
 
+/// A kind that connects to `SCHEME://host:port` and sends nothing: libcurl connects to the same
+/// host and port as `transferScheme` (https: with the TLS handshake) and stops there.
+protocol EndpointProber: Prober {
+    static var scheme: String { get }
+    static var transferScheme: String { get }
+}
+
+extension EndpointProber {
     package static func urlProblem(_ url: String) -> String? {
-        EndpointURL.problem(url, scheme: "tls")
+        EndpointURL.problem(url, scheme: scheme)
     }
 
     package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
         await prober.call(source, breakerCountsFailures: breakerCountsFailures) { transfer in
-            transfer.url = EndpointURL.transferURL(source.url, scheme: "https")
+            transfer.url = EndpointURL.transferURL(source.url, scheme: transferScheme)
             transfer.connectOnly = true
         }
     }
