@@ -160,14 +160,7 @@ extension ConfigReader {
             if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).tls_config.insecure_skip_verify") == true {
                 problem(node, "\(path).tls_config.insecure_skip_verify", "Lookout always verifies certificates; give the CA in ca_file instead")
             }
-            if let node = tls["ca_file"]?.value, let name = string(node, "\(path).tls_config.ca_file") {
-                let resolved = resolvePath(name)
-                if FileManager.default.isReadableFile(atPath: resolved) {
-                    module.caFile = resolved
-                } else {
-                    problem(node, "\(path).tls_config.ca_file", "cannot read \(resolved)")
-                }
-            }
+            if let node = tls["ca_file"]?.value { module.caFile = readableFile(node, "\(path).tls_config.ca_file") }
         }
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")

@@ -114,14 +114,7 @@ extension ConfigReader {
                     source.group = text
                 }
             }
-            if let node = map["ca_file"]?.value, let name = string(node, "\(path).ca_file") {
-                let resolved = resolvePath(name)
-                if FileManager.default.isReadableFile(atPath: resolved) {
-                    source.caFile = resolved
-                } else {
-                    problem(node, "\(path).ca_file", "cannot read \(resolved)")
-                }
-            }
+            if let node = map["ca_file"]?.value { source.caFile = readableFile(node, "\(path).ca_file") }
             if let sha = map["sha256"], let text = string(sha.value, "\(path).sha256") {
                 if !(text.utf8.count == 64 && text.utf8.allSatisfy({ $0.isHexDigit })) {
                     problem(sha.value, "\(path).sha256", "must be 64 hex digits")

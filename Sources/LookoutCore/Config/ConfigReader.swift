@@ -267,6 +267,18 @@ struct ConfigReader {
     }
 
     /// A path relative to the config's directory, made absolute.
+    /// A file `node` names (relative to the config's folder), or nil and a problem when it
+    /// cannot be read: what it holds is not read here, nor ever shown.
+    mutating func readableFile(_ node: Node, _ path: String) -> String? {
+        guard let name = string(node, path) else { return nil }
+        let resolved = resolvePath(name)
+        guard FileManager.default.isReadableFile(atPath: resolved) else {
+            problem(node, path, "cannot read \(resolved)")
+            return nil
+        }
+        return resolved
+    }
+
     func resolvePath(_ name: String) -> String {
         name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)
     }
