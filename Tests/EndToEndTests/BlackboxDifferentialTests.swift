@@ -56,6 +56,12 @@ struct BlackboxDifferentialTests {
           small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
           small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
           tls_ca: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)"}}}
+          hdr_match: {prober: http, timeout: 5s, http: {fail_if_header_matches: [{header: Content-Type, regexp: json}]}}
+          hdr_not_match: {prober: http, timeout: 5s, http: {fail_if_header_not_matches: [{header: content-type, regexp: "^application/"}]}}
+          hdr_missing: {prober: http, timeout: 5s, http: {fail_if_header_not_matches: [{header: X-Missing, regexp: "."}]}}
+          hdr_allow_missing: {prober: http, timeout: 5s, http: {fail_if_header_matches: [{header: X-Missing, regexp: ".", allow_missing: true}]}}
+          http11: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/1.1"]}}
+          http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
           tcp_connect: {prober: tcp, timeout: 5s}
         """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try ChildProcess(
@@ -100,6 +106,12 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/gzip", "gzip"),
             ("\(simHost)/gzip", "http_2xx"),
             ("\(simHost)/ok", "small"),
+            ("\(simHost)/json/valid", "hdr_match"),
+            ("\(simHost)/json/valid", "hdr_not_match"),
+            ("\(simHost)/ok", "hdr_missing"),
+            ("\(simHost)/ok", "hdr_allow_missing"),
+            ("\(simHost)/ok", "http11"),
+            ("\(simHost)/ok", "http2_only"),
             ("\(tlsBase)/ok", "tls_ca"),
             ("\(tlsBase)/ok", "must_tls"),
             ("\(simHost)/download/4096", "small"),

@@ -80,6 +80,32 @@ struct BlackboxFileTests {
 
     /// `body_size_limit` as blackbox_exporter writes it (Go's Base2Bytes: KB and KiB both 1,024);
     /// 0 is no limit; anything else, or a size past Int, is an error at its place.
+    @Test func headerChecksAndHTTPVersionsAreRead() throws {
+        let config = try load(
+            """
+            modules:
+              m:
+                prober: http
+                http:
+                  fail_if_header_matches: [{header: Server, regexp: "nginx/1\\\\.1"}]
+                  fail_if_header_not_matches: [{header: Cache-Control, regexp: max-age, allow_missing: true}]
+                  valid_http_versions: [HTTP/1.1, HTTP/2.0]
+            """)
+        let module = try #require(config.probeModules["m"])
+        #expect(module.failIfHeaderMatches == [ProbeModule.HeaderRegex(header: "Server", regexp: #"nginx/1\.1"#)])
+        #expect(module.failIfHeaderNotMatches == [ProbeModule.HeaderRegex(header: "Cache-Control", regexp: "max-age", allowMissing: true)])
+        #expect(module.validHTTPVersions == ["HTTP/1.1", "HTTP/2.0"])
+        #expect(
+            problems("modules: {m: {prober: http, http: {fail_if_header_matches: [{regexp: x}]}}}\n").first?.contains(
+                "fail_if_header_matches[0].header: is missing") == true)
+        #expect(
+            problems("modules: {m: {prober: http, http: {fail_if_header_matches: [{header: X, regexp: \"(\"}]}}}\n").first?.contains(
+                "is not a regular expression") == true)
+        #expect(
+            problems("modules: {m: {prober: http, http: {valid_http_versions: [HTTP/3]}}}\n").first?.contains(#""HTTP/3" is not a protocol Lookout speaks"#)
+                == true)
+    }
+
     @Test func bodySizeLimitReadsBlackboxSizes() throws {
         let sizes = ["512KB": 512 << 10, "10MiB": 10 << 20, "1GB": 1 << 30, "2048": 2048, "1.5KB": 1536, "64B": 64]
         for (text, bytes) in sizes {

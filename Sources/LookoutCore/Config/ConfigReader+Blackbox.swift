@@ -12,11 +12,11 @@ extension ConfigReader {
     static let blackboxHTTPKeys = [
         "valid_status_codes", "method", "headers", "body", "follow_redirects", "compression", "fail_if_ssl", "fail_if_not_ssl",
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
-        "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit",
+        "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit", "valid_http_versions", "fail_if_header_matches", "fail_if_header_not_matches",
     ]
     /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
     static let blackboxHTTPKeysNotYet = [
-        "valid_http_versions", "body_file", "fail_if_header_matches", "fail_if_header_not_matches", "proxy_url", "no_proxy",
+        "body_file", "proxy_url", "no_proxy",
         "proxy_from_environment", "proxy_connect_header", "oauth2", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3",
         "http_headers", "authorization",
     ]
@@ -120,6 +120,18 @@ extension ConfigReader {
                 problem(node, "\(path).compression", "\"\(text)\" is not an encoding blackbox_exporter knows (gzip, br, deflate, identity)")
             }
         }
+        module.failIfHeaderMatches = headerRegexes(fields["fail_if_header_matches"]?.value, "\(path).fail_if_header_matches")
+        module.failIfHeaderNotMatches = headerRegexes(fields["fail_if_header_not_matches"]?.value, "\(path).fail_if_header_not_matches")
+        if let node = fields["valid_http_versions"]?.value, let list = sequence(node, "\(path).valid_http_versions") {
+            for (index, item) in list.enumerated() {
+                guard let version = string(item, "\(path).valid_http_versions[\(index)]") else { continue }
+                if ["HTTP/1.0", "HTTP/1.1", "HTTP/2.0"].contains(version) {
+                    module.validHTTPVersions.append(version)
+                } else {
+                    problem(item, "\(path).valid_http_versions[\(index)]", "\"\(version)\" is not a protocol Lookout speaks (HTTP/1.0, HTTP/1.1, HTTP/2.0)")
+                }
+            }
+        }
         if let node = fields["body_size_limit"]?.value, let text = string(node, "\(path).body_size_limit") {
             if let bytes = ConfigReader.base2Bytes(text) {
                 module.bodySizeLimit = bytes == 0 ? nil : bytes
@@ -170,6 +182,32 @@ extension ConfigReader {
         if let node = fields["ip_protocol_fallback"]?.value, bool(node, "\(path).ip_protocol_fallback") == false {
             problem(node, "\(path).ip_protocol_fallback", "Lookout always falls back to the other IP version; leave ip_protocol_fallback out")
         }
+    }
+
+    /// `[{header: NAME, regexp: RE, allow_missing: BOOL}]`.
+    private mutating func headerRegexes(_ node: Node?, _ path: String) -> [ProbeModule.HeaderRegex] {
+        guard let node, let list = sequence(node, path) else { return [] }
+        var specs: [ProbeModule.HeaderRegex] = []
+        for (index, item) in list.enumerated() {
+            let place = "\(path)[\(index)]"
+            guard let fields = mapping(item, place, known: ["header", "regexp", "allow_missing"]) else { continue }
+            guard let header = fields["header"].flatMap({ string($0.value, "\(place).header") }), !header.isEmpty else {
+                if fields["header"] == nil { problem(item, "\(place).header", "is missing") }
+                continue
+            }
+            guard let node = fields["regexp"]?.value else {
+                problem(item, "\(place).regexp", "is missing")
+                continue
+            }
+            guard let regexp = string(node, "\(place).regexp") else { continue }
+            guard (try? NSRegularExpression(pattern: regexp)) != nil else {
+                problem(node, "\(place).regexp", "\"\(regexp)\" is not a regular expression")
+                continue
+            }
+            let allowMissing = fields["allow_missing"].flatMap { bool($0.value, "\(place).allow_missing") } ?? false
+            specs.append(ProbeModule.HeaderRegex(header: header, regexp: regexp, allowMissing: allowMissing))
+        }
+        return specs
     }
 
     private mutating func regexes(_ node: Node?, _ path: String) -> [String] {

@@ -24,6 +24,24 @@ package struct ProbeModule: Sendable, Equatable {
     /// Regular expressions the body must not match, and must match.
     package var failIfBodyMatches: [String] = []
     package var failIfBodyNotMatches: [String] = []
+    /// A response header's values against a regular expression (blackbox's
+    /// `fail_if_header_matches` / `fail_if_header_not_matches`).
+    package struct HeaderRegex: Sendable, Equatable {
+        package var header: String
+        package var regexp: String
+        /// A missing header passes (by default it fails either check).
+        package var allowMissing = false
+
+        package init(header: String, regexp: String, allowMissing: Bool = false) {
+            self.header = header
+            self.regexp = regexp
+            self.allowMissing = allowMissing
+        }
+    }
+    package var failIfHeaderMatches: [HeaderRegex] = []
+    package var failIfHeaderNotMatches: [HeaderRegex] = []
+    /// The protocols an answer may come in (`HTTP/1.1`, `HTTP/2.0`); empty: any.
+    package var validHTTPVersions: [String] = []
     package var caFile: String?
     /// The most body bytes read (blackbox_exporter's `body_size_limit`): past it the probe fails.
     /// nil: no limit for a body only counted, 16 MiB for one a regex reads.

@@ -187,6 +187,16 @@ package struct ProbeEndpoint: Sendable {
                 detail: "the module asked for \(expected), and the answer came \(result.header("Content-Encoding").map { "as \($0)" } ?? "without an encoding")"
             )
         }
+        if !module.validHTTPVersions.isEmpty {
+            // As Go names the protocol (resp.Proto).
+            let proto = result.httpVersion.map { $0 == "2" ? "HTTP/2.0" : "HTTP/\($0)" } ?? "?"
+            if !module.validHTTPVersions.contains(proto) {
+                return Failure(
+                    category: .invalidResponse, reason: "http_version", httpStatus: result.httpStatus,
+                    detail: "the answer came in \(proto), not in \(module.validHTTPVersions.joined(separator: " or ")) (valid_http_versions)")
+            }
+        }
+        if let failure = headerCheck(result, module: module) { return failure }
         guard !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty else { return nil }
         let body = String(decoding: result.body, as: UTF8.self)
         func matches(_ pattern: String) -> Bool {
@@ -201,6 +211,39 @@ package struct ProbeEndpoint: Sendable {
             return Failure(
                 category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
                 detail: "the body does not match \(pattern) (fail_if_body_not_matches_regexp)")
+        }
+        return nil
+    }
+
+    /// blackbox_exporter's header checks: a header named in either list must be there (unless
+    /// `allow_missing`); none of its values may match a `fail_if_header_matches` expression, and
+    /// one must match each `fail_if_header_not_matches` expression.
+    static func headerCheck(_ result: TransferResult, module: ProbeModule) -> Failure? {
+        func values(_ name: String) -> [String] {
+            result.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        }
+        func matches(_ pattern: String, _ value: String) -> Bool {
+            (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil } ?? false
+        }
+        func failure(_ detail: String) -> Failure {
+            Failure(category: .invalidResponse, reason: "header_mismatch", httpStatus: result.httpStatus, detail: detail)
+        }
+        for spec in module.failIfHeaderMatches {
+            let found = values(spec.header)
+            if found.isEmpty && !spec.allowMissing { return failure("the answer has no \(spec.header) header") }
+            if found.contains(where: { matches(spec.regexp, $0) }) {
+                return failure("\(spec.header) matches \(spec.regexp) (fail_if_header_matches)")
+            }
+        }
+        for spec in module.failIfHeaderNotMatches {
+            let found = values(spec.header)
+            if found.isEmpty {
+                if spec.allowMissing { continue }
+                return failure("the answer has no \(spec.header) header")
+            }
+            if !found.contains(where: { matches(spec.regexp, $0) }) {
+                return failure("\(spec.header) does not match \(spec.regexp) (fail_if_header_not_matches)")
+            }
         }
         return nil
     }
@@ -258,7 +301,9 @@ package struct ProbeEndpoint: Sendable {
         // A body past `body_size_limit` cannot be matched: blackbox_exporter counts that as a
         // regex failure when the module has regexes.
         let hasRegexes = !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty
-        let regexFailed = outcome.failure?.reason == "body_mismatch" || (hasRegexes && result?.exceededSizeLimit == true)
+        let regexFailed =
+            outcome.failure?.reason == "body_mismatch" || outcome.failure?.reason == "header_mismatch"
+            || (hasRegexes && result?.exceededSizeLimit == true)
         gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", regexFailed ? 1 : 0)
         // No answer at all is 0 in blackbox_exporter's output; an answer without a length, -1.
         let contentLength = result?.httpStatus == nil ? 0 : result?.contentLength ?? -1
