@@ -69,6 +69,8 @@ final class EasyHandle: @unchecked Sendable {
         if ASCII.hasPrefixIgnoringCase(request.url, "https://") {
             lookout_curl_setopt_long(handle, CURLOPT_CERTINFO, 1)
         }
+        lookout_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.skipsCertificateVerification ? 0 : 1)
+        lookout_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.skipsCertificateVerification ? 0 : 2)
         if let caFile = request.caFile {
             lookout_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)
         }

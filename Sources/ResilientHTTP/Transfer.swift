@@ -48,6 +48,8 @@ public struct TransferRequest: Sendable {
     public var maxResponseBytes: Int?
     /// A PEM file of certificates to trust instead of the system's.
     public var caFile: String?
+    /// Accept any certificate for any host (a `/probe` module's `insecure_skip_verify`).
+    public var skipsCertificateVerification = false
     /// Receives a 200 or 206 body as it arrives instead of keeping it in memory (downloads).
     public var bodySink: (any BodySink)?
 

@@ -62,6 +62,7 @@ struct BlackboxDifferentialTests {
           hdr_allow_missing: {prober: http, timeout: 5s, http: {fail_if_header_matches: [{header: X-Missing, regexp: ".", allow_missing: true}]}}
           http11: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/1.1"]}}
           http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
+          tls_insecure: {prober: http, timeout: 5s, http: {tls_config: {insecure_skip_verify: true}}}
           tcp_connect: {prober: tcp, timeout: 5s}
         """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try ChildProcess(
@@ -114,6 +115,8 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/ok", "http2_only"),
             ("\(tlsBase)/ok", "tls_ca"),
             ("\(tlsBase)/ok", "must_tls"),
+            ("\(tlsBase)/ok", "tls_insecure"),
+            ("\(tlsBase)/ok", "http_2xx"),
             ("\(simHost)/download/4096", "small"),
             ("\(simHost)/download/4096", "small_regex"),
         ]

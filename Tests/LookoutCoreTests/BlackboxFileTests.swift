@@ -68,7 +68,9 @@ struct BlackboxFileTests {
         #expect(
             problems("modules:\n  m: {prober: http, http: {tls_config: {ca_file: /nonexistent/ca.pem}}}\n").first?.contains("cannot read /nonexistent/ca.pem")
                 == true)
-        #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {insecure_skip_verify: true}}}\n").first?.contains("always verifies") == true)
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {body: x, body_file: blackbox.yml}}\n").first?.contains("body and body_file are both set") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {body_file: /nonexistent/body}}\n").first?.contains("cannot read /nonexistent/body") == true)
         #expect(problems("modules:\n  m: {prober: smtp}\n").first?.contains("\"smtp\" is not a prober") == true)
         #expect(
             problems("modules:\n  m: {prober: http}\n", "probe_modules: {m: {kind: http, allow: [\"x\"]}}\n") == [
@@ -104,6 +106,24 @@ struct BlackboxFileTests {
         #expect(
             problems("modules: {m: {prober: http, http: {valid_http_versions: [HTTP/3]}}}\n").first?.contains(#""HTTP/3" is not a protocol Lookout speaks"#)
                 == true)
+    }
+
+    /// body_file (blackbox_exporter 0.24 and later) is read with the config.
+    @Test func bodyFileIsReadWithTheConfig() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bb-body-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = directory.appendingPathComponent("body.json").path
+        try #"{"query": "ping"}"#.write(toFile: body, atomically: true, encoding: .utf8)
+        let config = try load("modules:\n  m: {prober: http, http: {method: POST, body_file: \"\(body)\"}}\n")
+        #expect(config.probeModules["m"]?.body == #"{"query": "ping"}"#)
+    }
+
+    /// insecure_skip_verify is honoured, as blackbox does, and warned about.
+    @Test func insecureSkipVerifyIsHonouredWithAWarning() throws {
+        let config = try load("modules:\n  m: {prober: http, http: {tls_config: {insecure_skip_verify: true}}}\n")
+        #expect(config.probeModules["m"]?.insecureSkipVerify == true)
+        #expect(config.warnings.contains { $0.message.contains("does not verify certificates") })
     }
 
     @Test func bodySizeLimitReadsBlackboxSizes() throws {

@@ -13,10 +13,11 @@ extension ConfigReader {
         "valid_status_codes", "method", "headers", "body", "follow_redirects", "compression", "fail_if_ssl", "fail_if_not_ssl",
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
         "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit", "valid_http_versions", "fail_if_header_matches", "fail_if_header_not_matches",
+        "body_file",
     ]
     /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
     static let blackboxHTTPKeysNotYet = [
-        "body_file", "proxy_url", "no_proxy",
+        "proxy_url", "no_proxy",
         "proxy_from_environment", "proxy_connect_header", "oauth2", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3",
         "http_headers", "authorization",
     ]
@@ -112,6 +113,16 @@ extension ConfigReader {
             module.headers = headers.sorted { $0.key < $1.key }.map { HeaderField($0.key, $0.value) }
         }
         if let node = fields["body"]?.value { module.body = string(node, "\(path).body") }
+        // Read with the config (and again on each reload), not per probe.
+        if let node = fields["body_file"]?.value, let file = readableFile(node, "\(path).body_file") {
+            if fields["body"] != nil {
+                problem(node, "\(path).body_file", "body and body_file are both set; keep one")
+            } else if let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue, size > 1 << 20 {
+                problem(node, "\(path).body_file", "\(file) is \(size) bytes; a request body is at most 1 MiB")
+            } else {
+                module.body = FileManager.default.contents(atPath: file).map { String(decoding: $0, as: UTF8.self) }
+            }
+        }
         if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
         if let node = fields["compression"]?.value, let text = string(node, "\(path).compression"), !text.isEmpty {
             if ["gzip", "br", "deflate", "identity"].contains(text) {
@@ -170,7 +181,10 @@ extension ConfigReader {
                     "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
             }
             if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).tls_config.insecure_skip_verify") == true {
-                problem(node, "\(path).tls_config.insecure_skip_verify", "Lookout always verifies certificates; give the CA in ca_file instead")
+                module.insecureSkipVerify = true
+                warning(
+                    node, "\(path).tls_config.insecure_skip_verify",
+                    "the module does not verify certificates, as asked: expired, untrusted and wrong-host certificates pass; prefer ca_file")
             }
             if let node = tls["ca_file"]?.value { module.caFile = readableFile(node, "\(path).tls_config.ca_file") }
         }

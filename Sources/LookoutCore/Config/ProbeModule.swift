@@ -43,6 +43,8 @@ package struct ProbeModule: Sendable, Equatable {
     /// The protocols an answer may come in (`HTTP/1.1`, `HTTP/2.0`); empty: any.
     package var validHTTPVersions: [String] = []
     package var caFile: String?
+    /// blackbox's `tls_config.insecure_skip_verify`: certificates are not verified.
+    package var insecureSkipVerify = false
     /// The most body bytes read (blackbox_exporter's `body_size_limit`): past it the probe fails.
     /// nil: no limit for a body only counted, 16 MiB for one a regex reads.
     package var bodySizeLimit: Int?

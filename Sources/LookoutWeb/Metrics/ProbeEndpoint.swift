@@ -104,6 +104,7 @@ package struct ProbeEndpoint: Sendable {
             transfer.maxResponseBytes = transfer.keepsBody ? min(module.bodySizeLimit ?? .max, 16 << 20) : module.bodySizeLimit
             transfer.acceptEncoding = module.compression
             transfer.describesTLS = true
+            transfer.skipsCertificateVerification = module.insecureSkipVerify
             if module.compression != nil, !module.headers.contains(where: { $0.name.lowercased() == "accept-encoding" }) {
                 transfer.headers.append(("Accept-Encoding", ""))
             }
@@ -347,7 +348,11 @@ package struct ProbeEndpoint: Sendable {
         // expiry of the verified chain; Lookout reads the chain the server presented, which is
         // the same unless the trust store supplies a certificate that expires first.
         if ssl, let certificate = result?.peerCertificate, let version = result?.tlsVersion {
-            if let expiry = result?.certificateExpiry {
+            // Unverified (insecure_skip_verify), there is no verified chain: Go reports its zero
+            // time, 0001-01-01, as blackbox_exporter does.
+            if module.insecureSkipVerify {
+                gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", -62_135_596_800)
+            } else if let expiry = result?.certificateExpiry {
                 gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", expiry.timeIntervalSince1970.rounded())
             }
             writer.family("probe_ssl_last_chain_info", type: .gauge, help: "Contains SSL leaf certificate information")
