@@ -127,6 +127,16 @@ extension ConfigReader {
         } else if let node = top["probe_allow"]?.value {
             problem(node, "probe_allow", "only applies to the modules of probe_modules_file")
         }
+        for reference in moduleReferences where config.sources.indices.contains(reference.source) {
+            if let module = config.probeModules[reference.name] {
+                config.sources[reference.source].module = module
+            } else {
+                let known = config.probeModules.keys.sorted().joined(separator: ", ")
+                problem(
+                    reference.node, "sources[\(reference.source)].module",
+                    "no probe module is named \"\(reference.name)\" (\(known.isEmpty ? "none is configured" : "configured: \(known)"))")
+            }
+        }
         if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
         if let node = top["status_page"]?.value { config.statusPage = readStatusPage(node) }
         if let node = top["metrics"]?.value, let metrics = mapping(node, "metrics", known: ["detail"]),

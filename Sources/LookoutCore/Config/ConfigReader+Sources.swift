@@ -9,7 +9,8 @@ extension ConfigReader {
         "interval", "timeout", "require_https", "upgrade_to_https", "retry", "retry_budget", "circuit_breaker",
         "rate_limit", "headers", "forward_headers_on_redirect", "method", "expect", "max_bytes", "outage", "max_retry_after",
     ]
-    static let sourceKeys = policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from", "ca_file"]
+    static let sourceKeys =
+        policyKeys + ["name", "kind", "url", "auth", "fallback", "depends_on", "labels", "sha256", "group", "renamed_from", "ca_file", "module"]
     /// A Prometheus label name: `[a-zA-Z_][a-zA-Z0-9_]*`, not reserved (`__` first).
     static func isLabelName(_ name: String) -> Bool {
         guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first), !name.hasPrefix("__") else { return false }
@@ -112,6 +113,13 @@ extension ConfigReader {
                     problem(group.value, "\(path).group", "must be 1 to 64 characters, without control characters")
                 } else {
                     source.group = text
+                }
+            }
+            if let node = map["module"]?.value, let name = string(node, "\(path).module") {
+                if [.http, .json, .rss].contains(source.kind) {
+                    moduleReferences.append((index, name, node))
+                } else {
+                    problem(node, "\(path).module", "only applies to http, json and rss sources")
                 }
             }
             if let node = map["ca_file"]?.value { source.caFile = readableFile(node, "\(path).ca_file") }

@@ -9,6 +9,8 @@ struct ConfigReader {
     let environment: [String: String]
     var problems: [ConfigProblem] = []
     var warnings: [ConfigProblem] = []
+    /// Sources' `module:` names, resolved once the modules are read: (source index, name, node).
+    var moduleReferences: [(source: Int, name: String, node: Node)] = []
 
     init(file: String, directory: String, environment: [String: String]) {
         self.file = file

@@ -83,6 +83,10 @@ package struct SourceConfig: Sendable, Equatable {
     package var sha256: String?
     /// https:// and tls:// sources: a PEM file of certificates to trust instead of the system's.
     package var caFile: String?
+    /// `module: NAME`: the `/probe` module whose request and checks this source uses too (its
+    /// method, headers, body, statuses, TLS settings and blackbox checks), resolved when the
+    /// config is read.
+    package var module: ProbeModule?
     /// Downloads: more bytes than this fail as `too_large`.
     package var maxBytes: Int64?
     /// When failed probes make an outage, and when it ends.

@@ -8,8 +8,10 @@ package enum ResponseCheck {
     package static func validator(for source: SourceConfig) -> (@Sendable (TransferResult) -> Failure?)? {
         let expect = source.expect
         let prober = Probers.prober(for: source.kind)
-        if expect.maxLatency == nil && expect.bodyContains == nil && !prober.checksAnswer { return nil }
+        if expect.maxLatency == nil && expect.bodyContains == nil && !prober.checksAnswer && source.module == nil { return nil }
         return { result in
+            // A named module's checks (TLS, encoding, protocol, headers, body regexes) first.
+            if let failure = source.module?.check(result, url: source.url) { return failure }
             if let limit = expect.maxLatency, result.totalSeconds > limit.seconds {
                 return Failure(
                     category: .invalidResponse, reason: "slow_response", httpStatus: result.httpStatus,

@@ -34,11 +34,21 @@ package struct SourceProber: Sendable {
     package func call(_ source: SourceConfig, breakerCountsFailures: Bool, adjusting adjust: (inout TransferRequest) -> Void = { _ in }) async -> ProbeResult {
         var transfer = TransferRequest(url: source.url, method: source.method, headers: source.headers.map { ($0.name, $0.value) }, timeout: source.timeout)
         transfer.caFile = source.caFile
+        if let module = source.module {
+            // The module's request, as /probe makes it; the source's own headers after its own.
+            transfer.method = module.method
+            transfer.headers = module.headers.map { ($0.name, $0.value) } + transfer.headers
+            transfer.body = module.body.map { Array($0.utf8) }
+            transfer.caFile = module.caFile ?? source.caFile
+            transfer.skipsCertificateVerification = module.insecureSkipVerify
+            if let limit = module.bodySizeLimit { transfer.maxResponseBytes = min(limit, 16 << 20) }
+            if let encoding = module.compression { transfer.acceptEncoding = encoding }
+        }
         adjust(&transfer)
         transfer.forwardHeadersOnRedirect = source.forwardHeadersOnRedirect
         var request = CallRequest(
             transfer,
-            acceptedStatuses: source.expect.statuses, deadline: SourceProber.deadline(for: source),
+            acceptedStatuses: source.expect.statuses ?? source.module?.validStatusCodes, deadline: SourceProber.deadline(for: source),
             validate: ResponseCheck.validator(for: source))
         // A monitor keeps looking: each probe on the source's interval is the open breaker's
         // trial, so "up again" comes within an interval of the upstream's recovery.

@@ -117,7 +117,7 @@ package struct ProbeEndpoint: Sendable {
                     transfer, acceptedStatuses: module.followRedirects ? valid.union(300...399) : valid, deadline: max(.milliseconds(1), left),
                     validate: { result in
                         if module.followRedirects && isRedirect(result) { return nil }
-                        return ProbeEndpoint.check(result, url: hop, module: module) ?? validate?(result)
+                        return module.check(result, url: hop) ?? validate?(result)
                     }, singleFlight: false),
                 policy: source.policy, label: "/probe")
             attempts += outcome.attempts
@@ -163,90 +163,6 @@ package struct ProbeEndpoint: Sendable {
             hops += 1
             url = next
         }
-    }
-
-    /// The checks of a blackbox_exporter `http` module on the answer that ends the probe:
-    /// `fail_if_ssl`, `fail_if_not_ssl` and the body's regular expressions (a failure of these
-    /// reads `probe_failed_due_to_regex 1`).
-    static func check(_ result: TransferResult, url: String, module: ProbeModule) -> Failure? {
-        guard result.httpStatus != nil else { return nil }
-        let ssl = url.lowercased().hasPrefix("https://")
-        if module.failIfSSL && ssl {
-            return Failure(
-                category: .invalidResponse, reason: "ssl_not_expected", httpStatus: result.httpStatus,
-                detail: "the answer came over TLS, and the module has fail_if_ssl")
-        }
-        if module.failIfNotSSL && !ssl {
-            return Failure(
-                category: .invalidResponse, reason: "ssl_expected", httpStatus: result.httpStatus,
-                detail: "the answer came without TLS, and the module has fail_if_not_ssl")
-        }
-        // Asked for an encoding, blackbox_exporter takes only a body in it (and reads none).
-        if let expected = module.compression, expected != "identity", (result.header("Content-Encoding") ?? "").lowercased() != expected {
-            return Failure(
-                category: .invalidResponse, reason: "compression_mismatch", httpStatus: result.httpStatus,
-                detail: "the module asked for \(expected), and the answer came \(result.header("Content-Encoding").map { "as \($0)" } ?? "without an encoding")"
-            )
-        }
-        if !module.validHTTPVersions.isEmpty {
-            // As Go names the protocol (resp.Proto).
-            let proto = result.httpVersion.map { $0 == "2" ? "HTTP/2.0" : "HTTP/\($0)" } ?? "?"
-            if !module.validHTTPVersions.contains(proto) {
-                return Failure(
-                    category: .invalidResponse, reason: "http_version", httpStatus: result.httpStatus,
-                    detail: "the answer came in \(proto), not in \(module.validHTTPVersions.joined(separator: " or ")) (valid_http_versions)")
-            }
-        }
-        if let failure = headerCheck(result, module: module) { return failure }
-        guard !module.failIfBodyMatches.isEmpty || !module.failIfBodyNotMatches.isEmpty else { return nil }
-        let body = String(decoding: result.body, as: UTF8.self)
-        func matches(_ pattern: String) -> Bool {
-            (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: body, range: NSRange(body.startIndex..., in: body)) != nil } ?? false
-        }
-        if let pattern = module.failIfBodyMatches.first(where: matches) {
-            return Failure(
-                category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
-                detail: "the body matches \(pattern) (fail_if_body_matches_regexp)")
-        }
-        if let pattern = module.failIfBodyNotMatches.first(where: { !matches($0) }) {
-            return Failure(
-                category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
-                detail: "the body does not match \(pattern) (fail_if_body_not_matches_regexp)")
-        }
-        return nil
-    }
-
-    /// blackbox_exporter's header checks: a header named in either list must be there (unless
-    /// `allow_missing`); none of its values may match a `fail_if_header_matches` expression, and
-    /// one must match each `fail_if_header_not_matches` expression.
-    static func headerCheck(_ result: TransferResult, module: ProbeModule) -> Failure? {
-        func values(_ name: String) -> [String] {
-            result.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
-        }
-        func matches(_ pattern: String, _ value: String) -> Bool {
-            (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil } ?? false
-        }
-        func failure(_ detail: String) -> Failure {
-            Failure(category: .invalidResponse, reason: "header_mismatch", httpStatus: result.httpStatus, detail: detail)
-        }
-        for spec in module.failIfHeaderMatches {
-            let found = values(spec.header)
-            if found.isEmpty && !spec.allowMissing { return failure("the answer has no \(spec.header) header") }
-            if found.contains(where: { matches(spec.regexp, $0) }) {
-                return failure("\(spec.header) matches \(spec.regexp) (fail_if_header_matches)")
-            }
-        }
-        for spec in module.failIfHeaderNotMatches {
-            let found = values(spec.header)
-            if found.isEmpty {
-                if spec.allowMissing { continue }
-                return failure("the answer has no \(spec.header) header")
-            }
-            if !found.contains(where: { matches(spec.regexp, $0) }) {
-                return failure("\(spec.header) does not match \(spec.regexp) (fail_if_header_not_matches)")
-            }
-        }
-        return nil
     }
 
     /// A `/probe` call: the last hop's outcome (with every hop's attempts and phases), and the
