@@ -3,8 +3,6 @@
 /// function that writes its cell.
 extension StatusPage {
     struct Column: Sendable {
-        /// A CSS class name, `col-ID`, which carries the width.
-        let id: String
         /// The header, and the label beside the value in the phone layout.
         let title: String
         /// Part of the width of the table, as CSS (`20%`); nil: what is left.
@@ -22,16 +20,18 @@ extension StatusPage {
             wholeCell ? content(index, view) : "<td data-label=\"\(phoneLabel ?? title)\">" + content(index, view) + "</td>"
         }
 
-        var header: String { "<th scope=\"col\" class=\"col-\(id)\">\(title)</th>" }
+        /// The header cell; its class, `col-N` by the column's place in `allColumns`, carries the
+        /// width (a number, so the public page's style sheet names no on-call column).
+        func header(_ number: Int) -> String { "<th scope=\"col\" class=\"col-\(number)\">\(title)</th>" }
     }
 
     static let allColumns: [Column] = [
-        Column(id: "source", title: "Source", width: "20%", onCallOnly: false, content: nameCell, wholeCell: true),
-        Column(id: "state", title: "State", width: "13%", onCallOnly: false, content: stateCell),
-        Column(id: "result", title: "Last result", width: nil, onCallOnly: false, content: resultCell),
-        Column(id: "errors", title: "Error rate (1 h)", width: "15%", onCallOnly: false, content: errorRateCell),
-        Column(id: "latency", title: "Response time p50 / p95", width: "13%", onCallOnly: false, content: responseTimeCell),
-        Column(id: "breaker", title: "Breaker", width: "9%", onCallOnly: true, content: breakerCell, phoneLabel: "Circuit breaker"),
+        Column(title: "Source", width: "20%", onCallOnly: false, content: nameCell, wholeCell: true),
+        Column(title: "State", width: "13%", onCallOnly: false, content: stateCell),
+        Column(title: "Last result", width: nil, onCallOnly: false, content: resultCell),
+        Column(title: "Error rate (1 h)", width: "15%", onCallOnly: false, content: errorRateCell),
+        Column(title: "Response time p50 / p95", width: "13%", onCallOnly: false, content: responseTimeCell),
+        Column(title: "Breaker", width: "9%", onCallOnly: true, content: breakerCell, phoneLabel: "Circuit breaker"),
     ]
 
     static func columns(for audience: Audience) -> [Column] {
@@ -40,11 +40,13 @@ extension StatusPage {
 
     /// The header row of a group's table.
     static func columnHeaders(for audience: Audience) -> String {
-        "<thead><tr>" + columns(for: audience).map(\.header).joined() + "</tr></thead>\n"
+        let shown = allColumns.enumerated().filter { audience == .onCall || !$0.element.onCallOnly }
+        return "<thead><tr>" + shown.map { $0.element.header($0.offset + 1) }.joined() + "</tr></thead>\n"
     }
 
     /// The widths, for the page's style sheet.
-    static let columnWidths = allColumns.compactMap { column in column.width.map { "th.col-\(column.id) { width: \($0); }" } }.joined(separator: " ")
+    static let columnWidths = allColumns.enumerated().compactMap { number, column in column.width.map { "th.col-\(number + 1) { width: \($0); }" } }
+        .joined(separator: " ")
 
     static func resultCell(_ index: Int, _ view: View) -> String {
         let entry = view.snapshot.records[index]
