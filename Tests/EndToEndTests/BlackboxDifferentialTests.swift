@@ -75,7 +75,7 @@ struct BlackboxDifferentialTests {
         listen: 127.0.0.1:0
         database: ":memory:"
         probe_modules_file: blackbox.yml
-        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*"]
+        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "tcp://127\\\\.0\\\\.0\\\\.1:[0-9]+"]
         sources:
           - {name: sim, url: "\(simBase)/ok", interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
@@ -116,6 +116,8 @@ struct BlackboxDifferentialTests {
             ("\(tlsBase)/ok", "tls_ca"),
             ("\(tlsBase)/ok", "must_tls"),
             ("\(tlsBase)/ok", "tls_insecure"),
+            (simHost, "tcp_connect"),
+            ("127.0.0.1:\(refusedPort)", "tcp_connect"),
             ("\(tlsBase)/ok", "http_2xx"),
             ("\(simHost)/download/4096", "small"),
             ("\(simHost)/download/4096", "small_regex"),
@@ -124,7 +126,7 @@ struct BlackboxDifferentialTests {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"
             let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
             let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
-            #expect(theirs.count >= 15, "\(target): blackbox_exporter answered \(theirs)")
+            #expect(theirs.count >= (module.hasPrefix("tcp") ? 6 : 15), "\(target): blackbox_exporter answered \(theirs)")
             for (series, value) in theirs {
                 #expect(ours[series] != nil, "\(target) \(module): \(series) is missing")
                 if BlackboxDifferentialTests.exact.contains(series) {

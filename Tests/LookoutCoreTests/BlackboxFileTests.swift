@@ -40,16 +40,18 @@ struct BlackboxFileTests {
                   valid_status_codes: [200, 201]
                   basic_auth: {username: u, password: p}
                   fail_if_body_not_matches_regexp: ["ok"]
-              ssh: {prober: tcp}
+              ssh: {prober: tcp, tcp: {preferred_ip_protocol: ip4}}
+              resolver: {prober: dns}
             """)
-        #expect(Set(config.probeModules.keys) == ["http_2xx", "post"])
+        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh"])
+        #expect(config.probeModules["ssh"]?.kind == .tcp)
         let post = try #require(config.probeModules["post"])
         #expect(post.method == "POST" && post.body == "{}" && post.validStatusCodes == [200, 201])
         #expect(post.headers.contains { $0.name == "Authorization" && $0.value == "Basic dTpw" })
         #expect(post.allows("http://anything.example/"))
         #expect(config.probeModules["http_2xx"]?.timeout == .seconds(3))
         #expect(config.warnings.contains { $0.message.contains("probe any target") })
-        #expect(config.warnings.contains { $0.message.contains("tcp prober is not served yet") })
+        #expect(config.warnings.contains { $0.message.contains("dns prober is not served yet") })
         // probe_allow narrows them.
         let narrowed = try load("modules: {m: {prober: http}}\n", "probe_allow: [\"http://127\\\\.0\\\\.0\\\\.1/.*\"]\n")
         #expect(narrowed.probeModules["m"]?.allows("http://127.0.0.1/x") == true)
@@ -72,6 +74,10 @@ struct BlackboxFileTests {
             problems("modules:\n  m: {prober: http, http: {body: x, body_file: blackbox.yml}}\n").first?.contains("body and body_file are both set") == true)
         #expect(problems("modules:\n  m: {prober: http, http: {body_file: /nonexistent/body}}\n").first?.contains("cannot read /nonexistent/body") == true)
         #expect(problems("modules:\n  m: {prober: smtp}\n").first?.contains("\"smtp\" is not a prober") == true)
+        #expect(
+            problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: x}]}}\n").first?.contains(
+                "modules.m.tcp.query_response: Lookout does not support this blackbox_exporter key yet") == true)
+        #expect(problems("modules:\n  m: {prober: tcp, tcp: {tls: true}}\n").first?.contains("modules.m.tcp.tls: Lookout does not support") == true)
         #expect(
             problems("modules:\n  m: {prober: http}\n", "probe_modules: {m: {kind: http, allow: [\"x\"]}}\n") == [
                 #"t.yml:1:21: probe_modules_file: module "m" is defined both in probe_modules and in blackbox.yml: modules.m; rename one"#

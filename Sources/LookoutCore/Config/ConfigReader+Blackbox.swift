@@ -70,8 +70,8 @@ extension ConfigReader {
             let path = "modules.\(name)"
             guard let fields = mapping(value, path, known: ["prober", "timeout", "http", "tcp", "dns", "icmp", "grpc"]) else { continue }
             let prober = fields["prober"].flatMap { string($0.value, "\(path).prober") } ?? ""
-            guard prober == "http" else {
-                if ["tcp", "dns", "icmp", "grpc"].contains(prober) {
+            guard prober == "http" || prober == "tcp" else {
+                if ["dns", "icmp", "grpc"].contains(prober) {
                     warning(fields["prober"]?.value, "\(path).prober", "the \(prober) prober is not served yet: /probe answers 400 for this module")
                 } else {
                     problem(fields["prober"]?.value ?? value, "\(path).prober", "\"\(prober)\" is not a prober (use http, tcp, dns, icmp or grpc)")
@@ -82,10 +82,55 @@ extension ConfigReader {
             module.origin = "\(file): \(path)"
             if let allow { module.allow = allow } else { module.anyTarget = true }
             if let node = fields["timeout"]?.value, let timeout = duration(node, "\(path).timeout") { module.timeout = timeout }
-            if let node = fields["http"]?.value { readBlackboxHTTP(node, "\(path).http", into: &module) }
+            if prober == "tcp" {
+                module.kind = .tcp
+                if let node = fields["tcp"]?.value { readBlackboxTCP(node, "\(path).tcp", into: &module) }
+            } else if let node = fields["http"]?.value {
+                readBlackboxHTTP(node, "\(path).http", into: &module)
+            }
             result[name] = module
         }
         return result
+    }
+
+    /// blackbox's `tcp` prober: a connection to `host:port`, with `tls: true` a handshake too.
+    private mutating func readBlackboxTCP(_ node: Node, _ path: String, into module: inout ProbeModule) {
+        let notYet = ["source_ip_address", "query_response"]
+        guard let fields = mapping(node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "tls", "tls_config"] + notYet) else { return }
+        for key in notYet where fields[key] != nil {
+            problem(
+                fields[key]!.key, "\(path).\(key)",
+                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+        }
+        if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
+            problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
+        }
+        if let node = fields["ip_protocol_fallback"]?.value { _ = bool(node, "\(path).ip_protocol_fallback") }
+        if let node = fields["tls"]?.value, bool(node, "\(path).tls") == true {
+            problem(
+                node, "\(path).tls",
+                "Lookout does not support this blackbox_exporter key yet (its TLS series would be missing); keep this module in blackbox_exporter, or watch the port as a kind: tls source"
+            )
+        }
+        if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
+    }
+
+    /// `tls_config`, shared by the http and tcp probers.
+    private mutating func readBlackboxTLSConfig(_ node: Node, _ path: String, into module: inout ProbeModule) {
+        guard let tls = mapping(node, path, known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
+        else { return }
+        for key in ["cert_file", "key_file", "server_name", "min_version", "max_version"] where tls[key] != nil {
+            problem(
+                tls[key]!.key, "\(path).\(key)",
+                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+        }
+        if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).insecure_skip_verify") == true {
+            module.insecureSkipVerify = true
+            warning(
+                node, "\(path).insecure_skip_verify",
+                "the module does not verify certificates, as asked: expired, untrusted and wrong-host certificates pass; prefer ca_file")
+        }
+        if let node = tls["ca_file"]?.value { module.caFile = readableFile(node, "\(path).ca_file") }
     }
 
     private mutating func readBlackboxHTTP(_ node: Node, _ path: String, into module: inout ProbeModule) {
@@ -171,23 +216,7 @@ extension ConfigReader {
         {
             module.headers.append(HeaderField("Authorization", "Bearer \(token)"))
         }
-        if let node = fields["tls_config"]?.value,
-            let tls = mapping(
-                node, "\(path).tls_config", known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
-        {
-            for key in ["cert_file", "key_file", "server_name", "min_version", "max_version"] where tls[key] != nil {
-                problem(
-                    tls[key]!.key, "\(path).tls_config.\(key)",
-                    "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
-            }
-            if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).tls_config.insecure_skip_verify") == true {
-                module.insecureSkipVerify = true
-                warning(
-                    node, "\(path).tls_config.insecure_skip_verify",
-                    "the module does not verify certificates, as asked: expired, untrusted and wrong-host certificates pass; prefer ca_file")
-            }
-            if let node = tls["ca_file"]?.value { module.caFile = readableFile(node, "\(path).tls_config.ca_file") }
-        }
+        if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
         }

@@ -51,23 +51,27 @@ package struct ProbeEndpoint: Sendable {
         guard var target = request.query["target"], !target.isEmpty else {
             return .text("Target parameter is missing\n", status: 400)
         }
+        if module.kind == .tcp { return await probeTCP(target, module: module, moduleName: moduleName, request: request) }
         if !target.contains("://") { target = "http://" + target }
         if let problem = ProbeURL.problem(target) { return .text("Bad target: \(problem)\n", status: 400) }
         guard module.allows(target) else {
             return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403)
         }
-        var timeout = module.timeout
-        if let header = request.headers["X-Prometheus-Scrape-Timeout-Seconds"], let seconds = Double(header),
-            let scrapeTimeout = Duration.clamping(seconds: max(0.5, seconds - 0.5))
-        {
-            timeout = min(timeout, scrapeTimeout)
-        }
+        let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
         let outcome = await ProbeEndpoint.probe(target, module: module, timeout: timeout, client: context.monitor.client)
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(
             headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
             body: .bytes(ProbeEndpoint.render(outcome, module: module, target: target, duration: duration).bytes))
+    }
+
+    /// The module's timeout, or Prometheus' scrape timeout less half a second when shorter.
+    static func timeout(_ module: ProbeModule, _ request: HTTPRequest) -> Duration {
+        guard let header = request.headers["X-Prometheus-Scrape-Timeout-Seconds"], let seconds = Double(header),
+            let scrapeTimeout = Duration.clamping(seconds: max(0.5, seconds - 0.5))
+        else { return module.timeout }
+        return min(module.timeout, scrapeTimeout)
     }
 
     /// Probes `target` without keeping anything: a one-off call (no breaker, counters or rows for
@@ -244,19 +248,7 @@ package struct ProbeEndpoint: Sendable {
         gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(bodyRead ? bodyLength : 0))
         let version = result?.httpVersion.flatMap(Double.init) ?? 0
         gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
-        // A refused connection has no peer address, but a literal one is known (blackbox_exporter
-        // resolves before it connects, so it reports one either way).
-        if let ip = result?.primaryIP
-            ?? URLComponents(string: outcome.url)?.host.map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) })
-            .flatMap({ ProbeEndpoint.isAddress($0) ? $0 : nil })
-        {
-            gauge(
-                "probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
-                Double(ProbeEndpoint.addressHash(ip)))
-            gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", ip.contains(":") ? 6 : 4)
-        } else {
-            gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", 0)
-        }
+        writeAddress(outcome, into: writer)
         if let expiry = result?.certificateExpiry {
             gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
         }
@@ -281,13 +273,33 @@ package struct ProbeEndpoint: Sendable {
             writer.family("probe_tls_version_info", type: .gauge, help: "Returns the TLS version used or NaN when unknown")
             writer.sample("probe_tls_version_info", labels: [("version", version)], value: 1)
         }
-        gauge("probe_success", "Displays whether or not the probe was a success", outcome.ok ? 1 : 0)
-        gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", Double(probed.retries))
+        writeVerdict(probed, into: writer)
+        return writer
+    }
+
+    /// `probe_ip_addr_hash` and `probe_ip_protocol`. A refused connection has no peer address,
+    /// but a literal one is known (blackbox_exporter resolves before it connects, so it reports
+    /// one either way).
+    static func writeAddress(_ outcome: CallOutcome, into writer: ExpositionWriter) {
+        let literal = URLComponents(string: outcome.url)?.host.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+        if let ip = outcome.final?.primaryIP ?? literal.flatMap({ ProbeEndpoint.isAddress($0) ? $0 : nil }) {
+            writer.single(
+                "probe_ip_addr_hash", type: .gauge, help: "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
+                value: Double(ProbeEndpoint.addressHash(ip)))
+            writer.single("probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: ip.contains(":") ? 6 : 4)
+        } else {
+            writer.single("probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: 0)
+        }
+    }
+
+    /// `probe_success`, and Lookout's `probe_retries` and `probe_failure_info`.
+    static func writeVerdict(_ probed: Probed, into writer: ExpositionWriter) {
+        writer.single("probe_success", type: .gauge, help: "Displays whether or not the probe was a success", value: probed.call.ok ? 1 : 0)
+        writer.single("probe_retries", type: .gauge, help: "Retries made by Lookout's resilient client during this probe", value: Double(probed.retries))
         writer.family("probe_failure_info", type: .gauge, help: "Why the probe failed (Lookout's category and reason); absent on success")
-        if let failure = outcome.failure {
+        if let failure = probed.call.failure {
             writer.sample("probe_failure_info", labels: [("category", failure.category.rawValue), ("reason", failure.reason)], value: 1)
         }
-        return writer
     }
 }
 
