@@ -16,6 +16,12 @@ struct ProberRegistryTests {
         #expect(SourceKind(rawValue: "ftp") == nil)
         #expect(SourceKind(rawValue: "") == nil)
         #expect(Probers.names == "http, json, rss, download, tcp or tls")
+        // Which kinds are one HTTP request decides where a module may be used.
+        #expect(Probers.httpRequestNames == "http, json or rss")
+        let refused = #expect(throws: ConfigError.self) {
+            try ConfigLoader.parse("probe_modules: {m: {kind: tcp, allow: [x]}}\nsources: [{name: a, url: \"http://127.0.0.1:1/\"}]\n", file: "t.yml")
+        }
+        #expect(refused?.problems.map(\.message) == [#""tcp" is a kind of source, not served at /probe (use http, json or rss)"#])
     }
 
     @Test func eachKindChecksWhatItOwns() {

@@ -72,7 +72,7 @@ struct SourceModuleTests {
             problems("probe_modules: {a: {kind: http, allow: [x]}}\nsources:\n  - {name: s, url: \"http://x/\", module: b}\n")
                 == [#"t.yml:3:41: sources[0].module: no probe module is named "b" (configured: a)"#])
         #expect(
-            problems("sources:\n  - {name: s, kind: tcp, url: \"tcp://x:1\", module: b}\n").first?.contains("only applies to http, json and rss sources")
+            problems("sources:\n  - {name: s, kind: tcp, url: \"tcp://x:1\", module: b}\n").first?.contains("only applies to http, json or rss sources")
                 == true)
     }
 }

@@ -279,10 +279,10 @@ extension ConfigReader {
             guard let fields = mapping(value, path, known: ["kind", "timeout", "allow", "follow_redirects", "max_redirects", "compression"]) else { continue }
             var module = ProbeModule()
             if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
-                if let parsed = SourceKind(rawValue: text), ![.tcp, .tls, .download].contains(parsed) {
+                if let parsed = SourceKind(rawValue: text), Probers.prober(for: parsed).isHTTPRequest {
                     module.kind = parsed
                 } else if SourceKind(rawValue: text) != nil {
-                    problem(kind, "\(path).kind", "\"\(text)\" is a kind of source, not served at /probe (use http, json or rss)")
+                    problem(kind, "\(path).kind", "\"\(text)\" is a kind of source, not served at /probe (use \(Probers.httpRequestNames))")
                 } else {
                     problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use \(Probers.names))")
                 }

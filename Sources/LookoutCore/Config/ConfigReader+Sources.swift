@@ -116,10 +116,10 @@ extension ConfigReader {
                 }
             }
             if let node = map["module"]?.value, let name = string(node, "\(path).module") {
-                if [.http, .json, .rss].contains(source.kind) {
+                if Probers.prober(for: source.kind).isHTTPRequest {
                     moduleReferences.append((index, name, node))
                 } else {
-                    problem(node, "\(path).module", "only applies to http, json and rss sources")
+                    problem(node, "\(path).module", "only applies to \(Probers.httpRequestNames) sources")
                 }
             }
             if let node = map["ca_file"]?.value { source.caFile = readableFile(node, "\(path).ca_file") }

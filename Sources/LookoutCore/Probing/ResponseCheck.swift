@@ -22,7 +22,7 @@ package enum ResponseCheck {
                     category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
                     detail: "the body does not contain \"\(needle)\"")
             }
-            return Probers.prober(for: source.kind).check(result, source)
+            return prober.check(result, source)
         }
     }
 }

@@ -34,8 +34,11 @@ extension StatusPage {
         Column(title: "Breaker", width: "9%", onCallOnly: true, content: breakerCell, phoneLabel: "Circuit breaker"),
     ]
 
+    /// The public page's columns, worked out once (each row of each render asks).
+    private static let publicColumns = allColumns.filter { !$0.onCallOnly }
+
     static func columns(for audience: Audience) -> [Column] {
-        audience == .public ? allColumns.filter { !$0.onCallOnly } : allColumns
+        audience == .public ? publicColumns : allColumns
     }
 
     /// The header row of a group's table.

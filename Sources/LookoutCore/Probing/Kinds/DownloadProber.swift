@@ -11,6 +11,7 @@ package struct DownloadProber: Sendable, Prober {
     package static let kind = SourceKind.download
     package static let summary = "a whole file, resumed with Range and verified by SHA-256"
     package static let ownKeys = ["sha256"]
+    package static let isHTTPRequest = false
 
     package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
         await prober.downloads.probe(source, deadline: SourceProber.deadline(for: source))

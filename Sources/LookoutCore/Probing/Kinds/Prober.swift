@@ -33,6 +33,9 @@ package protocol Prober: SendableMetatype {
     /// Keys only this kind reads (`sha256`, `expect.json_path`): on a source of another kind each
     /// is a config error.
     static var ownKeys: [String] { get }
+    /// Whether a probe is one HTTP request, judged by its answer: such a source may name a
+    /// `/probe` module (`module:`), and such a module is served at `/probe`.
+    static var isHTTPRequest: Bool { get }
     /// Whether `check` reads the answer; without it and without shared expectations (latency,
     /// body text) a call has no validator at all.
     static var checksAnswer: Bool { get }
@@ -48,6 +51,7 @@ package protocol Prober: SendableMetatype {
 extension Prober {
     package static var ownKeys: [String] { [] }
     package static var checksAnswer: Bool { false }
+    package static var isHTTPRequest: Bool { true }
     package static func check(_ result: TransferResult, _ source: SourceConfig) -> Failure? { nil }
     package static func urlProblem(_ url: String) -> String? { ProbeURL.problem(url) }
 
@@ -62,14 +66,21 @@ package enum Probers {
         HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self, TCPProber.self, TLSProber.self,
     ]
 
-    /// The prober of `kind` (every `SourceKind` comes from this list).
+    private static let byKind: [SourceKind: any Prober.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })
+
+    /// The prober of `kind` (every `SourceKind` comes from this list); a lookup per probe.
     package static func prober(for kind: SourceKind) -> any Prober.Type {
-        all.first { $0.kind == kind } ?? HTTPProber.self
+        byKind[kind] ?? HTTPProber.self
     }
 
     /// "http, json, rss, download, tcp or tls", for messages.
-    package static var names: String {
-        let names = all.map { $0.kind.rawValue }
+    package static var names: String { listed(all) }
+
+    /// The kinds that are one HTTP request ("http, json or rss"), for messages.
+    package static var httpRequestNames: String { listed(all.filter { $0.isHTTPRequest }) }
+
+    private static func listed(_ probers: [any Prober.Type]) -> String {
+        let names = probers.map { $0.kind.rawValue }
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
     }
 }

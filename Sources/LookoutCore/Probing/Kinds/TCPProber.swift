@@ -33,6 +33,8 @@ protocol EndpointProber: Prober {
 }
 
 extension EndpointProber {
+    package static var isHTTPRequest: Bool { false }
+
     package static func urlProblem(_ url: String) -> String? {
         EndpointURL.problem(url, scheme: scheme)
     }
