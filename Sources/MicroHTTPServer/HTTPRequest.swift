@@ -15,11 +15,15 @@ public struct HTTPRequest: Sendable {
     public var pathParameters: [String: String]
     /// The peer's address, e.g. `127.0.0.1`.
     public var remoteAddress: String?
+    /// When the daemon thread had the request's header (before the body and the handler): the
+    /// start of the server's own clock for it.
+    public var receivedAt: ContinuousClock.Instant
 
     /// Creates a request; the server makes its own, this is for tests and `Router.respond(to:)`.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: HTTPHeaders = [:],
-        body: [UInt8] = [], pathParameters: [String: String] = [:], remoteAddress: String? = nil
+        body: [UInt8] = [], pathParameters: [String: String] = [:], remoteAddress: String? = nil,
+        receivedAt: ContinuousClock.Instant = .now
     ) {
         self.method = method
         self.path = path
@@ -28,6 +32,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.pathParameters = pathParameters
         self.remoteAddress = remoteAddress
+        self.receivedAt = receivedAt
     }
 
     /// The body decoded as UTF-8.

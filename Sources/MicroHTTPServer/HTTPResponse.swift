@@ -10,6 +10,10 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// Buffered, owned, streamed, or no response at all.
     public var body: HTTPResponseBody
+    /// Called on the daemon thread with the instant the response is handed to libmicrohttpd to
+    /// send: with `HTTPRequest.receivedAt`, the server's whole time for the request, its own
+    /// thread hand-overs included.
+    public var onQueued: (@Sendable (ContinuousClock.Instant) -> Void)?
 
     /// An empty 200 unless told otherwise.
     public init(status: Int = 200, headers: HTTPHeaders = [:], body: HTTPResponseBody = .bytes([])) {

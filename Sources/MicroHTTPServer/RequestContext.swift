@@ -20,6 +20,7 @@ final class RequestContext: @unchecked Sendable {
     let headers: HTTPHeaders
     let query: [String: String]
     let remoteAddress: String?
+    let receivedAt = ContinuousClock.now
     var body: [UInt8] = []
     /// The body went past the server's limit; the rest is read and dropped, then 413 answers.
     var bodyTooLarge = false
@@ -49,7 +50,7 @@ final class RequestContext: @unchecked Sendable {
         server.reaper.handling(connection.pointer)
         let request = HTTPRequest(
             method: method, path: path, query: query, headers: headers, body: body,
-            pathParameters: parameters, remoteAddress: remoteAddress)
+            pathParameters: parameters, remoteAddress: remoteAddress, receivedAt: receivedAt)
         shared.withLock { $0.suspended = true }
         server.suspensions.increment()
         MHD_suspend_connection(connection.pointer)
@@ -104,6 +105,7 @@ final class RequestContext: @unchecked Sendable {
     /// Queues `response` on the connection (daemon thread only).
     func queue(_ response: HTTPResponse) -> MHD_Result {
         answered = true
+        response.onQueued?(.now)
         let mhdResponse: OpaquePointer?
         switch response.body {
         case .dropConnection:

@@ -13,7 +13,7 @@ final class Simulator: Sendable {
         /// Switches turned on by `POST /switch/ID/on`.
         var switches: Set<String> = []
         /// How long each of the last 10,000 `/slow` answers took by the simulator's own clock,
-        /// from the handler's start to its answer, in microseconds (`/slow/stats`).
+        /// from the request's arrival to the answer's hand-over, in microseconds (`/slow/stats`).
         var slowMicroseconds: [Int64] = []
         var tokens: [String: Date] = [:]
         var issuedTokens = 0
@@ -147,16 +147,20 @@ final class Simulator: Sendable {
     }
 
     func slow(_ request: HTTPRequest) async -> HTTPResponse {
-        let started = ContinuousClock.now
         let milliseconds = request.intQuery("ms") ?? 1000
         try? await Task.sleep(for: .milliseconds(milliseconds))
-        let elapsed = ContinuousClock.now - started
-        let microseconds = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
-        state.withLock { state in
-            state.slowMicroseconds.append(microseconds)
-            if state.slowMicroseconds.count > 10_000 { state.slowMicroseconds.removeFirst(state.slowMicroseconds.count - 10_000) }
+        // The clock runs from the request's arrival on the server's thread to the answer's
+        // hand-over there, so the simulator's own thread hops count as the upstream's time.
+        var response = HTTPResponse.json(#"{"ok":true}"#)
+        response.onQueued = { [self, received = request.receivedAt] queued in
+            let elapsed = queued - received
+            let microseconds = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+            state.withLock { state in
+                state.slowMicroseconds.append(microseconds)
+                if state.slowMicroseconds.count > 10_000 { state.slowMicroseconds.removeFirst(state.slowMicroseconds.count - 10_000) }
+            }
         }
-        return .json(#"{"ok":true}"#)
+        return response
     }
 
     /// `/slow/stats`: `{"count", "p50_ms", "p95_ms"}` of the `/slow` answers by the simulator's

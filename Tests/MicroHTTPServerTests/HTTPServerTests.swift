@@ -188,4 +188,24 @@ struct HTTPServerTests {
         #expect(throws: HTTPServerError.self) { try second.start() }
         await server.stop()
     }
+
+    @Test func theServersClockRunsFromArrivalToHandOver() async throws {
+        // (received, handler started, handler ended, queued) for each answer.
+        let marks = Mutex<[[ContinuousClock.Instant]]>([])
+        var router = Router()
+        router.get("/timed") { request in
+            let started = ContinuousClock.now
+            var response = HTTPResponse.text("timed\n")
+            let ended = ContinuousClock.now
+            response.onQueued = { queued in marks.withLock { $0.append([request.receivedAt, started, ended, queued]) } }
+            return response
+        }
+        let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), router: router)
+        try server.start()
+        for _ in 0..<3 { #expect(await get(server, "/timed").httpStatus == 200) }
+        await server.stop()
+        let recorded = marks.withLock { $0 }
+        #expect(recorded.count == 3)
+        for mark in recorded { #expect(mark == mark.sorted()) }
+    }
 }
