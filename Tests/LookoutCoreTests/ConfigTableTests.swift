@@ -173,7 +173,7 @@ struct ConfigTableTests {
         ),
         (
             "announcements:\n  - {title: Down, message: m, state: fixed, at: \"2026-11-24T10:00:00Z\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
-            #"t.yml:2:38: announcements[0].state: "fixed" is not a state (investigating, identified, monitoring, resolved)"#
+            #"t.yml:2:38: announcements[0].state: "fixed" is not a state (use investigating, identified, monitoring or resolved)"#
         ),
         (
             "announcements:\n  - {title: Down, message: m, state: identified, at: \"2026-11-24T10:00:00Z\", sources: [b]}\nsources:\n  - {name: a, url: \"http://x/\"}\n",

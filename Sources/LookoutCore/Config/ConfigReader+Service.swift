@@ -1,182 +1,11 @@
 import Foundation
 import Yams
 
-/// The top level of the config: service settings, sources, connectivity, probe modules, alerts.
+/// Maintenance windows, probe modules, alert rules and hooks.
 extension ConfigReader {
-    static let topKeys = [
-        "listen", "database", "probe_modules_file", "probe_allow", "retention", "raw_retention", "rollup_retention", "location", "peers", "external_url",
-        "admin_token_file", "admin_token", "shard",
-        "defaults", "sources", "connectivity", "probe_modules", "alerts", "maintenance", "status_page", "announcements", "metrics",
-    ]
-
-    mutating func readConfig(_ root: Node) -> LookoutConfig {
-        var config = LookoutConfig()
-        guard let top = mapping(root, "", known: ConfigReader.topKeys) else { return config }
-        if let node = top["listen"]?.value, let listen = string(node, "listen") {
-            if listen.contains(":"), let port = listen.split(separator: ":").last, UInt16(port) != nil {
-                config.listen = listen
-            } else {
-                problem(node, "listen", "\"\(listen)\" is not HOST:PORT (e.g. 127.0.0.1:9464)")
-            }
-        }
-        if let node = top["database"]?.value, let database = string(node, "database") {
-            config.database = database == ":memory:" ? database : resolvePath(database)
-            // SQLite writes its journal beside the file (`/dev/null-journal`), and a directory
-            // would only be reported as read-only at start.
-            var isDirectory: ObjCBool = false
-            if config.database != ":memory:", FileManager.default.fileExists(atPath: config.database, isDirectory: &isDirectory) {
-                let target = URL(fileURLWithPath: config.database).resolvingSymlinksInPath().path
-                let kind = (try? FileManager.default.attributesOfItem(atPath: target)[.type] as? FileAttributeType) ?? nil
-                if isDirectory.boolValue {
-                    problem(node, "database", "\"\(database)\" is a directory; name a file in it (e.g. \(database)/lookout.sqlite)")
-                } else if let kind, kind != .typeRegular {
-                    problem(node, "database", "\"\(database)\" is not a regular file (a device or socket); name a file for the SQLite database")
-                }
-            }
-        }
-        if let node = top["retention"]?.value, let value = duration(node, "retention") { config.retention = value }
-        if let node = top["raw_retention"]?.value, let value = duration(node, "raw_retention") { config.rawRetention = value }
-        if let node = top["rollup_retention"]?.value, let tiers = mapping(node, "rollup_retention", known: ["minute", "hour", "day"]) {
-            var retention = config.rollupRetention
-            if let value = tiers["minute"].flatMap({ duration($0.value, "rollup_retention.minute") }) { retention.minute = value }
-            if let value = tiers["hour"].flatMap({ duration($0.value, "rollup_retention.hour") }) { retention.hour = value }
-            if let value = tiers["day"].flatMap({ duration($0.value, "rollup_retention.day") }) { retention.day = value }
-            // The last day's response-time chart reads minute rows; each tier outlives the finer one.
-            if retention.minute < .seconds(25 * 3600) {
-                problem(
-                    tiers["minute"]?.value ?? node, "rollup_retention.minute",
-                    "must be at least 25h: the status page's 24-hour response-time chart reads minute rows")
-            } else if retention.hour < retention.minute {
-                problem(
-                    tiers["hour"]?.value ?? node, "rollup_retention.hour", "must be at least rollup_retention.minute (\(ConfigValues.format(retention.minute)))"
-                )
-            } else if retention.day < retention.hour {
-                problem(tiers["day"]?.value ?? node, "rollup_retention.day", "must be at least rollup_retention.hour (\(ConfigValues.format(retention.hour)))")
-            } else {
-                config.rollupRetention = retention
-            }
-        }
-        if let node = top["location"]?.value, let value = string(node, "location") {
-            if ConfigReader.isSourceName(value) {
-                config.location = value
-            } else {
-                problem(node, "location", "\"\(value)\" must be 1 to 64 letters, digits, '.', '_' or '-' (it becomes a Prometheus label value)")
-            }
-        }
-        if let node = top["peers"]?.value, let list = sequence(node, "peers") {
-            if list.count > 64 { problem(node, "peers", "at most 64 peers (\(list.count) listed)") }
-            config.peers = list.prefix(64).enumerated().compactMap { url($0.element, "peers[\($0.offset)]") }.map {
-                $0.hasSuffix("/") ? String($0.dropLast()) : $0
-            }
-        }
-        if let node = top["external_url"]?.value, let value = url(node, "external_url") {
-            config.externalURL = value.hasSuffix("/") ? String(value.dropLast()) : value
-        }
-        if top["admin_token_file"] != nil || top["admin_token"] != nil {
-            config.adminToken = secret(
-                inline: top["admin_token"]?.value, file: top["admin_token_file"]?.value, parent: "", inlineKey: "admin_token",
-                fileKey: "admin_token_file")
-        }
-        if let node = top["shard"]?.value, let shard = mapping(node, "shard", known: ["index", "count"]) {
-            let count = shard["count"].flatMap { int($0.value, "shard.count", range: 1...10_000) } ?? 1
-            let index = shard["index"].flatMap { int($0.value, "shard.index") } ?? 0
-            if index >= count, let indexNode = shard["index"]?.value {
-                problem(indexNode, "shard.index", "must be below shard.count (\(count))")
-            } else {
-                config.shard = Shard(index: index, count: count)
-            }
-        }
-        config.sources = readSources(top["sources"]?.value, defaultsNode: top["defaults"]?.value, root: root)
-        if let node = top["connectivity"]?.value, let connectivity = mapping(node, "connectivity", known: ["canaries"]),
-            let canaries = connectivity["canaries"]?.value, let list = sequence(canaries, "connectivity.canaries")
-        {
-            config.canaries = list.enumerated().compactMap { url($0.element, "connectivity.canaries[\($0.offset)]") }
-            // A canary on the same host as sources would excuse them: when that host is down,
-            // Lookout calls itself offline and holds back the very alerts that matter.
-            for (index, canary) in config.canaries.enumerated() {
-                let host = SourceConfig.hostName(of: canary)
-                let sharing = config.sources.filter { SourceConfig.hostName(of: $0.url) == host }.map(\.name)
-                guard !sharing.isEmpty else { continue }
-                let names = sharing.prefix(3).joined(separator: ", ") + (sharing.count > 3 ? " and \(sharing.count - 3) more" : "")
-                warning(
-                    index < list.count ? list[index] : canaries, "connectivity.canaries[\(index)]",
-                    "\(canary) is on the same host as \(names): if that host goes down, Lookout would call itself offline and hold back their alerts; use a canary on another network path"
-                )
-            }
-        }
-        if let node = top["probe_modules"]?.value { config.probeModules = readModules(node) }
-        if let node = top["probe_modules_file"]?.value {
-            var allow: [String]?
-            if let list = top["probe_allow"]?.value, let patterns = sequence(list, "probe_allow") {
-                allow = patterns.enumerated().compactMap { index, item in
-                    guard let pattern = string(item, "probe_allow[\(index)]") else { return nil }
-                    guard (try? NSRegularExpression(pattern: pattern)) != nil else {
-                        problem(item, "probe_allow[\(index)]", "\"\(pattern)\" is not a regular expression")
-                        return nil
-                    }
-                    return pattern
-                }
-            }
-            for (name, module) in readBlackboxFile(node, allow: allow).sorted(by: { $0.key < $1.key }) {
-                if config.probeModules[name] != nil {
-                    problem(node, "probe_modules_file", "module \"\(name)\" is defined both in probe_modules and in \(module.origin); rename one")
-                } else {
-                    config.probeModules[name] = module
-                }
-            }
-        } else if let node = top["probe_allow"]?.value {
-            problem(node, "probe_allow", "only applies to the modules of probe_modules_file")
-        }
-        for reference in moduleReferences where config.sources.indices.contains(reference.source) {
-            if let module = config.probeModules[reference.name] {
-                config.sources[reference.source].module = module
-            } else {
-                let known = config.probeModules.keys.sorted().joined(separator: ", ")
-                problem(
-                    reference.node, "sources[\(reference.source)].module",
-                    "no probe module is named \"\(reference.name)\" (\(known.isEmpty ? "none is configured" : "configured: \(known)"))")
-            }
-        }
-        if let node = top["maintenance"]?.value { config.maintenance = readMaintenance(node, sources: config.sources) }
-        if let node = top["status_page"]?.value { config.statusPage = readStatusPage(node) }
-        if let node = top["metrics"]?.value, let metrics = mapping(node, "metrics", known: ["detail"]),
-            let detail = metrics["detail"], let text = string(detail.value, "metrics.detail")
-        {
-            if let parsed = MetricsDetail(rawValue: text) {
-                config.metricsDetail = parsed
-            } else {
-                problem(detail.value, "metrics.detail", "\"\(text)\" is not a detail (use default or full)")
-            }
-        }
-        if let node = top["announcements"]?.value { config.announcements = readAnnouncements(node, sources: config.sources) }
-        if let node = top["alerts"]?.value, let alerts = mapping(node, "alerts", known: ["rules", "defaults", "hooks", "evaluation_interval", "require_https"])
-        {
-            if let interval = alerts["evaluation_interval"]?.value, let value = duration(interval, "alerts.evaluation_interval") {
-                config.alertEvaluationInterval = value
-            }
-            if let rules = alerts["rules"]?.value { config.alertRules = readRules(rules) }
-            if let node = alerts["defaults"]?.value { readDefaultRules(node, into: &config) }
-            if let hooks = alerts["hooks"]?.value { config.hooks = readHooks(hooks) }
-            // Notifications carry incident details and, for chat webhooks, a secret URL: with
-            // require_https, a hook that would send them in the clear is a config error.
-            if let flag = alerts["require_https"]?.value, bool(flag, "alerts.require_https") == true,
-                let list = alerts["hooks"].flatMap({ sequence($0.value, "alerts.hooks") })
-            {
-                for hook in config.hooks where !hook.url.lowercased().hasPrefix("https://") {
-                    let found = list.enumerated().first { $0.element.mapping?["name"]?.string == hook.name }
-                    let node = found?.element.mapping?["url"] ?? found?.element ?? flag
-                    problem(
-                        node, "alerts.hooks[\(found?.offset ?? 0)].url",
-                        "must be https:// (alerts.require_https is set): notifications would travel in the clear")
-                }
-            }
-        }
-        return config
-    }
-
     /// `maintenance:` windows: one-off (`start`, `end`) or `recurring` (weekdays, `at` local
     /// time, `duration`, `time_zone`), over `sources` by name or label `matchers`, with a `note`.
-    private mutating func readMaintenance(_ node: Node, sources: [SourceConfig]) -> [MaintenanceWindow] {
+    mutating func readMaintenance(_ node: Node, sources: [SourceConfig]) -> [MaintenanceWindow] {
         guard let list = sequence(node, "maintenance") else { return [] }
         var windows: [MaintenanceWindow] = []
         let known = Set(sources.map(\.name))
@@ -267,7 +96,7 @@ extension ConfigReader {
         return nil
     }
 
-    private mutating func readModules(_ node: Node) -> [String: ProbeModule] {
+    mutating func readModules(_ node: Node) -> [String: ProbeModule] {
         guard let modules = node.mapping else {
             problem(node, "probe_modules", "must be a mapping of module names to modules")
             return [:]
@@ -322,7 +151,7 @@ extension ConfigReader {
     }
 
     /// `alerts.defaults: on | off | {RULE: off | {severity, expr, for, labels, annotations}}`.
-    private mutating func readDefaultRules(_ node: Node, into config: inout LookoutConfig) {
+    mutating func readDefaultRules(_ node: Node, into config: inout LookoutConfig) {
         if let text = node.scalar?.string, node.scalar != nil {
             switch text {
             case "on", "true": config.alertDefaultsKept = true
@@ -364,7 +193,7 @@ extension ConfigReader {
         }
     }
 
-    private mutating func readRules(_ node: Node) -> [AlertRuleConfig] {
+    mutating func readRules(_ node: Node) -> [AlertRuleConfig] {
         guard let list = sequence(node, "alerts.rules") else { return [] }
         var rules: [AlertRuleConfig] = []
         for (index, item) in list.enumerated() {
@@ -396,7 +225,7 @@ extension ConfigReader {
         return rules
     }
 
-    private mutating func readHooks(_ node: Node) -> [HookConfig] {
+    mutating func readHooks(_ node: Node) -> [HookConfig] {
         guard let list = sequence(node, "alerts.hooks") else { return [] }
         var hooks: [HookConfig] = []
         var names = Set<String>()

@@ -18,6 +18,13 @@ struct ConfigReader {
         self.environment = environment
     }
 
+    /// The whole file: `LookoutConfig` reads its keys over its defaults.
+    mutating func readConfig(_ root: Node) -> LookoutConfig {
+        var config = LookoutConfig()
+        if let top = section(root, "", LookoutConfig.Key.self) { config.read(top, &self) }
+        return config
+    }
+
     mutating func problem(_ node: Node?, _ path: String, _ message: String) {
         let mark = node?.mark
         problems.append(ConfigProblem(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, path: path, message: message))

@@ -375,7 +375,7 @@ package struct ConfigError: Error, CustomStringConvertible {
 
 /// `metrics.detail`: `default` keeps a healthy source to at most 15 series (what the rules, the
 /// dashboard and the status badges need); `full` adds every phase, window, state and bucket.
-package enum MetricsDetail: String, Sendable, Equatable {
+package enum MetricsDetail: String, Sendable, Equatable, CaseIterable {
     case `default`
     case full
 }

@@ -1,49 +1,51 @@
 import Foundation
 import Yams
 
-/// `status_page:` and `announcements:`.
-extension ConfigReader {
-    mutating func readStatusPage(_ node: Node) -> StatusPageSettings {
-        var settings = StatusPageSettings()
-        guard let page = mapping(node, "status_page", known: ["public", "title", "group_by"]) else { return settings }
-        if let flag = page["public"]?.value, let value = bool(flag, "status_page.public") { settings.isPublic = value }
-        if let title = page["title"]?.value, let value = string(title, "status_page.title") {
-            if value.isEmpty || value.count > 100 {
-                problem(title, "status_page.title", "must be 1 to 100 characters")
-            } else {
-                settings.title = value
-            }
-        }
-        if let label = page["group_by"]?.value, let value = string(label, "status_page.group_by") { settings.groupByLabel = value }
-        return settings
+/// `status_page: {public, title, group_by}`.
+extension StatusPageSettings: ConfigReadable {
+    enum Key: String, ConfigKey {
+        case `public`, title
+        case groupBy = "group_by"
     }
 
-    /// Each: `title`, `message`, `state` (investigating, identified, monitoring, resolved), `at`
-    /// (RFC 3339), optional `sources`.
+    mutating func read(_ page: ConfigSection<Key>, _ reader: inout ConfigReader) {
+        if let value = reader.bool(page[.public]) { isPublic = value }
+        if let entry = page[.title], let value = reader.string(entry) {
+            if value.isEmpty || value.count > 100 {
+                reader.problem(entry, "must be 1 to 100 characters")
+            } else {
+                title = value
+            }
+        }
+        if let value = reader.string(page[.groupBy]) { groupByLabel = value }
+    }
+}
+
+/// `announcements:`, each `title`, `message`, `state` (investigating, identified, monitoring,
+/// resolved), `at` (RFC 3339) and optional `sources`.
+extension Announcement {
+    enum Key: String, ConfigKey { case title, message, state, at, sources }
+}
+
+extension ConfigReader {
     mutating func readAnnouncements(_ node: Node, sources: [SourceConfig]) -> [Announcement] {
         guard let list = sequence(node, "announcements") else { return [] }
         let known = Set(sources.map(\.name))
         var announcements: [Announcement] = []
         for (index, item) in list.enumerated() {
-            let path = "announcements[\(index)]"
-            guard let fields = mapping(item, path, known: ["title", "message", "state", "at", "sources"]) else { continue }
+            guard let fields = section(item, "announcements[\(index)]", Announcement.Key.self) else { continue }
             let before = problems.count
-            for key in ["title", "message", "state", "at"] where fields[key] == nil { problem(item, "\(path).\(key)", "is missing") }
-            let title = fields["title"].flatMap { string($0.value, "\(path).title") }
-            let message = fields["message"].flatMap { string($0.value, "\(path).message") }
-            let names = fields["sources"].flatMap { strings($0.value, "\(path).sources") } ?? []
+            for key in [Announcement.Key.title, .message, .state, .at] { require(fields, key) }
+            let title = string(fields[.title])
+            let message = string(fields[.message])
+            let names = strings(fields[.sources]) ?? []
             if let found = Announcement.problem(title: title, message: message, sources: names, known: known) {
                 let field = String(found.prefix { $0 != ":" })
-                problem(fields[field]?.value ?? item, "\(path).\(field)", String(found.dropFirst(field.count + 2)))
+                let key = Announcement.Key(rawValue: field) ?? .title
+                problem(fields[key]?.value ?? item, fields.path(key), String(found.dropFirst(field.count + 2)))
             }
-            var state: Announcement.State?
-            if let node = fields["state"]?.value, let text = string(node, "\(path).state") {
-                state = Announcement.State(rawValue: text)
-                if state == nil {
-                    problem(node, "\(path).state", "\"\(text)\" is not a state (\(Announcement.State.allCases.map(\.rawValue).joined(separator: ", ")))")
-                }
-            }
-            let atMs = fields["at"].flatMap { timestamp($0.value, "\(path).at") }
+            let state: Announcement.State? = choice(fields[.state], "a state")
+            let atMs = timestamp(fields[.at])
             guard problems.count == before, let title, let message, let state, let atMs else { continue }
             announcements.append(
                 Announcement(
