@@ -181,7 +181,7 @@ struct ConfigTableTests {
         ),
         (
             "alerts:\n  hooks:\n    - {name: h, type: pager, url: \"http://x/\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
-            #"t.yml:3:23: alerts.hooks[0].type: "pager" is not a hook type (use webhook, alertmanager, slack, teams, pagerduty, discord, ntfy, email)"#
+            #"t.yml:3:23: alerts.hooks[0].type: "pager" is not a hook type (use webhook, alertmanager, slack, teams, pagerduty, discord, ntfy or email)"#
         ),
         (
             "alerts:\n  hooks:\n    - name: h\n      url: \"http://x/\"\n      template: \"{{#alerts}}{{rule}}\"\nsources:\n  - {name: a, url: \"http://x/\"}\n",

@@ -1,6 +1,30 @@
 import Foundation
 import Yams
 
+extension MaintenanceWindow {
+    enum Key: String, ConfigKey { case name, sources, matchers, start, end, recurring, note }
+    enum RecurringKey: String, ConfigKey {
+        case weekdays, at, duration
+        case timeZone = "time_zone"
+    }
+}
+
+extension ProbeModule {
+    enum Key: String, ConfigKey {
+        case kind, timeout, allow, compression
+        case followRedirects = "follow_redirects"
+        case maxRedirects = "max_redirects"
+    }
+}
+
+extension AlertRuleConfig {
+    /// A rule of `alerts.rules`; a change to a default rule (`alerts.defaults.NAME`) has all
+    /// but `name`.
+    enum Key: String, ConfigKey { case name, severity, expr, `for`, labels, annotations }
+    enum ChangeKey: String, ConfigKey { case severity, expr, `for`, labels, annotations }
+    static let severities = ["critical", "warning", "info"]
+}
+
 /// Maintenance windows, probe modules, alert rules and hooks.
 extension ConfigReader {
     /// `maintenance:` windows: one-off (`start`, `end`) or `recurring` (weekdays, `at` local
@@ -10,30 +34,27 @@ extension ConfigReader {
         var windows: [MaintenanceWindow] = []
         let known = Set(sources.map(\.name))
         for (index, item) in list.enumerated() {
-            let path = "maintenance[\(index)]"
-            guard let fields = mapping(item, path, known: ["name", "sources", "matchers", "start", "end", "recurring", "note"]) else { continue }
+            guard let fields = section(item, "maintenance[\(index)]", MaintenanceWindow.Key.self) else { continue }
             let before = problems.count
-            let name = fields["name"].flatMap { string($0.value, "\(path).name") } ?? "maintenance-\(index + 1)"
-            let names = fields["sources"].flatMap { strings($0.value, "\(path).sources") } ?? []
-            if let node = fields["sources"]?.value {
+            let name = string(fields[.name]) ?? "maintenance-\(index + 1)"
+            let names = strings(fields[.sources]) ?? []
+            if let entry = fields[.sources] {
                 for missing in names where !known.contains(missing) {
-                    problem(node, "\(path).sources", "\"\(missing)\" is not the name of a source")
+                    problem(entry, "\"\(missing)\" is not the name of a source")
                 }
             }
-            let matchers = fields["matchers"].flatMap { stringMap($0.value, "\(path).matchers") } ?? [:]
-            let note = fields["note"].flatMap { string($0.value, "\(path).note") } ?? ""
+            let matchers = stringMap(fields[.matchers]) ?? [:]
+            let note = string(fields[.note]) ?? ""
             var schedule: MaintenanceWindow.Schedule?
-            switch (fields["recurring"], fields["start"], fields["end"]) {
+            switch (fields[.recurring], fields[.start], fields[.end]) {
             case (let recurring?, nil, nil):
-                schedule = readRecurring(recurring.value, "\(path).recurring")
+                schedule = readRecurring(recurring)
             case (nil, let start?, let end?):
-                let startMs = timestamp(start.value, "\(path).start")
-                let endMs = timestamp(end.value, "\(path).end")
-                if let startMs, let endMs {
-                    if endMs <= startMs { problem(end.value, "\(path).end", "must be after start") } else { schedule = .once(startMs: startMs, endMs: endMs) }
+                if let startMs = timestamp(start), let endMs = timestamp(end) {
+                    if endMs <= startMs { problem(end, "must be after start") } else { schedule = .once(startMs: startMs, endMs: endMs) }
                 }
             default:
-                problem(item, path, "give either start and end (RFC 3339), or recurring: {weekdays, at, duration, time_zone}")
+                problem(item, fields.path, "give either start and end (RFC 3339), or recurring: {weekdays, at, duration, time_zone}")
             }
             if problems.count == before, let schedule {
                 windows.append(MaintenanceWindow(name: name, sources: names, matchers: matchers, schedule: schedule, note: note))
@@ -42,44 +63,44 @@ extension ConfigReader {
         return windows
     }
 
-    private mutating func readRecurring(_ node: Node, _ path: String) -> MaintenanceWindow.Schedule? {
-        guard let fields = mapping(node, path, known: ["weekdays", "at", "duration", "time_zone"]) else { return nil }
+    private mutating func readRecurring(_ entry: ConfigEntry) -> MaintenanceWindow.Schedule? {
+        guard let fields = section(entry.value, entry.path, MaintenanceWindow.RecurringKey.self) else { return nil }
         let before = problems.count
         var weekdays = Set(1...7)
-        if let node = fields["weekdays"]?.value, let names = strings(node, "\(path).weekdays") {
+        if let entry = fields[.weekdays], let names = strings(entry) {
             weekdays = []
             for name in names {
                 if let day = MaintenanceWindow.weekday(named: name) {
                     weekdays.insert(day)
                 } else {
-                    problem(node, "\(path).weekdays", "\"\(name)\" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)")
+                    problem(entry, "\"\(name)\" is not a weekday (use mon, tue, wed, thu, fri, sat, sun)")
                 }
             }
         }
         var minuteOfDay = 0
-        if let node = fields["at"]?.value, let text = string(node, "\(path).at") {
+        if let entry = fields[.at], let text = string(entry) {
             if let minute = MaintenanceWindow.minuteOfDay(text) {
                 minuteOfDay = minute
             } else {
-                problem(node, "\(path).at", "\"\(text)\" is not a time of day (use HH:MM, e.g. 02:30)")
-            }
-        } else if fields["at"] == nil {
-            problem(node, "\(path).at", "is missing: the local time the window starts, e.g. 02:30")
-        }
-        var durationMs: Int64 = 0
-        if let node = fields["duration"]?.value {
-            if let value = duration(node, "\(path).duration") {
-                durationMs = value.totalMilliseconds
-                if durationMs > 7 * 86_400_000 { problem(node, "\(path).duration", "must be at most 7 days") }
-                if durationMs <= 0 { problem(node, "\(path).duration", "must be at least 1ms") }
+                problem(entry, "\"\(text)\" is not a time of day (use HH:MM, e.g. 02:30)")
             }
         } else {
-            problem(node, "\(path).duration", "is missing, e.g. 30m")
+            require(fields, .at, "the local time the window starts, e.g. 02:30")
+        }
+        var durationMs: Int64 = 0
+        if let entry = fields[.duration] {
+            if let value = duration(entry) {
+                durationMs = value.totalMilliseconds
+                if durationMs > 7 * 86_400_000 { problem(entry, "must be at most 7 days") }
+                if durationMs <= 0 { problem(entry, "must be at least 1ms") }
+            }
+        } else {
+            problem(entry.value, fields.path(.duration), "is missing, e.g. 30m")
         }
         var zone = "UTC"
-        if let node = fields["time_zone"]?.value, let text = string(node, "\(path).time_zone") {
+        if let entry = fields[.timeZone], let text = string(entry) {
             if TimeZone(identifier: text) == nil {
-                problem(node, "\(path).time_zone", "\"\(text)\" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)")
+                problem(entry, "\"\(text)\" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)")
             } else {
                 zone = text
             }
@@ -104,46 +125,46 @@ extension ConfigReader {
         var result: [String: ProbeModule] = [:]
         for (key, value) in modules {
             guard let name = key.scalar?.string else { continue }
-            let path = "probe_modules.\(name)"
-            guard let fields = mapping(value, path, known: ["kind", "timeout", "allow", "follow_redirects", "max_redirects", "compression"]) else { continue }
+            guard let fields = section(value, "probe_modules.\(name)", ProbeModule.Key.self) else { continue }
             var module = ProbeModule()
-            if let kind = fields["kind"]?.value, let text = string(kind, "\(path).kind") {
+            if let entry = fields[.kind], let text = string(entry) {
                 if let parsed = SourceKind(rawValue: text), Probers.prober(for: parsed).isHTTPRequest {
                     module.kind = parsed
                 } else if SourceKind(rawValue: text) != nil {
-                    problem(kind, "\(path).kind", "\"\(text)\" is a kind of source, not served at /probe (use \(Probers.httpRequestNames))")
+                    problem(entry, "\"\(text)\" is a kind of source, not served at /probe (use \(Probers.httpRequestNames))")
                 } else {
-                    problem(kind, "\(path).kind", "\"\(text)\" is not a kind (use \(Probers.names))")
+                    problem(entry, "\"\(text)\" is not a kind (use \(Probers.names))")
                 }
             }
-            if let timeout = fields["timeout"]?.value, let value = duration(timeout, "\(path).timeout") { module.timeout = value }
-            if let allow = fields["allow"]?.value, let patterns = sequence(allow, "\(path).allow") {
+            if let value = duration(fields[.timeout]) { module.timeout = value }
+            if let entry = fields[.allow], let patterns = sequence(entry) {
                 for (index, item) in patterns.enumerated() {
-                    guard let pattern = string(item, "\(path).allow[\(index)]") else { continue }
+                    let path = "\(entry.path)[\(index)]"
+                    guard let pattern = string(item, path) else { continue }
                     if (try? NSRegularExpression(pattern: pattern)) == nil {
-                        problem(item, "\(path).allow[\(index)]", "\"\(pattern)\" is not a regular expression")
+                        problem(item, path, "\"\(pattern)\" is not a regular expression")
                     } else {
                         module.allow.append(pattern)
                         if ProbeModule.allowsAnyHost(pattern) {
                             warning(
-                                item, "\(path).allow[\(index)]",
+                                item, path,
                                 "\"\(pattern)\" allows any host: anyone who can reach /probe can make Lookout request any URL (patterns match the whole target, e.g. \"https?://api\\\\.example\\\\.com/.*\")"
                             )
                         }
                     }
                 }
             }
-            if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
-            if let node = fields["max_redirects"]?.value, let count = int(node, "\(path).max_redirects", range: 0...20) { module.maxRedirects = count }
-            if let node = fields["compression"]?.value, let text = string(node, "\(path).compression") {
+            if let follow = bool(fields[.followRedirects]) { module.followRedirects = follow }
+            if let count = int(fields[.maxRedirects], range: 0...20) { module.maxRedirects = count }
+            if let entry = fields[.compression], let text = string(entry) {
                 if ["gzip", "br", "deflate", "identity", "zstd"].contains(text) {
                     module.compression = text
                 } else {
-                    problem(node, "\(path).compression", "\"\(text)\" is not an encoding (use gzip, br, deflate, zstd or identity)")
+                    problem(entry, "\"\(text)\" is not an encoding (use gzip, br, deflate, zstd or identity)")
                 }
             }
-            if module.allow.isEmpty, fields["allow"] == nil {
-                problem(value, "\(path).allow", "is missing: list the target patterns this module may probe")
+            if module.allow.isEmpty, !fields.has(.allow) {
+                problem(value, fields.path(.allow), "is missing: list the target patterns this module may probe")
             }
             result[name] = module
         }
@@ -173,22 +194,22 @@ extension ConfigReader {
                 }
                 continue
             }
-            guard let fields = mapping(entry.value, path, known: ["severity", "expr", "for", "labels", "annotations"]) else { continue }
-            let severity = fields["severity"].flatMap { string($0.value, "\(path).severity") }
-            if let severity, !["critical", "warning", "info"].contains(severity), let node = fields["severity"]?.value {
-                problem(node, "\(path).severity", "\"\(severity)\" is not a severity (use critical, warning or info)")
+            guard let fields = section(entry.value, path, AlertRuleConfig.ChangeKey.self) else { continue }
+            let severity = string(fields[.severity])
+            if let severity, !AlertRuleConfig.severities.contains(severity), let entry = fields[.severity] {
+                problem(entry, "\"\(severity)\" is not a severity (use critical, warning or info)")
             }
-            let expr = fields["expr"].flatMap { string($0.value, "\(path).expr") }
-            if let expr, let node = fields["expr"]?.value {
+            let expr = string(fields[.expr])
+            if let expr, let entry = fields[.expr] {
                 do throws(AlertExpressionError) {
                     _ = try AlertExpressionParser.parse(expr)
                 } catch {
-                    problem(node, "\(path).expr", error.message)
+                    problem(entry, error.message)
                 }
             }
-            let forDuration = fields["for"].flatMap { duration($0.value, "\(path).for", zeroAllowed: true) }
-            let labels = fields["labels"].flatMap { stringMap($0.value, "\(path).labels") } ?? [:]
-            let annotations = fields["annotations"].flatMap { stringMap($0.value, "\(path).annotations") } ?? [:]
+            let forDuration = duration(fields[.for], zeroAllowed: true)
+            let labels = stringMap(fields[.labels]) ?? [:]
+            let annotations = stringMap(fields[.annotations]) ?? [:]
             config.alertDefaults[name] = .change(severity: severity, expr: expr, forDuration: forDuration, labels: labels, annotations: annotations)
         }
     }
@@ -197,27 +218,26 @@ extension ConfigReader {
         guard let list = sequence(node, "alerts.rules") else { return [] }
         var rules: [AlertRuleConfig] = []
         for (index, item) in list.enumerated() {
-            let path = "alerts.rules[\(index)]"
-            guard let fields = mapping(item, path, known: ["name", "severity", "expr", "for", "labels", "annotations"]) else { continue }
-            let name = fields["name"].flatMap { string($0.value, "\(path).name") }
-            let expr = fields["expr"].flatMap { string($0.value, "\(path).expr") }
-            if let expr, let node = fields["expr"]?.value {
+            guard let fields = section(item, "alerts.rules[\(index)]", AlertRuleConfig.Key.self) else { continue }
+            let name = string(fields[.name])
+            let expr = string(fields[.expr])
+            if let expr, let entry = fields[.expr] {
                 do throws(AlertExpressionError) {
                     _ = try AlertExpressionParser.parse(expr)
                 } catch {
                     let shown = expr.count > 80 ? expr.prefix(80) + "…" : Substring(expr)
-                    problem(node, "\(path).expr", "\(error.message) (at character \(error.offset + 1) of \"\(shown)\")")
+                    problem(entry, "\(error.message) (at character \(error.offset + 1) of \"\(shown)\")")
                 }
             }
-            if fields["name"] == nil { problem(item, "\(path).name", "is missing") }
-            if fields["expr"] == nil { problem(item, "\(path).expr", "is missing") }
-            let severity = fields["severity"].flatMap { string($0.value, "\(path).severity") } ?? "warning"
-            if !["critical", "warning", "info"].contains(severity), let node = fields["severity"]?.value {
-                problem(node, "\(path).severity", "\"\(severity)\" is not a severity (use critical, warning or info)")
+            require(fields, .name)
+            require(fields, .expr)
+            let severity = string(fields[.severity]) ?? "warning"
+            if !AlertRuleConfig.severities.contains(severity), let entry = fields[.severity] {
+                problem(entry, "\"\(severity)\" is not a severity (use critical, warning or info)")
             }
-            let forDuration = fields["for"].flatMap { duration($0.value, "\(path).for", zeroAllowed: true) } ?? .zero
-            let labels = fields["labels"].flatMap { stringMap($0.value, "\(path).labels") } ?? [:]
-            let annotations = fields["annotations"].flatMap { stringMap($0.value, "\(path).annotations") } ?? [:]
+            let forDuration = duration(fields[.for], zeroAllowed: true) ?? .zero
+            let labels = stringMap(fields[.labels]) ?? [:]
+            let annotations = stringMap(fields[.annotations]) ?? [:]
             if let name, let expr {
                 rules.append(AlertRuleConfig(name: name, severity: severity, expr: expr, forDuration: forDuration, labels: labels, annotations: annotations))
             }
@@ -229,141 +249,141 @@ extension ConfigReader {
         guard let list = sequence(node, "alerts.hooks") else { return [] }
         var hooks: [HookConfig] = []
         var names = Set<String>()
-        let known = [
-            "name", "type", "url", "url_file", "severities", "matchers", "send_resolved", "group_by", "group_wait", "group_interval",
-            "repeat_interval", "hmac_secret_file", "hmac_secret", "routing_key", "routing_key_file", "template", "headers",
-            "from", "to", "username", "password", "password_file", "starttls", "ca_file",
-        ]
         for (index, item) in list.enumerated() {
-            let path = "alerts.hooks[\(index)]"
-            guard let fields = mapping(item, path, known: known) else { continue }
+            guard let fields = section(item, "alerts.hooks[\(index)]", HookConfig.Key.self) else { continue }
             let before = problems.count
-            let name = fields["name"].flatMap { string($0.value, "\(path).name") }
-            if fields["name"] == nil { problem(item, "\(path).name", "is missing") }
-            if let name, !names.insert(name).inserted, let node = fields["name"]?.value {
-                problem(node, "\(path).name", "\"\(name)\" is already the name of another hook")
+            let name = string(fields[.name])
+            require(fields, .name)
+            if let name, !names.insert(name).inserted, let entry = fields[.name] {
+                problem(entry, "\"\(name)\" is already the name of another hook")
             }
-            var type = HookConfig.HookType.webhook
-            if let node = fields["type"]?.value, let text = string(node, "\(path).type") {
-                if let parsed = HookConfig.HookType(rawValue: text) {
-                    type = parsed
-                } else {
-                    let types = HookConfig.HookType.allCases.map(\.rawValue).joined(separator: ", ")
-                    problem(node, "\(path).type", "\"\(text)\" is not a hook type (use \(types))")
-                }
-            }
-            // Chat webhook URLs carry their secret in the path: url_file or ${ENV} keeps them out
-            // of the config.
-            var hookURL: String?
-            if fields["url_file"] != nil {
-                if let text = secret(inline: nil, file: fields["url_file"]?.value, parent: path, inlineKey: "url", fileKey: "url_file"),
-                    let node = fields["url_file"]?.value
-                {
-                    // Not what it holds: a webhook URL is a secret, and a wrong path may name
-                    // any file (/etc/shadow) whose contents must not reach a log.
-                    if ProbeURL.problem(text) != nil {
-                        problem(node, "\(path).url_file", "the file does not hold a usable http(s) URL (its contents are not shown: they may be secret)")
-                    } else {
-                        hookURL = text
-                    }
-                }
-            } else if type == .email, let node = fields["url"]?.value, let text = string(node, "\(path).url") {
-                let lowered = text.lowercased()
-                if lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://"), URLComponents(string: text)?.host?.isEmpty == false {
-                    hookURL = text
-                } else {
-                    problem(node, "\(path).url", "\"\(text)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)")
-                }
-            } else if let node = fields["url"]?.value, let text = string(node, "\(path).url"),
-                let expanded = expandingEnvironment(text, node, "\(path).url")
-            {
-                if let message = ProbeURL.problem(expanded) {
-                    // An expanded ${ENV} URL is a secret: say which variable, not what it holds.
-                    problem(
-                        node, "\(path).url",
-                        expanded == text ? message : "\(text) does not expand to a usable http(s) URL (its value is not shown: it may be secret)")
-                } else {
-                    hookURL = expanded
-                }
-            } else if fields["url"] != nil {
-                // string() or the environment already said what is wrong
-            } else if type == .pagerduty {
-                hookURL = HookConfig.pagerDutyEventsURL
-            } else {
-                problem(item, "\(path).url", "is missing (or give url_file)")
-            }
-            var routingKey: String?
+            let type: HookConfig.HookType = choice(fields[.type], "a hook type") ?? .webhook
+            var hook = HookConfig(name: name ?? "", type: type, url: "")
+            let hookURL = readHookURL(fields, type: type)
             if type == .pagerduty {
-                if fields["routing_key_file"] != nil || fields["routing_key"] != nil {
-                    routingKey = secret(
-                        inline: fields["routing_key"]?.value, file: fields["routing_key_file"]?.value, parent: path,
-                        inlineKey: "routing_key", fileKey: "routing_key_file")
+                if fields.has(.routingKeyFile) || fields.has(.routingKey) {
+                    hook.routingKey = secret(fields, inline: .routingKey, file: .routingKeyFile)
                 } else {
-                    problem(item, "\(path).routing_key_file", "is missing: a pagerduty hook needs the integration's routing key")
+                    require(fields, .routingKeyFile, "a pagerduty hook needs the integration's routing key")
                 }
-            } else if let node = fields["routing_key_file"]?.key ?? fields["routing_key"]?.key {
-                problem(node, "\(path).routing_key", "only applies to type: pagerduty")
+            } else if let node = fields[.routingKeyFile]?.key ?? fields[.routingKey]?.key {
+                problem(node, fields.path(.routingKey), "only applies to type: pagerduty")
             }
-            let severities = fields["severities"].flatMap { strings($0.value, "\(path).severities") } ?? []
-            let matchers = fields["matchers"].flatMap { stringMap($0.value, "\(path).matchers") } ?? [:]
-            let sendResolved = fields["send_resolved"].flatMap { bool($0.value, "\(path).send_resolved") } ?? true
-            let repeatInterval = fields["repeat_interval"].flatMap { duration($0.value, "\(path).repeat_interval") } ?? .seconds(4 * 3600)
-            let groupBy = fields["group_by"].flatMap { strings($0.value, "\(path).group_by") } ?? ["source"]
-            let groupWait = fields["group_wait"].flatMap { duration($0.value, "\(path).group_wait", zeroAllowed: true) } ?? .seconds(30)
-            let groupInterval = fields["group_interval"].flatMap { duration($0.value, "\(path).group_interval") } ?? .seconds(300)
-            var hmac: String?
-            if fields["hmac_secret_file"] != nil || fields["hmac_secret"] != nil {
-                hmac = secret(
-                    inline: fields["hmac_secret"]?.value, file: fields["hmac_secret_file"]?.value, parent: path,
-                    inlineKey: "hmac_secret", fileKey: "hmac_secret_file")
-            }
-            var mail = MailSettings()
-            let mailKeys = ["from", "to", "username", "password", "password_file", "starttls", "ca_file"]
+            if let value = strings(fields[.severities]) { hook.severities = value }
+            if let value = stringMap(fields[.matchers]) { hook.matchers = value }
+            if let value = bool(fields[.sendResolved]) { hook.sendResolved = value }
+            if let value = duration(fields[.repeatInterval]) { hook.repeatInterval = value }
+            if let value = strings(fields[.groupBy]) { hook.groupBy = value }
+            if let value = duration(fields[.groupWait], zeroAllowed: true) { hook.groupWait = value }
+            if let value = duration(fields[.groupInterval]) { hook.groupInterval = value }
+            if fields.has(.hmacSecretFile) || fields.has(.hmacSecret) { hook.hmacSecret = secret(fields, inline: .hmacSecret, file: .hmacSecretFile) }
             if type == .email {
-                if let node = fields["from"]?.value, let text = string(node, "\(path).from") {
-                    if ConfigReader.isMailAddress(text) { mail.from = text } else { problem(node, "\(path).from", "\"\(text)\" is not a mail address") }
-                } else if fields["from"] == nil {
-                    problem(item, "\(path).from", "is missing: the sender's address")
-                }
-                if let node = fields["to"]?.value, let list = strings(node, "\(path).to") {
-                    for address in list where !ConfigReader.isMailAddress(address) { problem(node, "\(path).to", "\"\(address)\" is not a mail address") }
-                    mail.to = list
-                    if list.isEmpty { problem(node, "\(path).to", "must list at least one recipient") }
-                } else if fields["to"] == nil {
-                    problem(item, "\(path).to", "is missing: the recipients")
-                }
-                mail.username = fields["username"].flatMap { string($0.value, "\(path).username") }
-                if fields["password_file"] != nil || fields["password"] != nil {
-                    mail.password = secret(
-                        inline: fields["password"]?.value, file: fields["password_file"]?.value, parent: path, inlineKey: "password", fileKey: "password_file")
-                }
-                if let node = fields["starttls"]?.value, let flag = bool(node, "\(path).starttls") { mail.startTLS = flag }
-                if let node = fields["ca_file"]?.value, let name = string(node, "\(path).ca_file") { mail.caFile = resolvePath(name) }
-            } else if let key = mailKeys.compactMap({ fields[$0]?.key }).first {
-                problem(key, "\(path).\(key.string ?? "from")", "only applies to type: email")
+                readMail(fields, into: &hook.mail)
+            } else if let key = HookConfig.Key.mailKeys.compactMap({ fields[$0] }).first {
+                problem(key.key, key.path, "only applies to type: email")
             }
-            var template: String?
-            var headerTemplates: [String: String] = [:]
-            if let node = fields["template"]?.value, let text = string(node, "\(path).template") {
-                template = text
-                if type != .webhook { problem(fields["template"]!.key, "\(path).template", "only applies to type: webhook") }
-                if let message = HookTemplate.problem(text) { problem(node, "\(path).template", message) }
+            if let entry = fields[.template], let text = string(entry) {
+                hook.template = text
+                if type != .webhook { problem(entry.key, entry.path, "only applies to type: webhook") }
+                if let message = HookTemplate.problem(text) { problem(entry, message) }
             }
-            if let node = fields["headers"]?.value, let values = stringMap(node, "\(path).headers") {
-                headerTemplates = values
-                if type != .webhook { problem(fields["headers"]!.key, "\(path).headers", "only applies to type: webhook") }
+            if let entry = fields[.headers], let values = stringMap(entry) {
+                hook.headerTemplates = values
+                if type != .webhook { problem(entry.key, entry.path, "only applies to type: webhook") }
                 for (header, text) in values.sorted(by: { $0.key < $1.key }) {
-                    if let message = HookTemplate.problem(text) { problem(node, "\(path).headers.\(header)", message) }
+                    if let message = HookTemplate.problem(text) { problem(entry.value, "\(entry.path).\(header)", message) }
                 }
             }
-            if problems.count == before, let name, let hookURL {
-                hooks.append(
-                    HookConfig(
-                        name: name, type: type, url: hookURL, severities: severities, matchers: matchers, sendResolved: sendResolved,
-                        groupBy: groupBy, groupWait: groupWait, groupInterval: groupInterval, repeatInterval: repeatInterval, hmacSecret: hmac,
-                        routingKey: routingKey, template: template, headerTemplates: headerTemplates, mail: mail))
+            if problems.count == before, name != nil, let hookURL {
+                hook.url = hookURL
+                hooks.append(hook)
             }
         }
         return hooks
+    }
+
+    /// Chat webhook URLs carry their secret in the path: `url_file` or `${ENV}` keeps them out
+    /// of the config. Email hooks take an SMTP URL; PagerDuty's has a default.
+    private mutating func readHookURL(_ fields: ConfigSection<HookConfig.Key>, type: HookConfig.HookType) -> String? {
+        if let file = fields[.urlFile] {
+            guard let text = secret(fields, inline: .url, file: .urlFile) else { return nil }
+            // Not what it holds: a webhook URL is a secret, and a wrong path may name any file
+            // (/etc/shadow) whose contents must not reach a log.
+            guard ProbeURL.problem(text) == nil else {
+                problem(file, "the file does not hold a usable http(s) URL (its contents are not shown: they may be secret)")
+                return nil
+            }
+            return text
+        }
+        guard let entry = fields[.url] else {
+            if type == .pagerduty { return HookConfig.pagerDutyEventsURL }
+            problem(fields.node, fields.path(.url), "is missing (or give url_file)")
+            return nil
+        }
+        guard let text = string(entry) else { return nil }
+        if type == .email {
+            let lowered = text.lowercased()
+            guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://"), URLComponents(string: text)?.host?.isEmpty == false else {
+                problem(entry, "\"\(text)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)")
+                return nil
+            }
+            return text
+        }
+        guard let expanded = expandingEnvironment(text, entry.value, entry.path) else { return nil }
+        if let message = ProbeURL.problem(expanded) {
+            // An expanded ${ENV} URL is a secret: say which variable, not what it holds.
+            problem(entry, expanded == text ? message : "\(text) does not expand to a usable http(s) URL (its value is not shown: it may be secret)")
+            return nil
+        }
+        return expanded
+    }
+
+    private mutating func readMail(_ fields: ConfigSection<HookConfig.Key>, into mail: inout MailSettings) {
+        if let entry = fields[.from], let text = string(entry) {
+            if ConfigReader.isMailAddress(text) { mail.from = text } else { problem(entry, "\"\(text)\" is not a mail address") }
+        } else {
+            require(fields, .from, "the sender's address")
+        }
+        if let entry = fields[.to], let list = strings(entry) {
+            for address in list where !ConfigReader.isMailAddress(address) { problem(entry, "\"\(address)\" is not a mail address") }
+            mail.to = list
+            if list.isEmpty { problem(entry, "must list at least one recipient") }
+        } else {
+            require(fields, .to, "the recipients")
+        }
+        mail.username = string(fields[.username])
+        if fields.has(.passwordFile) || fields.has(.password) { mail.password = secret(fields, inline: .password, file: .passwordFile) }
+        if let flag = bool(fields[.starttls]) { mail.startTLS = flag }
+        if let name = string(fields[.caFile]) { mail.caFile = resolvePath(name) }
+    }
+}
+
+extension HookConfig {
+    enum Key: String, ConfigKey {
+        case name, type, url, severities, matchers, template, headers
+        case urlFile = "url_file"
+        case sendResolved = "send_resolved"
+        case groupBy = "group_by"
+        case groupWait = "group_wait"
+        case groupInterval = "group_interval"
+        case repeatInterval = "repeat_interval"
+        case hmacSecretFile = "hmac_secret_file"
+        case hmacSecret = "hmac_secret"
+        // pagerduty
+        case routingKey = "routing_key"
+        case routingKeyFile = "routing_key_file"
+        // email
+        case from, to, username, password, starttls
+        case passwordFile = "password_file"
+        case caFile = "ca_file"
+
+        static let mailKeys: [Key] = [.from, .to, .username, .password, .passwordFile, .starttls, .caFile]
+    }
+}
+
+extension ConfigReader {
+    /// A secret of `section`, inline (a `${ENV}` reference) or in a file.
+    mutating func secret<Key: ConfigKey>(_ section: ConfigSection<Key>, inline: Key, file: Key) -> String? {
+        secret(inline: section[inline]?.value, file: section[file]?.value, parent: section.path, inlineKey: inline.rawValue, fileKey: file.rawValue)
     }
 }

@@ -211,10 +211,10 @@ package struct HookConfig: Sendable, Equatable {
     package var type: HookType
     package var url: String
     /// Empty: every severity.
-    package var severities: [String]
+    package var severities: [String] = []
     /// Label matchers: every one must equal the alert's label.
-    package var matchers: [String: String]
-    package var sendResolved: Bool
+    package var matchers: [String: String] = [:]
+    package var sendResolved = true
     /// Webhooks: alerts with the same values of these labels go out as one notification
     /// (default: `[source]`, one notification per broken source); `[]` puts every alert in one.
     package var groupBy: [String] = ["source"]
@@ -223,7 +223,7 @@ package struct HookConfig: Sendable, Equatable {
     /// How long a notified group waits before telling of alerts that joined or left it.
     package var groupInterval: Duration = .seconds(300)
     /// How often a group that has not changed is sent again.
-    package var repeatInterval: Duration
+    package var repeatInterval: Duration = .seconds(4 * 3600)
     package var hmacSecret: String?
     /// `pagerduty`: the integration's routing key (from `routing_key_file` or `${ENV}`); put in
     /// the request at delivery, never stored in the outbox.
@@ -234,6 +234,13 @@ package struct HookConfig: Sendable, Equatable {
     package var headerTemplates: [String: String] = [:]
     /// `email`: the sender, the recipients, the relay's login and how it is trusted.
     package var mail = MailSettings()
+
+    /// A hook with every other setting at its default.
+    package init(name: String, type: HookType = .webhook, url: String) {
+        self.name = name
+        self.type = type
+        self.url = url
+    }
 }
 
 /// An `email` hook's SMTP settings (its `url` is `smtp://host:port` or `smtps://host:port`).
