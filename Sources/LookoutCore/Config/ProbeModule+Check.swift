@@ -40,9 +40,7 @@ extension ProbeModule {
         if let failure = headerCheck(result) { return failure }
         guard !failIfBodyMatches.isEmpty || !failIfBodyNotMatches.isEmpty else { return nil }
         let body = String(decoding: result.body, as: UTF8.self)
-        func matches(_ pattern: String) -> Bool {
-            (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: body, range: NSRange(body.startIndex..., in: body)) != nil } ?? false
-        }
+        func matches(_ pattern: String) -> Bool { RegexCache.matches(pattern, body) }
         if let pattern = failIfBodyMatches.first(where: matches) {
             return Failure(
                 category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus,
@@ -63,9 +61,7 @@ extension ProbeModule {
         func values(_ name: String) -> [String] {
             result.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
         }
-        func matches(_ pattern: String, _ value: String) -> Bool {
-            (try? NSRegularExpression(pattern: pattern)).map { $0.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil } ?? false
-        }
+        func matches(_ pattern: String, _ value: String) -> Bool { RegexCache.matches(pattern, value) }
         func failure(_ detail: String) -> Failure {
             Failure(category: .invalidResponse, reason: "header_mismatch", httpStatus: result.httpStatus, detail: detail)
         }

@@ -75,8 +75,7 @@ package struct ProbeModule: Sendable, Equatable {
     }
 
     static func matchesWhole(_ pattern: String, _ text: String) -> Bool {
-        guard let regex = try? NSRegularExpression(pattern: "\\A(?:\(pattern))\\z") else { return false }
-        return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        RegexCache.matches("\\A(?:\(pattern))\\z", text)
     }
 
     /// Whether `pattern` lets through URLs of hosts nobody named: it matches made-up targets on
