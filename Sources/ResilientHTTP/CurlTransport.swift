@@ -24,14 +24,14 @@ public final class CurlTransport: Sendable {
     /// wait (`Benchmarks/latency.sh`).
     public static var defaultThreads: Int { min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
-    /// Starts the transport's own threads (`lookout-curl`), `defaultThreads` of them; they
-    /// stop, aborting transfers in flight, when the transport is released.
-    public convenience init() {
-        self.init(threads: CurlTransport.defaultThreads)
-    }
+    /// The `User-Agent` of every request, unless the request gives its own; nil sends none.
+    let userAgent: String?
 
-    /// Starts `threads` transfer threads (at least one).
-    public init(threads: Int) {
+    /// Starts the transport's own threads (`lookout-curl`), `defaultThreads` of them unless
+    /// told; they stop, aborting transfers in flight, when the transport is released. The
+    /// application names itself in `userAgent` (`Lookout/0.1.0`).
+    public init(threads: Int = CurlTransport.defaultThreads, userAgent: String? = nil) {
+        self.userAgent = userAgent
         CurlGlobal.ensureInitialized()
         loops = (0..<max(1, threads)).map { _ in TransferLoop() }
         for loop in loops { startNamedThread(CurlTransport.threadName) { [loop] in loop.run() } }
@@ -71,7 +71,7 @@ public final class CurlTransport: Sendable {
 
     /// One transfer, redirects followed by libcurl if the request asks for it.
     func performOnce(_ request: TransferRequest) async -> TransferResult {
-        guard let easy = EasyHandle(request, pool: handles) else {
+        guard let easy = EasyHandle(request, userAgent: userAgent, pool: handles) else {
             return TransferResult(curlCode: Int32(CURLE_FAILED_INIT.rawValue), curlMessage: "libcurl could not create a handle")
         }
         let loop = preferredLoop() ?? nextLoop()

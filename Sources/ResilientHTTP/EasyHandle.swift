@@ -9,6 +9,7 @@ final class EasyHandle: @unchecked Sendable {
     // After submit, every field but `cancelRequested` is touched only by the loop thread.
     let handle: UnsafeMutableRawPointer
     private let request: TransferRequest
+    private let userAgent: String?
     private let pool: HandlePool?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -22,12 +23,13 @@ final class EasyHandle: @unchecked Sendable {
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
-    init?(_ request: TransferRequest, pool: HandlePool? = nil) {
+    init?(_ request: TransferRequest, userAgent: String? = nil, pool: HandlePool? = nil) {
         CurlGlobal.ensureInitialized()
         guard let pooled = pool?.take() ?? PooledCurl() else { return nil }
         self.handle = pooled.handle
         self.errorBuffer = pooled.errorBuffer
         self.request = request
+        self.userAgent = userAgent
         self.pool = pool
         errorBuffer.update(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         configure()
@@ -39,8 +41,6 @@ final class EasyHandle: @unchecked Sendable {
         if let pool { pool.give(pooled) } else { pooled.destroy() }
     }
 
-    private static let userAgent = "Lookout/\(LookoutVersion.string)"
-
     func attach(_ continuation: CheckedContinuation<TransferResult, Never>) {
         self.continuation = continuation
     }
@@ -50,7 +50,7 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_string(handle, CURLOPT_URL, request.url)
         lookout_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         lookout_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer)
-        lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, EasyHandle.userAgent)
+        if let userAgent { lookout_curl_setopt_string(handle, CURLOPT_USERAGENT, userAgent) }
         if let encoding = request.acceptEncoding { lookout_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, encoding) }
         lookout_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, Int(request.timeout.totalMilliseconds))
         if let connect = request.connectTimeout {

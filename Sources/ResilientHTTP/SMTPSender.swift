@@ -8,14 +8,17 @@ public struct MailMessage: Sendable, Equatable {
     public var subject: String
     public var text: String
     public var html: String
+    /// The sending application, as `X-Mailer` (`Lookout/0.1.0`); nil sends none.
+    public var mailer: String?
 
     /// Creates a message; `subject` loses any line break (it would start a header of its own).
-    public init(from: String, to: [String], subject: String, text: String, html: String) {
+    public init(from: String, to: [String], subject: String, text: String, html: String, mailer: String? = nil) {
         self.from = from
         self.to = to
         self.subject = subject.filter { $0 != "\r" && $0 != "\n" }
         self.text = text
         self.html = html
+        self.mailer = mailer.map { $0.filter { $0 != "\r" && $0 != "\n" } }
     }
 
     /// The subject as a header value: ASCII as it is, anything else as an RFC 2047 encoded word.
@@ -93,8 +96,8 @@ public enum SMTPSender {
         let date = SMTPSender.dateHeader()
         for header in [
             "Date: \(date)", "From: <\(message.from)>", "To: " + message.to.map { "<\($0)>" }.joined(separator: ", "),
-            "Subject: \(message.encodedSubject)", "Message-ID: <\(UUID().uuidString)@lookout>", "X-Mailer: Lookout/\(LookoutVersion.string)",
-        ] {
+            "Subject: \(message.encodedSubject)", "Message-ID: <\(UUID().uuidString)@lookout>",
+        ] + (message.mailer.map { ["X-Mailer: \($0)"] } ?? []) {
             headers = curl_slist_append(headers, header)
         }
         defer { curl_slist_free_all(headers) }

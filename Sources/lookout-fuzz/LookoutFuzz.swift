@@ -1,6 +1,7 @@
 // lookout-fuzz: libFuzzer targets for every parser of outside input (`make fuzz`), and, in a
 // normal build, a replayer that runs committed inputs through the same targets (`make test`).
 import Foundation
+import LookoutCore
 import ResilientHTTP
 
 #if LOOKOUT_FUZZ

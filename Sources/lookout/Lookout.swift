@@ -1,6 +1,7 @@
 // lookout: the command line — parses arguments and wires the modules together; no logic of its own.
 import ArgumentParser
 import Foundation
+import LookoutCore
 import ResilientHTTP
 
 @main

@@ -25,7 +25,8 @@ struct SilenceCommand: AsyncParsableCommand {
                 bytes = Array(try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]))
                 headers.append(("Content-Type", "application/json"))
             }
-            let result = await CurlTransport().perform(TransferRequest(url: base + path, method: method, headers: headers, body: bytes, timeout: .seconds(10)))
+            let result = await CurlTransport.lookout().perform(
+                TransferRequest(url: base + path, method: method, headers: headers, body: bytes, timeout: .seconds(10)))
             guard let status = result.httpStatus else {
                 printError("lookout: cannot reach \(base): \(result.curlMessage)")
                 throw ExitCode(2)

@@ -17,7 +17,7 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         let base = server.base(try server.loadedConfig())
-        let result = await CurlTransport().perform(TransferRequest(url: "\(base)/api/v1/status", timeout: .seconds(10), maxResponseBytes: 256 << 20))
+        let result = await CurlTransport.lookout().perform(TransferRequest(url: "\(base)/api/v1/status", timeout: .seconds(10), maxResponseBytes: 256 << 20))
         guard result.httpStatus == 200 else {
             let why = result.httpStatus.map { "it answered \($0)" } ?? result.curlMessage
             printError("lookout: cannot read \(base)/api/v1/status: \(why)")

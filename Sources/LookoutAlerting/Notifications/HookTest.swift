@@ -33,7 +33,7 @@ package enum HookTest {
         HookRouter(hooks: [hook], externalURL: externalURL).payload(for: hook, .firing(alert(nowMs: nowMs)), nowMs: nowMs)
     }
 
-    package static func send(_ hook: HookConfig, externalURL: String, transport: CurlTransport = CurlTransport()) async -> Answer {
+    package static func send(_ hook: HookConfig, externalURL: String, transport: CurlTransport = .lookout()) async -> Answer {
         let nowMs = Timestamp.nowMs()
         if NotificationProviders.provider(hook).delivery == .smtp {
             let outcome = await EmailProvider.mail(payload(for: hook, externalURL: externalURL, nowMs: nowMs), hook)

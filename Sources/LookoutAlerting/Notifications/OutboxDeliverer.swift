@@ -173,7 +173,7 @@ package final class OutboxDeliverer: Sendable {
         let parts = WebhookProvider.split(payload)
         let body = Array(provider.atDelivery(parts.body, hook).utf8)
         var headers: [(name: String, value: String)] = [
-            ("Content-Type", "application/json"), ("X-Lookout-Delivery", delivery), ("User-Agent", "Lookout/\(LookoutVersion.string)"),
+            ("Content-Type", "application/json"), ("X-Lookout-Delivery", delivery), ("User-Agent", LookoutVersion.userAgent),
         ]
         // A template's headers replace the defaults of the same name.
         for (name, value) in parts.headers {

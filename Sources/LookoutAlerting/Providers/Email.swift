@@ -13,7 +13,8 @@ enum EmailProvider: NotificationProvider {
     static func mail(_ payload: String, _ hook: HookConfig) async -> SMTPSender.Outcome {
         let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: String] ?? [:]
         let message = MailMessage(
-            from: hook.mail.from, to: hook.mail.to, subject: object["subject"] ?? "Lookout", text: object["text"] ?? payload, html: object["html"] ?? "")
+            from: hook.mail.from, to: hook.mail.to, subject: object["subject"] ?? "Lookout", text: object["text"] ?? payload, html: object["html"] ?? "",
+            mailer: LookoutVersion.userAgent)
         let server = SMTPServer(
             url: hook.url, username: hook.mail.username, password: hook.mail.password, startTLS: hook.mail.startTLS, caFile: hook.mail.caFile)
         return await SMTPSender.send(message, via: server)

@@ -39,7 +39,7 @@ package final class Monitor: Sendable {
     ///   - sinks: more receivers of every probe result (the store).
     ///   - clientEvents: more receivers of the client's events (the store).
     package init(
-        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, transport: CurlTransport = CurlTransport(),
+        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, transport: CurlTransport = .lookout(),
         sinks: [any ProbeResultSink] = [], clientEvents: [any ClientEventSink] = [], maxConcurrent: Int = 512, logger: Logger
     ) {
         self.configPath = configPath
