@@ -111,10 +111,10 @@ extension LookoutBench {
 
     /// Status and scrape costs: the alert rules and the status JSON over 10,000 sources, /metrics
     /// at 10,000 sources, the status page at 1,000.
-    static func status() {
+    static func status() throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let large = populatedMonitor(10_000)
-        let context = LookoutContext(monitor: large)
+        let context = try LookoutContext(monitor: large)
         var evaluator = AlertEvaluator(rules: AlertRule.defaults)
         _ = evaluator.evaluate(nowMs: now - 15_000, AlertEvaluator.Inputs(large.snapshot(nowMs: now)))  // starts every alert
         // A snapshot computes every source's summary and the partial-failure ratio.
@@ -128,7 +128,7 @@ extension LookoutBench {
         let statusJSON = milliseconds { statusBytes = StatusAPI(context: context).statusBytes().count }
         var metricsBytes = 0
         let metrics = milliseconds { metricsBytes = MetricsExposition(context: context).renderBody().count }
-        let small = LookoutContext(monitor: populatedMonitor(1_000, history: true))
+        let small = try LookoutContext(monitor: populatedMonitor(1_000, history: true))
         var pageBytes = 0
         let statusPage = StatusPage(context: small)
         let page = milliseconds { pageBytes = statusPage.renderBytes().count }

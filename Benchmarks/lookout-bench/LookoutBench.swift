@@ -8,7 +8,7 @@ import ResilientHTTP
 
 @main
 enum LookoutBench {
-    static func main() async {
+    static func main() async throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         switch arguments.first {
         case "--version":
@@ -23,11 +23,11 @@ enum LookoutBench {
                 exit(1)
             }
         case "status":
-            status()
+            try status()
         case "metrics":
             // Healthy sources, then sources that fail one probe in seven (with retries), per detail.
             for (detail, failing) in [(MetricsDetail.default, false), (.default, true), (.full, true)] {
-                let context = LookoutContext(monitor: populatedMonitor(10_000, detail: detail, failing: failing))
+                let context = try LookoutContext(monitor: populatedMonitor(10_000, detail: detail, failing: failing))
                 let which = failing ? "sources failing one probe in seven" : "healthy sources"
                 let time = milliseconds(rounds: 21) { _ = MetricsExposition(context: context).renderBody() }
                 let body = MetricsExposition(context: context).renderBody()
@@ -47,7 +47,7 @@ enum LookoutBench {
                     String(format: "%.1f ms", gzip), "render", String(format: "%.2f", gzip / time))
             }
         case "page":
-            let page = StatusPage(context: LookoutContext(monitor: populatedMonitor(1_000, history: true)))
+            let page = StatusPage(context: try LookoutContext(monitor: populatedMonitor(1_000, history: true)))
             let time = milliseconds(rounds: 21) { _ = page.renderBytes() }
             row(
                 "status page at 1000 sources, 90-day bars", "lookout-bench page", String(format: "%.1f ms", time), "target < 50 ms",

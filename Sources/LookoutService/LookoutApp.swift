@@ -72,9 +72,10 @@ package struct LookoutApp: Sendable {
         let writer = RecordWriter(database: database, logger: logger)
         let monitor = Monitor(
             config: loaded, configPath: options.configPath, shardOverride: options.shard, sinks: [writer], clientEvents: [writer], logger: logger)
-        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
-        let outbox = OutboxDeliverer(hooks: { monitor.config.hooks }, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
-        alerts.onStored { outbox.poke() }
+        var context = LookoutContext(monitor: monitor, database: database, writer: writer, logger: logger)
+        let alerts = context.alerts
+        let outbox = context.outbox
+        let peers = context.peers
         if let reason = database.unwritableReason {
             logger.error(
                 "cannot open the database for writing; probing and serving go on, records wait in memory and are written once it can be opened",
@@ -92,13 +93,9 @@ package struct LookoutApp: Sendable {
         let gap = saved.gap
         let runs = saved.runs
         let startedAtMs = saved.startedAtMs
-        let statistics = HTTPServerStatistics()
-        var context = LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts, outbox: outbox, server: statistics)
         context.replica = options.replica
         context.monitoringGap = gap
-        let peers = Peers(urls: { monitor.config.peers }, instanceID: context.instanceID)
-        context.peers = peers
-        let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: statistics)
+        let server = HTTPServer(configuration: .init(host: host, port: port), router: LookoutRoutes.router(context), statistics: context.server)
         do {
             try server.start()
         } catch {

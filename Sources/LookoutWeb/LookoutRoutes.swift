@@ -56,10 +56,10 @@ package enum LookoutRoutes {
         }
         router.get("/-/healthy") { _ in .text("Lookout is healthy.\n") }
         router.get("/-/ready") { _ in
-            if case .damaged(let problems) = context.database?.integrityStatus {
+            if case .damaged(let problems) = context.database.integrityStatus {
                 return .text("Lookout is not ready: the database is damaged (quick_check: \(problems)).\n", status: 503)
             }
-            if let problem = context.writer?.status.lastError ?? context.database?.unwritableReason {
+            if let problem = context.writer.status.lastError ?? context.database.unwritableReason {
                 return .text("Lookout is not ready: the database cannot be written (\(problem)).\n", status: 503)
             }
             return monitor.registry.everySourceProbed

@@ -50,8 +50,7 @@ final class HTTPRequestFuzzing: @unchecked Sendable {
         let writer = RecordWriter(database: database, logger: logger)
         let monitor = Monitor(config: config, configPath: nil, sinks: [writer], clientEvents: [writer], logger: logger)
         monitor.start()
-        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
-        return LookoutRoutes.router(LookoutContext(monitor: monitor, writer: writer, database: database, alerts: alerts))
+        return LookoutRoutes.router(LookoutContext(monitor: monitor, database: database, writer: writer, logger: logger))
     }
 
     func run(_ data: [UInt8]) {

@@ -37,7 +37,7 @@ struct PrometheusRulesParityTests {
                 """, file: "t.yml")
             let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
             monitor.start()
-            let exposition = MetricsExposition(context: LookoutContext(monitor: monitor), version: "test")
+            let exposition = MetricsExposition(context: try LookoutContext(monitor: monitor), version: "test")
             var evaluator = AlertEvaluator(rules: AlertRule.defaults)
             let start: Int64 = 1_700_000_000_000
             var series: [String: [String]] = [:]

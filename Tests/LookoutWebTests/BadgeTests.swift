@@ -13,11 +13,11 @@ struct BadgeTests {
         return ""
     }
 
-    @Test func statusUptimeAndResponseTimeBadges() async {
+    @Test func statusUptimeAndResponseTimeBadges() async throws {
         let sources = [SourceConfig(name: "api", url: "http://127.0.0.1/api"), SourceConfig(name: "<b>", url: "http://127.0.0.1/b")]
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
         monitor.start()
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/api/status.svg"))).contains(">pending</text>"))
         let now = Timestamp.nowMs()
         for index in 0..<1999 {

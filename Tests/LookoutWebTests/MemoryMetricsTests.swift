@@ -11,7 +11,7 @@ struct MemoryMetricsTests {
     @Test func heapAndDatabaseMemoryAreExported() async throws {
         let monitor = Monitor(
             config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         let response = await router.respond(to: HTTPRequest(method: "GET", path: "/metrics"))
         let text = response.bodyText
         func value(_ name: String) -> Double? {

@@ -32,9 +32,9 @@ struct MonitoringGapPageTests {
         // After it: a new process takes the firing alert back, and has not probed yet.
         let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
         monitor.start()
-        let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: Logger(label: "test"))
+        var context = LookoutContext(monitor: monitor, database: database)
+        let alerts = context.alerts
         try alerts.restore(nowMs: gap.toMs, after: gap)
-        var context = LookoutContext(monitor: monitor, database: database, alerts: alerts)
         context.monitoringGap = gap
         return (context, gap)
     }

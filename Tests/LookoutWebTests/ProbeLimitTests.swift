@@ -18,13 +18,13 @@ struct ProbeLimitTests {
         ).probeModules
         let monitor = Monitor(config: config, configPath: nil, logger: Logger(label: "test"))
         let before = ProbeEndpoint.refused.load(ordering: .relaxed)
-        let full = ProbeEndpoint(context: LookoutContext(monitor: monitor), concurrencyLimit: 0)
+        let full = ProbeEndpoint(context: try LookoutContext(monitor: monitor), concurrencyLimit: 0)
         let response = await full.handle(HTTPRequest(method: "GET", path: "/probe", query: ["target": "http://127.0.0.1:1/", "module": "http_2xx"]))
         #expect(response.status == 503)
         #expect(response.headers["Retry-After"] == "1")
         #expect(ProbeEndpoint.refused.load(ordering: .relaxed) >= before + 1)
         // Within the limit the probe runs (and fails: nothing listens on port 1).
-        let open = ProbeEndpoint(context: LookoutContext(monitor: monitor), concurrencyLimit: 1)
+        let open = ProbeEndpoint(context: try LookoutContext(monitor: monitor), concurrencyLimit: 1)
         let probed = await open.handle(HTTPRequest(method: "GET", path: "/probe", query: ["target": "http://127.0.0.1:1/", "module": "http_2xx"]))
         #expect(probed.status == 200)
     }

@@ -9,10 +9,10 @@ import Testing
 /// a 405 alike.
 @Suite("security headers")
 struct SecurityHeadersTests {
-    @Test func everyAnswerCarriesThem() async {
+    @Test func everyAnswerCarriesThem() async throws {
         let monitor = Monitor(
             config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         for (method, path) in [("GET", "/"), ("GET", "/api/v1/status"), ("GET", "/nowhere"), ("DELETE", "/metrics")] {
             let response = await router.respond(to: HTTPRequest(method: method, path: path))
             #expect(response.headers["X-Content-Type-Options"] == "nosniff", "\(method) \(path)")
@@ -27,7 +27,7 @@ struct SecurityHeadersTests {
     @Test func thePolicyAllowsExactlyThePagesOwnScriptAndStyle() async throws {
         let monitor = Monitor(
             config: LookoutConfig(sources: [SourceConfig(name: "a", url: "http://127.0.0.1:1/")]), configPath: nil, logger: Logger(label: "test"))
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         let response = await router.respond(to: HTTPRequest(method: "GET", path: "/"))
         let page = response.bodyText
         let policy = try #require(response.headers["Content-Security-Policy"])

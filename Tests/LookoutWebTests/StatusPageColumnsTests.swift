@@ -9,11 +9,11 @@ import Testing
 /// every row and the history row's span agree, and each header carries its width class.
 @Suite("status page columns")
 struct StatusPageColumnsTests {
-    func page(_ path: String) async -> String {
+    func page(_ path: String) async throws -> String {
         let sources = [SourceConfig(name: "a", url: "http://127.0.0.1:1/"), SourceConfig(name: "b", url: "http://127.0.0.1:2/")]
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply(sources)
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         let response = await router.respond(to: HTTPRequest(method: "GET", path: path))
         return response.bodyText
     }
@@ -22,7 +22,7 @@ struct StatusPageColumnsTests {
 
     @Test(arguments: [("/", 6), ("/public", 5)])
     func headerCellsAndSpanAgree(path: String, expected: Int) async throws {
-        let html = await page(path)
+        let html = try await page(path)
         let head = try #require(
             html.range(of: "<thead>").flatMap { start in
                 html.range(of: "</thead>", range: start.upperBound..<html.endIndex).map { html[start.lowerBound..<$0.upperBound] }

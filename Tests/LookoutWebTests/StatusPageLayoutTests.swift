@@ -46,7 +46,7 @@ struct StatusPageLayoutTests {
         for name in ["ledger", "feed"] { monitor.registry.record(ProbeResult(source: name, timestampMs: now - 60_000, ok: true, httpStatus: 200)) }
         failing(monitor, "api", atMs: now - 1_000, message: "<b>overloaded</b>")
         failing(monitor, "cdn", atMs: now - 300_000, message: "edge down")
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render(nowMs: now)
         #expect(html.contains("<title>Acme &lt;status&gt; status</title>"))
         let incidents = try #require(html.range(of: "<h2>Open incidents (2)</h2>"))
         let sources = try #require(html.range(of: #"<section class="sources""#))
@@ -68,7 +68,7 @@ struct StatusPageLayoutTests {
 
     @Test func theFilterNarrowsTheListWithoutScripts() throws {
         let monitor = try monitor(Self.config)
-        let page = StatusPage(context: LookoutContext(monitor: monitor))
+        let page = StatusPage(context: try LookoutContext(monitor: monitor))
         let html = page.render(filter: "PAY")
         #expect(html.contains(#"<tbody id="source-api""#) && html.contains(#"<tbody id="source-ledger""#))
         #expect(!html.contains(#"<tbody id="source-cdn""#))
@@ -80,7 +80,7 @@ struct StatusPageLayoutTests {
     @Test func thePublicPageLeavesOutURLsErrorsAndInternals() async throws {
         let monitor = try monitor(Self.config + "\n")
         failing(monitor, "api", atMs: Timestamp.nowMs(), message: "db password wrong")
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         let html = body(await router.respond(to: HTTPRequest(method: "GET", path: "/public")))
         #expect(html.contains("<h2>Current problems (1)</h2>"))
         for secret in ["127.0.0.1", "secret", "db password", "HTTP 503", "Breaker", "/metrics", "/api/v1"] {
@@ -98,7 +98,7 @@ struct StatusPageLayoutTests {
         let token = directory.appendingPathComponent("token")
         try "s3cret".write(to: token, atomically: true, encoding: .utf8)
         let monitor = try monitor(Self.config.replacingOccurrences(of: "status_page: {", with: "admin_token_file: \(token.path)\nstatus_page: {public: true, "))
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         #expect(!body(await router.respond(to: HTTPRequest(method: "GET", path: "/"))).contains("127.0.0.1"))
         let refused = await router.respond(to: HTTPRequest(method: "GET", path: "/oncall"))
         #expect(refused.status == 401)
@@ -113,7 +113,7 @@ struct StatusPageLayoutTests {
         let now = Timestamp.nowMs()
         monitor.registry.record(ProbeResult(source: "api", timestampMs: now, ok: true, httpStatus: 200))
         failing(monitor, "ledger", atMs: now, message: "x")
-        let router = LookoutRoutes.router(LookoutContext(monitor: monitor))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
         #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/status.svg"))).contains("Payments: degraded"))
         // As the page writes it.
         #expect(body(await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Payments/uptime/24h.svg"))).contains("uptime 24h: 50.0%"))
@@ -146,7 +146,7 @@ struct StatusPageLayoutTests {
     @Test func theLocationIsALabelOnEverySourceSeries() throws {
         let monitor = try monitor("location: eu-west\nmetrics: {detail: full}\n" + Self.config)
         failing(monitor, "api", atMs: Timestamp.nowMs(), message: "x")
-        let text = MetricsExposition(context: LookoutContext(monitor: monitor)).render()
+        let text = MetricsExposition(context: try LookoutContext(monitor: monitor)).render()
         let perSource = text.split(separator: "\n").filter { $0.contains(#"source=""#) }
         #expect(perSource.count > 40)
         for line in perSource { #expect(line.contains(#"location="eu-west""#), "\(line)") }
@@ -188,7 +188,7 @@ struct StatusPageLayoutTests {
               - {name: a, url: "http://127.0.0.1:1/a", group: "A B"}
               - {name: b, url: "http://127.0.0.1:1/b", group: "A-B"}
             """)
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render()
         #expect(html.contains(#"id="group-a-b" "#) && html.contains(#"id="group-a-b-2" "#))
     }
 

@@ -65,7 +65,7 @@ struct PageTests {
         return board
     }
 
-    @Test func metricsShowProbedSourcesWithHistograms() {
+    @Test func metricsShowProbedSourcesWithHistograms() throws {
         let sources = [
             SourceConfig(name: "up", url: "http://127.0.0.1/ok"), SourceConfig(name: "down", url: "http://127.0.0.1/<script>"),
             SourceConfig(name: "never", url: "http://127.0.0.1/never"),
@@ -73,7 +73,7 @@ struct PageTests {
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply(sources)
         for entry in board().snapshot().records { if let last = entry.last { monitor.registry.record(last) } }
-        let text = MetricsExposition(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
+        let text = MetricsExposition(context: try LookoutContext(monitor: monitor), version: "9.9.9").render()
         #expect(text.contains("lookout_probe_success{source=\"up\"} 1\n"))
         #expect(text.contains("lookout_probe_success{source=\"down\"} 0\n"))
         #expect(!text.contains("lookout_probe_success{source=\"never\"}"))
@@ -100,7 +100,7 @@ struct PageTests {
     /// `metrics.detail: default` keeps a healthy source — http, https with a certificate, a
     /// download — to at most 15 series; `full` writes every phase, window, state and bucket.
     @Test(arguments: [MetricsDetail.default, .full])
-    func aHealthySourceStaysWithinTheSeriesBudget(detail: MetricsDetail) {
+    func aHealthySourceStaysWithinTheSeriesBudget(detail: MetricsDetail) throws {
         var file = SourceConfig(name: "file", url: "https://127.0.0.1/big.iso")
         file.kind = .download
         let sources = [SourceConfig(name: "api", url: "http://127.0.0.1/ok"), SourceConfig(name: "secure", url: "https://127.0.0.1/ok"), file]
@@ -118,7 +118,7 @@ struct PageTests {
                 monitor.registry.record(result)
             }
         }
-        let text = MetricsExposition(context: LookoutContext(monitor: monitor), version: "9.9.9").render()
+        let text = MetricsExposition(context: try LookoutContext(monitor: monitor), version: "9.9.9").render()
         let lines = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
         for source in sources {
             let series = lines.filter { $0.contains("source=\"\(source.name)\"") }
@@ -137,12 +137,12 @@ struct PageTests {
         #expect(text.contains("# TYPE lookout_probe_phase_seconds gauge\n") && text.contains("# TYPE lookout_calls_total counter\n"))
     }
 
-    @Test func statusPageEscapesWhatUpstreamsSend() {
+    @Test func statusPageEscapesWhatUpstreamsSend() throws {
         let sources = board().snapshot().records.map(\.source)
         let monitor = Monitor(config: LookoutConfig(sources: sources), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply(sources)
         for entry in board().snapshot().records { if let last = entry.last { monitor.registry.record(last) } }
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render()
         #expect(!html.contains("/<script>"))
         #expect(html.contains("/&lt;script&gt;") || html.contains("/%3Cscript%3E"))
         #expect(html.contains("aria-live"))
@@ -171,10 +171,10 @@ struct PageTests {
                 ProbeResult(
                     source: source, timestampMs: now - 240_000, ok: false, failure: Failure(category: .timeout, reason: "response_timeout")))
         }
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render(nowMs: now)
         #expect(html.contains(##"Blocked by <a href="#source-gateway">gateway</a>, which is down"##))
         #expect(html.contains(">4m</time>"))
-        let json = String(decoding: StatusAPI(context: LookoutContext(monitor: monitor)).statusBytes(nowMs: now), as: UTF8.self)
+        let json = String(decoding: StatusAPI(context: try LookoutContext(monitor: monitor)).statusBytes(nowMs: now), as: UTF8.self)
         #expect(json.contains(#""blocked_by":["gateway"]"#))
         #expect(json.contains(#""down_for":"4m""#))
     }
@@ -190,7 +190,7 @@ struct PageTests {
             ProbeResult(
                 source: "checkout", timestampMs: now - 60_000, ok: false,
                 failure: Failure(category: .serverError, reason: "http_503", httpStatus: 503, serverMessage: "card processor unavailable"), httpStatus: 503))
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render(nowMs: now)
         let incidents = try #require(
             html.range(of: #"<section class="incidents""#).map { html[$0.lowerBound...] }.map { $0[..<($0.range(of: "</section>")?.lowerBound ?? $0.endIndex)] }
         )
@@ -210,16 +210,16 @@ struct PageTests {
         var result = ProbeResult(source: "db", timestampMs: now, ok: false, failure: Failure(category: .serverError, reason: "http_503"))
         result.duringMaintenance = true
         monitor.registry.record(result)
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render(nowMs: now)
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render(nowMs: now)
         #expect(html.contains(#"<span class="state maintenance">Maintenance</span>"#))
         #expect(html.contains("vendor upgrade · ends <time"))
         // Maintenance is left out of availability.
         #expect(monitor.snapshot(nowMs: now).summaries[0] == nil)
-        let json = String(decoding: StatusAPI(context: LookoutContext(monitor: monitor)).statusBytes(nowMs: now), as: UTF8.self)
+        let json = String(decoding: StatusAPI(context: try LookoutContext(monitor: monitor)).statusBytes(nowMs: now), as: UTF8.self)
         #expect(json.contains(#""maintenance":{"window":"upgrade","note":"vendor upgrade""#))
     }
 
-    @Test func aSourceNamedLikeMarkupStaysText() {
+    @Test func aSourceNamedLikeMarkupStaysText() throws {
         let hostile = SourceConfig(name: "<script>alert(1)</script>", url: "http://127.0.0.1/")
         let monitor = Monitor(config: LookoutConfig(sources: [hostile]), configPath: nil, logger: Logger(label: "test"))
         monitor.registry.apply([hostile])
@@ -227,12 +227,12 @@ struct PageTests {
             ProbeResult(
                 source: hostile.name, timestampMs: Timestamp.nowMs(), ok: false,
                 failure: Failure(category: .serverError, reason: "http_500", httpStatus: 500, serverMessage: #"<img src=x onerror=alert(1)> "q""#)))
-        let html = StatusPage(context: LookoutContext(monitor: monitor)).render()
+        let html = StatusPage(context: try LookoutContext(monitor: monitor)).render()
         #expect(!html.contains("<script>alert(1)</script>"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!html.contains("<img src=x"))
         #expect(html.contains("&lt;img src=x onerror=alert(1)&gt; &quot;q&quot;"))
-        let metrics = MetricsExposition(context: LookoutContext(monitor: monitor)).render()
+        let metrics = MetricsExposition(context: try LookoutContext(monitor: monitor)).render()
         #expect(metrics.contains(#"lookout_probe_success{source="<script>alert(1)</script>"} 0"#))
     }
 }

@@ -58,7 +58,7 @@ struct APIRoutes: Sendable {
             json.field("source") { json in
                 StatusAPI.writeSource(
                     entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], blockedBy: snapshot.blockedBy(0),
-                    maintenance: snapshot.maintenance[name], alerts: (context.alerts?.firing ?? []).filter { $0.source == name }.map(\.rule),
+                    maintenance: snapshot.maintenance[name], alerts: context.alerts.firing.filter { $0.source == name }.map(\.rule),
                     nowMs: now, to: &json)
             }
             json.field("config") { json in
@@ -87,7 +87,7 @@ struct APIRoutes: Sendable {
 
     func errors(_ request: HTTPRequest) -> HTTPResponse {
         guard let entry = snapshot(request)?.records[0] else { return APIRoutes.error("no source named \(request.pathParameters["name"] ?? "")", status: 404) }
-        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        let database = context.database
         var since: Int64 = 0
         if let text = request.query["since"] {
             guard let parsed = APIRoutes.time(text) else {
@@ -143,13 +143,8 @@ struct APIRoutes: Sendable {
 
     func alerts() -> HTTPResponse {
         let now = Timestamp.nowMs()
-        let recent: [Alert]
-        if let database = context.database {
-            recent = (try? AlertStore(database: database).recent(sinceMs: now - HealthWindow.day)) ?? []
-        } else {
-            recent = context.alerts?.firing ?? []
-        }
-        let holds = context.alerts?.heldBack ?? [:]
+        let recent = (try? AlertStore(database: context.database).recent(sinceMs: now - HealthWindow.day)) ?? context.alerts.firing
+        let holds = context.alerts.heldBack
         var json = JSONWriter()
         json.object { json in
             json.field("alerts") { json in
@@ -178,7 +173,7 @@ struct APIRoutes: Sendable {
             }
             json.field("silences") { json in
                 json.array { json in
-                    for silence in context.alerts?.activeSilences(nowMs: now) ?? [] { APIRoutes.write(silence, to: &json) }
+                    for silence in context.alerts.activeSilences(nowMs: now) { APIRoutes.write(silence, to: &json) }
                 }
             }
         }
@@ -215,7 +210,7 @@ struct APIRoutes: Sendable {
 
     func silence(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refusal(request) { return refusal }
-        guard let alerts = context.alerts else { return APIRoutes.error("alerting is not running", status: 503) }
+        let alerts = context.alerts
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return APIRoutes.error("the body must be a JSON object", status: 400)
         }
@@ -272,10 +267,10 @@ struct APIRoutes: Sendable {
         if let refusal = refusal(request) { return refusal }
         let name = request.pathParameters["name"] ?? ""
         guard monitor.config.hooks.contains(where: { $0.name == name }) else { return APIRoutes.error("no hook is named \(name)", status: 404) }
-        guard let database = context.database else { return APIRoutes.error("the database is not open", status: 503) }
+        let database = context.database
         do {
             let count = try OutboxStore(database: database).retrySetAside(hook: name, nowMs: Timestamp.nowMs())
-            context.outbox?.poke()
+            context.outbox.poke()
             AdminAuth.audit(request, context, "set-aside notifications queued again", ["hook": name, "queued": "\(count)"])
             return .json(JSONText.ordered([("hook", .string(name)), ("queued", .int(Int64(count)))]).rendered)
         } catch {
@@ -289,7 +284,7 @@ struct APIRoutes: Sendable {
         json.object { json in
             json.field("silences") { json in
                 json.array { json in
-                    for silence in context.alerts?.activeSilences() ?? [] { APIRoutes.write(silence, to: &json) }
+                    for silence in context.alerts.activeSilences() { APIRoutes.write(silence, to: &json) }
                 }
             }
         }
@@ -299,7 +294,7 @@ struct APIRoutes: Sendable {
     /// `DELETE /api/v1/silences/ID` (admin): ends the silence now.
     func expireSilence(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = refusal(request) { return refusal }
-        guard let alerts = context.alerts else { return APIRoutes.error("alerting is not running", status: 503) }
+        let alerts = context.alerts
         let text = request.pathParameters["id"] ?? ""
         guard let id = Int64(text), id > 0 else { return APIRoutes.error("id must be a silence's number, not \"\(text)\"", status: 400) }
         do {

@@ -88,7 +88,7 @@ struct AvailabilityRoutes: Sendable {
     /// Reads the days of `source` (nil: every source) over the request's `days` and answers
     /// with what `write` makes of them.
     private func respond(_ request: HTTPRequest, source: String?, _ write: (Report, inout JSONWriter) -> Void) -> HTTPResponse {
-        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        let database = context.database
         var days = 30
         if let text = request.query["days"] {
             guard let parsed = Int(text), (1...3650).contains(parsed) else { return APIRoutes.error("days must be a whole number from 1 to 3650", status: 400) }

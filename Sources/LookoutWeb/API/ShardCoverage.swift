@@ -62,7 +62,8 @@ package enum ShardCoverage {
 
     /// The problems of this instance and its peers as last fetched.
     package static func problems(_ context: LookoutContext, snapshot: RegistrySnapshot) -> [String] {
-        guard let peers = context.peers?.peers, !peers.isEmpty else { return [] }
+        let peers = context.peers.peers
+        guard !peers.isEmpty else { return [] }
         var members = [
             Member(
                 label: "this instance", location: snapshot.config.location, index: snapshot.shard.index, count: snapshot.shard.count,

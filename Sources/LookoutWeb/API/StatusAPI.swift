@@ -20,8 +20,8 @@ package struct StatusAPI: Sendable {
         let entries = snapshot.records
         let offline = snapshot.offline
         // Silenced alerts are not counted as firing.
-        let holds = context.alerts?.heldBack ?? [:]
-        let firingAlerts = context.alerts?.firing ?? []
+        let holds = context.alerts.heldBack
+        let firingAlerts = context.alerts.firing
         let firing = firingAlerts.filter { holds[$0.fingerprint]?.silenced != true }.count
         var rulesBySource: [String: [String]] = [:]
         var heldBySource: [String: [String]] = [:]
@@ -64,7 +64,8 @@ package struct StatusAPI: Sendable {
                     }
                 }
             }
-            if peers, let known = context.peers?.peers.filter({ !$0.isSelf }), !known.isEmpty {
+            let known = peers ? context.peers.peers.filter { !$0.isSelf } : []
+            if !known.isEmpty {
                 json.field("peers") { json in
                     json.array { json in for peer in known { StatusAPI.writePeer(peer, to: &json) } }
                 }

@@ -24,7 +24,7 @@ struct AnnouncementRoutes: Sendable {
     func list() -> HTTPResponse {
         let now = Timestamp.nowMs()
         var all = monitor.config.announcements
-        if let database = context.database { all += (try? AnnouncementStore(database: database).recent(sinceMs: now - 30 * HealthWindow.day)) ?? [] }
+        all += (try? AnnouncementStore(database: context.database).recent(sinceMs: now - 30 * HealthWindow.day)) ?? []
         var json = JSONWriter()
         json.object { json in
             json.field("announcements") { json in
@@ -59,7 +59,7 @@ struct AnnouncementRoutes: Sendable {
     /// The checks both POSTs share: admin, a database, a JSON object body.
     private func body(_ request: HTTPRequest) -> Result<(LookoutDatabase, [String: Any]), Refusal> {
         if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return .failure(Refusal(response: refusal)) }
-        guard let database = context.database else { return .failure(Refusal(response: APIRoutes.error("no database", status: 503))) }
+        let database = context.database
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return .failure(Refusal(response: APIRoutes.error("the body must be a JSON object", status: 400)))
         }
@@ -139,7 +139,7 @@ struct AnnouncementRoutes: Sendable {
 
     func delete(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
-        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        let database = context.database
         guard let id = AnnouncementRoutes.id(request) else { return AnnouncementRoutes.badID(request) }
         do {
             guard try AnnouncementStore(database: database).delete(id) else { return APIRoutes.error("no announcement \(id)", status: 404) }

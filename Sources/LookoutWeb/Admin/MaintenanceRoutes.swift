@@ -60,7 +60,7 @@ struct MaintenanceRoutes: Sendable {
     /// "recurring": {…}, "note": "…"}`.
     func add(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
-        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        let database = context.database
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return APIRoutes.error("the body must be a JSON object", status: 400)
         }
@@ -166,7 +166,7 @@ struct MaintenanceRoutes: Sendable {
     /// `DELETE /api/v1/maintenance/ID`: ends a window added through the API now.
     func end(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken) { return refusal }
-        guard let database = context.database else { return APIRoutes.error("no database", status: 503) }
+        let database = context.database
         let text = request.pathParameters["id"] ?? ""
         guard let id = Int64(text), id > 0 else { return APIRoutes.error("id must be a window's number, not \"\(text)\"", status: 400) }
         let store = MaintenanceStore(database: database)

@@ -305,42 +305,41 @@ package struct MetricsExposition: Sendable {
     }
 
     private func renderAlertsAndStore(_ snapshot: RegistrySnapshot, _ writer: ExpositionWriter) {
-        if let alerts = context.alerts {
-            var counts: [String: (String, Int)] = [:]
-            for rule in alerts.rules { counts[rule.name] = (rule.severity, 0) }
-            let firing = alerts.firing
-            for alert in firing { counts[alert.rule, default: (alert.severity, 0)].1 += 1 }
-            writer.family("lookout_alerts_firing", type: .gauge, help: "Alerts firing now, by rule.")
-            for (name, (severity, count)) in counts.sorted(by: { $0.key < $1.key }) {
-                writer.sample("lookout_alerts_firing", labels: [("alertname", name), ("severity", severity)], value: Double(count))
-            }
-            // One series per firing alert, so a dashboard's table can name the source.
-            writer.family("lookout_alert_active", type: .gauge, help: "A firing alert, with its source (empty for service-wide rules); always 1.")
-            for alert in firing.sorted(by: { ($0.rule, $0.source ?? "") < ($1.rule, $1.source ?? "") }) {
-                writer.sample(
-                    "lookout_alert_active",
-                    labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")] + MetricsExposition.place(snapshot),
-                    value: 1)
-            }
-            let unstored = alerts.unstoredChanges
-            writer.single(
-                "lookout_alert_changes_unstored", type: .gauge,
-                help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.",
-                value: Double(unstored.pending))
-            writer.single(
-                "lookout_alert_changes_dropped_total", type: .counter, help: "Alert changes dropped because too many waited for the database.",
-                value: Double(unstored.dropped))
+        let alerts = context.alerts
+        var counts: [String: (String, Int)] = [:]
+        for rule in alerts.rules { counts[rule.name] = (rule.severity, 0) }
+        let firing = alerts.firing
+        for alert in firing { counts[alert.rule, default: (alert.severity, 0)].1 += 1 }
+        writer.family("lookout_alerts_firing", type: .gauge, help: "Alerts firing now, by rule.")
+        for (name, (severity, count)) in counts.sorted(by: { $0.key < $1.key }) {
+            writer.sample("lookout_alerts_firing", labels: [("alertname", name), ("severity", severity)], value: Double(count))
         }
+        // One series per firing alert, so a dashboard's table can name the source.
+        writer.family("lookout_alert_active", type: .gauge, help: "A firing alert, with its source (empty for service-wide rules); always 1.")
+        for alert in firing.sorted(by: { ($0.rule, $0.source ?? "") < ($1.rule, $1.source ?? "") }) {
+            writer.sample(
+                "lookout_alert_active",
+                labels: [("alertname", alert.rule), ("severity", alert.severity), ("source", alert.source ?? "")] + MetricsExposition.place(snapshot),
+                value: 1)
+        }
+        let unstored = alerts.unstoredChanges
+        writer.single(
+            "lookout_alert_changes_unstored", type: .gauge,
+            help: "Alert changes waiting in memory for the database (disk full, read-only file); stored in order when it works again.",
+            value: Double(unstored.pending))
+        writer.single(
+            "lookout_alert_changes_dropped_total", type: .counter, help: "Alert changes dropped because too many waited for the database.",
+            value: Double(unstored.dropped))
         let hooks = snapshot.config.hooks.map(\.name)
-        if let outbox = context.outbox, !hooks.isEmpty {
-            let stats = outbox.hookStats
+        if !hooks.isEmpty {
+            let stats = context.outbox.hookStats
             writer.family("lookout_alert_notifications_total", type: .counter, help: "Notification attempts, by hook and result.")
             for hook in hooks {
                 writer.sample(
                     "lookout_alert_notifications_total", labels: [("hook", hook), ("result", "delivered")], value: Double(stats[hook]?.delivered ?? 0))
                 writer.sample("lookout_alert_notifications_total", labels: [("hook", hook), ("result", "failed")], value: Double(stats[hook]?.failed ?? 0))
             }
-            if let database = context.database, let backlog = try? OutboxStore(database: database).backlog() {
+            if let backlog = try? OutboxStore(database: context.database).backlog() {
                 writer.family("lookout_alert_outbox_pending", type: .gauge, help: "Notifications waiting for delivery, by hook.")
                 for hook in hooks {
                     writer.sample("lookout_alert_outbox_pending", labels: [("hook", hook)], value: Double(backlog[hook]?.pending ?? 0))
@@ -353,41 +352,38 @@ package struct MetricsExposition: Sendable {
                 }
             }
         }
-        if let recordWriter = context.writer {
-            let health = recordWriter.status
-            writer.family("lookout_db_write_duration_seconds", type: .histogram, help: "Duration of the writer's batched transactions.")
-            writer.histogram("lookout_db_write_duration_seconds", labels: [], health.writeDurations)
-            writer.single(
-                "lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).",
-                value: Double(health.failedFlushes))
-            writer.single(
-                "lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.",
-                value: Double(health.droppedRecords))
-            writer.single("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.", value: Double(recordWriter.pendingCount))
-            writer.single(
-                "lookout_db_pending_rollups", type: .gauge,
-                help: "Minute rollups (one a source and minute) held in memory: the current minute's, and while writes fail, those waiting.",
-                value: Double(recordWriter.pendingRollups))
+        let recordWriter = context.writer
+        let health = recordWriter.status
+        writer.family("lookout_db_write_duration_seconds", type: .histogram, help: "Duration of the writer's batched transactions.")
+        writer.histogram("lookout_db_write_duration_seconds", labels: [], health.writeDurations)
+        writer.single(
+            "lookout_db_write_errors_total", type: .counter, help: "Batches that could not be written (disk full, read-only...).",
+            value: Double(health.failedFlushes))
+        writer.single(
+            "lookout_db_records_dropped_total", type: .counter, help: "Records dropped because too many waited for a failing database.",
+            value: Double(health.droppedRecords))
+        writer.single("lookout_db_pending_records", type: .gauge, help: "Records waiting to be written.", value: Double(recordWriter.pendingCount))
+        writer.single(
+            "lookout_db_pending_rollups", type: .gauge,
+            help: "Minute rollups (one a source and minute) held in memory: the current minute's, and while writes fail, those waiting.",
+            value: Double(recordWriter.pendingRollups))
+        let database = context.database
+        writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
+        // Counted in the transactions that add and delete the rows: no table scan per scrape.
+        if let rows = try? RecordWriter.rowCounts(database), !rows.isEmpty {
+            writer.family("lookout_db_rows", type: .gauge, help: "Rows of probe history per tier: raw results, minute, hour and day rollups.")
+            for tier in ["raw", "minute", "hour", "day"] { writer.sample("lookout_db_rows", labels: [("tier", tier)], value: Double(rows[tier] ?? 0)) }
         }
-        if let database = context.database {
-            writer.single("lookout_db_size_bytes", type: .gauge, help: "Size of the SQLite database and its WAL.", value: Double(database.sizeBytes))
-            // Counted in the transactions that add and delete the rows: no table scan per scrape.
-            if let rows = try? RecordWriter.rowCounts(database), !rows.isEmpty {
-                writer.family("lookout_db_rows", type: .gauge, help: "Rows of probe history per tier: raw results, minute, hour and day rollups.")
-                for tier in ["raw", "minute", "hour", "day"] { writer.sample("lookout_db_rows", labels: [("tier", tier)], value: Double(rows[tier] ?? 0)) }
-            }
-            let damaged = if case .damaged = database.integrityStatus { true } else { false }
-            writer.single("lookout_db_damaged", type: .gauge, help: "1 when PRAGMA quick_check found damage at start, else 0.", value: damaged ? 1 : 0)
-            writer.single(
-                "lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.",
-                value: database.unwritableReason == nil ? 1 : 0)
-        }
-        if let server = context.server {
-            writer.single(
-                "lookout_http_slow_connections_closed_total", type: .counter,
-                help: "Connections closed because they did not deliver a whole request in time: slow clients (slowloris) and kept-alive connections left idle.",
-                value: Double(server.slowConnectionsClosed))
-        }
+        let damaged = if case .damaged = database.integrityStatus { true } else { false }
+        writer.single("lookout_db_damaged", type: .gauge, help: "1 when PRAGMA quick_check found damage at start, else 0.", value: damaged ? 1 : 0)
+        writer.single(
+            "lookout_db_writable", type: .gauge, help: "0 while the database file cannot be opened for writing (records wait in memory), else 1.",
+            value: database.unwritableReason == nil ? 1 : 0)
+        let server = context.server
+        writer.single(
+            "lookout_http_slow_connections_closed_total", type: .counter,
+            help: "Connections closed because they did not deliver a whole request in time: slow clients (slowloris) and kept-alive connections left idle.",
+            value: Double(server.slowConnectionsClosed))
     }
 
     private func renderDownloads(_ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter) {

@@ -13,17 +13,17 @@ extension StatusPage {
         if let gap = context.recentGap(nowMs: nowMs) {
             items.append(StatusPage.gapNote(gap))
         }
-        if let problem = context.writer?.status.lastError {
+        if let problem = context.writer.status.lastError {
             items.append("Records cannot be written to the database (\(HTML.escape(problem))); they are kept in memory and written when it works again.")
         }
-        for (hook, stats) in (context.outbox?.hookStats ?? [:]).sorted(by: { $0.key < $1.key }) {
+        for (hook, stats) in context.outbox.hookStats.sorted(by: { $0.key < $1.key }) {
             if let error = stats.lastError {
                 items.append("Alert hook <strong>\(HTML.escape(hook))</strong> cannot deliver: \(HTML.escape(error)) Notifications wait in the outbox.")
             }
         }
-        let setAside = context.database.flatMap { try? OutboxStore(database: $0).setAside() } ?? [:]
+        let setAside = (try? OutboxStore(database: context.database).setAside()) ?? [:]
         for (hook, count) in setAside.sorted(by: { $0.key < $1.key }) where count > 0 {
-            let why = context.outbox?.hookStats[hook]?.lastSetAside.map { " (the last: \(HTML.escape($0)))" } ?? ""
+            let why = context.outbox.hookStats[hook]?.lastSetAside.map { " (the last: \(HTML.escape($0)))" } ?? ""
             items.append(
                 "Alert hook <strong>\(HTML.escape(hook))</strong> refused \(count) notification\(count == 1 ? "" : "s"), set aside so later ones go on\(why). "
                     + "Fix the receiver, then send them again: <code>POST /api/v1/hooks/\(HTML.escape(hook))/retry</code>.")
@@ -36,8 +36,8 @@ extension StatusPage {
     /// is doing about it and what to try. Service-wide alerts first; info alerts folded away.
     func incidents(_ view: View) -> String {
         let snapshot = view.snapshot
-        let holds = context.alerts?.heldBack ?? [:]
-        let firing = context.alerts?.firing ?? []
+        let holds = context.alerts.heldBack
+        let firing = context.alerts.firing
         var bySource: [String: [Alert]] = [:]
         var serviceWide: [Alert] = []
         var silenced: [Alert] = []

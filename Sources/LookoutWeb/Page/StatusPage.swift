@@ -57,7 +57,8 @@ package struct StatusPage: Sendable {
         var view = View(
             snapshot: snapshot, audience: audience, nowMs: nowMs, days: days, episodes: stored.episodes,
             maintenanceDays: history.maintenance(context.monitor.maintenance.windows, days: days))
-        if let peers = context.peers?.peers.filter({ !$0.isSelf }), !peers.isEmpty {
+        let peers = context.peers.peers.filter { !$0.isSelf }
+        if !peers.isEmpty {
             view.peers = peers
             view.shardProblems = ShardCoverage.problems(context, snapshot: snapshot)
             for peer in peers where peer.problem == nil {
