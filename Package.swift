@@ -42,11 +42,20 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CLDNS",
+            providers: [.apt(["libldns-dev"])]
+        ),
         // glibc's malloc_trim, which the Glibc module does not declare.
         .target(name: "CMemory"),
         .target(
             name: "ResilientHTTP",
             dependencies: ["CCurl", "CLibCrypto"]
+        ),
+        // One DNS query to one server, through ldns: what `kind: dns` and blackbox's dns prober ask.
+        .target(
+            name: "DNSLookup",
+            dependencies: ["CLDNS"]
         ),
         .target(
             name: "MicroHTTPServer",
@@ -55,7 +64,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP",
+                "ResilientHTTP", "DNSLookup",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -105,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-sim",
             dependencies: [
-                "MicroHTTPServer", "ResilientHTTP", "LookoutCore", "CZlib",
+                "MicroHTTPServer", "ResilientHTTP", "LookoutCore", "CZlib", "CLDNS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -168,6 +168,13 @@ public final class ResilientClient: Sendable {
         TokenBucket(ratePerSecond: settings.perSecond, burst: settings.burst)
     }
 
+    /// Reports a call made without the client (a DNS query) as the client reports its own: its
+    /// attempts and its outcome go to the same sinks, so they are counted and recorded alike.
+    public func report(_ outcome: CallOutcome) {
+        for attempt in outcome.attempts { emit(.attemptFinished(upstream: outcome.upstream, attempt)) }
+        emit(.callFinished(outcome))
+    }
+
     func emit(_ event: ClientEvent) {
         for sink in events { sink.handle(event) }
     }

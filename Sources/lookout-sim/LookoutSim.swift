@@ -21,6 +21,9 @@ struct LookoutSim: AsyncParsableCommand {
     @Option(help: "PEM private key file for --tls-cert.")
     var tlsKey: String?
 
+    @Option(help: "Also answer DNS for the zone lookout.test. on UDP and TCP (IPV4:PORT; port 0 picks a free one).")
+    var dnsListen: String?
+
     func run() async throws {
         var tls: (keyPEM: String, certificatePEM: String)?
         if tlsCert != nil || tlsKey != nil {
@@ -35,6 +38,18 @@ struct LookoutSim: AsyncParsableCommand {
         }
         guard let (host, port) = HTTPServerConfiguration.parseAddress(listen) else {
             throw ValidationError("--listen \(listen) is not HOST:PORT")
+        }
+        var dns: SimulatedDNS?
+        if let dnsListen {
+            guard let (dnsHost, dnsPort) = HTTPServerConfiguration.parseAddress(dnsListen), !dnsHost.contains(":") else {
+                throw ValidationError("--dns-listen \(dnsListen) is not IPV4:PORT")
+            }
+            do {
+                dns = try SimulatedDNS(host: dnsHost, port: dnsPort)
+            } catch {
+                FileHandle.standardError.write(Data("lookout-sim: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
         }
         let simulator = Simulator()
         let server = HTTPServer(
@@ -51,6 +66,10 @@ struct LookoutSim: AsyncParsableCommand {
         let shown = host.contains(":") ? "[\(host)]" : host
         let scheme = tls == nil ? "http" : "https"
         FileHandle.standardOutput.write(Data("lookout-sim listening on \(scheme)://\(shown):\(server.port)/\n".utf8))
+        if let dns {
+            dns.start()
+            FileHandle.standardOutput.write(Data("lookout-sim answering DNS for lookout.test. on \(shown):\(dns.port) (udp, tcp)\n".utf8))
+        }
         await ProcessSignals.waitForTermination()
         await server.stop()
     }

@@ -1,0 +1,166 @@
+// CLDNS: NLnet Labs' ldns for Swift, through a few whole operations: one query to one server,
+// and (for the simulator) an answer built from record texts. Every pointer handed out is freed
+// by the matching lookout_dns_*_free.
+#ifndef LOOKOUT_LDNS_SHIM_H
+#define LOOKOUT_LDNS_SHIM_H
+
+#include <ldns/ldns.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// Not an ldns status: the query could not be put together from what it was given.
+#define LOOKOUT_DNS_BAD_SERVER -1
+#define LOOKOUT_DNS_BAD_NAME -2
+#define LOOKOUT_DNS_BAD_TYPE -3
+#define LOOKOUT_DNS_BAD_CLASS -4
+
+/// Sends one query for `name`/`type`/`klass` to `server` (an IPv4 or IPv6 literal) on `port`,
+/// over TCP when `tcp`, with the RD bit when `recursion`, waiting at most `timeout_ms`, once
+/// (no retry, no fallback to TCP on truncation). Returns an ldns status (0: an answer came, in
+/// `*answer`) or a LOOKOUT_DNS_BAD_* code.
+static inline int lookout_dns_query(
+    const char *server, uint16_t port, const char *name, const char *type, const char *klass, int tcp, int recursion, int timeout_ms,
+    ldns_pkt **answer) {
+    *answer = NULL;
+    ldns_rdf *address = ldns_rdf_new_frm_str(strchr(server, ':') ? LDNS_RDF_TYPE_AAAA : LDNS_RDF_TYPE_A, server);
+    if (!address) return LOOKOUT_DNS_BAD_SERVER;
+    ldns_rdf *dname = ldns_dname_new_frm_str(name);
+    if (!dname) {
+        ldns_rdf_deep_free(address);
+        return LOOKOUT_DNS_BAD_NAME;
+    }
+    ldns_rr_type rr_type = ldns_get_rr_type_by_name(type);
+    if (rr_type == 0) {
+        ldns_rdf_deep_free(address);
+        ldns_rdf_deep_free(dname);
+        return LOOKOUT_DNS_BAD_TYPE;
+    }
+    ldns_rr_class rr_class = ldns_get_rr_class_by_name(klass);
+    if (rr_class == 0) {
+        ldns_rdf_deep_free(address);
+        ldns_rdf_deep_free(dname);
+        return LOOKOUT_DNS_BAD_CLASS;
+    }
+    ldns_resolver *resolver = ldns_resolver_new();
+    ldns_resolver_push_nameserver(resolver, address);
+    ldns_rdf_deep_free(address);
+    ldns_resolver_set_port(resolver, port);
+    ldns_resolver_set_usevc(resolver, tcp ? 1 : 0);
+    ldns_resolver_set_recursive(resolver, recursion ? 1 : 0);
+    ldns_resolver_set_retry(resolver, 1);
+    ldns_resolver_set_fallback(resolver, 0);
+    ldns_resolver_set_random(resolver, 0);
+    struct timeval timeout = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    ldns_resolver_set_timeout(resolver, timeout);
+    ldns_resolver_set_retrans(resolver, (uint8_t)(timeout_ms / 1000 > 255 ? 255 : timeout_ms / 1000 + 1));
+    ldns_status status = ldns_resolver_send(answer, resolver, dname, rr_type, rr_class, recursion ? LDNS_RD : 0);
+    ldns_rdf_deep_free(dname);
+    ldns_resolver_deep_free(resolver);
+    return (int)status;
+}
+
+/// ldns's words for a status.
+static inline const char *lookout_dns_status_text(int status) { return ldns_get_errorstr_by_id((ldns_status)status); }
+
+static inline int lookout_dns_rcode(const ldns_pkt *packet) { return (int)ldns_pkt_get_rcode(packet); }
+
+/// The rcode's mnemonic (NOERROR, NXDOMAIN...), or NULL for one ldns does not name.
+static inline const char *lookout_dns_rcode_name(int rcode) {
+    ldns_lookup_table *entry = ldns_lookup_by_id(ldns_rcodes, rcode);
+    return entry ? entry->name : NULL;
+}
+
+/// 0 answer, 1 authority, 2 additional.
+static inline ldns_rr_list *lookout_dns_section(const ldns_pkt *packet, int section) {
+    switch (section) {
+    case 0: return ldns_pkt_answer(packet);
+    case 1: return ldns_pkt_authority(packet);
+    default: return ldns_pkt_additional(packet);
+    }
+}
+
+static inline size_t lookout_dns_count(const ldns_pkt *packet, int section) {
+    ldns_rr_list *list = lookout_dns_section(packet, section);
+    return list ? ldns_rr_list_rr_count(list) : 0;
+}
+
+/// The record as text (`name TTL CLASS TYPE RDATA`, tab-separated, no line break); free().
+static inline char *lookout_dns_record_text(const ldns_pkt *packet, int section, size_t index) {
+    char *text = ldns_rr2str(ldns_rr_list_rr(lookout_dns_section(packet, section), index));
+    if (text) {
+        size_t length = strlen(text);
+        while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == '\r')) text[--length] = 0;
+    }
+    return text;
+}
+
+/// The record's type number (1 A, 6 SOA...).
+static inline int lookout_dns_record_type(const ldns_pkt *packet, int section, size_t index) {
+    return (int)ldns_rr_get_type(ldns_rr_list_rr(lookout_dns_section(packet, section), index));
+}
+
+/// An SOA record's serial, or -1 when the record is not an SOA.
+static inline int64_t lookout_dns_soa_serial(const ldns_pkt *packet, int section, size_t index) {
+    ldns_rr *rr = ldns_rr_list_rr(lookout_dns_section(packet, section), index);
+    if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_SOA || ldns_rr_rd_count(rr) < 3) return -1;
+    return (int64_t)ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
+}
+
+static inline void lookout_dns_packet_free(ldns_pkt *packet) { ldns_pkt_free(packet); }
+
+// MARK: - Answering (lookout-sim)
+
+/// A query read from the wire, or NULL when it is not one.
+static inline ldns_pkt *lookout_dns_parse(const uint8_t *data, size_t length) {
+    ldns_pkt *packet = NULL;
+    if (ldns_wire2pkt(&packet, data, length) != LDNS_STATUS_OK) return NULL;
+    if (!ldns_pkt_question(packet) || ldns_rr_list_rr_count(ldns_pkt_question(packet)) == 0) {
+        ldns_pkt_free(packet);
+        return NULL;
+    }
+    return packet;
+}
+
+/// The question's name (lower case, with its final dot) and type mnemonic; free() the name.
+static inline char *lookout_dns_question_name(const ldns_pkt *query) {
+    ldns_rdf *owner = ldns_rr_owner(ldns_rr_list_rr(ldns_pkt_question(query), 0));
+    ldns_rdf *lowered = ldns_rdf_clone(owner);
+    ldns_dname2canonical(lowered);
+    char *text = ldns_rdf2str(lowered);
+    ldns_rdf_deep_free(lowered);
+    return text;
+}
+
+static inline int lookout_dns_question_type(const ldns_pkt *query) {
+    return (int)ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_question(query), 0));
+}
+
+/// An answer to `query` with `rcode`, its question copied, AA set and RD echoed.
+static inline ldns_pkt *lookout_dns_response(const ldns_pkt *query, int rcode) {
+    ldns_pkt *response = ldns_pkt_new();
+    ldns_pkt_set_id(response, ldns_pkt_id(query));
+    ldns_pkt_set_qr(response, 1);
+    ldns_pkt_set_aa(response, 1);
+    ldns_pkt_set_rd(response, ldns_pkt_rd(query));
+    ldns_pkt_set_rcode(response, (uint8_t)rcode);
+    ldns_rr *question = ldns_rr_clone(ldns_rr_list_rr(ldns_pkt_question(query), 0));
+    ldns_pkt_push_rr(response, LDNS_SECTION_QUESTION, question);
+    return response;
+}
+
+/// Adds a record written as zone-file text to `section` (0 answer, 1 authority, 2 additional);
+/// 0 when the text is not a record.
+static inline int lookout_dns_add(ldns_pkt *response, int section, const char *text) {
+    ldns_rr *rr = NULL;
+    if (ldns_rr_new_frm_str(&rr, text, 300, NULL, NULL) != LDNS_STATUS_OK) return 0;
+    ldns_pkt_section target = section == 0 ? LDNS_SECTION_ANSWER : section == 1 ? LDNS_SECTION_AUTHORITY : LDNS_SECTION_ADDITIONAL;
+    ldns_pkt_push_rr(response, target, rr);
+    return 1;
+}
+
+/// The packet in wire format; free() `*data`. 0 on failure.
+static inline int lookout_dns_wire(const ldns_pkt *packet, uint8_t **data, size_t *length) {
+    return ldns_pkt2wire(data, packet, length) == LDNS_STATUS_OK;
+}
+
+#endif

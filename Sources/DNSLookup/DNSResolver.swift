@@ -1,0 +1,128 @@
+internal import CLDNS
+import Foundation
+
+/// One DNS question to one server: what `kind: dns` sources and blackbox's `dns` prober ask.
+public struct DNSQuery: Sendable, Equatable {
+    /// The server, an IPv4 or IPv6 address (no name: resolving the resolver is not this query).
+    public var server: String
+    public var port: UInt16
+    /// The name asked about, e.g. `example.com` (a final dot is added if missing).
+    public var name: String
+    /// The type's mnemonic: `A`, `AAAA`, `MX`, `SOA`, `TXT`...
+    public var type: String
+    /// The class's mnemonic, `IN` almost always.
+    public var recordClass: String
+    public var overTCP: Bool
+    /// The RD bit: ask the server to recurse.
+    public var recursionDesired: Bool
+    public var timeout: Duration
+
+    /// A query for `name` of `type` to `server`, over UDP with recursion desired.
+    public init(
+        server: String, port: UInt16 = 53, name: String, type: String = "A", recordClass: String = "IN", overTCP: Bool = false,
+        recursionDesired: Bool = true, timeout: Duration = .seconds(5)
+    ) {
+        self.server = server
+        self.port = port
+        self.name = name
+        self.type = type
+        self.recordClass = recordClass
+        self.overTCP = overTCP
+        self.recursionDesired = recursionDesired
+        self.timeout = timeout
+    }
+}
+
+/// One record of an answer, as `name TTL CLASS TYPE RDATA` text (what blackbox_exporter's
+/// `validate_*_rrs` expressions are matched against).
+public struct DNSRecord: Sendable, Equatable {
+    public var text: String
+    /// The type number (1 A, 6 SOA, 28 AAAA...).
+    public var type: Int
+    /// An SOA record's serial.
+    public var serial: UInt32?
+}
+
+/// The server's answer: its rcode and its three sections.
+public struct DNSAnswer: Sendable, Equatable {
+    /// 0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED...
+    public var rcode: Int
+    public var answer: [DNSRecord]
+    public var authority: [DNSRecord]
+    public var additional: [DNSRecord]
+    /// From sending the question to the answer.
+    public var seconds: Double
+
+    /// The rcode's mnemonic (`NOERROR`, `NXDOMAIN`), or its number.
+    public var rcodeName: String { DNSAnswer.name(ofRcode: rcode) }
+
+    public static func name(ofRcode rcode: Int) -> String {
+        lookout_dns_rcode_name(Int32(clamping: rcode)).map { String(cString: $0) } ?? "RCODE\(rcode)"
+    }
+
+    /// The serial of the first SOA record in the answer or authority section.
+    public var serial: UInt32? {
+        (answer + authority).lazy.compactMap(\.serial).first
+    }
+}
+
+/// Why no answer came.
+public enum DNSQueryError: Error, Sendable, Equatable {
+    /// The query could not be put together: the server is not an address, the name not a name,
+    /// the type or class unknown.
+    case badQuery(String)
+    /// Nothing came back within the timeout.
+    case timeout
+    /// Sending or receiving failed (a refused TCP connection, an unreachable network).
+    case network(String)
+}
+
+/// Sends DNS queries through ldns, each on a thread of its own (ldns waits in the calling
+/// thread; a query is short, and the transfer threads stay free).
+public enum DNSResolver {
+    public static func send(_ query: DNSQuery) async -> Result<DNSAnswer, DNSQueryError> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: perform(query))
+            }
+        }
+    }
+
+    static func perform(_ query: DNSQuery) -> Result<DNSAnswer, DNSQueryError> {
+        let name = query.name.hasSuffix(".") ? query.name : query.name + "."
+        let timeoutMs = Int32(clamping: max(1, query.timeout.components.seconds * 1000 + query.timeout.components.attoseconds / 1_000_000_000_000_000))
+        var packet: UnsafeMutablePointer<ldns_pkt>?
+        let started = ContinuousClock.now
+        let status = lookout_dns_query(
+            query.server, query.port, name, query.type.uppercased(), query.recordClass.uppercased(), query.overTCP ? 1 : 0,
+            query.recursionDesired ? 1 : 0, timeoutMs, &packet)
+        let elapsed = ContinuousClock.now - started
+        switch status {
+        case LOOKOUT_DNS_BAD_SERVER: return .failure(.badQuery("\(query.server) is not an IP address"))
+        case LOOKOUT_DNS_BAD_NAME: return .failure(.badQuery("\(query.name) is not a domain name"))
+        case LOOKOUT_DNS_BAD_TYPE: return .failure(.badQuery("\(query.type) is not a record type"))
+        case LOOKOUT_DNS_BAD_CLASS: return .failure(.badQuery("\(query.recordClass) is not a record class"))
+        default: break
+        }
+        guard status == 0, let packet else {
+            // ldns reports a timeout as a network error: tell them apart by the time taken.
+            if elapsed >= query.timeout { return .failure(.timeout) }
+            let text = lookout_dns_status_text(status).map { String(cString: $0) } ?? "ldns status \(status)"
+            return .failure(.network(text))
+        }
+        defer { lookout_dns_packet_free(packet) }
+        func records(_ section: Int32) -> [DNSRecord] {
+            (0..<lookout_dns_count(packet, section)).map { index in
+                let text = lookout_dns_record_text(packet, section, index)
+                defer { free(text) }
+                let serial = lookout_dns_soa_serial(packet, section, index)
+                return DNSRecord(
+                    text: text.map { String(cString: $0) } ?? "", type: Int(lookout_dns_record_type(packet, section, index)),
+                    serial: serial >= 0 ? UInt32(truncatingIfNeeded: serial) : nil)
+            }
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return .success(
+            DNSAnswer(rcode: Int(lookout_dns_rcode(packet)), answer: records(0), authority: records(1), additional: records(2), seconds: seconds))
+    }
+}

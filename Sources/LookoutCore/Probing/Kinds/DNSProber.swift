@@ -1,0 +1,160 @@
+import DNSLookup
+import Foundation
+import ResilientHTTP
+
+extension SourceKind {
+    package static let dns = SourceKind(declaring: "dns")
+}
+
+/// `kind: dns`, `url: dns://SERVER[:PORT]/NAME[?type=A&transport=udp&recursion=true]`: one
+/// question to one DNS server, which passes when the server answers NOERROR with at least one
+/// record. The resolvers everything depends on, and the names a product is reached by.
+///
+/// A query is one attempt: no retries, no circuit breaker (a DNS server is asked about one name
+/// per interval, and a monitor keeps asking).
+package enum DNSProber: Prober {
+    package static let kind = SourceKind.dns
+    package static let summary = "a DNS answer (NOERROR, at least one record) from a given server"
+    package static let isHTTPRequest = false
+
+    package static func urlProblem(_ url: String) -> String? {
+        switch DNSTarget.parse(url) {
+        case .success: nil
+        case .failure(let problem): problem.message
+        }
+    }
+
+    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        let startedMs = Timestamp.nowMs()
+        guard case .success(let target) = DNSTarget.parse(source.url) else {
+            return ProbeResult(source: source.name, timestampMs: startedMs, ok: false, failure: Failure(category: .clientError, reason: "dns_bad_query"))
+        }
+        let query = target.query(timeout: source.timeout)
+        let outcome = await DNSResolver.send(query)
+        var result = ProbeResult(source: source.name, timestampMs: startedMs, ok: false)
+        switch outcome {
+        case .failure(let error):
+            result.failure = failure(error, query)
+            result.durationSeconds = Double(Timestamp.nowMs() - startedMs) / 1000
+        case .success(let answer):
+            result.durationSeconds = answer.seconds
+            result.attemptSeconds = answer.seconds
+            result.failure = failure(answer, query)
+            result.ok = result.failure == nil
+        }
+        if result.failure != nil { result.callKind = .failedWithoutRetry }
+        // Counted and recorded (error rows) as a call through the client is.
+        let attempt = AttemptRecord(
+            number: 1, startedAtMs: startedMs, failure: result.failure, httpStatus: nil, durationSeconds: result.attemptSeconds ?? result.durationSeconds)
+        prober.client.report(
+            CallOutcome(
+                upstream: source.name, url: source.url, startedAtMs: startedMs, final: nil, failure: result.failure, attempts: [attempt],
+                durationSeconds: result.durationSeconds, upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil))
+        return result
+    }
+
+    static func failure(_ error: DNSQueryError, _ query: DNSQuery) -> Failure {
+        switch error {
+        case .timeout:
+            Failure(category: .timeout, reason: "dns_timeout", detail: "no answer from \(query.server):\(query.port) in time")
+        case .network(let text):
+            Failure(category: .transient, reason: "dns_unreachable", detail: "\(query.server):\(query.port): \(text)")
+        case .badQuery(let text):
+            Failure(category: .clientError, reason: "dns_bad_query", detail: text)
+        }
+    }
+
+    /// Nil when the answer is NOERROR with a record; otherwise what is wrong, in the server's terms.
+    static func failure(_ answer: DNSAnswer, _ query: DNSQuery) -> Failure? {
+        let asked = "\(query.name) \(query.type)"
+        switch answer.rcode {
+        case 0:
+            guard answer.answer.isEmpty else { return nil }
+            return Failure(category: .invalidResponse, reason: "dns_no_answer", detail: "the DNS server has no \(query.type) record for \(query.name)")
+        case 2:
+            return Failure(category: .serverError, reason: "dns_servfail", detail: "the DNS server failed to answer \(asked) (SERVFAIL)")
+        case 3:
+            return Failure(category: .invalidResponse, reason: "dns_nxdomain", detail: "the DNS server says \(query.name) does not exist (NXDOMAIN)")
+        case 5:
+            return Failure(category: .clientError, reason: "dns_refused", detail: "the DNS server refused to answer \(asked) (REFUSED)")
+        default:
+            return Failure(
+                category: .invalidResponse, reason: "dns_\(answer.rcodeName.lowercased())", detail: "the DNS server answered \(asked) with \(answer.rcodeName)")
+        }
+    }
+}
+
+/// A `dns://` source URL, read.
+struct DNSTarget: Equatable {
+    var server: String
+    var port: UInt16
+    var name: String
+    var type = "A"
+    var recordClass = "IN"
+    var overTCP = false
+    var recursionDesired = true
+
+    struct Problem: Error {
+        let message: String
+    }
+
+    static let types: Set<String> = ["A", "AAAA", "CNAME", "MX", "NS", "PTR", "SOA", "SRV", "TXT", "CAA", "DS", "DNSKEY", "HTTPS", "SVCB"]
+
+    func query(timeout: Duration) -> DNSQuery {
+        DNSQuery(
+            server: server, port: port, name: name, type: type, recordClass: recordClass, overTCP: overTCP, recursionDesired: recursionDesired,
+            timeout: timeout)
+    }
+
+    static func parse(_ text: String) -> Result<DNSTarget, Problem> {
+        let usage = "(use dns://SERVER[:PORT]/NAME?type=A, e.g. dns://9.9.9.9/example.com?type=MX)"
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            return .failure(Problem(message: "\"\(PrintableText.escape(text))\" holds a space or a control character"))
+        }
+        guard let components = URLComponents(string: text), components.scheme?.lowercased() == "dns", let host = components.host, !host.isEmpty else {
+            return .failure(Problem(message: "\"\(text)\" is not a dns:// address \(usage)"))
+        }
+        let server = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        guard IPAddress.isLiteral(server) else {
+            return .failure(Problem(message: "\"\(text)\": the server must be an IP address, not \(host) (a name would need a resolver of its own)"))
+        }
+        let port = components.port ?? 53
+        guard (1...65535).contains(port) else { return .failure(Problem(message: "\"\(text)\" names port \(port); a port is 1 to 65535")) }
+        let name = String(components.path.dropFirst())
+        guard !name.isEmpty, name.count <= 253, !name.contains("/") else {
+            return .failure(Problem(message: "\"\(text)\" names no domain to ask about \(usage)"))
+        }
+        var target = DNSTarget(server: server, port: UInt16(port), name: name)
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "type":
+                guard types.contains(value.uppercased()) else {
+                    return .failure(Problem(message: "\"\(value)\" is not a record type Lookout asks for (use \(types.sorted().joined(separator: ", ")))"))
+                }
+                target.type = value.uppercased()
+            case "class":
+                guard ["IN", "CH"].contains(value.uppercased()) else { return .failure(Problem(message: "\"\(value)\" is not a class (use IN or CH)")) }
+                target.recordClass = value.uppercased()
+            case "transport":
+                guard ["udp", "tcp"].contains(value.lowercased()) else { return .failure(Problem(message: "\"\(value)\" is not a transport (use udp or tcp)")) }
+                target.overTCP = value.lowercased() == "tcp"
+            case "recursion":
+                guard ["true", "false"].contains(value.lowercased()) else { return .failure(Problem(message: "recursion must be true or false")) }
+                target.recursionDesired = value.lowercased() == "true"
+            default:
+                return .failure(Problem(message: "\"\(item.name)\" is not a dns:// option (use type, class, transport or recursion)"))
+            }
+        }
+        return .success(target)
+    }
+}
+
+/// IP address literals, checked by the C library.
+enum IPAddress {
+    static func isLiteral(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+}
