@@ -85,7 +85,7 @@ let package = Package(
         ),
         .target(
             name: "LookoutWeb",
-            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "CMemory"]
+            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "CMemory"]
         ),
         // The whole service built in one function (`LookoutApp.build`): what `serve` runs and what
         // an in-process test starts.

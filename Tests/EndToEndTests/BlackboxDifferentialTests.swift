@@ -15,7 +15,8 @@ struct BlackboxDifferentialTests {
         "probe_success", "probe_http_status_code", "probe_http_redirects", "probe_http_ssl", "probe_http_content_length",
         "probe_http_uncompressed_body_length", "probe_http_version", "probe_ip_addr_hash", "probe_ip_protocol",
         "probe_failed_due_to_regex", "probe_http_last_modified_timestamp_seconds", "probe_ssl_earliest_cert_expiry",
-        "probe_ssl_last_chain_expiry_timestamp_seconds",
+        "probe_ssl_last_chain_expiry_timestamp_seconds", "probe_dns_answer_rrs", "probe_dns_authority_rrs", "probe_dns_additional_rrs",
+        "probe_dns_query_succeeded", "probe_dns_serial",
     ]
 
     /// `name{labels} value` samples of an exposition.
@@ -31,8 +32,9 @@ struct BlackboxDifferentialTests {
     @Test func probeAnswersAsBlackboxExporterDoes() async throws {
         let directory = try makeTemporaryDirectory("blackbox-diff")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (sim, simBase) = try await startSimulator()
+        let (sim, simBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--dns-listen", "127.0.0.1:0"])
         let simHost = String(simBase.dropFirst("http://".count))
+        let dnsServer = "127.0.0.1:" + (try await sim.waitFor(#"DNS for lookout\.test\. on 127\.0\.0\.1:(\d+)"#))
         let blackboxPort = closedPort()
         // A TLS upstream whose certificate has a subject to escape and DNS names to list.
         let (cert, key) = try makeSelfSignedCertificate(
@@ -64,6 +66,37 @@ struct BlackboxDifferentialTests {
           http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
           tls_insecure: {prober: http, timeout: 5s, http: {tls_config: {insecure_skip_verify: true}}}
           tcp_connect: {prober: tcp, timeout: 5s}
+          dns_a: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
+          dns_any: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, preferred_ip_protocol: ip4}}
+          dns_nx: {prober: dns, timeout: 5s, dns: {query_name: missing.lookout.test, preferred_ip_protocol: ip4}}
+          dns_nx_ok: {prober: dns, timeout: 5s, dns: {query_name: missing.lookout.test, valid_rcodes: [NXDOMAIN], recursion_desired: false, preferred_ip_protocol: ip4}}
+          dns_servfail: {prober: dns, timeout: 5s, dns: {query_name: servfail.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
+          dns_silent: {prober: dns, timeout: 1s, dns: {query_name: drop.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
+          dns_soa_tcp:
+            prober: dns
+            timeout: 5s
+            dns:
+              query_name: lookout.test
+              query_type: SOA
+              transport_protocol: tcp
+              preferred_ip_protocol: ip4
+              validate_answer_rrs: {fail_if_not_matches_regexp: ["lookout\\\\.test\\\\.\t300\tIN\tSOA\tns\\\\.lookout\\\\.test\\\\. "]}
+          dns_mx_additional:
+            prober: dns
+            timeout: 5s
+            dns: {query_name: mail.lookout.test, query_type: MX, preferred_ip_protocol: ip4, validate_additional_rrs: {fail_if_none_matches_regexp: ["127\\\\.0\\\\.0\\\\.3$"]}}
+          dns_all_match:
+            prober: dns
+            timeout: 5s
+            dns: {query_name: two.lookout.test, query_type: A, preferred_ip_protocol: ip4, validate_answer_rrs: {fail_if_all_match_regexp: ["127\\\\.0\\\\.0\\\\.[12]$"]}}
+          dns_one_matches:
+            prober: dns
+            timeout: 5s
+            dns: {query_name: two.lookout.test, query_type: A, preferred_ip_protocol: ip4, validate_answer_rrs: {fail_if_matches_regexp: ["127\\\\.0\\\\.0\\\\.2$"]}}
+          dns_nodata_wants:
+            prober: dns
+            timeout: 5s
+            dns: {query_name: nodata.lookout.test, query_type: A, preferred_ip_protocol: ip4, validate_answer_rrs: {fail_if_not_matches_regexp: ["."]}}
         """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try ChildProcess(
             "/usr/bin/prometheus-blackbox-exporter",
@@ -75,7 +108,7 @@ struct BlackboxDifferentialTests {
         listen: 127.0.0.1:0
         database: ":memory:"
         probe_modules_file: blackbox.yml
-        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "tcp://127\\\\.0\\\\.0\\\\.1:[0-9]+"]
+        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "(tcp|dns)://127\\\\.0\\\\.0\\\\.1:[0-9]+"]
         sources:
           - {name: sim, url: "\(simBase)/ok", interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
@@ -121,12 +154,15 @@ struct BlackboxDifferentialTests {
             ("\(tlsBase)/ok", "http_2xx"),
             ("\(simHost)/download/4096", "small"),
             ("\(simHost)/download/4096", "small_regex"),
+            (dnsServer, "dns_a"), (dnsServer, "dns_any"), (dnsServer, "dns_nx"), (dnsServer, "dns_nx_ok"), (dnsServer, "dns_servfail"),
+            (dnsServer, "dns_silent"), (dnsServer, "dns_soa_tcp"), (dnsServer, "dns_mx_additional"), (dnsServer, "dns_all_match"),
+            (dnsServer, "dns_one_matches"), (dnsServer, "dns_nodata_wants"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"
             let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
             let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
-            #expect(theirs.count >= (module.hasPrefix("tcp") ? 6 : 15), "\(target): blackbox_exporter answered \(theirs)")
+            #expect(theirs.count >= (module.hasPrefix("tcp") || module.hasPrefix("dns") ? 6 : 15), "\(target): blackbox_exporter answered \(theirs)")
             for (series, value) in theirs {
                 #expect(ours[series] != nil, "\(target) \(module): \(series) is missing")
                 if BlackboxDifferentialTests.exact.contains(series) {

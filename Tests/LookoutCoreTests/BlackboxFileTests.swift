@@ -41,9 +41,10 @@ struct BlackboxFileTests {
                   basic_auth: {username: u, password: p}
                   fail_if_body_not_matches_regexp: ["ok"]
               ssh: {prober: tcp, tcp: {preferred_ip_protocol: ip4}}
-              resolver: {prober: dns}
+              resolver: {prober: dns, dns: {query_name: example.com}}
+              pinger: {prober: icmp}
             """)
-        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh"])
+        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh", "resolver"])
         #expect(config.probeModules["ssh"]?.kind == .tcp)
         let post = try #require(config.probeModules["post"])
         #expect(post.method == "POST" && post.body == "{}" && post.validStatusCodes == [200, 201])
@@ -51,7 +52,7 @@ struct BlackboxFileTests {
         #expect(post.allows("http://anything.example/"))
         #expect(config.probeModules["http_2xx"]?.timeout == .seconds(3))
         #expect(config.warnings.contains { $0.message.contains("probe any target") })
-        #expect(config.warnings.contains { $0.message.contains("dns prober is not served yet") })
+        #expect(config.warnings.contains { $0.message.contains("icmp prober is not served yet") })
         // probe_allow narrows them.
         let narrowed = try load("modules: {m: {prober: http}}\n", "probe_allow: [\"http://127\\\\.0\\\\.0\\\\.1/.*\"]\n")
         #expect(narrowed.probeModules["m"]?.allows("http://127.0.0.1/x") == true)
@@ -144,5 +145,46 @@ struct BlackboxFileTests {
                 problems("modules: {m: {prober: http, http: {body_size_limit: \"\(bad)\"}}}\n").first?.contains(
                     "modules.m.http.body_size_limit: \"\(bad)\" is not a size") == true, "\(bad)")
         }
+    }
+
+    @Test func readsDNSModulesAndRefusesWhatItCannotAsk() throws {
+        let config = try load(
+            """
+            modules:
+              dns_soa:
+                prober: dns
+                dns:
+                  query_name: example.com
+                  query_type: soa
+                  transport_protocol: tcp
+                  recursion_desired: false
+                  valid_rcodes: [NOERROR, NXDOMAIN]
+                  validate_answer_rrs: {fail_if_not_matches_regexp: ["SOA"]}
+            """)
+        let dns = try #require(config.probeModules["dns_soa"]?.dns)
+        #expect(config.probeModules["dns_soa"]?.kind == .dns)
+        #expect(dns.queryName == "example.com" && dns.queryType == "SOA" && dns.overTCP && !dns.recursionDesired)
+        #expect(dns.validRcodes == ["NOERROR", "NXDOMAIN"])
+        #expect(dns.answer.failIfNotMatches == ["SOA"])
+        #expect(problems("modules: {d: {prober: dns, dns: {query_type: A}}}\n").first?.contains("modules.d.dns.query_name: is missing") == true)
+        #expect(problems("modules: {d: {prober: dns}}\n").first?.contains("modules.d.dns.query_name: is missing") == true)
+        #expect(problems("modules: {d: {prober: dns, dns: {query_name: x, valid_rcodes: [FINE]}}}\n").first?.contains("\"FINE\" is not an rcode") == true)
+        #expect(
+            problems("modules: {d: {prober: dns, dns: {query_name: x, dns_over_tls: true}}}\n").first?.contains(
+                "does not support this blackbox_exporter key yet") == true)
+        #expect(problems("modules: {d: {prober: dns, dns: {query_name: x, query_type: BOGUS}}}\n").first?.contains("is not a record type") == true)
+    }
+
+    @Test func recordChecksReadAsBlackboxExporterReadsThem() {
+        var checks = DNSModuleSettings.RecordChecks()
+        checks.failIfAllMatch = ["127\\.0\\.0\\.[12]$"]
+        // blackbox_exporter fails this check when *not* every record matches.
+        #expect(checks.problem(["a. 300 IN A 127.0.0.1", "a. 300 IN A 127.0.0.2"]) == nil)
+        #expect(checks.problem(["a. 300 IN A 127.0.0.1", "a. 300 IN A 10.0.0.2"]) != nil)
+        checks = DNSModuleSettings.RecordChecks()
+        checks.failIfNoneMatches = ["10\\."]
+        #expect(checks.problem([]) != nil)
+        #expect(checks.problem(["a. 300 IN A 127.0.0.1"]) != nil)
+        #expect(checks.problem(["a. 300 IN A 127.0.0.1", "a. 300 IN A 10.0.0.2"]) == nil)
     }
 }

@@ -70,8 +70,8 @@ extension ConfigReader {
             let path = "modules.\(name)"
             guard let fields = mapping(value, path, known: ["prober", "timeout", "http", "tcp", "dns", "icmp", "grpc"]) else { continue }
             let prober = fields["prober"].flatMap { string($0.value, "\(path).prober") } ?? ""
-            guard prober == "http" || prober == "tcp" else {
-                if ["dns", "icmp", "grpc"].contains(prober) {
+            guard ["http", "tcp", "dns"].contains(prober) else {
+                if ["icmp", "grpc"].contains(prober) {
                     warning(fields["prober"]?.value, "\(path).prober", "the \(prober) prober is not served yet: /probe answers 400 for this module")
                 } else {
                     problem(fields["prober"]?.value ?? value, "\(path).prober", "\"\(prober)\" is not a prober (use http, tcp, dns, icmp or grpc)")
@@ -85,6 +85,9 @@ extension ConfigReader {
             if prober == "tcp" {
                 module.kind = .tcp
                 if let node = fields["tcp"]?.value { readBlackboxTCP(node, "\(path).tcp", into: &module) }
+            } else if prober == "dns" {
+                module.kind = .dns
+                readBlackboxDNS(fields["dns"]?.value, "\(path).dns", moduleNode: value, into: &module)
             } else if let node = fields["http"]?.value {
                 readBlackboxHTTP(node, "\(path).http", into: &module)
             }
@@ -253,7 +256,7 @@ extension ConfigReader {
         return specs
     }
 
-    private mutating func regexes(_ node: Node?, _ path: String) -> [String] {
+    mutating func regexes(_ node: Node?, _ path: String) -> [String] {
         guard let node, let list = sequence(node, path) else { return [] }
         var patterns: [String] = []
         for (index, item) in list.enumerated() {

@@ -51,6 +51,8 @@ package struct ProbeModule: Sendable, Equatable {
     /// Probes any target: a module from a blackbox_exporter file, as blackbox_exporter does,
     /// unless `probe_allow` narrows it (then `allow` holds those patterns).
     package var anyTarget = false
+    /// blackbox's `dns` prober: the question and what the answer must be (kind `dns`).
+    package var dns: DNSModuleSettings?
     /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.
     package var origin = ""
 

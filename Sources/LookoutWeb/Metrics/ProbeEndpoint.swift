@@ -52,6 +52,7 @@ package struct ProbeEndpoint: Sendable {
             return .text("Target parameter is missing\n", status: 400)
         }
         if module.kind == .tcp { return await probeTCP(target, module: module, moduleName: moduleName, request: request) }
+        if module.kind == .dns { return await probeDNS(target, module: module, moduleName: moduleName, request: request) }
         if !target.contains("://") { target = "http://" + target }
         if let problem = ProbeURL.problem(target) { return .text("Bad target: \(problem)\n", status: 400) }
         guard module.allows(target) else {
