@@ -57,6 +57,9 @@ let package = Package(
             name: "DNSLookup",
             dependencies: ["CLDNS"]
         ),
+        // One ICMP echo, unprivileged where the kernel allows it: what `kind: icmp` and blackbox's
+        // icmp prober send.
+        .target(name: "ICMPEcho"),
         .target(
             name: "MicroHTTPServer",
             dependencies: ["CMicroHTTPD", "CZlib"]
@@ -64,7 +67,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -85,7 +88,7 @@ let package = Package(
         ),
         .target(
             name: "LookoutWeb",
-            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "CMemory"]
+            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "ICMPEcho", "CMemory"]
         ),
         // The whole service built in one function (`LookoutApp.build`): what `serve` runs and what
         // an in-process test starts.

@@ -16,7 +16,7 @@ struct BlackboxDifferentialTests {
         "probe_http_uncompressed_body_length", "probe_http_version", "probe_ip_addr_hash", "probe_ip_protocol",
         "probe_failed_due_to_regex", "probe_http_last_modified_timestamp_seconds", "probe_ssl_earliest_cert_expiry",
         "probe_ssl_last_chain_expiry_timestamp_seconds", "probe_dns_answer_rrs", "probe_dns_authority_rrs", "probe_dns_additional_rrs",
-        "probe_dns_query_succeeded", "probe_dns_serial",
+        "probe_dns_query_succeeded", "probe_dns_serial", "probe_icmp_reply_hop_limit",
     ]
 
     /// `name{labels} value` samples of an exposition.
@@ -66,6 +66,9 @@ struct BlackboxDifferentialTests {
           http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
           tls_insecure: {prober: http, timeout: 5s, http: {tls_config: {insecure_skip_verify: true}}}
           tcp_connect: {prober: tcp, timeout: 5s}
+          icmp4: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4}}
+          icmp_default: {prober: icmp, timeout: 5s}
+          icmp_shaped: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4, payload_size: 1200, dont_fragment: true, ttl: 5}}
           dns_a: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
           dns_any: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, preferred_ip_protocol: ip4}}
           dns_nx: {prober: dns, timeout: 5s, dns: {query_name: missing.lookout.test, preferred_ip_protocol: ip4}}
@@ -108,7 +111,7 @@ struct BlackboxDifferentialTests {
         listen: 127.0.0.1:0
         database: ":memory:"
         probe_modules_file: blackbox.yml
-        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "(tcp|dns)://127\\\\.0\\\\.0\\\\.1:[0-9]+"]
+        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "(tcp|dns)://127\\\\.0\\\\.0\\\\.1:[0-9]+", "icmp://127\\\\.0\\\\.0\\\\.1"]
         sources:
           - {name: sim, url: "\(simBase)/ok", interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
@@ -157,12 +160,15 @@ struct BlackboxDifferentialTests {
             (dnsServer, "dns_a"), (dnsServer, "dns_any"), (dnsServer, "dns_nx"), (dnsServer, "dns_nx_ok"), (dnsServer, "dns_servfail"),
             (dnsServer, "dns_silent"), (dnsServer, "dns_soa_tcp"), (dnsServer, "dns_mx_additional"), (dnsServer, "dns_all_match"),
             (dnsServer, "dns_one_matches"), (dnsServer, "dns_nodata_wants"),
+            ("127.0.0.1", "icmp4"), ("127.0.0.1", "icmp_default"), ("127.0.0.1", "icmp_shaped"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"
             let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
             let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
-            #expect(theirs.count >= (module.hasPrefix("tcp") || module.hasPrefix("dns") ? 6 : 15), "\(target): blackbox_exporter answered \(theirs)")
+            #expect(
+                theirs.count >= (module.hasPrefix("tcp") || module.hasPrefix("dns") || module.hasPrefix("icmp") ? 6 : 15),
+                "\(target): blackbox_exporter answered \(theirs)")
             for (series, value) in theirs {
                 #expect(ours[series] != nil, "\(target) \(module): \(series) is missing")
                 if BlackboxDifferentialTests.exact.contains(series) {

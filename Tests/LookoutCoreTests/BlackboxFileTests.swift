@@ -42,9 +42,11 @@ struct BlackboxFileTests {
                   fail_if_body_not_matches_regexp: ["ok"]
               ssh: {prober: tcp, tcp: {preferred_ip_protocol: ip4}}
               resolver: {prober: dns, dns: {query_name: example.com}}
-              pinger: {prober: icmp}
+              pinger: {prober: icmp, icmp: {preferred_ip_protocol: ip4, payload_size: 100, ttl: 8}}
+              caller: {prober: grpc}
             """)
-        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh", "resolver"])
+        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh", "resolver", "pinger"])
+        #expect(config.probeModules["pinger"]?.icmp?.preferIPv6 == false && config.probeModules["pinger"]?.icmp?.payloadSize == 100)
         #expect(config.probeModules["ssh"]?.kind == .tcp)
         let post = try #require(config.probeModules["post"])
         #expect(post.method == "POST" && post.body == "{}" && post.validStatusCodes == [200, 201])
@@ -52,7 +54,7 @@ struct BlackboxFileTests {
         #expect(post.allows("http://anything.example/"))
         #expect(config.probeModules["http_2xx"]?.timeout == .seconds(3))
         #expect(config.warnings.contains { $0.message.contains("probe any target") })
-        #expect(config.warnings.contains { $0.message.contains("icmp prober is not served yet") })
+        #expect(config.warnings.contains { $0.message.contains("grpc prober is not served yet") })
         // probe_allow narrows them.
         let narrowed = try load("modules: {m: {prober: http}}\n", "probe_allow: [\"http://127\\\\.0\\\\.0\\\\.1/.*\"]\n")
         #expect(narrowed.probeModules["m"]?.allows("http://127.0.0.1/x") == true)

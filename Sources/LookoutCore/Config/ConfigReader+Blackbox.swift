@@ -70,8 +70,8 @@ extension ConfigReader {
             let path = "modules.\(name)"
             guard let fields = mapping(value, path, known: ["prober", "timeout", "http", "tcp", "dns", "icmp", "grpc"]) else { continue }
             let prober = fields["prober"].flatMap { string($0.value, "\(path).prober") } ?? ""
-            guard ["http", "tcp", "dns"].contains(prober) else {
-                if ["icmp", "grpc"].contains(prober) {
+            guard ["http", "tcp", "dns", "icmp"].contains(prober) else {
+                if ["grpc"].contains(prober) {
                     warning(fields["prober"]?.value, "\(path).prober", "the \(prober) prober is not served yet: /probe answers 400 for this module")
                 } else {
                     problem(fields["prober"]?.value ?? value, "\(path).prober", "\"\(prober)\" is not a prober (use http, tcp, dns, icmp or grpc)")
@@ -85,6 +85,9 @@ extension ConfigReader {
             if prober == "tcp" {
                 module.kind = .tcp
                 if let node = fields["tcp"]?.value { readBlackboxTCP(node, "\(path).tcp", into: &module) }
+            } else if prober == "icmp" {
+                module.kind = .icmp
+                readBlackboxICMP(fields["icmp"]?.value, "\(path).icmp", into: &module)
             } else if prober == "dns" {
                 module.kind = .dns
                 readBlackboxDNS(fields["dns"]?.value, "\(path).dns", moduleNode: value, into: &module)

@@ -53,6 +53,8 @@ package struct ProbeModule: Sendable, Equatable {
     package var anyTarget = false
     /// blackbox's `dns` prober: the question and what the answer must be (kind `dns`).
     package var dns: DNSModuleSettings?
+    /// blackbox's `icmp` prober: the echo request's shape (kind `icmp`).
+    package var icmp: ICMPModuleSettings?
     /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.
     package var origin = ""
 

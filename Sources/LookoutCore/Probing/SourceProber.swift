@@ -29,6 +29,18 @@ package struct SourceProber: Sendable {
         await Probers.prober(for: source.kind).probe(source, with: self, breakerCountsFailures: breakerCountsFailures)
     }
 
+    /// Reports a probe made without the client (one DNS query, one echo request) as one attempt,
+    /// so it is counted (`lookout_errors_total`) and recorded (error rows) as calls are.
+    package func report(_ result: ProbeResult, for source: SourceConfig) {
+        let attempt = AttemptRecord(
+            number: 1, startedAtMs: result.timestampMs, failure: result.failure, httpStatus: nil,
+            durationSeconds: result.attemptSeconds ?? result.durationSeconds)
+        client.report(
+            CallOutcome(
+                upstream: source.name, url: source.url, startedAtMs: result.timestampMs, final: nil, failure: result.failure, attempts: [attempt],
+                durationSeconds: result.durationSeconds, upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil))
+    }
+
     /// One call of the source's URL through the resilient client, judged by `ResponseCheck`:
     /// what every HTTP kind does.
     package func call(_ source: SourceConfig, breakerCountsFailures: Bool, adjusting adjust: (inout TransferRequest) -> Void = { _ in }) async -> ProbeResult {

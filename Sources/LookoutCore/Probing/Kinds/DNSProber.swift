@@ -43,13 +43,7 @@ package enum DNSProber: Prober {
             result.ok = result.failure == nil
         }
         if result.failure != nil { result.callKind = .failedWithoutRetry }
-        // Counted and recorded (error rows) as a call through the client is.
-        let attempt = AttemptRecord(
-            number: 1, startedAtMs: startedMs, failure: result.failure, httpStatus: nil, durationSeconds: result.attemptSeconds ?? result.durationSeconds)
-        prober.client.report(
-            CallOutcome(
-                upstream: source.name, url: source.url, startedAtMs: startedMs, final: nil, failure: result.failure, attempts: [attempt],
-                durationSeconds: result.durationSeconds, upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil))
+        prober.report(result, for: source)
         return result
     }
 

@@ -63,7 +63,7 @@ extension Prober {
 /// Every kind of source, one line each.
 package enum Probers {
     package static let all: [any Prober.Type] = [
-        HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self, TCPProber.self, TLSProber.self, DNSProber.self,
+        HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self, TCPProber.self, TLSProber.self, DNSProber.self, ICMPProber.self,
     ]
 
     private static let byKind: [SourceKind: any Prober.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })
