@@ -64,6 +64,11 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_long(handle, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, request.freshConnection ? 1 : 0)
         lookout_curl_setopt_long(handle, CURLOPT_CONNECT_ONLY, request.connectOnly ? 1 : 0)
+        if request.requiresHTTP2 {
+            let secure = request.url.lowercased().hasPrefix("https://")
+            let version = secure ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            lookout_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, version)
+        }
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         if ASCII.hasPrefixIgnoringCase(request.url, "https://") {

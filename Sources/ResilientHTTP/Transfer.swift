@@ -34,6 +34,9 @@ public struct TransferRequest: Sendable {
     /// arrives and dropped, with no size limit but the timeout: a `/probe` that checks nothing in
     /// the body holds none of it, however large or compressible.
     public var keepsBody = true
+    /// Speak HTTP/2 (gRPC): with prior knowledge over http://, by ALPN over https://. Trailers
+    /// (`grpc-status`) arrive in the result's headers, after the others.
+    public var requiresHTTP2 = false
     /// Connect (and for https:// complete the TLS handshake) and send nothing: a TCP or TLS
     /// probe. Success is a connection, with no HTTP status.
     public var connectOnly = false

@@ -17,6 +17,9 @@ struct BlackboxDifferentialTests {
         "probe_failed_due_to_regex", "probe_http_last_modified_timestamp_seconds", "probe_ssl_earliest_cert_expiry",
         "probe_ssl_last_chain_expiry_timestamp_seconds", "probe_dns_answer_rrs", "probe_dns_authority_rrs", "probe_dns_additional_rrs",
         "probe_dns_query_succeeded", "probe_dns_serial", "probe_icmp_reply_hop_limit",
+        "probe_grpc_status_code", "probe_grpc_ssl", "probe_grpc_healthcheck_response{serving_status=\"SERVING\"}",
+        "probe_grpc_healthcheck_response{serving_status=\"NOT_SERVING\"}", "probe_grpc_healthcheck_response{serving_status=\"UNKNOWN\"}",
+        "probe_grpc_healthcheck_response{serving_status=\"SERVICE_UNKNOWN\"}",
     ]
 
     /// `name{labels} value` samples of an exposition.
@@ -34,6 +37,9 @@ struct BlackboxDifferentialTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--dns-listen", "127.0.0.1:0"])
         let simHost = String(simBase.dropFirst("http://".count))
+        let (grpcServer, grpcPort) = try await startGRPCHealthServer()
+        defer { grpcServer.send(SIGKILL) }
+        let grpcTarget = "127.0.0.1:\(grpcPort)"
         let dnsServer = "127.0.0.1:" + (try await sim.waitFor(#"DNS for lookout\.test\. on 127\.0\.0\.1:(\d+)"#))
         let blackboxPort = closedPort()
         // A TLS upstream whose certificate has a subject to escape and DNS names to list.
@@ -66,6 +72,10 @@ struct BlackboxDifferentialTests {
           http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
           tls_insecure: {prober: http, timeout: 5s, http: {tls_config: {insecure_skip_verify: true}}}
           tcp_connect: {prober: tcp, timeout: 5s}
+          grpc_server: {prober: grpc, timeout: 5s, grpc: {preferred_ip_protocol: ip4}}
+          grpc_ok: {prober: grpc, timeout: 5s, grpc: {service: ok, preferred_ip_protocol: ip4}}
+          grpc_down: {prober: grpc, timeout: 5s, grpc: {service: down, preferred_ip_protocol: ip4}}
+          grpc_unknown: {prober: grpc, timeout: 5s, grpc: {service: payments, preferred_ip_protocol: ip4}}
           icmp4: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4}}
           icmp_default: {prober: icmp, timeout: 5s}
           icmp_shaped: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4, payload_size: 1200, dont_fragment: true, ttl: 5}}
@@ -111,7 +121,7 @@ struct BlackboxDifferentialTests {
         listen: 127.0.0.1:0
         database: ":memory:"
         probe_modules_file: blackbox.yml
-        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "(tcp|dns)://127\\\\.0\\\\.0\\\\.1:[0-9]+", "icmp://127\\\\.0\\\\.0\\\\.1"]
+        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "(tcp|dns|grpc)://127\\\\.0\\\\.0\\\\.1:[0-9]+", "icmp://127\\\\.0\\\\.0\\\\.1"]
         sources:
           - {name: sim, url: "\(simBase)/ok", interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
@@ -160,6 +170,8 @@ struct BlackboxDifferentialTests {
             (dnsServer, "dns_a"), (dnsServer, "dns_any"), (dnsServer, "dns_nx"), (dnsServer, "dns_nx_ok"), (dnsServer, "dns_servfail"),
             (dnsServer, "dns_silent"), (dnsServer, "dns_soa_tcp"), (dnsServer, "dns_mx_additional"), (dnsServer, "dns_all_match"),
             (dnsServer, "dns_one_matches"), (dnsServer, "dns_nodata_wants"),
+            (grpcTarget, "grpc_server"), (grpcTarget, "grpc_ok"), (grpcTarget, "grpc_down"), (grpcTarget, "grpc_unknown"),
+            ("127.0.0.1:\(refusedPort)", "grpc_server"),
             ("127.0.0.1", "icmp4"), ("127.0.0.1", "icmp_default"), ("127.0.0.1", "icmp_shaped"),
         ]
         for (target, module) in cases {
@@ -167,7 +179,7 @@ struct BlackboxDifferentialTests {
             let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
             let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
             #expect(
-                theirs.count >= (module.hasPrefix("tcp") || module.hasPrefix("dns") || module.hasPrefix("icmp") ? 6 : 15),
+                theirs.count >= (["tcp", "dns", "icmp", "grpc"].contains { module.hasPrefix($0) } ? 6 : 15),
                 "\(target): blackbox_exporter answered \(theirs)")
             for (series, value) in theirs {
                 #expect(ours[series] != nil, "\(target) \(module): \(series) is missing")

@@ -43,9 +43,17 @@ struct BlackboxFileTests {
               ssh: {prober: tcp, tcp: {preferred_ip_protocol: ip4}}
               resolver: {prober: dns, dns: {query_name: example.com}}
               pinger: {prober: icmp, icmp: {preferred_ip_protocol: ip4, payload_size: 100, ttl: 8}}
-              caller: {prober: grpc}
+              caller: {prober: grpc, grpc: {service: payments, tls: true}}
             """)
-        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh", "resolver", "pinger"])
+        #expect(Set(config.probeModules.keys) == ["http_2xx", "post", "ssh", "resolver", "pinger", "caller"])
+        #expect(
+            config.probeModules["caller"]?.grpc
+                == {
+                    var grpc = GRPCModuleSettings()
+                    grpc.service = "payments"
+                    grpc.tls = true
+                    return grpc
+                }())
         #expect(config.probeModules["pinger"]?.icmp?.preferIPv6 == false && config.probeModules["pinger"]?.icmp?.payloadSize == 100)
         #expect(config.probeModules["ssh"]?.kind == .tcp)
         let post = try #require(config.probeModules["post"])
@@ -54,7 +62,6 @@ struct BlackboxFileTests {
         #expect(post.allows("http://anything.example/"))
         #expect(config.probeModules["http_2xx"]?.timeout == .seconds(3))
         #expect(config.warnings.contains { $0.message.contains("probe any target") })
-        #expect(config.warnings.contains { $0.message.contains("grpc prober is not served yet") })
         // probe_allow narrows them.
         let narrowed = try load("modules: {m: {prober: http}}\n", "probe_allow: [\"http://127\\\\.0\\\\.0\\\\.1/.*\"]\n")
         #expect(narrowed.probeModules["m"]?.allows("http://127.0.0.1/x") == true)

@@ -70,12 +70,8 @@ extension ConfigReader {
             let path = "modules.\(name)"
             guard let fields = mapping(value, path, known: ["prober", "timeout", "http", "tcp", "dns", "icmp", "grpc"]) else { continue }
             let prober = fields["prober"].flatMap { string($0.value, "\(path).prober") } ?? ""
-            guard ["http", "tcp", "dns", "icmp"].contains(prober) else {
-                if ["grpc"].contains(prober) {
-                    warning(fields["prober"]?.value, "\(path).prober", "the \(prober) prober is not served yet: /probe answers 400 for this module")
-                } else {
-                    problem(fields["prober"]?.value ?? value, "\(path).prober", "\"\(prober)\" is not a prober (use http, tcp, dns, icmp or grpc)")
-                }
+            guard ["http", "tcp", "dns", "icmp", "grpc"].contains(prober) else {
+                problem(fields["prober"]?.value ?? value, "\(path).prober", "\"\(prober)\" is not a prober (use http, tcp, dns, icmp or grpc)")
                 continue
             }
             var module = ProbeModule(timeout: .seconds(5))
@@ -85,6 +81,9 @@ extension ConfigReader {
             if prober == "tcp" {
                 module.kind = .tcp
                 if let node = fields["tcp"]?.value { readBlackboxTCP(node, "\(path).tcp", into: &module) }
+            } else if prober == "grpc" {
+                module.kind = .grpc
+                readBlackboxGRPC(fields["grpc"]?.value, "\(path).grpc", into: &module)
             } else if prober == "icmp" {
                 module.kind = .icmp
                 readBlackboxICMP(fields["icmp"]?.value, "\(path).icmp", into: &module)
@@ -122,7 +121,7 @@ extension ConfigReader {
     }
 
     /// `tls_config`, shared by the http and tcp probers.
-    private mutating func readBlackboxTLSConfig(_ node: Node, _ path: String, into module: inout ProbeModule) {
+    mutating func readBlackboxTLSConfig(_ node: Node, _ path: String, into module: inout ProbeModule) {
         guard let tls = mapping(node, path, known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
         else { return }
         for key in ["cert_file", "key_file", "server_name", "min_version", "max_version"] where tls[key] != nil {

@@ -55,6 +55,8 @@ package struct ProbeModule: Sendable, Equatable {
     package var dns: DNSModuleSettings?
     /// blackbox's `icmp` prober: the echo request's shape (kind `icmp`).
     package var icmp: ICMPModuleSettings?
+    /// blackbox's `grpc` prober: the service whose health to ask for (kind `grpc`).
+    package var grpc: GRPCModuleSettings?
     /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.
     package var origin = ""
 

@@ -54,6 +54,7 @@ package struct ProbeEndpoint: Sendable {
         if module.kind == .tcp { return await probeTCP(target, module: module, moduleName: moduleName, request: request) }
         if module.kind == .dns { return await probeDNS(target, module: module, moduleName: moduleName, request: request) }
         if module.kind == .icmp { return await probeICMP(target, module: module, moduleName: moduleName, request: request) }
+        if module.kind == .grpc { return await probeGRPC(target, module: module, moduleName: moduleName, request: request) }
         if !target.contains("://") { target = "http://" + target }
         if let problem = ProbeURL.problem(target) { return .text("Bad target: \(problem)\n", status: 400) }
         guard module.allows(target) else {
