@@ -12,6 +12,8 @@ final class EasyHandle: @unchecked Sendable {
     private let userAgent: String?
     private let pool: HandlePool?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var connectTo: UnsafeMutablePointer<curl_slist>?
+    private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var body: [UInt8] = []
     private var headers: [(name: String, value: String)] = []
@@ -37,6 +39,8 @@ final class EasyHandle: @unchecked Sendable {
 
     deinit {
         curl_slist_free_all(headerList)
+        curl_slist_free_all(connectTo)
+        curl_slist_free_all(proxyHeaderList)
         let pooled = PooledCurl(handle: handle, errorBuffer: errorBuffer)
         if let pool { pool.give(pooled) } else { pooled.destroy() }
     }
@@ -68,6 +72,8 @@ final class EasyHandle: @unchecked Sendable {
             let secure = request.url.lowercased().hasPrefix("https://")
             let version = secure ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
             lookout_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, version)
+        } else if request.forbidsHTTP2 {
+            lookout_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         }
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -79,6 +85,7 @@ final class EasyHandle: @unchecked Sendable {
         if let caFile = request.caFile {
             lookout_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)
         }
+        configureTLSAndProxy()
         if request.method == "HEAD" {
             lookout_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
         } else if request.method != "GET" {
@@ -114,6 +121,45 @@ final class EasyHandle: @unchecked Sendable {
         lookout_curl_setopt_write_function(handle, CURLOPT_HEADERFUNCTION) { data, size, count, owner in
             let easy = Unmanaged<EasyHandle>.fromOpaque(owner!).takeUnretainedValue()
             return easy.received(headerLine: data!, count: size * count)
+        }
+    }
+
+    /// TLS versions, a client certificate, another name for SNI, a proxy: what a blackbox
+    /// module's `tls_config` and `proxy_url` ask for.
+    private func configureTLSAndProxy() {
+        if request.tlsMinimumMinor != nil || request.tlsMaximumMinor != nil {
+            // libcurl numbers TLS 1.0 to 1.3 as 4 to 7; the maximum goes in the upper 16 bits.
+            let minimum = request.tlsMinimumMinor.map { 4 + min(max($0, 0), 3) } ?? Int(CURL_SSLVERSION_TLSv1)
+            let maximum = request.tlsMaximumMinor.map { (4 + min(max($0, 0), 3)) << 16 } ?? 0
+            lookout_curl_setopt_long(handle, CURLOPT_SSLVERSION, minimum | maximum)
+        }
+        if let (certificate, key) = request.clientCertificate {
+            lookout_curl_setopt_string(handle, CURLOPT_SSLCERT, certificate)
+            lookout_curl_setopt_string(handle, CURLOPT_SSLKEY, key)
+        }
+        if let name = request.tlsServerName, ASCII.hasPrefixIgnoringCase(request.url, "https://"),
+            let components = URLComponents(string: request.url), let host = components.host, host != name
+        {
+            // libcurl sends SNI and verifies for the URL's host: name the server in the URL and
+            // connect to the real host, which `Host` still names.
+            let port = components.port ?? 443
+            var renamed = components
+            renamed.host = name
+            if let url = renamed.string { lookout_curl_setopt_string(handle, CURLOPT_URL, url) }
+            connectTo = curl_slist_append(nil, "\(name):\(port):\(host):\(port)")
+            lookout_curl_setopt_slist(handle, CURLOPT_CONNECT_TO, connectTo)
+            if !request.hasHeader("host") {
+                headerList = curl_slist_append(headerList, "Host: \(components.port.map { "\(host):\($0)" } ?? host)")
+            }
+        }
+        if let proxy = request.proxy {
+            lookout_curl_setopt_string(handle, CURLOPT_PROXY, proxy)
+            if let noProxy = request.noProxy { lookout_curl_setopt_string(handle, CURLOPT_NOPROXY, noProxy) }
+            for (name, value) in request.proxyHeaders { proxyHeaderList = curl_slist_append(proxyHeaderList, "\(name): \(value)") }
+            if let proxyHeaderList {
+                lookout_curl_setopt_long(handle, CURLOPT_HEADEROPT, Int(CURLHEADER_SEPARATE))
+                lookout_curl_setopt_slist(handle, CURLOPT_PROXYHEADER, proxyHeaderList)
+            }
         }
     }
 

@@ -34,6 +34,21 @@ public struct TransferRequest: Sendable {
     /// arrives and dropped, with no size limit but the timeout: a `/probe` that checks nothing in
     /// the body holds none of it, however large or compressible.
     public var keepsBody = true
+    /// The TLS versions allowed, by minor number (2 for TLS 1.2); nil leaves libcurl's.
+    public var tlsMinimumMinor: Int?
+    public var tlsMaximumMinor: Int?
+    /// A client certificate and its key (PEM files), for servers that ask for one.
+    public var clientCertificate: (certificate: String, key: String)?
+    /// The name to send in SNI and verify the certificate for, instead of the URL's host (which
+    /// is still connected to, and named in `Host`).
+    public var tlsServerName: String?
+    /// An HTTP proxy to go through (`http://proxy:3128`), the hosts that bypass it (`no_proxy`'s
+    /// comma list), and fields for its CONNECT only.
+    public var proxy: String?
+    public var noProxy: String?
+    public var proxyHeaders: [(name: String, value: String)] = []
+    /// HTTP/1.1 only, even where the server offers h2 by ALPN.
+    public var forbidsHTTP2 = false
     /// Speak HTTP/2 (gRPC): with prior knowledge over http://, by ALPN over https://. Trailers
     /// (`grpc-status`) arrive in the result's headers, after the others.
     public var requiresHTTP2 = false

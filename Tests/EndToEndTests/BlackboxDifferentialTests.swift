@@ -37,6 +37,8 @@ struct BlackboxDifferentialTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--dns-listen", "127.0.0.1:0"])
         let simHost = String(simBase.dropFirst("http://".count))
+        let (proxy, proxyPort) = try await startHTTPProxy()
+        defer { proxy.send(SIGKILL) }
         let (grpcServer, grpcPort) = try await startGRPCHealthServer()
         defer { grpcServer.send(SIGKILL) }
         let grpcTarget = "127.0.0.1:\(grpcPort)"
@@ -64,6 +66,13 @@ struct BlackboxDifferentialTests {
           small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
           small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
           tls_ca: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)"}}}
+          tls_named: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", server_name: probe.test}}}
+          tls_misnamed: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", server_name: wrong.test}}}
+          tls_max12: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", max_version: TLS12}}}
+          tls_min13: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", min_version: TLS13}}}
+          tls_client_cert: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", cert_file: "\(cert)", key_file: "\(key)"}}}
+          via_proxy: {prober: http, timeout: 5s, http: {proxy_url: "http://127.0.0.1:\(proxyPort)/", proxy_connect_header: {X-Probe: [blackbox]}}}
+          token: {prober: http, timeout: 5s, http: {authorization: {type: Bearer, credentials: t0ken}, enable_http2: false}}
           hdr_match: {prober: http, timeout: 5s, http: {fail_if_header_matches: [{header: Content-Type, regexp: json}]}}
           hdr_not_match: {prober: http, timeout: 5s, http: {fail_if_header_not_matches: [{header: content-type, regexp: "^application/"}]}}
           hdr_missing: {prober: http, timeout: 5s, http: {fail_if_header_not_matches: [{header: X-Missing, regexp: "."}]}}
@@ -160,6 +169,8 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/ok", "http11"),
             ("\(simHost)/ok", "http2_only"),
             ("\(tlsBase)/ok", "tls_ca"),
+            ("\(tlsBase)/ok", "tls_named"), ("\(tlsBase)/ok", "tls_misnamed"), ("\(tlsBase)/ok", "tls_max12"), ("\(tlsBase)/ok", "tls_min13"),
+            ("\(tlsBase)/ok", "tls_client_cert"), ("\(simHost)/ok", "token"), ("\(simHost)/json/valid", "via_proxy"),
             ("\(tlsBase)/ok", "must_tls"),
             ("\(tlsBase)/ok", "tls_insecure"),
             (simHost, "tcp_connect"),
@@ -197,6 +208,9 @@ struct BlackboxDifferentialTests {
             // One attempt, as blackbox makes.
             #expect(ours["probe_retries"] == 0, "\(target) \(module)")
         }
+        // Both went through the proxy: blackbox_exporter's request, then Lookout's.
+        let proxied = proxy.text.components(separatedBy: "proxied GET http://\(simHost)/json/valid").count - 1
+        #expect(proxied == 2, "\(proxy.text)")
         #expect(try await lookout.terminate() == 0)
         _ = try await blackbox.terminate()
         #expect(try await sim.terminate() == 0)

@@ -71,8 +71,8 @@ struct BlackboxFileTests {
 
     @Test func whatCannotBeHonouredIsAnErrorInThatFile() {
         #expect(
-            problems("modules:\n  m:\n    prober: http\n    http: {proxy_url: \"http://p/\"}\n") == [
-                "blackbox.yml:4:12: modules.m.http.proxy_url: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
+            problems("modules:\n  m:\n    prober: http\n    http: {oauth2: {client_id: x}}\n") == [
+                "blackbox.yml:4:12: modules.m.http.oauth2: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
             ])
         #expect(problems("modules:\n  m: {prober: http, http: {nonsense: 1}}\n").first?.contains("modules.m.http.nonsense: unknown key") == true)
         #expect(
@@ -195,5 +195,37 @@ struct BlackboxFileTests {
         #expect(checks.problem([]) != nil)
         #expect(checks.problem(["a. 300 IN A 127.0.0.1"]) != nil)
         #expect(checks.problem(["a. 300 IN A 127.0.0.1", "a. 300 IN A 10.0.0.2"]) == nil)
+    }
+
+    @Test func readsTLSVersionsClientCertificatesServerNamesAndProxies() throws {
+        let directory = FileManager.default.temporaryDirectory
+        let pem = directory.appendingPathComponent("client-\(UUID().uuidString).pem")
+        try "not checked here".write(to: pem, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: pem) }
+        let config = try load(
+            """
+            modules:
+              m:
+                prober: http
+                http:
+                  tls_config: {min_version: TLS12, max_version: TLS13, cert_file: "\(pem.path)", key_file: "\(pem.path)", server_name: api.example.com}
+                  proxy_url: "http://127.0.0.1:3128/"
+                  no_proxy: "localhost,127.0.0.1"
+                  proxy_connect_header: {Proxy-Authorization: ["Basic eDp5"]}
+                  enable_http2: false
+                  authorization: {type: Token, credentials: s3cret}
+            """)
+        let module = try #require(config.probeModules["m"])
+        #expect(module.tlsMinimumMinor == 2 && module.tlsMaximumMinor == 3)
+        #expect(module.clientCertificate == ProbeModule.ClientCertificate(certificate: pem.path, key: pem.path))
+        #expect(module.serverName == "api.example.com")
+        #expect(module.proxyURL == "http://127.0.0.1:3128/" && module.noProxy == "localhost,127.0.0.1")
+        #expect(module.proxyHeaders == [HeaderField("Proxy-Authorization", "Basic eDp5")])
+        #expect(module.forbidsHTTP2)
+        #expect(module.headers.contains(HeaderField("Authorization", "Token s3cret")))
+        #expect(problems("modules: {m: {prober: http, http: {tls_config: {min_version: SSL3}}}}\n").first?.contains("is not a TLS version") == true)
+        #expect(problems("modules: {m: {prober: http, http: {tls_config: {cert_file: x}}}}\n").first?.contains("cert_file and key_file go together") == true)
+        #expect(problems("modules: {m: {prober: http, http: {enable_http3: true}}}\n").first?.contains("speaks no HTTP/3") == true)
+        #expect(problems("modules: {m: {prober: http, http: {no_proxy: x}}}\n").first?.contains("only applies with proxy_url") == true)
     }
 }

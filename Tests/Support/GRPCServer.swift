@@ -9,3 +9,12 @@ public func startGRPCHealthServer(health: Bool = true) async throws -> (ChildPro
     guard let number = Int(port) else { throw TestFailure("the gRPC server printed no port") }
     return (server, number)
 }
+
+/// Starts `Scripts/http-proxy.py`, a forward proxy for plain http:// on a free loopback port;
+/// it prints "proxied METHOD URL" for each request. Returns it with its port.
+public func startHTTPProxy() async throws -> (ChildProcess, Int) {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/http-proxy.py").path
+    let proxy = try ChildProcess("/usr/bin/python3", [script])
+    guard let port = Int(try await proxy.waitFor(#"listening (\d+)"#)) else { throw TestFailure("the proxy printed no port") }
+    return (proxy, port)
+}

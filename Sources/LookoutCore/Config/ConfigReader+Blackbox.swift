@@ -13,14 +13,10 @@ extension ConfigReader {
         "valid_status_codes", "method", "headers", "body", "follow_redirects", "compression", "fail_if_ssl", "fail_if_not_ssl",
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
         "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit", "valid_http_versions", "fail_if_header_matches", "fail_if_header_not_matches",
-        "body_file",
+        "body_file", "proxy_url", "no_proxy", "proxy_connect_header", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3", "authorization",
     ]
     /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
-    static let blackboxHTTPKeysNotYet = [
-        "proxy_url", "no_proxy",
-        "proxy_from_environment", "proxy_connect_header", "oauth2", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3",
-        "http_headers", "authorization",
-    ]
+    static let blackboxHTTPKeysNotYet = ["proxy_from_environment", "oauth2", "http_headers"]
 
     /// Reads the file `node` names; its problems carry its own name and positions.
     mutating func readBlackboxFile(_ node: Node, allow: [String]?) -> [String: ProbeModule] {
@@ -124,10 +120,38 @@ extension ConfigReader {
     mutating func readBlackboxTLSConfig(_ node: Node, _ path: String, into module: inout ProbeModule) {
         guard let tls = mapping(node, path, known: ["ca_file", "insecure_skip_verify", "cert_file", "key_file", "server_name", "min_version", "max_version"])
         else { return }
-        for key in ["cert_file", "key_file", "server_name", "min_version", "max_version"] where tls[key] != nil {
-            problem(
-                tls[key]!.key, "\(path).\(key)",
-                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+        // Go's names for the versions: TLS10 to TLS13.
+        func minor(_ key: String) -> Int? {
+            guard let node = tls[key]?.value, let text = string(node, "\(path).\(key)") else { return nil }
+            guard let index = ["TLS10", "TLS11", "TLS12", "TLS13"].firstIndex(of: text) else {
+                problem(node, "\(path).\(key)", "\"\(text)\" is not a TLS version (use TLS10, TLS11, TLS12 or TLS13)")
+                return nil
+            }
+            return index
+        }
+        module.tlsMinimumMinor = minor("min_version")
+        module.tlsMaximumMinor = minor("max_version")
+        if let low = module.tlsMinimumMinor, let high = module.tlsMaximumMinor, low > high, let node = tls["max_version"]?.value {
+            problem(node, "\(path).max_version", "is below min_version")
+        }
+        switch (tls["cert_file"], tls["key_file"]) {
+        case (let cert?, let key?):
+            if let certificate = readableFile(cert.value, "\(path).cert_file"), let keyFile = readableFile(key.value, "\(path).key_file") {
+                module.clientCertificate = ProbeModule.ClientCertificate(certificate: certificate, key: keyFile)
+            }
+        case (let one?, nil), (nil, let one?):
+            problem(one.key, path, "cert_file and key_file go together: a client certificate needs its key")
+        case (nil, nil):
+            break
+        }
+        if let node = tls["server_name"]?.value, let name = string(node, "\(path).server_name"), !name.isEmpty {
+            if name.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains(Character($0)) || ".-_".unicodeScalars.contains($0))
+            }) {
+                module.serverName = name
+            } else {
+                problem(node, "\(path).server_name", "\"\(name)\" is not a host name")
+            }
         }
         if let node = tls["insecure_skip_verify"]?.value, bool(node, "\(path).insecure_skip_verify") == true {
             module.insecureSkipVerify = true
@@ -222,6 +246,7 @@ extension ConfigReader {
             module.headers.append(HeaderField("Authorization", "Bearer \(token)"))
         }
         if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
+        readBlackboxProxyAndProtocol(fields, path, into: &module)
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
         }
@@ -229,6 +254,41 @@ extension ConfigReader {
         // fallback; without fallback only one would be.
         if let node = fields["ip_protocol_fallback"]?.value, bool(node, "\(path).ip_protocol_fallback") == false {
             problem(node, "\(path).ip_protocol_fallback", "Lookout always falls back to the other IP version; leave ip_protocol_fallback out")
+        }
+    }
+
+    /// `proxy_url`, `no_proxy`, `proxy_connect_header`, `skip_resolve_phase_with_proxy`,
+    /// `enable_http2`, `enable_http3` and `authorization` of an http module.
+    private mutating func readBlackboxProxyAndProtocol(_ fields: [String: (key: Node, value: Node)], _ path: String, into module: inout ProbeModule) {
+        if let node = fields["proxy_url"]?.value, let text = string(node, "\(path).proxy_url"), !text.isEmpty {
+            if let problem = ProbeURL.problem(text) { self.problem(node, "\(path).proxy_url", problem) } else { module.proxyURL = text }
+        }
+        if let node = fields["no_proxy"]?.value, let text = string(node, "\(path).no_proxy") {
+            if module.proxyURL == nil { problem(node, "\(path).no_proxy", "only applies with proxy_url") } else { module.noProxy = text }
+        }
+        if let node = fields["proxy_connect_header"]?.value, let mapping = node.mapping {
+            for (key, value) in mapping {
+                guard let name = key.scalar?.string else { continue }
+                // prometheus/common takes a list of values per name; each is sent.
+                let values = value.sequence.map { $0.compactMap { $0.scalar?.string } } ?? [value.scalar?.string].compactMap { $0 }
+                for text in values { module.proxyHeaders.append(HeaderField(name, text)) }
+            }
+        } else if let node = fields["proxy_connect_header"]?.value {
+            problem(node, "\(path).proxy_connect_header", "must be a mapping of header names to values")
+        }
+        // With a proxy, libcurl leaves resolving the target to it: the phase is always skipped.
+        if let node = fields["skip_resolve_phase_with_proxy"]?.value { _ = bool(node, "\(path).skip_resolve_phase_with_proxy") }
+        if let node = fields["enable_http2"]?.value, let flag = bool(node, "\(path).enable_http2") { module.forbidsHTTP2 = !flag }
+        if let node = fields["enable_http3"]?.value, bool(node, "\(path).enable_http3") == true {
+            problem(node, "\(path).enable_http3", "Lookout's libcurl speaks no HTTP/3; leave enable_http3 out")
+        }
+        if let node = fields["authorization"]?.value, let auth = mapping(node, "\(path).authorization", known: ["type", "credentials", "credentials_file"]) {
+            let type = auth["type"].flatMap { string($0.value, "\(path).authorization.type") } ?? "Bearer"
+            var credentials = auth["credentials"].flatMap { string($0.value, "\(path).authorization.credentials") }
+            if let file = auth["credentials_file"]?.value {
+                credentials = secret(inline: nil, file: file, parent: "\(path).authorization", inlineKey: "credentials", fileKey: "credentials_file")
+            }
+            if let credentials { module.headers.append(HeaderField("Authorization", "\(type) \(credentials)")) }
         }
     }
 

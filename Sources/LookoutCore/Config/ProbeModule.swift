@@ -45,6 +45,28 @@ package struct ProbeModule: Sendable, Equatable {
     package var caFile: String?
     /// blackbox's `tls_config.insecure_skip_verify`: certificates are not verified.
     package var insecureSkipVerify = false
+    /// The rest of blackbox's `tls_config`: versions (minor numbers: 2 for TLS12), a client
+    /// certificate, another server name.
+    package var tlsMinimumMinor: Int?
+    package var tlsMaximumMinor: Int?
+    package var clientCertificate: ClientCertificate?
+    package var serverName: String?
+    /// blackbox's `proxy_url`, `no_proxy` and `proxy_connect_header`.
+    package var proxyURL: String?
+    package var noProxy: String?
+    package var proxyHeaders: [HeaderField] = []
+    /// blackbox's `enable_http2: false`: HTTP/1.1 even where the server offers h2.
+    package var forbidsHTTP2 = false
+
+    package struct ClientCertificate: Sendable, Equatable {
+        package var certificate: String
+        package var key: String
+
+        package init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
     /// The most body bytes read (blackbox_exporter's `body_size_limit`): past it the probe fails.
     /// nil: no limit for a body only counted, 16 MiB for one a regex reads.
     package var bodySizeLimit: Int?

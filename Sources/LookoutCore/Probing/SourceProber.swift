@@ -51,8 +51,7 @@ package struct SourceProber: Sendable {
             transfer.method = module.method
             transfer.headers = module.headers.map { ($0.name, $0.value) } + transfer.headers
             transfer.body = module.body.map { Array($0.utf8) }
-            transfer.caFile = module.caFile ?? source.caFile
-            transfer.skipsCertificateVerification = module.insecureSkipVerify
+            module.applyConnection(to: &transfer, fallbackCAFile: source.caFile)
             if let limit = module.bodySizeLimit { transfer.maxResponseBytes = min(limit, 16 << 20) }
             if let encoding = module.compression { transfer.acceptEncoding = encoding }
         }

@@ -14,9 +14,9 @@ extension ProbeEndpoint {
         guard module.allows(address) else { return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403) }
         let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
-        var transfer = TransferRequest(url: address, timeout: timeout, caFile: module.caFile)
+        var transfer = TransferRequest(url: address, timeout: timeout)
         GRPCHealth.prepare(&transfer, url: address, service: settings.service)
-        transfer.skipsCertificateVerification = module.insecureSkipVerify
+        module.applyConnection(to: &transfer)
         let policy = UpstreamPolicy(retry: .none, rateLimit: nil)
         let call = await context.monitor.client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")
         let duration = (ContinuousClock.now - started).seconds

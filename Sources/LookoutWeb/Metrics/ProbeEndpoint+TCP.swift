@@ -16,7 +16,8 @@ extension ProbeEndpoint {
         }
         let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
-        var transfer = TransferRequest(url: "http://" + target, timeout: timeout, caFile: module.caFile)
+        var transfer = TransferRequest(url: "http://" + target, timeout: timeout)
+        module.applyConnection(to: &transfer)
         transfer.connectOnly = true
         let policy = UpstreamPolicy(retry: .none, rateLimit: nil)
         let outcome = await context.monitor.client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")

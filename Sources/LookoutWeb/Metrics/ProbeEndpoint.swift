@@ -99,7 +99,8 @@ package struct ProbeEndpoint: Sendable {
             let left = timeout - (clock.now - started)
             var transfer = TransferRequest(
                 url: url, method: module.method, headers: module.headers.map { ($0.name, $0.value) }, body: module.body.map { Array($0.utf8) },
-                timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20, caFile: module.caFile)
+                timeout: max(.milliseconds(1), left), followRedirects: false, maxResponseBytes: 16 << 20)
+            module.applyConnection(to: &transfer)
             // blackbox_exporter never asks for an encoding: `compression` only says how to decode
             // the answer. libcurl decodes what it is told to accept, so the field it would send
             // is taken out again (an empty `Accept-Encoding:` removes it).
@@ -111,7 +112,6 @@ package struct ProbeEndpoint: Sendable {
             transfer.maxResponseBytes = transfer.keepsBody ? min(module.bodySizeLimit ?? .max, 16 << 20) : module.bodySizeLimit
             transfer.acceptEncoding = module.compression
             transfer.describesTLS = true
-            transfer.skipsCertificateVerification = module.insecureSkipVerify
             if module.compression != nil, !module.headers.contains(where: { $0.name.lowercased() == "accept-encoding" }) {
                 transfer.headers.append(("Accept-Encoding", ""))
             }
