@@ -49,6 +49,25 @@ struct BlackboxDifferentialTests {
             in: directory, subject: "/C=DE/O=Lookout Test, Inc./OU=probes/CN=127.0.0.1",
             alternativeNames: "IP:127.0.0.1,DNS:localhost,DNS:probe.test")
         let (tlsSim, tlsBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key])
+        // Certificates from a CA of the test's own: valid, expired, not yet valid, about to
+        // expire, and for another host; one simulator serves each.
+        let caDirectory = directory.appendingPathComponent("ca")
+        try FileManager.default.createDirectory(at: caDirectory, withIntermediateDirectories: true)
+        let ca = try TestCA(in: caDirectory)
+        let day: TimeInterval = 86_400
+        let now = Date()
+        var caSims: [ChildProcess] = []
+        var caBases: [String: String] = [:]
+        for (name, from, until, names) in [
+            ("valid", now - day, now + 30 * day, "IP:127.0.0.1"), ("expired", now - 10 * day, now - day, "IP:127.0.0.1"),
+            ("not-yet", now + day, now + 30 * day, "IP:127.0.0.1"), ("near-expiry", now - day, now + 2 * day, "IP:127.0.0.1"),
+            ("other-host", now - day, now + 30 * day, "DNS:elsewhere.test"),
+        ] {
+            let issued = try ca.issue(name, notBefore: from, notAfter: until, alternativeNames: names)
+            let (process, base) = try await startSimulator(["--listen", "127.0.0.1:0", "--tls-cert", issued.cert, "--tls-key", issued.key])
+            caSims.append(process)
+            caBases[name] = base
+        }
         // One file for both: Lookout reads blackbox_exporter's own config as it is.
         try """
         modules:
@@ -66,6 +85,7 @@ struct BlackboxDifferentialTests {
           small: {prober: http, timeout: 5s, http: {body_size_limit: 1KB}}
           small_regex: {prober: http, timeout: 5s, http: {body_size_limit: 1KiB, fail_if_body_matches_regexp: ['nothing']}}
           tls_ca: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)"}}}
+          tls_test_ca: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(ca.certificate)"}}}
           tls_named: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", server_name: probe.test}}}
           tls_misnamed: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", server_name: wrong.test}}}
           tls_max12: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", max_version: TLS12}}}
@@ -169,6 +189,9 @@ struct BlackboxDifferentialTests {
             ("\(simHost)/ok", "http11"),
             ("\(simHost)/ok", "http2_only"),
             ("\(tlsBase)/ok", "tls_ca"),
+            ("\(caBases["valid"]!)/ok", "tls_test_ca"), ("\(caBases["expired"]!)/ok", "tls_test_ca"),
+            ("\(caBases["not-yet"]!)/ok", "tls_test_ca"), ("\(caBases["near-expiry"]!)/ok", "tls_test_ca"),
+            ("\(caBases["other-host"]!)/ok", "tls_test_ca"),
             ("\(tlsBase)/ok", "tls_named"), ("\(tlsBase)/ok", "tls_misnamed"), ("\(tlsBase)/ok", "tls_max12"), ("\(tlsBase)/ok", "tls_min13"),
             ("\(tlsBase)/ok", "tls_client_cert"), ("\(simHost)/ok", "token"), ("\(simHost)/json/valid", "via_proxy"),
             ("\(tlsBase)/ok", "must_tls"),
@@ -215,5 +238,6 @@ struct BlackboxDifferentialTests {
         _ = try await blackbox.terminate()
         #expect(try await sim.terminate() == 0)
         #expect(try await tlsSim.terminate() == 0)
+        for process in caSims { #expect(try await process.terminate() == 0) }
     }
 }
