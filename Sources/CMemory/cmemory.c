@@ -23,3 +23,21 @@ long long lookout_heap_allocated_bytes(void) {
     struct mallinfo2 info = mallinfo2();
     return (long long)info.uordblks;
 }
+
+long long lookout_heap_free_bytes(void) {
+    if (MallocExtension_GetNumericProperty) {
+        const char *properties[] = {
+            "tcmalloc.pageheap_free_bytes", "tcmalloc.central_cache_free_bytes", "tcmalloc.transfer_cache_free_bytes",
+            "tcmalloc.thread_cache_free_bytes",
+        };
+        long long total = 0;
+        for (unsigned i = 0; i < sizeof properties / sizeof properties[0]; i++) {
+            size_t value = 0;
+            if (!MallocExtension_GetNumericProperty(properties[i], &value)) return -1;
+            total += (long long)value;
+        }
+        return total;
+    }
+    struct mallinfo2 info = mallinfo2();
+    return (long long)info.fordblks;
+}

@@ -20,6 +20,9 @@ struct MemoryMetricsTests {
         let heap = try #require(value("lookout_heap_allocated_bytes"))
         let resident = try #require(value("process_resident_memory_bytes"))
         #expect(heap > 0 && heap < resident)
+        // What the allocator keeps free: with the live heap, never more than is resident.
+        let free = try #require(value("lookout_heap_free_bytes"))
+        #expect(free >= 0 && free + heap <= resident * 1.01)
         #expect(value("lookout_db_memory_bytes") != nil)
     }
 }

@@ -12,4 +12,8 @@ int lookout_release_free_memory(void);
 /// less this is what the allocator keeps free, and code and mapped files.
 long long lookout_heap_allocated_bytes(void);
 
+/// The bytes the allocator holds free and has not given back to the system: tcmalloc's page
+/// heap, central, transfer and thread caches (glibc: mallinfo2's fordblks); -1 when unknown.
+long long lookout_heap_free_bytes(void);
+
 #endif

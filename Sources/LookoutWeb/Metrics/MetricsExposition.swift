@@ -169,6 +169,12 @@ package struct MetricsExposition: Sendable {
                 help: "Bytes allocated and not yet freed (the live heap); resident memory less this is what the allocator keeps free, code and mapped files.",
                 value: Double(heap))
         }
+        let free = lookout_heap_free_bytes()
+        if free >= 0 {
+            writer.single(
+                "lookout_heap_free_bytes", type: .gauge,
+                help: "Bytes the allocator holds free and has not returned to the system (its page heap and caches).", value: Double(free))
+        }
         MetricsExposition.lastSize.store(writer.size, ordering: .relaxed)
         return writer
     }
