@@ -82,7 +82,8 @@ struct ProbeReport {
     }
 
     func summary() -> String {
-        let status = result.httpStatus.map { "HTTP \($0)" } ?? "no response"
+        // A DNS answer, an echo reply or a connection has no HTTP status: it answered, or not.
+        let status = result.httpStatus.map { "HTTP \($0)" } ?? (result.ok ? "answered" : "no response")
         let timing = String(format: "%.0f ms", result.durationSeconds * 1000)
         var verified = ""
         if let download = result.download, let digest = download.sha256 {
@@ -91,7 +92,8 @@ struct ProbeReport {
         }
         guard let failure = result.failure else {
             let retried = result.attempts > 1 ? "  after \(result.attempts) attempts" : ""
-            return "OK  \(url)  \(status)  \(timing)  \(result.bytes) bytes\(verified)\(retried)"
+            let bytes = result.httpStatus == nil && result.bytes == 0 ? "" : "  \(result.bytes) bytes"
+            return "OK  \(url)  \(status)  \(timing)\(bytes)\(verified)\(retried)"
         }
         let attempts = "\(result.attempts) attempt\(result.attempts == 1 ? "" : "s")"
         var lines = ["FAIL  \(url)  \(status)  \(timing)  \(attempts)", "  \(failure.title) (\(failure.category.rawValue)/\(failure.reason))"]

@@ -47,7 +47,7 @@ struct ICMPKindEndToEndTests {
         func probe(_ url: String) async throws -> String {
             try await runTool("/usr/sbin/ip", ["netns", "exec", near, lookout, "probe", "--kind", "icmp", url, "--timeout", "1s"]).output
         }
-        #expect(try await probe("icmp://10.233.0.2").hasPrefix("OK"))
+        #expect(try await probe("icmp://10.233.0.2").hasPrefix("OK  icmp://10.233.0.2  answered"))
         // The far host stops answering echo requests.
         _ = try await runTool("/usr/sbin/ip", ["netns", "exec", far, "sysctl", "-w", "net.ipv4.icmp_echo_ignore_all=1"])
         let silent = try await probe("icmp://10.233.0.2")
