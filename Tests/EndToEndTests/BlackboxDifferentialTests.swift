@@ -113,7 +113,7 @@ struct BlackboxDifferentialTests {
           dns_nx: {prober: dns, timeout: 5s, dns: {query_name: missing.lookout.test, preferred_ip_protocol: ip4}}
           dns_nx_ok: {prober: dns, timeout: 5s, dns: {query_name: missing.lookout.test, valid_rcodes: [NXDOMAIN], recursion_desired: false, preferred_ip_protocol: ip4}}
           dns_servfail: {prober: dns, timeout: 5s, dns: {query_name: servfail.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
-          dns_silent: {prober: dns, timeout: 1s, dns: {query_name: drop.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
+          dns_silent: {prober: dns, timeout: 2s, dns: {query_name: drop.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
           dns_soa_tcp:
             prober: dns
             timeout: 5s
@@ -231,13 +231,98 @@ struct BlackboxDifferentialTests {
             // One attempt, as blackbox makes.
             #expect(ours["probe_retries"] == 0, "\(target) \(module)")
         }
-        // Both went through the proxy: blackbox_exporter's request, then Lookout's.
+        try await sameAlertsFire(cases, blackbox: "127.0.0.1:\(blackboxPort)", lookout: String(base.dropFirst("http://".count)), in: directory)
+        // Both went through the proxy: blackbox_exporter's request, then Lookout's (more
+        // followed from Prometheus's scrapes).
         let proxied = proxy.text.components(separatedBy: "proxied GET http://\(simHost)/json/valid").count - 1
-        #expect(proxied == 2, "\(proxy.text)")
+        #expect(proxied >= 2, "\(proxy.text)")
         #expect(try await lookout.terminate() == 0)
         _ = try await blackbox.terminate()
         #expect(try await sim.terminate() == 0)
         #expect(try await tlsSim.terminate() == 0)
         for process in caSims { #expect(try await process.terminate() == 0) }
+    }
+
+    /// The community's blackbox alert rules (awesome-prometheus-alerts), `for` cut to 0 so a
+    /// test need not wait out a minute: the timing rules use the probe's own duration.
+    static let communityRules = """
+        groups:
+          - name: blackbox
+            rules:
+              - alert: BlackboxProbeFailed
+                expr: probe_success == 0
+              - alert: BlackboxSlowProbe
+                expr: avg_over_time(probe_duration_seconds[1m]) > 1
+              - alert: BlackboxProbeHttpFailure
+                expr: probe_http_status_code <= 199 OR probe_http_status_code >= 400
+              - alert: BlackboxSslCertificateWillExpireSoon
+                expr: 3 <= round((last_over_time(probe_ssl_earliest_cert_expiry[10m]) - time()) / 86400, 0.1) < 20
+              - alert: BlackboxSslCertificateWillExpireSoonCritical
+                expr: 0 <= round((last_over_time(probe_ssl_earliest_cert_expiry[10m]) - time()) / 86400, 0.1) < 3
+              - alert: BlackboxSslCertificateExpired
+                expr: round((last_over_time(probe_ssl_earliest_cert_expiry[10m]) - time()) / 86400, 0.1) < 0
+              - alert: BlackboxProbeSlowHttp
+                expr: avg_over_time(probe_http_duration_seconds[1m]) > 1
+              - alert: BlackboxProbeSlowPing
+                expr: avg_over_time(probe_icmp_duration_seconds[1m]) > 1
+        """
+
+    /// Prometheus scrapes both exporters for every case with the standard relabelling (the
+    /// target as `__param_target` and `instance`, the exporter as `__address__`) and evaluates
+    /// the community rules: the alerts firing for each case are the same for both.
+    func sameAlertsFire(_ cases: [(target: String, module: String)], blackbox: String, lookout: String, in directory: URL) async throws {
+        let prometheusDirectory = directory.appendingPathComponent("prometheus")
+        try FileManager.default.createDirectory(at: prometheusDirectory, withIntermediateDirectories: true)
+        let rules = prometheusDirectory.appendingPathComponent("blackbox-rules.yml")
+        try Self.communityRules.write(to: rules, atomically: true, encoding: .utf8)
+        func job(_ name: String, _ exporter: String) -> String {
+            let targets = cases.enumerated().map { index, item in
+                "      - {targets: [\"\(item.target)\"], labels: {__param_module: \(item.module), case: \"\(index)\"}}"
+            }
+            return """
+                  - job_name: \(name)
+                    metrics_path: /probe
+                    scrape_interval: 2s
+                    scrape_timeout: 1900ms
+                    static_configs:
+                \(targets.joined(separator: "\n"))
+                    relabel_configs:
+                      - {source_labels: [__address__], target_label: __param_target}
+                      - {source_labels: [__param_target], target_label: instance}
+                      - {target_label: __address__, replacement: "\(exporter)"}
+                """
+        }
+        let prometheus = try TestPrometheus(
+            configuration: """
+                global: {evaluation_interval: 1s}
+                rule_files: ["\(rules.path)"]
+                scrape_configs:
+                \(job("blackbox", blackbox))
+                \(job("lookout", lookout))
+                """, in: prometheusDirectory)
+        defer { prometheus.process.send(SIGKILL) }
+        // Every case scraped from both, then the rules evaluated over it.
+        _ = try await eventually("every case scraped from both exporters") {
+            let up = await prometheus.query("count(up == 1) by (job)") ?? []
+            return up.count == 2 && up.allSatisfy { (($0["value"] as? [Any])?.last as? String) == "\(cases.count)" } ? true : nil
+        }
+        func firing(_ job: String) async -> Set<String>? {
+            guard let alerts = await prometheus.query("ALERTS{alertstate=\"firing\",job=\"\(job)\"}") else { return nil }
+            return Set(
+                alerts.compactMap { alert in
+                    guard let labels = alert["metric"] as? [String: String], let name = labels["alertname"], let index = labels["case"] else { return nil }
+                    return "\(name) case \(index) (\(cases[Int(index) ?? 0].module) \(cases[Int(index) ?? 0].target))"
+                })
+        }
+        var last: (Set<String>, Set<String>) = ([], [])
+        let same: Bool? = try? await eventually(deadline: .seconds(30), "the same alerts from both exporters") { () async -> Bool? in
+            guard let theirs = await firing("blackbox"), let ours = await firing("lookout") else { return nil }
+            last = (theirs, ours)
+            // Every failing case fires something; the slow probe rule needs the 2 s timeout seen.
+            return !theirs.isEmpty && theirs == ours && theirs.contains { $0.hasPrefix("BlackboxSlowProbe") } ? true : nil
+        }
+        #expect(same == true, "blackbox_exporter only: \(last.0.subtracting(last.1).sorted()); Lookout only: \(last.1.subtracting(last.0).sorted())")
+        #expect(last.0.contains { $0.hasPrefix("BlackboxSslCertificateWillExpireSoonCritical") }, "\(last.0.sorted())")
+        #expect(last.0.contains { $0.hasPrefix("BlackboxSslCertificateExpired") } == last.1.contains { $0.hasPrefix("BlackboxSslCertificateExpired") })
     }
 }

@@ -25,6 +25,18 @@ public struct TestPrometheus: Sendable {
             ])
     }
 
+    /// Prometheus on a whole configuration of the caller's (scrape jobs, rule files).
+    public init(configuration: String, in directory: URL) throws {
+        port = closedPort()
+        try configuration.write(to: directory.appendingPathComponent("prometheus.yml"), atomically: true, encoding: .utf8)
+        process = try ChildProcess(
+            "/usr/bin/prometheus",
+            [
+                "--config.file=\(directory.path)/prometheus.yml", "--storage.tsdb.path=\(directory.path)/tsdb",
+                "--web.listen-address=127.0.0.1:\(port)",
+            ])
+    }
+
     /// The result vector of an instant query; nil while Prometheus cannot answer it.
     public func query(_ promql: String) async -> [[String: Any]]? {
         let encoded = promql.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""

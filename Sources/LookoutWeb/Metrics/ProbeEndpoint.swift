@@ -252,7 +252,9 @@ package struct ProbeEndpoint: Sendable {
         let version = result?.httpVersion.flatMap(Double.init) ?? 0
         gauge("probe_http_version", "Returns the version of HTTP of the probe response", version)
         writeAddress(outcome, into: writer)
-        if let expiry = result?.certificateExpiry {
+        // Only with an answer over TLS, as blackbox_exporter (its `resp.TLS`): a handshake that
+        // failed verification (wrong host, expired) leaves no TLS series, however far it got.
+        if ssl, let expiry = result?.certificateExpiry {
             gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
         }
         // As blackbox_exporter with an answer over TLS. Its last-chain expiry is the earliest
