@@ -11,9 +11,17 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # Waits up to 10 s for URL to answer.
 wait_for() { for _ in $(seq 100); do curl -sf "$1" >/dev/null && return 0; sleep 0.1; done; return 1; }
 
-# nginx on port $1 answering a small body; /nginx-status counts the requests served.
+# nginx on port $1 answering a small body; /nginx-status counts the requests served. With $2, a
+# TLS server on that port too (a certificate for 127.0.0.1 made here, $work/cert.pem; no session
+# cache or tickets, so every probe pays a full handshake).
 start_nginx() {
-  local port=$1
+  local port=$1 tls_port=${2:-} tls=""
+  if [ -n "$tls_port" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" -days 3 \
+      -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+    tls="server { listen 127.0.0.1:$tls_port ssl backlog=4096; ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;
+    ssl_session_cache off; ssl_session_tickets off; location / { return 200 \"ok\\n\"; } }"
+  fi
   cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -28,12 +36,29 @@ http {
     # Requests served so far: counts blackbox_exporter's probes when Prometheus schedules them.
     location = /nginx-status { stub_status; }
   }
+  $tls
 }
 CONF
   nginx -c "$work/nginx.conf" -p "$work" &
   pids+=($!)
   wait_for "http://127.0.0.1:$port/"
 }
+
+# CPU ticks (user + system) a process has used.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# Every fresh connection leaves a TIME_WAIT socket for 60 s, and how full that table is changes
+# what the next connect() costs (a port is searched for among them, or the table overflows and
+# none is kept). Each CPU-per-probe figure starts from a drained table, so Lookout and
+# blackbox_exporter pay for the same kernel state.
+drain_time_wait() {
+  for _ in $(seq 140); do
+    [ "$(ss -tan state time-wait | wc -l)" -lt 1000 ] && return
+    sleep 0.5
+  done
+}
+
+median() { python3 -c "import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))" "$@"; }
 
 # Release builds of lookout and lookout-sim; sets $bin to their folder.
 build_release() {

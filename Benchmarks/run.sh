@@ -14,7 +14,6 @@ port=$(free_port)
 start_nginx "$port"
 
 rows="$work/rows.md"
-median() { python3 -c "import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))" "$@"; }
 worst() { python3 -c "import sys; print(max(float(v) for v in sys.argv[1:]))" "$@"; }
 "$bin/lookout-bench" decisions >> "$rows"
 "$bin/lookout-bench" store >> "$rows"
@@ -23,16 +22,6 @@ worst() { python3 -c "import sys; print(max(float(v) for v in sys.argv[1:]))" "$
 "$bin/lookout-bench" metrics >> "$rows"
 # History over 400 simulated days: size per week and per tier, extrapolated to 10,000 sources.
 "$bin/lookout-bench" history 5 400 >> "$rows"
-# Every fresh connection leaves a TIME_WAIT socket for 60 s, and how full that table is changes
-# what the next connect() costs (a port is searched for among them, or the table overflows and
-# none is kept). Each CPU-per-probe figure below starts from a drained table, so Lookout and
-# blackbox_exporter pay for the same kernel state.
-drain_time_wait() {
-  for _ in $(seq 140); do
-    [ "$(ss -tan state time-wait | wc -l)" -lt 1000 ] && return
-    sleep 0.5
-  done
-}
 drain_time_wait
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
 # The same GETs from C through libcurl alone (Benchmarks/curl-floor.c, Lookout's options): the
@@ -69,7 +58,6 @@ prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-add
 bpid=$!
 pids+=($bpid)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$bport/-/healthy" >/dev/null && break; sleep 0.1; done
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # One blackbox_exporter measurement: wrk at /probe for 5 s; prints probes/s and CPU µs per probe.
 blackbox_round() {
@@ -357,6 +345,9 @@ lk_start=$(first_scrape "http://127.0.0.1:$lport/metrics" "$bin/lookout" serve -
 bport2=$(free_port)
 bb_start=$(first_scrape "http://127.0.0.1:$bport2/metrics" prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-address="127.0.0.1:$bport2")
 echo "| start-up to the first scrape (1,000 sources) | \`lookout serve\` until \`/metrics\` answers | $lk_start ms | blackbox_exporter $bb_start ms | $(python3 -c "print(round($lk_start / max(1, $bb_start), 2))") |" >> "$rows"
+
+# /probe beside /probe: CPU per request on the same module, plain and TLS.
+./Benchmarks/probe-endpoint.sh >> "$rows"
 
 # Measured truth under load: a 100 ms upstream while 5,000 other sources are probed every second,
 # beside the upstream's own clock and blackbox_exporter's reading of it.

@@ -102,9 +102,7 @@ struct DNSTarget: Equatable {
 
     static func parse(_ text: String) -> Result<DNSTarget, Problem> {
         let usage = "(use dns://SERVER[:PORT]/NAME?type=A, e.g. dns://9.9.9.9/example.com?type=MX)"
-        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            return .failure(Problem(message: "\"\(PrintableText.escape(text))\" holds a space or a control character"))
-        }
+        if let problem = EndpointURL.unprintableProblem(text) { return .failure(Problem(message: problem)) }
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == "dns", let host = components.host, !host.isEmpty else {
             return .failure(Problem(message: "\"\(text)\" is not a dns:// address \(usage)"))
         }

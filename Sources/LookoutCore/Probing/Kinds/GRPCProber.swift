@@ -19,9 +19,7 @@ package enum GRPCProber: Prober {
     package static let checksAnswer = true
 
     package static func urlProblem(_ url: String) -> String? {
-        if url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            return "\"\(PrintableText.escape(url))\" holds a space or a control character"
-        }
+        if let problem = EndpointURL.unprintableProblem(url) { return problem }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), ["grpc", "grpcs"].contains(scheme),
             let host = components.host, !host.isEmpty
         else {

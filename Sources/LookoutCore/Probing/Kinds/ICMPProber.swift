@@ -18,9 +18,7 @@ package enum ICMPProber: Prober {
     package static let isHTTPRequest = false
 
     package static func urlProblem(_ url: String) -> String? {
-        if url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            return "\"\(PrintableText.escape(url))\" holds a space or a control character"
-        }
+        if let problem = EndpointURL.unprintableProblem(url) { return problem }
         guard let components = URLComponents(string: url), components.scheme?.lowercased() == "icmp", let host = components.host, !host.isEmpty else {
             return "\"\(url)\" is not an icmp:// address (use icmp://host, e.g. icmp://10.0.0.1 or icmp://db.internal)"
         }

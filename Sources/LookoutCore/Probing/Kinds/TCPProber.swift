@@ -49,10 +49,14 @@ extension EndpointProber {
 
 /// `SCHEME://host:port` URLs of the kinds that are no HTTP request.
 enum EndpointURL {
+    /// A space or control character anywhere: what no kind's URL may hold.
+    static func unprintableProblem(_ text: String) -> String? {
+        guard text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else { return nil }
+        return "\"\(PrintableText.escape(text))\" holds a space or a control character"
+    }
+
     static func problem(_ text: String, scheme: String) -> String? {
-        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            return "\"\(PrintableText.escape(text))\" holds a space or a control character"
-        }
+        if let problem = unprintableProblem(text) { return problem }
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == scheme,
             let host = components.host, !host.isEmpty
         else {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# /probe beside /probe: the CPU each exporter spends per request on the same module and target,
+# driven by wrk at its /probe for 5 s (3 rounds, median), for a plain GET and for a TLS target
+# (a full handshake per probe: neither keeps connections or sessions). The same blackbox file
+# serves both: Lookout reads it with probe_modules_file. `make bench` runs it (Benchmarks/run.sh
+# appends its rows); `Benchmarks/probe-endpoint.sh` alone prints them. All on loopback: nginx
+# (plain and TLS, start_nginx's certificate) as the target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Benchmarks/lib.sh
+build_release
+
+port=$(free_port)
+tls_port=$(free_port)
+start_nginx "$port" "$tls_port"
+
+cat > "$work/blackbox.yml" <<CONF
+modules:
+  http_2xx: {prober: http, timeout: 5s}
+  https_2xx: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "$work/cert.pem"}}}
+CONF
+bport=$(free_port)
+prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-address="127.0.0.1:$bport" --log.level=error & bpid=$!; pids+=($bpid)
+lport=$(free_port)
+printf 'listen: 127.0.0.1:%s\ndatabase: ":memory:"\nprobe_modules_file: %s\nsources:\n  - {name: idle, url: "http://127.0.0.1:%s/", interval: 1h}\n' \
+  "$lport" "$work/blackbox.yml" "$port" > "$work/lookout.yml"
+"$bin/lookout" serve --config "$work/lookout.yml" >"$work/serve.log" 2>&1 & lpid=$!; pids+=($lpid)
+wait_for "http://127.0.0.1:$bport/-/healthy"
+wait_for "http://127.0.0.1:$lport/-/healthy"
+
+# round PID EXPORTER_PORT TARGET MODULE: probes/s and CPU µs per probe of that exporter.
+round() {
+  drain_time_wait
+  local before after rate
+  before=$(cpu_ticks "$1")
+  rate=$(wrk -t2 -c32 -d5s "http://127.0.0.1:$2/probe?target=$3&module=$4" | awk '/Requests\/sec/ {print $2}')
+  after=$(cpu_ticks "$1")
+  python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) / ($rate * 5) * 1e6, 1))"
+}
+
+for kind in plain tls; do
+  if [ "$kind" = plain ]; then target="127.0.0.1:$port"; module=http_2xx; else target="https://127.0.0.1:$tls_port/"; module=https_2xx; fi
+  # Both answer the same way before they are timed.
+  curl -s "http://127.0.0.1:$lport/probe?target=$target&module=$module" | grep -q '^probe_success 1' || { echo "Lookout's /probe failed for $target" >&2; exit 1; }
+  curl -s "http://127.0.0.1:$bport/probe?target=$target&module=$module" | grep -q '^probe_success 1' || { echo "blackbox's /probe failed for $target" >&2; exit 1; }
+  lk=(); bb=()
+  for _ in 1 2 3; do
+    lk+=("$(round "$lpid" "$lport" "$target" "$module")")
+    bb+=("$(round "$bpid" "$bport" "$target" "$module")")
+  done
+  l=$(median "${lk[@]}"); b=$(median "${bb[@]}")
+  what=$([ "$kind" = plain ] && echo "a plain GET" || echo "an HTTPS GET (full TLS handshake each)")
+  echo "| CPU per /probe request, $what, same blackbox module (32 in flight, 3 × 5 s): Lookout ${lk[*]} µs, blackbox_exporter ${bb[*]} µs | \`wrk -t2 -c32 -d5s .../probe?target=...&module=$module\` at each | Lookout $l µs | blackbox_exporter $b µs | Lookout ÷ blackbox $(python3 -c "print(round($l / $b, 2))") |"
+done
