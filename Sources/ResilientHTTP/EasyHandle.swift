@@ -133,6 +133,9 @@ final class EasyHandle: @unchecked Sendable {
             let maximum = request.tlsMaximumMinor.map { (4 + min(max($0, 0), 3)) << 16 } ?? 0
             lookout_curl_setopt_long(handle, CURLOPT_SSLVERSION, minimum | maximum)
         }
+        if let version = request.onlyIPVersion {
+            lookout_curl_setopt_long(handle, CURLOPT_IPRESOLVE, version == 6 ? Int(CURL_IPRESOLVE_V6) : Int(CURL_IPRESOLVE_V4))
+        }
         if let (certificate, key) = request.clientCertificate {
             lookout_curl_setopt_string(handle, CURLOPT_SSLCERT, certificate)
             lookout_curl_setopt_string(handle, CURLOPT_SSLKEY, key)

@@ -31,11 +31,12 @@ extension ResilientClient {
     /// let outcome = await client.callOnce(CallRequest(TransferRequest(url: target)), policy: UpstreamPolicy())
     /// ```
     public func callOnce(_ request: CallRequest, policy: UpstreamPolicy, label: String = "one-off") async -> CallOutcome {
+        // Credentials of its own too: an OAuth2 token is fetched for this call and dropped with it.
         let upstream = Upstream(
             policy: policy, breaker: CircuitBreaker(settings: policy.breaker),
             bucket: nil,
             budget: RetryBudget(ratio: policy.retryBudgetRatio, minRetriesPerMinute: policy.retryBudgetMinPerMinute),
-            tokens: nil)
+            tokens: policy.auth.map { TokenStore(method: $0, transport: transport) { _ in } })
         return await perform(slot: UpstreamSlot(state: UpstreamState(upstream), reportsEvents: false), label: label, request, breakerCountsFailures: false)
     }
 

@@ -37,6 +37,7 @@ struct BlackboxDifferentialTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (sim, simBase) = try await startSimulator(["--listen", "127.0.0.1:0", "--dns-listen", "127.0.0.1:0"])
         let simHost = String(simBase.dropFirst("http://".count))
+        let simPort = URLComponents(string: simBase)!.port!
         let (proxy, proxyPort) = try await startHTTPProxy()
         defer { proxy.send(SIGKILL) }
         let (grpcServer, grpcPort) = try await startGRPCHealthServer()
@@ -91,6 +92,10 @@ struct BlackboxDifferentialTests {
           tls_max12: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", max_version: TLS12}}}
           tls_min13: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", min_version: TLS13}}}
           tls_client_cert: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", cert_file: "\(cert)", key_file: "\(key)"}}}
+          oauth: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", scopes: [read]}}}
+          only_ip4: {prober: http, timeout: 5s, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
+          only_ip6: {prober: http, timeout: 5s, http: {preferred_ip_protocol: ip6, ip_protocol_fallback: false}}
+          short: {prober: http, timeout: 2s}
           via_proxy: {prober: http, timeout: 5s, http: {proxy_url: "http://127.0.0.1:\(proxyPort)/", proxy_connect_header: {X-Probe: [blackbox]}}}
           token: {prober: http, timeout: 5s, http: {authorization: {type: Bearer, credentials: t0ken}, enable_http2: false}}
           hdr_match: {prober: http, timeout: 5s, http: {fail_if_header_matches: [{header: Content-Type, regexp: json}]}}
@@ -150,7 +155,7 @@ struct BlackboxDifferentialTests {
         listen: 127.0.0.1:0
         database: ":memory:"
         probe_modules_file: blackbox.yml
-        probe_allow: ["https?://127\\\\.0\\\\.0\\\\.1:[0-9]+/.*", "(tcp|dns|grpc)://127\\\\.0\\\\.0\\\\.1:[0-9]+", "icmp://127\\\\.0\\\\.0\\\\.1"]
+        probe_allow: ["https?://(127\\\\.0\\\\.0\\\\.1|localhost):[0-9]+/.*", "(tcp|dns|grpc)://127\\\\.0\\\\.0\\\\.1:[0-9]+", "icmp://127\\\\.0\\\\.0\\\\.1"]
         sources:
           - {name: sim, url: "\(simBase)/ok", interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
@@ -194,6 +199,9 @@ struct BlackboxDifferentialTests {
             ("\(caBases["other-host"]!)/ok", "tls_test_ca"),
             ("\(tlsBase)/ok", "tls_named"), ("\(tlsBase)/ok", "tls_misnamed"), ("\(tlsBase)/ok", "tls_max12"), ("\(tlsBase)/ok", "tls_min13"),
             ("\(tlsBase)/ok", "tls_client_cert"), ("\(simHost)/ok", "token"), ("\(simHost)/json/valid", "via_proxy"),
+            ("\(simHost)/protected", "oauth"), ("\(simHost)/protected", "http_2xx"),
+            ("localhost:\(simPort)/ok", "only_ip4"), ("localhost:\(simPort)/ok", "only_ip6"), ("localhost:\(simPort)/ok", "http_2xx"),
+            ("\(simHost)/slow?ms=3000", "short"),
             ("\(tlsBase)/ok", "must_tls"),
             ("\(tlsBase)/ok", "tls_insecure"),
             (simHost, "tcp_connect"),
@@ -213,7 +221,7 @@ struct BlackboxDifferentialTests {
             let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
             let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
             #expect(
-                theirs.count >= (["tcp", "dns", "icmp", "grpc"].contains { module.hasPrefix($0) } ? 6 : 15),
+                theirs.count >= (["tcp", "dns", "icmp", "grpc"].contains { module.hasPrefix($0) } ? 6 : 12),
                 "\(target): blackbox_exporter answered \(theirs)")
             for (series, value) in theirs {
                 #expect(ours[series] != nil, "\(target) \(module): \(series) is missing")

@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import ResilientHTTP
 import Testing
 
 /// `probe_modules_file`: blackbox_exporter's own config, read as it is; what Lookout cannot
@@ -71,8 +72,8 @@ struct BlackboxFileTests {
 
     @Test func whatCannotBeHonouredIsAnErrorInThatFile() {
         #expect(
-            problems("modules:\n  m:\n    prober: http\n    http: {oauth2: {client_id: x}}\n") == [
-                "blackbox.yml:4:12: modules.m.http.oauth2: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
+            problems("modules:\n  m:\n    prober: http\n    http: {http_headers: {X-A: {values: [b]}}}\n") == [
+                "blackbox.yml:4:12: modules.m.http.http_headers: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
             ])
         #expect(problems("modules:\n  m: {prober: http, http: {nonsense: 1}}\n").first?.contains("modules.m.http.nonsense: unknown key") == true)
         #expect(
@@ -227,5 +228,13 @@ struct BlackboxFileTests {
         #expect(problems("modules: {m: {prober: http, http: {tls_config: {cert_file: x}}}}\n").first?.contains("cert_file and key_file go together") == true)
         #expect(problems("modules: {m: {prober: http, http: {enable_http3: true}}}\n").first?.contains("speaks no HTTP/3") == true)
         #expect(problems("modules: {m: {prober: http, http: {no_proxy: x}}}\n").first?.contains("only applies with proxy_url") == true)
+        #expect(
+            problems("modules: {m: {prober: http, http: {oauth2: {client_id: x}}}}\n") == [
+                "blackbox.yml:1:44: modules.m.http.oauth2.token_url: is missing", "blackbox.yml:1:44: modules.m.http.oauth2.client_secret: is missing",
+            ])
+        let oauth = try load("modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\"}}}}\n")
+        #expect(oauth.probeModules["m"]?.oauth2 == OAuth2ClientCredentials(tokenURL: "http://127.0.0.1:1/t", clientID: "c", clientSecret: "s", scopes: []))
+        let v4 = try load("modules: {m: {prober: http, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}}\n")
+        #expect(v4.probeModules["m"]?.onlyIPVersion == 4)
     }
 }

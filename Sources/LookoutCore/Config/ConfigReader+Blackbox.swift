@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 import Yams
 
 /// `probe_modules_file`: a blackbox_exporter configuration file read as it is, its `http` modules
@@ -14,9 +15,10 @@ extension ConfigReader {
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
         "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit", "valid_http_versions", "fail_if_header_matches", "fail_if_header_not_matches",
         "body_file", "proxy_url", "no_proxy", "proxy_connect_header", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3", "authorization",
+        "oauth2",
     ]
     /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
-    static let blackboxHTTPKeysNotYet = ["proxy_from_environment", "oauth2", "http_headers"]
+    static let blackboxHTTPKeysNotYet = ["proxy_from_environment", "http_headers"]
 
     /// Reads the file `node` names; its problems carry its own name and positions.
     mutating func readBlackboxFile(_ node: Node, allow: [String]?) -> [String: ProbeModule] {
@@ -251,10 +253,39 @@ extension ConfigReader {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
         }
         // Both families are tried (libcurl's happy eyeballs), as blackbox does with its default
-        // fallback; without fallback only one would be.
+        // fallback; without fallback only the preferred one (ip6 unless told, as blackbox).
         if let node = fields["ip_protocol_fallback"]?.value, bool(node, "\(path).ip_protocol_fallback") == false {
-            problem(node, "\(path).ip_protocol_fallback", "Lookout always falls back to the other IP version; leave ip_protocol_fallback out")
+            let preferred = fields["preferred_ip_protocol"].flatMap { $0.value.string } ?? "ip6"
+            module.onlyIPVersion = preferred == "ip4" ? 4 : 6
         }
+        if let node = fields["oauth2"]?.value { module.oauth2 = readBlackboxOAuth2(node, "\(path).oauth2") }
+    }
+
+    /// prometheus/common's `oauth2` (client credentials): `client_id`, `client_secret` or
+    /// `client_secret_file`, `token_url`, `scopes`.
+    private mutating func readBlackboxOAuth2(_ node: Node, _ path: String) -> OAuth2ClientCredentials? {
+        let notYet = ["endpoint_params", "tls_config", "proxy_url"]
+        guard let fields = mapping(node, path, known: ["client_id", "client_secret", "client_secret_file", "scopes", "token_url"] + notYet) else { return nil }
+        for key in notYet where fields[key] != nil {
+            problem(
+                fields[key]!.key, "\(path).\(key)",
+                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+        }
+        let tokenURL = fields["token_url"].flatMap { url($0.value, "\(path).token_url") }
+        let clientID = fields["client_id"].flatMap { string($0.value, "\(path).client_id") }
+        if fields["token_url"] == nil { problem(node, "\(path).token_url", "is missing") }
+        if fields["client_id"] == nil { problem(node, "\(path).client_id", "is missing") }
+        // blackbox's own file holds the secret as it is (its file is not Lookout's config).
+        var secret = fields["client_secret"].flatMap { string($0.value, "\(path).client_secret") }
+        if let file = fields["client_secret_file"]?.value {
+            secret = self.secret(inline: nil, file: file, parent: path, inlineKey: "client_secret", fileKey: "client_secret_file")
+        }
+        let scopes = fields["scopes"].flatMap { strings($0.value, "\(path).scopes") } ?? []
+        guard let tokenURL, let clientID, let secret else {
+            if fields["client_secret"] == nil && fields["client_secret_file"] == nil { problem(node, "\(path).client_secret", "is missing") }
+            return nil
+        }
+        return OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: secret, scopes: scopes)
     }
 
     /// `proxy_url`, `no_proxy`, `proxy_connect_header`, `skip_resolve_phase_with_proxy`,

@@ -15,5 +15,6 @@ extension ProbeModule {
         transfer.noProxy = noProxy
         transfer.proxyHeaders = proxyHeaders.map { ($0.name, $0.value) }
         transfer.forbidsHTTP2 = forbidsHTTP2
+        transfer.onlyIPVersion = onlyIPVersion
     }
 }

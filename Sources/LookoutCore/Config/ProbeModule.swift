@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 
 /// A `/probe` module (blackbox_exporter style): what kind of probe, how long it may take, and
 /// which targets it may be pointed at.
@@ -57,6 +58,11 @@ package struct ProbeModule: Sendable, Equatable {
     package var proxyHeaders: [HeaderField] = []
     /// blackbox's `enable_http2: false`: HTTP/1.1 even where the server offers h2.
     package var forbidsHTTP2 = false
+    /// blackbox's `oauth2` (client credentials): a token fetched for each probe.
+    package var oauth2: OAuth2ClientCredentials?
+    /// blackbox's `preferred_ip_protocol` with `ip_protocol_fallback: false`: only that family
+    /// (4 or 6); nil tries both.
+    package var onlyIPVersion: Int?
 
     package struct ClientCertificate: Sendable, Equatable {
         package var certificate: String

@@ -86,6 +86,8 @@ package struct ProbeEndpoint: Sendable {
         // One attempt, as blackbox_exporter makes: a 500 or a refused connection fails in
         // milliseconds, not after backoff waits that made slow-probe alerts fire too.
         source.policy.retry = .none
+        // blackbox's oauth2: a client-credentials token fetched for this probe.
+        source.policy.auth = module.oauth2.map { .oauth2($0) }
         let validate = ResponseCheck.validator(for: source)
         let clock = ContinuousClock()
         let started = clock.now
@@ -293,6 +295,9 @@ package struct ProbeEndpoint: Sendable {
                 value: Double(ProbeEndpoint.addressHash(ip)))
             writer.single("probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: ip.contains(":") ? 6 : 4)
         } else {
+            // The name did not resolve (or not in the one family allowed): blackbox writes zeros.
+            writer.single(
+                "probe_ip_addr_hash", type: .gauge, help: "Specifies the hash of IP address. It's useful to detect if the IP address changes.", value: 0)
             writer.single("probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: 0)
         }
     }
