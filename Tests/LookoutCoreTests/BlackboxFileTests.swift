@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LookoutCore
 import ResilientHTTP
 import Testing
@@ -236,5 +237,26 @@ struct BlackboxFileTests {
         #expect(oauth.probeModules["m"]?.oauth2 == OAuth2ClientCredentials(tokenURL: "http://127.0.0.1:1/t", clientID: "c", clientSecret: "s", scopes: []))
         let v4 = try load("modules: {m: {prober: http, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}}\n")
         #expect(v4.probeModules["m"]?.onlyIPVersion == 4)
+    }
+
+    @Test func aBadReloadKeepsTheModulesThatServe() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bb-reload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let blackbox = directory.appendingPathComponent("blackbox.yml")
+        let config = directory.appendingPathComponent("lookout.yml")
+        try "modules: {http_2xx: {prober: http, timeout: 3s}}\n".write(to: blackbox, atomically: true, encoding: .utf8)
+        try "probe_modules_file: blackbox.yml\nsources: [{name: a, url: \"http://127.0.0.1:1/\"}]\n".write(to: config, atomically: true, encoding: .utf8)
+        let monitor = Monitor(config: try ConfigLoader.load(path: config.path, environment: [:]), configPath: config.path, logger: Logger(label: "test"))
+        monitor.start()
+        // The blackbox file breaks: a bad regex and an unknown key.
+        try "modules: {http_2xx: {prober: http, http: {fail_if_body_matches_regexp: [\"(\"], nonsense: 1}}}\n".write(
+            to: blackbox, atomically: true, encoding: .utf8)
+        guard case .refused(let problems) = monitor.reloadConfig() else {
+            Issue.record("a reload with a broken blackbox file was applied")
+            return
+        }
+        #expect(problems.contains { $0.contains("is not a regular expression") })
+        #expect(monitor.config.probeModules["http_2xx"]?.timeout == .seconds(3))
     }
 }
