@@ -44,6 +44,19 @@ struct LockScreenTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
+    /// A certificate warning on a source that works is not "acme is down".
+    @Test func aCertificateWarningSaysWhatItIs() throws {
+        let alert = Alert(
+            fingerprint: "cert/acme", rule: "CertificateExpiresSoon", source: "acme", severity: "warning",
+            labels: ["alertname": "CertificateExpiresSoon", "severity": "warning", "source": "acme"],
+            annotations: ["summary": "acme: its TLS certificate expires in less than 14 days", Alert.notAnOutage: "false"],
+            startedAtMs: began, resolvedAtMs: nil, id: 2)
+        let send = NotificationGroups.Send(hook: "h", status: "firing", alerts: [alert], groupLabels: ["source": "acme"])
+        let slack = ProviderPayloads.body(for: try hook("slack"), send, externalURL: "https://status.test", nowMs: began + 60_000)
+        #expect(slack.contains("acme: its TLS certificate expires in less than 14 days"))
+        #expect(!slack.contains("is down") && !slack.contains("down since"))
+    }
+
     @Test func theFirstLineSaysWhichSourceSinceWhenAndWhatTheUpstreamSaid() throws {
         let line = "acme down since 19:10 UTC: the server answered 503. The server said: busy"
         #expect(try body("slack")["text"] as? String == "🔴 " + line)

@@ -39,7 +39,30 @@ struct AlertRuleTests {
         ("InsecureSourceBlocked", ["insecure_blocked": 1], [:]),
         ("RecoveredAfterRetries", ["recovered_after_retries": 1], [:]),
         ("NetworkOffline", [:], ["network_offline": 1]),
+        ("CertificateExpiresSoon", ["cert_days_left": 9.5], [:]),
     ]
+
+    /// A certificate about to expire is told while the source works: the rule follows no outage,
+    /// says so in the alert, and takes no failure cause from the source.
+    @Test func aCertificateAboutToExpireIsToldWhileTheSourceWorks() throws {
+        let rule = try #require(AlertRule.defaults.first { $0.name == "CertificateExpiresSoon" })
+        #expect(!rule.followsOutage && rule.severity == "warning")
+        var evaluator = AlertEvaluator(rules: [rule])
+        let values = Values()
+        values.perSource = ["down": 0, "cert_days_left": 30]
+        #expect(evaluator.evaluate(nowMs: 1_000_000, values.inputs()).isEmpty)
+        values.perSource["cert_days_left"] = 13.9
+        let changes = evaluator.evaluate(nowMs: 1_015_000, values.inputs())
+        guard case .firing(let alert)? = changes.first else {
+            Issue.record("no alert for a certificate 13.9 days from expiry: \(changes)")
+            return
+        }
+        #expect(!alert.isAboutOutage)
+        #expect(alert.annotations["description"] == nil && alert.annotations["down_since"] == nil)
+        #expect(alert.summary == "acme: its TLS certificate expires in less than 14 days")
+        // Prometheus's copy is not gated by the outage either.
+        #expect(PrometheusRules.yaml([rule]).contains("expr: |-\n          (lookout_tls_cert_expiry_timestamp_seconds - time()) / 86400 < 14\n"))
+    }
 
     @Test(arguments: triggers)
     func firesAfterItsForResolvesAndSurvivesARestart(rule: String, perSource: [String: Double], service: [String: Double]) throws {
@@ -88,7 +111,8 @@ struct AlertRuleTests {
 
         // False once: still firing; false twice: resolved.
         // (Measured as clear: a metric without data keeps the alert as it is.)
-        values.perSource = perSource.mapValues { _ in 0 }
+        // Clear is 0 for every measure but a certificate's days left, where it is a year.
+        values.perSource = Dictionary(uniqueKeysWithValues: perSource.map { key, _ in (key, key == "cert_days_left" ? 365 : 0) })
         values.service = service.mapValues { _ in 0 }
         now += step
         // The outage's end resolves its alert at once; a measurement needs two clean evaluations.

@@ -47,8 +47,11 @@ package enum ProviderPayloads {
             firing = send.status == "firing"
             source = alerts.compactMap(\.source).first
             let subject = source ?? (first?.summary ?? "Lookout")
-            if let source {
+            let outage = alerts.contains(where: \.isAboutOutage)
+            if let source, outage {
                 title = firing ? "\(source) is down" : "\(source) recovered"
+            } else if !outage, let summary = first?.summary {
+                title = firing ? summary : "Resolved: \(summary)"
             } else {
                 title = firing ? subject : "Resolved: \(subject)"
             }
@@ -64,7 +67,7 @@ package enum ProviderPayloads {
             // As `down_for` is worked out (Payloads.annotations), in milliseconds.
             underAMinute = sinceMs.map { (first?.resolvedAtMs ?? nowMs) - $0 < HealthWindow.minute } ?? false
             headline =
-                switch (source, firing) {
+                switch (outage ? source : nil, firing) {
                 case (let source?, true): downSinceText.map { "\(source) down since \($0)" } ?? "\(source) is down"
                 case (let source?, false): downFor.map { "\(source) recovered after \($0)" } ?? "\(source) recovered"
                 case (nil, _): title

@@ -191,7 +191,11 @@ package struct AlertEvaluator: Sendable {
         for (key, template) in rule.annotations {
             annotations[key] = template.replacingOccurrences(of: "{source}", with: source ?? "")
         }
-        if let source, let context = inputs.context(source) {
+        // A paging rule about something a working source can have (a certificate about to
+        // expire) is no outage: it says so, and takes no cause or down time from the source.
+        let outage = rule.followsOutage || rule.severity == "info"
+        if !outage { annotations[Alert.notAnOutage] = "false" }
+        if outage, let source, let context = inputs.context(source) {
             // The notification adds how long it has been down when it is sent (down_for).
             if let since = context.downSinceMs { annotations["down_since"] = Timestamp.rfc3339(since) }
             annotations["description"] = annotations["description"] ?? context.message

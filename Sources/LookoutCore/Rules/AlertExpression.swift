@@ -29,6 +29,16 @@ package indirect enum AlertExpression: Sendable, Equatable {
     }
 
     /// Whether the expression names a per-source metric.
+    /// Every metric the expression reads.
+    package var metrics: [AlertMetric] {
+        switch self {
+        case .number: return []
+        case .metric(let metric, _): return [metric]
+        case .compare(let a, _, let b), .and(let a, let b), .or(let a, let b): return a.metrics + b.metrics
+        case .not(let a): return a.metrics
+        }
+    }
+
     package var perSource: Bool {
         switch self {
         case .number: return false
@@ -123,6 +133,9 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     case breakerOpens = "breaker_opens"
     /// 1 when the last probe was refused as plain http.
     case insecureBlocked = "insecure_blocked"
+    /// Days until the TLS certificate the last probe saw expires (negative once it has); no
+    /// value for a source without one.
+    case certificateDaysLeft = "cert_days_left"
     /// 1 when a probe succeeded only after retries within the window (default 1m), counted as it
     /// happened: a recovery between two evaluations is not missed.
     case recoveredAfterRetries = "recovered_after_retries"
@@ -135,6 +148,10 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     case partialFailureRatio = "partial_failure_ratio"
     /// 1 while Lookout itself is offline.
     case networkOffline = "network_offline"
+
+    /// Whether a paging rule on it tells of an outage (and so fires only while the source is
+    /// down); a certificate's days are told whatever the source's state.
+    package var followsOutage: Bool { self != .certificateDaysLeft }
 
     /// Measured per source (otherwise across all sources).
     package var perSource: Bool {

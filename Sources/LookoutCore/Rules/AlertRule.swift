@@ -10,8 +10,11 @@ package struct AlertRule: Sendable, Equatable {
 
     /// A per-source rule that pages (critical or warning) tells of the source's outage: it fires
     /// only while the source is down and resolves when it is up again. Info rules (a recovery
-    /// after retries, a breaker that opened) report events of a source that may be up.
-    package var followsOutage: Bool { severity != "info" }
+    /// after retries, a breaker that opened) report events of a source that may be up, and so
+    /// does a rule on what a working source can have (a certificate about to expire).
+    package var followsOutage: Bool {
+        severity != "info" && expression.metrics.allSatisfy(\.followsOutage)
+    }
 
     /// The same condition over `/metrics` in PromQL, for `deploy/lookout-rules.yml` (the
     /// defaults have one; `PrometheusRules` adds the outage gate of a paging per-source rule).
@@ -76,6 +79,9 @@ package struct AlertRule: Sendable, Equatable {
         rule(
             "InsecureSourceBlocked", "info", "insecure_blocked == 1", .zero, "{source}: a plain-http URL was refused",
             #"increase(lookout_errors_total{category="insecure_blocked"}[5m]) > 0"#),
+        rule(
+            "CertificateExpiresSoon", "warning", "cert_days_left < 14", .zero, "{source}: its TLS certificate expires in less than 14 days",
+            "(lookout_tls_cert_expiry_timestamp_seconds - time()) / 86400 < 14"),
         rule(
             "RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries",
             "increase(lookout_retries_total[5m]) > 0 and on(source) lookout_probe_success == 1"),
@@ -169,6 +175,10 @@ package struct Alert: Sendable, Equatable {
 
     package var firing: Bool { resolvedAtMs == nil }
     package var summary: String { annotations["summary"] ?? rule }
+    /// The annotation (`outage: "false"`) of an alert that tells of no outage: a certificate
+    /// about to expire on a source that works. Notifications then say what it is, not "is down".
+    package static let notAnOutage = "outage"
+    package var isAboutOutage: Bool { annotations[Alert.notAnOutage] != "false" }
 }
 
 /// A change the evaluator reports: an alert began firing or resolved.
