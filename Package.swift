@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-fuzz",
             dependencies: [
-                "ResilientHTTP", "LookoutCore", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer",
+                "ResilientHTTP", "LookoutCore", "DNSLookup", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -111,6 +111,19 @@ public enum DNSResolver {
             return .failure(.network(text))
         }
         defer { lookout_dns_packet_free(packet) }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return .success(answer(of: packet, seconds: seconds))
+    }
+
+    /// An answer read from the wire (what a server sent), or nil when it is not a DNS message:
+    /// the same reading as a query's answer gets, for tests and the fuzzer.
+    public static func answer(wire: [UInt8]) -> DNSAnswer? {
+        guard let packet = lookout_dns_parse(wire, wire.count) else { return nil }
+        defer { lookout_dns_packet_free(packet) }
+        return answer(of: packet, seconds: 0)
+    }
+
+    private static func answer(of packet: UnsafeMutablePointer<ldns_pkt>, seconds: Double) -> DNSAnswer {
         func records(_ section: Int32) -> [DNSRecord] {
             (0..<lookout_dns_count(packet, section)).map { index in
                 let text = lookout_dns_record_text(packet, section, index)
@@ -121,8 +134,6 @@ public enum DNSResolver {
                     serial: serial >= 0 ? UInt32(truncatingIfNeeded: serial) : nil)
             }
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return .success(
-            DNSAnswer(rcode: Int(lookout_dns_rcode(packet)), answer: records(0), authority: records(1), additional: records(2), seconds: seconds))
+        return DNSAnswer(rcode: Int(lookout_dns_rcode(packet)), answer: records(0), authority: records(1), additional: records(2), seconds: seconds)
     }
 }

@@ -1,3 +1,4 @@
+import DNSLookup
 import Foundation
 import LookoutCore
 import LookoutWeb
@@ -27,6 +28,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// A hook's Mustache template: checked as `check-config` checks it, then rendered over three
     /// alerts within its budget.
     case template
+    /// What the other probers read from outside: a DNS server's answer (ldns, then Lookout's
+    /// reading of it and a module's record checks), a gRPC health answer and its trailers, and the
+    /// dns://, icmp:// and grpc:// URLs of sources.
+    case probeAnswer = "probe-answer"
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -98,6 +103,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             if case .success(let output) = HookTemplate.render(text, ["alerts": alerts, "status": "firing", "source": "acme"]) {
                 precondition(output.utf8.count <= HookTemplate.maxOutputBytes)
             }
+        case .probeAnswer:
+            ProbeAnswerFuzzing.run(data)
         case .peerStatus:
             if case .success(let peer) = Peers.parse(TransferResult(httpStatus: 200, body: data), url: "http://127.0.0.1:1") {
                 precondition(peer.sources.count <= 100_000)
