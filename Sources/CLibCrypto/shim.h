@@ -3,6 +3,7 @@
 #define LOOKOUT_CRYPTO_SHIM_H
 
 #include <string.h>
+#include <time.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/crypto.h>
@@ -38,6 +39,37 @@ static inline int lookout_memcmp_consttime(const void *a, const void *b, size_t 
 
 /// The protocol of an OpenSSL connection ("TLSv1.3"), from the SSL* libcurl hands out.
 static inline const char *lookout_ssl_version(void *ssl) { return ssl ? SSL_get_version((const SSL *)ssl) : NULL; }
+
+/// The earliest notAfter among the certificates the peer presented, as a Unix time, or -1: read
+/// from the live connection, where libcurl's CURLOPT_CERTINFO would print every field of every
+/// certificate (public keys included) as text on each handshake.
+static inline long long lookout_ssl_earliest_expiry(void *ssl) {
+    if (!ssl) return -1;
+    STACK_OF(X509) *chain = SSL_get_peer_cert_chain((const SSL *)ssl);
+    long long earliest = -1;
+    int count = chain ? sk_X509_num(chain) : 0;
+    for (int i = 0; i < count; i++) {
+        const ASN1_TIME *after = X509_get0_notAfter(sk_X509_value(chain, i));
+        struct tm when;
+        if (!after || !ASN1_TIME_to_tm(after, &when)) continue;
+        long long seconds = (long long)timegm(&when);
+        if (earliest < 0 || seconds < earliest) earliest = seconds;
+    }
+    return earliest;
+}
+
+/// The peer's leaf certificate as DER in *out (free with lookout_openssl_free); its length, or -1.
+static inline int lookout_ssl_leaf_der(void *ssl, unsigned char **out) {
+    if (!ssl) return -1;
+    X509 *leaf = SSL_get1_peer_certificate((const SSL *)ssl);
+    if (!leaf) return -1;
+    *out = NULL;
+    int length = i2d_X509(leaf, out);
+    X509_free(leaf);
+    return length;
+}
+
+static inline void lookout_openssl_free(void *pointer) { OPENSSL_free(pointer); }
 
 /// A certificate from its DER bytes, or NULL; free it with lookout_x509_free.
 static inline X509 *lookout_x509_from_der(const unsigned char *der, long length) {

@@ -22,6 +22,9 @@ final class EasyHandle: @unchecked Sendable {
     private var sinkActive = false
     private var bodyBytes = 0
     private var tlsVersion: String?
+    /// Read from the answering connection (see `received(headerLine:)`).
+    private var liveExpiry: Int64?
+    private var leafDER: [UInt8]?
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
@@ -77,7 +80,9 @@ final class EasyHandle: @unchecked Sendable {
         }
         lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        if ASCII.hasPrefixIgnoringCase(request.url, "https://") {
+        // A connect-only transfer has no response to read the live connection at: its
+        // certificates come from libcurl's (costly) CERTINFO. Others read them from the SSL*.
+        if request.connectOnly, ASCII.hasPrefixIgnoringCase(request.url, "https://") {
             lookout_curl_setopt_long(handle, CURLOPT_CERTINFO, 1)
         }
         lookout_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.skipsCertificateVerification ? 0 : 1)
@@ -206,9 +211,18 @@ final class EasyHandle: @unchecked Sendable {
         {
             headers.removeAll(keepingCapacity: true)  // a new response: after a redirect or a 100 Continue
             sinkDecided = false
-            // The connection is open now (libcurl hands out its SSL* only while it is).
-            if request.describesTLS, tlsVersion == nil, let version = lookout_ssl_version(lookout_curl_openssl_ptr(handle)) {
-                tlsVersion = EasyHandle.goTLSName(String(cString: version))
+            // The connection is open now (libcurl hands out its SSL* only while it is): the
+            // answering connection's certificates, and for blackbox's series its protocol.
+            if let ssl = lookout_curl_openssl_ptr(handle) {
+                let expiry = lookout_ssl_earliest_expiry(ssl)
+                liveExpiry = expiry >= 0 ? expiry : nil
+                if request.describesTLS {
+                    if tlsVersion == nil, let version = lookout_ssl_version(ssl) { tlsVersion = EasyHandle.goTLSName(String(cString: version)) }
+                    var der: UnsafeMutablePointer<UInt8>?
+                    let length = lookout_ssl_leaf_der(ssl, &der)
+                    if length > 0, let der { leafDER = Array(UnsafeBufferPointer(start: der, count: Int(length))) }
+                    lookout_openssl_free(der)
+                }
             }
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
             let name = EasyHandle.trimmed(line, 0, colon)
@@ -255,7 +269,7 @@ final class EasyHandle: @unchecked Sendable {
             tls: appConnect > 0 ? max(0, appConnect - connect) : 0,
             ttfb: startTransfer > 0 ? max(0, startTransfer - preTransfer) : 0,
             transfer: startTransfer > 0 ? max(0, total - startTransfer) : 0)
-        let expiry = lookout_curl_earliest_cert_expiry(handle)
+        let expiry = liveExpiry ?? (request.connectOnly ? lookout_curl_earliest_cert_expiry(handle) : -1)
         var ipPointer: UnsafeMutablePointer<CChar>?
         lookout_curl_getinfo_string(handle, CURLINFO_PRIMARY_IP, &ipPointer)
         let ip = ipPointer.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
@@ -277,8 +291,7 @@ final class EasyHandle: @unchecked Sendable {
         finished.connectOnly = request.connectOnly
         if request.describesTLS {
             finished.tlsVersion = tlsVersion
-            finished.peerCertificate = lookout_curl_leaf_cert_pem(handle).flatMap { PeerCertificate.der(fromPEM: String(cString: $0)) }
-                .flatMap { PeerCertificate(der: $0) }
+            finished.peerCertificate = leafDER.flatMap { PeerCertificate(der: $0) }
         }
         let waiting = continuation
         continuation = nil
