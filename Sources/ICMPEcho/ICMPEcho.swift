@@ -57,8 +57,17 @@ public enum ICMPEcho {
     }
 
     /// The first address `host` resolves to, IPv6 first when `preferIPv6` (falling back to the
-    /// other family), and how long resolving took; an address literal is itself.
-    public static func resolve(_ host: String, preferIPv6: Bool) -> (address: String, seconds: Double)? {
+    /// other family), and how long resolving took; an address literal is itself. getaddrinfo
+    /// blocks (a resolver may take seconds), so it runs on a thread of its own, not the caller's.
+    public static func resolve(_ host: String, preferIPv6: Bool) async -> (address: String, seconds: Double)? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: resolveBlocking(host, preferIPv6: preferIPv6))
+            }
+        }
+    }
+
+    static func resolveBlocking(_ host: String, preferIPv6: Bool) -> (address: String, seconds: Double)? {
         let started = ContinuousClock.now
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)

@@ -21,7 +21,7 @@ extension ProbeEndpoint {
         let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
         var outcome: Result<EchoReply, EchoError>?
-        let resolved = ICMPEcho.resolve(host, preferIPv6: settings.preferIPv6)
+        let resolved = await ICMPEcho.resolve(host, preferIPv6: settings.preferIPv6)
         if let resolved {
             outcome = await ICMPEcho.send(
                 EchoRequest(

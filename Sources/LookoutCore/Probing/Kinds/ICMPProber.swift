@@ -39,7 +39,7 @@ package enum ICMPProber: Prober {
         let started = ContinuousClock.now
         let host = host(source.url)
         var result = ProbeResult(source: source.name, timestampMs: startedMs, ok: false)
-        if let (address, _) = ICMPEcho.resolve(host, preferIPv6: false) {
+        if let (address, _) = await ICMPEcho.resolve(host, preferIPv6: false) {
             switch await ICMPEcho.send(EchoRequest(address: address, timeout: source.timeout)) {
             case .success(let reply):
                 result.ok = true
