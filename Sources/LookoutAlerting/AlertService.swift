@@ -284,7 +284,7 @@ package final class AlertService: Sendable {
         for send in sends {
             guard let id = send.alerts.compactMap(\.id).first else { continue }
             guard let hook = router.hooks.first(where: { $0.name == send.hook }) else { continue }
-            let payload = ProviderPayloads.body(for: hook, send, externalURL: router.externalURL, nowMs: nowMs)
+            let payload = ProviderPayloads.body(for: hook, withVendorWords(send), externalURL: router.externalURL, nowMs: nowMs)
             rows.append((OutboxEntry(hook: send.hook, payload: payload), id))
         }
         do {
@@ -295,6 +295,25 @@ package final class AlertService: Sendable {
             return false
         }
         return !rows.isEmpty
+    }
+
+    /// The send with what each outage's vendor says on its own page (`vendor_status`) as of
+    /// now, in a `vendor` annotation: firing, whether it reports it yet; resolved, whether and
+    /// how late it did.
+    private func withVendorWords(_ send: NotificationGroups.Send) -> NotificationGroups.Send {
+        var send = send
+        let vendors = monitor.config.sources.filter { $0.vendorStatus != nil }
+        guard !vendors.isEmpty else { return send }
+        for index in send.alerts.indices {
+            let alert = send.alerts[index]
+            guard alert.isAboutOutage, let name = alert.source, let config = vendors.first(where: { $0.name == name })?.vendorStatus else { continue }
+            let view = monitor.vendors.view(config, source: name)
+            guard view.state != .unread else { continue }
+            let since = alert.annotations["down_since"].flatMap(Timestamp.parseRFC3339)
+            send.alerts[index].annotations["vendor"] =
+                alert.firing ? view.sentence(downSinceMs: since ?? alert.startedAtMs) : since.map { view.sentence(endedOutageSince: $0) } ?? view.sentence(downSinceMs: nil)
+        }
+        return send
     }
 
     /// Firing alerts are sent to Alertmanager hooks again before their `endsAt` lapses; one a

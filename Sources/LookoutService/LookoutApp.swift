@@ -123,6 +123,7 @@ package struct LookoutApp: Sendable {
             .init(service: RunningPart("outbox") { await outbox.run() }),
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
             .init(service: RunningPart("peers") { await peers.run() }),
+            .init(service: RunningPart("vendors") { await monitor.watchVendors() }),
             // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
             .init(
                 service: RunningPart("config-watch") {

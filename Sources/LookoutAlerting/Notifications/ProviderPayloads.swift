@@ -39,6 +39,8 @@ package enum ProviderPayloads {
         var severity: String
         var link: String
         var source: String?
+        /// What the source's vendor says on its own status page (`vendor_status`), as of sending.
+        var vendor: String?
 
         init(_ send: NotificationGroups.Send, externalURL: String, nowMs: Int64) {
             let alerts = send.alerts
@@ -77,6 +79,7 @@ package enum ProviderPayloads {
             let order = ["critical", "warning", "info"]
             severity = alerts.map(\.severity).min { (order.firstIndex(of: $0) ?? 3) < (order.firstIndex(of: $1) ?? 3) } ?? "critical"
             link = annotations["status_page"] ?? "\(externalURL)/"
+            vendor = annotations["vendor"].map { clip($0, 300) }
         }
 
         /// The most of an upstream's words a message carries: every provider's limit leaves room

@@ -36,6 +36,7 @@ enum EmailProvider: NotificationProvider {
                 : ProviderPayloads.clip("RESOLVED \(summary.title)" + (summary.downFor.map { " (down \($0))" } ?? ""), 78)
         var text = "\(summary.headline)\n\n\(summary.causeLabel): \(summary.cause)\n"
         if let since = summary.since { text += "\n\(since)\n" }
+        if let vendor = summary.vendor { text += "Vendor: \(vendor)\n" }
         text += "Alerts: \(summary.rules) (\(summary.severity))\nStatus page: \(summary.link)\n\n-- \nLookout\n"
         func escape(_ value: String) -> String {
             value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
@@ -45,6 +46,7 @@ enum EmailProvider: NotificationProvider {
         var html = "<!doctype html><html><body style=\"font-family: sans-serif\">"
         html += "<h2 style=\"color: \(color)\">\(escape(summary.headline))</h2><p><strong>\(summary.causeLabel):</strong> \(escape(summary.cause))</p>"
         if let since = summary.since { html += "<p>\(escape(since))</p>" }
+        if let vendor = summary.vendor { html += "<p><strong>Vendor:</strong> \(escape(vendor))</p>" }
         html += "<p><strong>Alerts:</strong> \(escape(summary.rules)) (\(escape(summary.severity)))</p>"
         html += "<p><a href=\"\(escape(summary.link))\">Status page</a></p></body></html>"
         return JSONText.ordered([("subject", .string(subject)), ("text", .string(text)), ("html", .string(html))]).rendered

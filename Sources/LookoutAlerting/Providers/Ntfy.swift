@@ -25,6 +25,7 @@ enum NtfyProvider: NotificationProvider {
         // when, then what the upstream said.
         var message = "\(summary.causeLabel): \(summary.gist)"
         if let since = summary.since { message += "\n\(since)" }
+        if let vendor = summary.vendor { message += "\nVendor: \(vendor)" }
         return JSONText.ordered([
             ("topic", .string(topic)),
             ("title", .string(summary.headline)),

@@ -23,6 +23,7 @@ enum SlackProvider: NotificationProvider {
         var lines: [String] = []
         if let since = summary.since { lines.append(slackText(since)) }
         lines.append("*\(summary.causeLabel):* \(slackText(summary.gist))")
+        if let vendor = summary.vendor { lines.append("*Vendor:* \(slackText(vendor))") }
         lines.append("*Alerts:* \(slackText(summary.rules)) (\(slackText(summary.severity)))")
         let blocks: [JSONText] = [
             .ordered([

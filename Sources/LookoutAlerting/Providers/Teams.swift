@@ -13,6 +13,7 @@ enum TeamsProvider: NotificationProvider {
     /// Adaptive Card 1.4 attachment.
     static func teams(_ summary: ProviderPayloads.Summary) -> String {
         var facts: [JSONText] = [.ordered([("title", .string("Alerts")), ("value", .string("\(summary.rules) (\(summary.severity))"))])]
+        if let vendor = summary.vendor { facts.insert(.ordered([("title", .string("Vendor")), ("value", .string(vendor))]), at: 0) }
         if let since = summary.since { facts.insert(.ordered([("title", .string("Outage")), ("value", .string(since))]), at: 0) }
         // The upstream's words in a RichTextBlock: its TextRuns are plain text, where a
         // TextBlock would render an upstream's "[x](https://…)" as a link.

@@ -5,7 +5,7 @@ import Yams
 /// reading only replaces what the file gives.
 extension LookoutConfig: ConfigReadable {
     enum Key: String, ConfigKey {
-        case listen, database, retention, location, peers, shard, defaults, sources, connectivity, maintenance, announcements, metrics, alerts
+        case listen, database, retention, groups, location, peers, shard, defaults, sources, connectivity, maintenance, announcements, metrics, alerts
         case probeModulesFile = "probe_modules_file"
         case probeAllow = "probe_allow"
         case rawRetention = "raw_retention"
@@ -18,6 +18,7 @@ extension LookoutConfig: ConfigReadable {
     }
 
     enum ConnectivityKey: String, ConfigKey { case canaries }
+    enum GroupKey: String, ConfigKey { case vendorStatus = "vendor_status" }
     enum MetricsKey: String, ConfigKey { case detail }
     enum AlertsKey: String, ConfigKey {
         case rules, defaults, hooks
@@ -63,6 +64,7 @@ extension LookoutConfig: ConfigReadable {
         if let entry = top[.connectivity], let connectivity = reader.section(entry.value, entry.path, ConnectivityKey.self) {
             readCanaries(connectivity[.canaries], &reader)
         }
+        if let entry = top[.groups] { readGroups(entry, &reader) }
         readProbeModules(top, &reader)
         if let node = top[.maintenance]?.value { maintenance = reader.readMaintenance(node, sources: sources) }
         reader.read(top[.statusPage], into: &statusPage)
@@ -200,6 +202,23 @@ extension Shard: ConfigReadable {
             reader.problem(entry, "must be below \(shard.path(.count)) (\(count))")
         } else {
             self = Shard(index: index, count: count)
+        }
+    }
+}
+
+extension LookoutConfig {
+    /// `groups: {NAME: {vendor_status: …}}`: what every source of a group shares unless it says
+    /// otherwise. A group no source names is a problem with a did-you-mean (a typo would
+    /// otherwise do nothing).
+    fileprivate mutating func readGroups(_ entry: ConfigEntry, _ reader: inout ConfigReader) {
+        let named = Set(sources.compactMap(\.group))
+        guard let groups = reader.mapping(entry.value, entry.path, known: named.sorted()) else { return }
+        for (name, group) in groups.sorted(by: { $0.key < $1.key }) {
+            guard let fields = reader.section(group.value, "\(entry.path).\(name)", GroupKey.self) else { continue }
+            guard let vendorEntry = fields[.vendorStatus], let vendor = reader.vendorStatus(vendorEntry) else { continue }
+            for index in sources.indices where sources[index].group == name && sources[index].vendorStatus == nil {
+                sources[index].vendorStatus = vendor
+            }
         }
     }
 }

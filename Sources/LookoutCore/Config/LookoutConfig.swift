@@ -93,6 +93,8 @@ package struct SourceConfig: Sendable, Equatable {
     package var outage = OutagePolicy()
     /// The longest a source told to wait (Retry-After, RateLimit reset) goes unprobed.
     package var maxServerWait: Duration = .seconds(3600)
+    /// The vendor's own status page, read beside the probes (its own or its group's).
+    package var vendorStatus: VendorStatusConfig?
 
     package init(name: String, kind: SourceKind = .http, url: String, interval: Duration = .seconds(30), timeout: Duration = .seconds(10)) {
         self.name = name

@@ -150,6 +150,9 @@ package final class MaintenanceCalendar: Sendable {
         /// The `reload` whose read `added` holds.
         var addedTicket: UInt64 = 0
         var sources: [SourceConfig] = []
+        /// Sources whose vendor announces maintenance in progress on what they watch, and asked
+        /// that it count (`vendor_status.respect_maintenance`).
+        var vendor: [String: Entry] = [:]
         var cache: (atMs: Int64, entries: [String: Entry])?
     }
 
@@ -195,6 +198,15 @@ package final class MaintenanceCalendar: Sendable {
 
     package var windows: [MaintenanceWindow] { state.withLock { $0.configured + $0.added } }
 
+    /// The sources a vendor's maintenance in progress covers now (replacing the last list).
+    package func set(vendor entries: [String: Entry]) {
+        state.withLock { state in
+            guard state.vendor != entries else { return }
+            state.vendor = entries
+            state.cache = nil
+        }
+    }
+
     /// The sources in maintenance at `nowMs`, with the window that covers each.
     package func entries(atMs nowMs: Int64) -> [String: Entry] {
         state.withLock { state in
@@ -206,6 +218,7 @@ package final class MaintenanceCalendar: Sendable {
                     entries[source.name] = Entry(window: window.name, note: window.note, endsAtMs: end)
                 }
             }
+            for (name, entry) in state.vendor where entries[name] == nil && entry.endsAtMs > nowMs { entries[name] = entry }
             state.cache = (nowMs, entries)
             return entries
         }

@@ -24,6 +24,7 @@ extension SourceConfig {
         case dependsOn = "depends_on"
         case renamedFrom = "renamed_from"
         case caFile = "ca_file"
+        case vendorStatus = "vendor_status"
     }
 
     enum RetryBudgetKey: String, ConfigKey {
@@ -129,6 +130,7 @@ extension ConfigReader {
                 }
             }
             if let entry = own[.caFile] { source.caFile = readableFile(entry.value, entry.path) }
+            if let entry = own[.vendorStatus] { source.vendorStatus = vendorStatus(entry) }
             if let entry = own[.sha256], let text = string(entry) {
                 if !(text.utf8.count == 64 && text.utf8.allSatisfy({ $0.isHexDigit })) {
                     problem(entry, "must be 64 hex digits")

@@ -22,6 +22,8 @@ package final class Monitor: Sendable {
     package let client: ResilientClient
     /// The maintenance windows of the config and of the admin API.
     package let maintenance = MaintenanceCalendar()
+    /// The vendors' own status pages (`vendor_status`), read beside the probes.
+    package let vendors: VendorWatch
     let configPath: String?
     let shardOverride: Shard?
     package let logger: Logger
@@ -46,6 +48,7 @@ package final class Monitor: Sendable {
         self.shardOverride = shardOverride
         self.logger = logger
         self.current = Mutex(config)
+        self.vendors = VendorWatch(transport: transport)
         let registry = SourceRegistry(logger: logger)
         self.registry = registry
         let connectivity = ConnectivityMonitor { offline in
@@ -116,6 +119,7 @@ package final class Monitor: Sendable {
     /// Lists the config's sources in the registry; probing starts with `run()`.
     package func start() {
         registry.apply(ownSources)
+        vendors.configure(ownSources.compactMap { source in source.vendorStatus.map { (source.name, $0) } })
         maintenance.set(configured: config.maintenance, sources: ownSources)
     }
 
@@ -126,6 +130,7 @@ package final class Monitor: Sendable {
         let sources = ownSources
         let removed = registry.apply(sources)
         maintenance.set(configured: config.maintenance, sources: sources)
+        vendors.configure(sources.compactMap { source in source.vendorStatus.map { (source.name, $0) } })
         let saved = savedBreakers.withLock { saved -> [String: PersistedBreaker] in
             defer { saved.removeAll() }
             return saved
@@ -153,6 +158,22 @@ package final class Monitor: Sendable {
         snapshot.config = config
         snapshot.maintenance = maintenance.entries(atMs: nowMs)
         return snapshot
+    }
+
+    /// Reads the vendors' pages as they fall due and follows each outage against them, until
+    /// cancelled.
+    package func watchVendors() async {
+        await vendors.run { [self] in observeVendors() }
+    }
+
+    /// Tells the vendor watch which sources are down, and since when.
+    package func observeVendors(nowMs: Int64 = Timestamp.nowMs()) {
+        let snapshot = registry.snapshot(nowMs: nowMs)
+        var down: [String: Int64] = [:]
+        for record in snapshot.records where record.outage.down {
+            if let since = record.incident?.downSinceMs { down[record.name] = since }
+        }
+        vendors.observe(down: down, maintenance: maintenance, nowMs: nowMs)
     }
 
     /// What `reloadConfig` did: the problems that kept the running config, or what changed.

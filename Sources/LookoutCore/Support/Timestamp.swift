@@ -100,6 +100,50 @@ package enum Timestamp {
         return (Int64(timegm(&parts)) - Int64(offsetMinutes) * 60) * 1000 + Int64(millis)
     }
 
+    /// Milliseconds since 1970 for an RFC 822 time as RSS gives it: `Fri, 27 Nov 2026 03:10:43
+    /// +0000` (the weekday optional; `GMT`, `UTC`, `Z` or `±hhmm`; seconds optional); nil else.
+    package static func parseRFC822(_ text: String) -> Int64? {
+        var words = text.split(separator: " ").map(String.init)
+        if let first = words.first, first.hasSuffix(",") { words.removeFirst() }
+        let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        guard words.count == 5, let day = Int(words[0]), (1...31).contains(day),
+            let month = months.firstIndex(of: words[1].lowercased().prefix(3).description), let year = Int(words[2]), (1970...9999).contains(year)
+        else { return nil }
+        let clock = words[3].split(separator: ":").map { Int($0) }
+        guard clock.count == 2 || clock.count == 3, let hour = clock[0], let minute = clock[1], hour < 24, minute < 60 else { return nil }
+        let second = clock.count == 3 ? clock[2] : 0
+        guard let second, second < 61 else { return nil }
+        var offsetMinutes = 0
+        switch words[4].uppercased() {
+        case "GMT", "UTC", "UT", "Z": break
+        case let zone where zone.count == 5 && (zone.hasPrefix("+") || zone.hasPrefix("-")):
+            guard let hours = Int(zone.dropFirst().prefix(2)), let minutes = Int(zone.suffix(2)), hours < 24, minutes < 60 else { return nil }
+            offsetMinutes = (hours * 60 + minutes) * (zone.hasPrefix("-") ? -1 : 1)
+        default: return nil
+        }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        return (Int64(timegm(&parts)) - Int64(offsetMinutes) * 60) * 1000
+    }
+
+    /// An RFC 822 time in GMT, as RSS wants it: `Fri, 27 Nov 2026 03:10:43 GMT`.
+    package static func rfc822(_ ms: Int64) -> String {
+        var seconds = time_t(ms / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let weekday = days[Int(max(0, min(6, parts.tm_wday)))]
+        let month = months[Int(max(0, min(11, parts.tm_mon)))]
+        return "\(weekday), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
     /// The time of day in UTC, as a status line says it: `14:05 UTC`.
     package static func clock(_ ms: Int64) -> String {
         String(rfc3339(ms).dropFirst(11).prefix(5)) + " UTC"

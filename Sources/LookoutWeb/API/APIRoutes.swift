@@ -59,7 +59,7 @@ struct APIRoutes: Sendable {
                 StatusAPI.writeSource(
                     entry, health: snapshot.summaries[0], breaker: snapshot.breakers[0], blockedBy: snapshot.blockedBy(0),
                     maintenance: snapshot.maintenance[name], alerts: context.alerts.firing.filter { $0.source == name }.map(\.rule),
-                    nowMs: now, to: &json)
+                    vendor: entry.source.vendorStatus.map { monitor.vendors.view($0, source: name) }, nowMs: now, to: &json)
             }
             json.field("config") { json in
                 json.object { json in

@@ -60,7 +60,9 @@ package struct StatusAPI: Sendable {
                         StatusAPI.writeSource(
                             entries[index], health: snapshot.summaries[index], breaker: snapshot.breakers[index], blockedBy: snapshot.blockedBy(index),
                             maintenance: snapshot.maintenance[entries[index].name], alerts: rulesBySource[entries[index].name] ?? [],
-                            held: heldBySource[entries[index].name] ?? [], nowMs: nowMs, to: &json)
+                            held: heldBySource[entries[index].name] ?? [],
+                            vendor: entries[index].source.vendorStatus.map { context.monitor.vendors.view($0, source: entries[index].name) }, nowMs: nowMs,
+                            to: &json)
                     }
                 }
             }
@@ -106,7 +108,8 @@ package struct StatusAPI: Sendable {
     /// One source's object in the status document.
     static func writeSource(
         _ entry: SourceRecord, health: HealthSummary?, breaker: CircuitBreaker?, blockedBy: [String],
-        maintenance: MaintenanceCalendar.Entry?, alerts: [String] = [], held: [String] = [], nowMs: Int64, to json: inout JSONWriter
+        maintenance: MaintenanceCalendar.Entry?, alerts: [String] = [], held: [String] = [], vendor: VendorView? = nil, nowMs: Int64,
+        to json: inout JSONWriter
     ) {
         json.object { json in
             json.field("name") { $0.string(entry.source.name) }
@@ -138,6 +141,9 @@ package struct StatusAPI: Sendable {
                     json.field("note") { $0.string(maintenance.note) }
                     json.field("ends_at") { $0.string(Timestamp.rfc3339(maintenance.endsAtMs)) }
                 }
+            }
+            if let vendor {
+                json.field("vendor") { writeVendor(vendor, downSinceMs: entry.outage.down ? entry.incident?.downSinceMs : nil, to: &$0) }
             }
             json.field("blocked_by") { json in json.array { json in for name in blockedBy { json.string(name) } } }
             // Firing alerts of this source nobody is told of now, each with why ("SourceDown:
@@ -190,6 +196,36 @@ package struct StatusAPI: Sendable {
                         json.field("verified") { $0.bool(download.verified) }
                     }
                 }
+            }
+        }
+    }
+
+    /// What a source's vendor says (`vendor_status`), beside what we see.
+    static func writeVendor(_ vendor: VendorView, downSinceMs: Int64?, to json: inout JSONWriter) {
+        json.object { json in
+            json.field("page") { $0.string(vendor.vendor) }
+            json.field("name") { $0.string(vendor.pageName) }
+            json.field("state") { $0.string(vendor.state.rawValue) }
+            json.field("status") { $0.string(vendor.state == .unread || vendor.state == .unreadable ? nil : vendor.level.statuspage) }
+            json.field("says") { $0.string(vendor.sentence(downSinceMs: downSinceMs)) }
+            json.field("link") { $0.string(vendor.link) }
+            json.field("problem") { $0.string(vendor.problem) }
+            json.field("read_at") { $0.string(vendor.lastReadMs.map(Timestamp.rfc3339)) }
+            json.field("incident") { json in
+                guard let incident = vendor.incident ?? vendor.maintenance else { return json.string(nil) }
+                json.object { json in
+                    json.field("name") { $0.string(incident.name) }
+                    json.field("status") { $0.string(incident.status) }
+                    json.field("impact") { $0.string(incident.impact.statuspage) }
+                    json.field("maintenance") { $0.bool(incident.isMaintenance) }
+                    json.field("latest_update") { $0.string(incident.latestUpdate) }
+                    json.field("shortlink") { $0.string(incident.shortlink) }
+                    json.field("started_at") { $0.string(incident.startedAtMs.map(Timestamp.rfc3339)) }
+                }
+            }
+            json.field("acknowledged_after_seconds") { json in
+                guard let followed = vendor.followed, let acknowledged = followed.acknowledgedAtMs else { return json.string(nil) }
+                json.int(max(0, acknowledged - followed.downSinceMs) / 1000)
             }
         }
     }

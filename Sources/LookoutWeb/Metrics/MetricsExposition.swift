@@ -157,6 +157,7 @@ package struct MetricsExposition: Sendable {
         writer.single(
             "lookout_build_info", type: .gauge, help: "Lookout's version; always 1.",
             labels: [("version", version)] + place + (context.replica.map { [("replica", $0)] } ?? []), value: 1)
+        MetricsExposition.renderVendors(context.monitor.vendors, snapshot, writer)
         ProcessMetrics.render(writer)
         writer.single(
             "lookout_db_memory_bytes", type: .gauge,

@@ -148,6 +148,7 @@ extension StatusPage {
             }
             html += " · down for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))"
             html += " <small>(\(incident.failedProbes) failed probe\(incident.failedProbes == 1 ? "" : "s"))</small>"
+            html += StatusPage.vendorLine(record, view)
         } else if let alert = alerts.first {
             html += "<span class=\"cause\">\(HTML.escape(alert.summary))</span>"
             html += " · for \(since(alert, view))"

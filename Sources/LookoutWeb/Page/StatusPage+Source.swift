@@ -51,6 +51,7 @@ extension StatusPage {
             let states = others.map { "\(HTML.escape($0.peer)) <span class=\"state \(StatusPage.stateClass($0.state))\">\(HTML.escape($0.state))</span>" }
             html += "<br><small class=\"hint\">Elsewhere: " + states.joined(separator: ", ") + "</small>"
         }
+        html += StatusPage.vendorLine(entry, view)
         let blockedBy = snapshot.blockedBy(index)
         if !blockedBy.isEmpty && !view.isPublic {
             let links = blockedBy.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")

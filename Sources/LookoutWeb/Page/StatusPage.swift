@@ -42,6 +42,8 @@ package struct StatusPage: Sendable {
         var elsewhere: [String: [(peer: String, state: String)]] = [:]
         /// Shards that the instances disagree on, run twice or never (`ShardCoverage`).
         var shardProblems: [String] = []
+        /// Per source name, what its vendor says (`vendor_status`).
+        var vendors: [String: VendorView] = [:]
         var isPublic: Bool { audience == .public }
     }
 
@@ -57,6 +59,7 @@ package struct StatusPage: Sendable {
         var view = View(
             snapshot: snapshot, audience: audience, nowMs: nowMs, days: days, episodes: stored.episodes,
             maintenanceDays: history.maintenance(context.monitor.maintenance.windows, days: days))
+        view.vendors = StatusPage.vendorViews(snapshot, watch: context.monitor.vendors)
         let peers = context.peers.peers.filter { !$0.isSelf }
         if !peers.isEmpty {
             view.peers = peers
@@ -79,6 +82,7 @@ package struct StatusPage: Sendable {
         html += maintenanceSection(view)
         html += incidents(view)
         html += peersSection(view)
+        html += vendorsSection(view)
         sources(view, filter: String(filter), into: &html)
         html += StatusPage.pastAnnouncements(announcements.filter { !$0.isOpen && nowMs - $0.updatedAtMs <= 30 * HealthWindow.day }, nowMs: nowMs)
         html += "</main>\n"
