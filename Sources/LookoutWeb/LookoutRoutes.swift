@@ -46,6 +46,7 @@ package enum LookoutRoutes {
         MaintenanceRoutes(context: context).install(into: &router)
         AnnouncementRoutes(context: context, page: status).install(into: &router)
         AvailabilityRoutes(context: context).install(into: &router)
+        StatuspageRoutes(page: status).install(into: &router)
         Badges(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)
         router.get("/probe") { request in await probe.handle(request) }

@@ -71,6 +71,12 @@ struct Status: AsyncParsableCommand {
                 detail += "  [not notified: \(held.joined(separator: "; "))]"
             }
             printText("\(name)  \(state)  \(detail)")
+            // What the vendor says on its own page, when it says something or we are down.
+            if let vendor = source["vendor"] as? [String: Any], let says = vendor["says"] as? String,
+                vendor["state"] as? String != "unread", incident != nil || vendor["state"] as? String != "operational"
+            {
+                printText(String(repeating: " ", count: width + 2) + "vendor: \(says)")
+            }
         }
         if document["status"] as? String != "operational" { throw ExitCode(1) }
     }

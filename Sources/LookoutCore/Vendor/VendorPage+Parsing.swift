@@ -40,6 +40,7 @@ extension VendorPage {
         if let data = object["data"] as? [String: Any], data["attributes"] is [String: Any] { return .betterstack }
         if object["activeIncidents"] != nil || object["activeMaintenances"] != nil { return .instatus }
         if let page = object["page"] as? [String: Any], page["status"] is String { return .instatus }
+        if (object["status"] as? [String: Any])?["type"] is String { return .instatus }
         if (object["status"] as? [String: Any])?["indicator"] != nil || object["components"] is [Any] || object["incidents"] is [Any] {
             return .statuspage
         }

@@ -45,7 +45,7 @@ package struct VendorView: Sendable, Equatable {
     /// Whether the vendor admits a problem on what we watch.
     package var reportsProblem: Bool { state == .problem }
 
-    static func of(_ reading: VendorWatch.Reading?, config: VendorStatusConfig) -> VendorView {
+    package static func of(_ reading: VendorWatch.Reading?, config: VendorStatusConfig) -> VendorView {
         var view = VendorView(state: .unread, vendor: VendorWatch.host(config.url), link: config.url)
         guard let reading else { return view }
         view.lastReadMs = reading.lastSuccessMs

@@ -22,6 +22,10 @@ package final class VendorWatch: Sendable {
         var lastModified: String?
         var dueMs: Int64 = 0
 
+        package init(config: VendorStatusConfig) {
+            self.config = config
+        }
+
         /// The page's host, as metrics and the page name the vendor.
         package var vendor: String { VendorWatch.host(config.url) }
     }
