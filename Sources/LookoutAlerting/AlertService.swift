@@ -311,7 +311,8 @@ package final class AlertService: Sendable {
             guard view.state != .unread else { continue }
             let since = alert.annotations["down_since"].flatMap(Timestamp.parseRFC3339)
             send.alerts[index].annotations["vendor"] =
-                alert.firing ? view.sentence(downSinceMs: since ?? alert.startedAtMs) : since.map { view.sentence(endedOutageSince: $0) } ?? view.sentence(downSinceMs: nil)
+                alert.firing
+                ? view.sentence(downSinceMs: since ?? alert.startedAtMs) : since.map { view.sentence(endedOutageSince: $0) } ?? view.sentence(downSinceMs: nil)
         }
         return send
     }

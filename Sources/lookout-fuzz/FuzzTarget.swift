@@ -32,6 +32,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// reading of it and a module's record checks), a gRPC health answer and its trailers, and the
     /// dns://, icmp:// and grpc:// URLs of sources.
     case probeAnswer = "probe-answer"
+    /// A vendor's status page in every format `vendor_status` reads, and what a source says of it.
+    case vendorPage = "vendor-page"
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -105,6 +107,22 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             }
         case .probeAnswer:
             ProbeAnswerFuzzing.run(data)
+        case .vendorPage:
+            for format in [nil] + VendorPage.Format.allCases.map(Optional.some) {
+                guard case .success(let page) = VendorPage.parse(data, as: format, nowMs: 1_800_000_000_000) else { continue }
+                precondition(page.components.count <= VendorPage.maxItems && page.incidents.count <= 2 * VendorPage.maxItems)
+                for text in page.components.map(\.name) + page.incidents.map(\.name) + page.incidents.compactMap(\.latestUpdate) {
+                    precondition(text.count <= VendorPage.maxText, "a vendor text past the limit")
+                }
+                var reading = VendorWatch.Reading(config: VendorStatusConfig(url: "https://status.example.com", components: ["API"]))
+                reading.page = page
+                reading.lastSuccessMs = 1
+                _ = VendorView.of(reading, config: reading.config).sentence(downSinceMs: 1_799_999_000_000)
+                _ = VendorView.of(reading, config: VendorStatusConfig(url: "https://x.example")).sentence(downSinceMs: nil)
+            }
+            if let ms = Timestamp.parseRFC822(String(decoding: data.prefix(64), as: UTF8.self)), ms >= 0, ms < 253_402_300_800_000 {
+                precondition(Timestamp.parseRFC822(Timestamp.rfc822(ms)) == ms / 1000 * 1000, "an RFC 822 time that does not survive a round trip")
+            }
         case .peerStatus:
             if case .success(let peer) = Peers.parse(TransferResult(httpStatus: 200, body: data), url: "http://127.0.0.1:1") {
                 precondition(peer.sources.count <= 100_000)

@@ -223,7 +223,9 @@ struct VendorPageTests {
         }
         #expect(problem.message.contains("more than"))
         // Many entries: at most maxItems are kept.
-        let many = "{\"status\":{\"indicator\":\"none\"},\"components\":[" + (0..<2_000).map { "{\"id\":\"\($0)\",\"name\":\"c\($0)\",\"status\":\"operational\"}" }.joined(separator: ",") + "]}"
+        let many =
+            "{\"status\":{\"indicator\":\"none\"},\"components\":["
+            + (0..<2_000).map { "{\"id\":\"\($0)\",\"name\":\"c\($0)\",\"status\":\"operational\"}" }.joined(separator: ",") + "]}"
         #expect(try parse(many).get().components.count == VendorPage.maxItems)
     }
 

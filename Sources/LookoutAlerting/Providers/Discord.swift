@@ -46,7 +46,8 @@ enum DiscordProvider: NotificationProvider {
                 .ordered([("name", .string("Outage")), ("value", .string(ProviderPayloads.clip(discordText(since), 1024))), ("inline", .bool(true))]), at: 0)
         }
         if let vendor = summary.vendor {
-            fields.append(.ordered([("name", .string("Vendor")), ("value", .string(ProviderPayloads.clip(discordText(vendor), 1024))), ("inline", .bool(false))]))
+            fields.append(
+                .ordered([("name", .string("Vendor")), ("value", .string(ProviderPayloads.clip(discordText(vendor), 1024))), ("inline", .bool(false))]))
         }
         let content = summary.firing ? "\(summary.mark) \(summary.headlineAndGist)" : "\(summary.mark) \(summary.headline)"
         return JSONText.ordered([

@@ -13,7 +13,9 @@ extension VendorPage {
         switch FeedScanner.scan(bytes) {
         case .failure(let problem): return .failure(Problem(message: "the feed is not well-formed XML (line \(problem.line): \(problem.message))"))
         case .success(let shape):
-            guard ["feed", "rss", "RDF"].contains(shape.root) else { return .failure(Problem(message: "the document is <\(printable(shape.root))>, not a feed")) }
+            guard ["feed", "rss", "RDF"].contains(shape.root) else {
+                return .failure(Problem(message: "the document is <\(printable(shape.root))>, not a feed"))
+            }
         }
         let document = XMLSlice(bytes: bytes[...])
         var incidents: [Incident] = []

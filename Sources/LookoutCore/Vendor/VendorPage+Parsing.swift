@@ -20,7 +20,8 @@ extension VendorPage {
         else { return .failure(Problem(message: "the page is empty")) }
         if format == .feed || (format == nil && first == UInt8(ascii: "<")) { return parseFeed(bytes, nowMs: nowMs) }
         guard first == UInt8(ascii: "{") else {
-            return .failure(Problem(message: "the page is neither JSON nor a feed (it starts with \(printable(String(decoding: bytes.prefix(16), as: UTF8.self))))"))
+            return .failure(
+                Problem(message: "the page is neither JSON nor a feed (it starts with \(printable(String(decoding: bytes.prefix(16), as: UTF8.self))))"))
         }
         guard bytes.reduce(0, { $0 + ($1 == UInt8(ascii: "{") ? 1 : 0) }) <= maxObjects else {
             return .failure(Problem(message: "the page has more than \(maxObjects) JSON objects"))

@@ -124,7 +124,9 @@ package struct VendorView: Sendable, Equatable {
                 let acknowledged = followed.flatMap { $0.downSinceMs == downSinceMs ? $0.acknowledgedAtMs : nil }
                 if let since = downSinceMs, let started = acknowledged ?? incident.startedAtMs {
                     let lag = started - since
-                    facts.append(lag >= 60_000 ? "\(Timestamp.human(lag)) after we saw it" : lag <= -60_000 ? "\(Timestamp.human(-lag)) before we saw it" : "as we saw it")
+                    facts.append(
+                        lag >= 60_000
+                            ? "\(Timestamp.human(lag)) after we saw it" : lag <= -60_000 ? "\(Timestamp.human(-lag)) before we saw it" : "as we saw it")
                 }
                 if !facts.isEmpty { words += " (\(facts.joined(separator: ", ")))" }
             } else {

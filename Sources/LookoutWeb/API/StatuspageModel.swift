@@ -110,7 +110,8 @@ struct StatuspageModel {
                 }
             }
             for outage in merged {
-                model.incidents.append(outageIncident(source, start: outage.start, end: outage.end, critical: outage.critical, component: componentIDs[source]!, base: base))
+                model.incidents.append(
+                    outageIncident(source, start: outage.start, end: outage.end, critical: outage.critical, component: componentIDs[source]!, base: base))
             }
         }
         // A source down whose alert has not fired yet is an incident already.
@@ -152,7 +153,11 @@ struct StatuspageModel {
     }
 
     static func outageIncident(_ source: String, start: Int64, end: Int64?, critical: Bool, component: String, base: String) -> Incident {
-        var updates = [Update(id: id("u", "\(source)/\(start)/0"), status: "investigating", body: "\(source) is not answering as expected; we are looking into it.", atMs: start)]
+        var updates = [
+            Update(
+                id: id("u", "\(source)/\(start)/0"), status: "investigating", body: "\(source) is not answering as expected; we are looking into it.",
+                atMs: start)
+        ]
         if let end {
             updates.insert(Update(id: id("u", "\(source)/\(start)/1"), status: "resolved", body: "\(source) answers as expected again.", atMs: end), at: 0)
         }

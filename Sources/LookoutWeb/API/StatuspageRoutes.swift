@@ -23,23 +23,31 @@ struct StatuspageRoutes {
                 return HTTPResponse(headers: ["Content-Type": "application/json", "Access-Control-Allow-Origin": "*"], body: .bytes(json.bytes))
             }
         }
-        router.get("/api/v2/summary.json", json { model, json in
-            StatuspageRoutes.writeStatus(model, to: &json)
-            json.field("components") { json in json.array { json in for component in model.components { StatuspageRoutes.write(component, to: &json) } } }
-            StatuspageRoutes.writeIncidents("incidents", model.unresolved, model, to: &json)
-            StatuspageRoutes.writeIncidents("scheduled_maintenances", model.maintenances, model, to: &json)
-        })
+        router.get(
+            "/api/v2/summary.json",
+            json { model, json in
+                StatuspageRoutes.writeStatus(model, to: &json)
+                json.field("components") { json in json.array { json in for component in model.components { StatuspageRoutes.write(component, to: &json) } } }
+                StatuspageRoutes.writeIncidents("incidents", model.unresolved, model, to: &json)
+                StatuspageRoutes.writeIncidents("scheduled_maintenances", model.maintenances, model, to: &json)
+            })
         router.get("/api/v2/status.json", json { model, json in StatuspageRoutes.writeStatus(model, to: &json) })
-        router.get("/api/v2/components.json", json { model, json in
-            json.field("components") { json in json.array { json in for component in model.components { StatuspageRoutes.write(component, to: &json) } } }
-        })
+        router.get(
+            "/api/v2/components.json",
+            json { model, json in
+                json.field("components") { json in json.array { json in for component in model.components { StatuspageRoutes.write(component, to: &json) } } }
+            })
         router.get("/api/v2/incidents.json", json { model, json in StatuspageRoutes.writeIncidents("incidents", model.incidents, model, to: &json) })
-        router.get("/api/v2/incidents/unresolved.json", json { model, json in
-            StatuspageRoutes.writeIncidents("incidents", model.unresolved, model, to: &json)
-        })
-        router.get("/api/v2/scheduled-maintenances.json", json { model, json in
-            StatuspageRoutes.writeIncidents("scheduled_maintenances", model.maintenances, model, to: &json)
-        })
+        router.get(
+            "/api/v2/incidents/unresolved.json",
+            json { model, json in
+                StatuspageRoutes.writeIncidents("incidents", model.unresolved, model, to: &json)
+            })
+        router.get(
+            "/api/v2/scheduled-maintenances.json",
+            json { model, json in
+                StatuspageRoutes.writeIncidents("scheduled_maintenances", model.maintenances, model, to: &json)
+            })
         router.get("/history.atom") { _ in
             HTTPResponse(
                 headers: ["Content-Type": "application/atom+xml; charset=utf-8", "Access-Control-Allow-Origin": "*"],

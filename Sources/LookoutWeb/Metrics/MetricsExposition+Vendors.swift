@@ -30,7 +30,8 @@ extension MetricsExposition {
             writer.sample("lookout_vendor_outages_acknowledged_total", labels: [("vendor", vendor)] + place, value: Double(records[vendor]?.acknowledged ?? 0))
         }
         writer.family(
-            "lookout_vendor_outages_unacknowledged_total", type: .counter, help: "Our outages of a source that its vendor never acknowledged before they ended.")
+            "lookout_vendor_outages_unacknowledged_total", type: .counter, help: "Our outages of a source that its vendor never acknowledged before they ended."
+        )
         for vendor in vendors {
             writer.sample(
                 "lookout_vendor_outages_unacknowledged_total", labels: [("vendor", vendor)] + place, value: Double(records[vendor]?.unacknowledged ?? 0))

@@ -52,7 +52,9 @@ extension StatusPage {
             let record = records[reading.vendor] ?? VendorWatch.Record()
             let outages = record.acknowledged + record.unacknowledged
             if outages > 0 {
-                let lag = record.acknowledged > 0 ? ", on average \(Timestamp.human(Int64(record.lagSecondsSum / Double(record.acknowledged) * 1000))) after we saw them" : ""
+                let lag =
+                    record.acknowledged > 0
+                    ? ", on average \(Timestamp.human(Int64(record.lagSecondsSum / Double(record.acknowledged) * 1000))) after we saw them" : ""
                 line += "<br><small class=\"hint\">Acknowledged \(record.acknowledged) of our \(outages) outage\(outages == 1 ? "" : "s")\(lag)</small>"
             }
             html += line + "</li>"
