@@ -95,6 +95,15 @@ package struct SourceConfig: Sendable, Equatable {
     package var maxServerWait: Duration = .seconds(3600)
     /// The vendor's own status page, read beside the probes (its own or its group's).
     package var vendorStatus: VendorStatusConfig?
+    /// What customers read on the public page, the badges and `/api/v2` instead of `name`.
+    package var displayName: String?
+    /// A line under the name on the public page ("Card payments in the EU").
+    package var description: String?
+    /// Shown on the public page, its badges and `/api/v2`; false keeps it to the on-call page.
+    package var isPublic = true
+
+    /// The name customers read: `display_name`, else `name`.
+    package var publicName: String { displayName ?? name }
 
     package init(name: String, kind: SourceKind = .http, url: String, interval: Duration = .seconds(30), timeout: Duration = .seconds(10)) {
         self.name = name
@@ -276,6 +285,8 @@ package struct StatusPageSettings: Sendable, Equatable {
     package var title = "Lookout"
     /// Sources without a `group` are grouped by this label's value.
     package var groupByLabel: String?
+    /// Error rates and response times on the public page too (off: customers read states).
+    package var publicDetails = false
 
     package init() {}
 

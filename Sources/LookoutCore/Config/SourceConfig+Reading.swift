@@ -25,6 +25,9 @@ extension SourceConfig {
         case renamedFrom = "renamed_from"
         case caFile = "ca_file"
         case vendorStatus = "vendor_status"
+        case displayName = "display_name"
+        case description
+        case `public`
     }
 
     enum RetryBudgetKey: String, ConfigKey {
@@ -131,6 +134,17 @@ extension ConfigReader {
             }
             if let entry = own[.caFile] { source.caFile = readableFile(entry.value, entry.path) }
             if let entry = own[.vendorStatus] { source.vendorStatus = vendorStatus(entry) }
+            for (key, limit) in [(SourceConfig.Key.displayName, 100), (.description, 300)] {
+                guard let entry = own[key], let text = string(entry) else { continue }
+                if text.isEmpty || text.count > limit || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    problem(entry, "must be 1 to \(limit) characters, without control characters")
+                } else if key == .displayName {
+                    source.displayName = text
+                } else {
+                    source.description = text
+                }
+            }
+            if let value = bool(own[.public]) { source.isPublic = value }
             if let entry = own[.sha256], let text = string(entry) {
                 if !(text.utf8.count == 64 && text.utf8.allSatisfy({ $0.isHexDigit })) {
                     problem(entry, "must be 64 hex digits")

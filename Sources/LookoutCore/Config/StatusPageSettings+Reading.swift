@@ -6,6 +6,7 @@ extension StatusPageSettings: ConfigReadable {
     enum Key: String, ConfigKey {
         case `public`, title
         case groupBy = "group_by"
+        case publicDetails = "public_details"
     }
 
     mutating func read(_ page: ConfigSection<Key>, _ reader: inout ConfigReader) {
@@ -18,6 +19,7 @@ extension StatusPageSettings: ConfigReadable {
             }
         }
         if let value = reader.string(page[.groupBy]) { groupByLabel = value }
+        if let value = reader.bool(page[.publicDetails]) { publicDetails = value }
     }
 }
 

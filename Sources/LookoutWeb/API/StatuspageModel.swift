@@ -68,8 +68,9 @@ struct StatuspageModel {
 
     /// The model at `nowMs`, from the snapshot and the stored history (episodes, announcements).
     static func make(_ page: StatusPage, nowMs: Int64) -> StatuspageModel {
-        let snapshot = page.context.monitor.snapshot(nowMs: nowMs)
-        let config = snapshot.config
+        let config = page.context.monitor.config
+        // Public-safe: the sources kept from the public page are not here either.
+        let snapshot = page.context.monitor.snapshot(nowMs: nowMs, names: config.sources.filter(\.isPublic).map(\.name))
         let stored = page.history.load(nowMs: nowMs)
         let base = config.externalURL ?? ""
         var model = StatuspageModel(pageName: config.statusPage.title, pageURL: base.isEmpty ? "/" : base, nowMs: nowMs)
@@ -95,8 +96,9 @@ struct StatuspageModel {
                 model.components[index].status = max(model.components[index].status, status)
                 groupID = model.components[index].id
             }
-            model.components.append(Component(id: componentID, name: record.name, status: status, groupID: groupID, position: position + 1))
+            model.components.append(Component(id: componentID, name: record.source.publicName, status: status, groupID: groupID, position: position + 1))
         }
+        let publicNames = Dictionary(snapshot.records.map { ($0.name, $0.source.publicName) }) { first, _ in first }
         // Outages: a source's paging episodes that overlap are one incident.
         for (source, episodes) in stored.episodes where componentIDs[source] != nil {
             let paging = episodes.filter { $0.severity == "critical" || $0.severity == "warning" }.sorted { $0.startedAtMs < $1.startedAtMs }
@@ -111,7 +113,9 @@ struct StatuspageModel {
             }
             for outage in merged {
                 model.incidents.append(
-                    outageIncident(source, start: outage.start, end: outage.end, critical: outage.critical, component: componentIDs[source]!, base: base))
+                    outageIncident(
+                        source, named: publicNames[source] ?? source, start: outage.start, end: outage.end, critical: outage.critical,
+                        component: componentIDs[source]!, base: base))
             }
         }
         // A source down whose alert has not fired yet is an incident already.
@@ -119,7 +123,9 @@ struct StatuspageModel {
             guard let since = record.incident?.downSinceMs,
                 !model.incidents.contains(where: { $0.components == [componentIDs[record.name]!] && $0.resolvedAtMs == nil })
             else { continue }
-            model.incidents.append(outageIncident(record.name, start: since, end: nil, critical: true, component: componentIDs[record.name]!, base: base))
+            model.incidents.append(
+                outageIncident(
+                    record.name, named: record.source.publicName, start: since, end: nil, critical: true, component: componentIDs[record.name]!, base: base))
         }
         let announcements = (config.announcements + stored.announcements)
         for announcement in announcements {
@@ -152,18 +158,18 @@ struct StatuspageModel {
         return model
     }
 
-    static func outageIncident(_ source: String, start: Int64, end: Int64?, critical: Bool, component: String, base: String) -> Incident {
+    /// One outage of `source`, told by the name customers read.
+    static func outageIncident(_ source: String, named name: String, start: Int64, end: Int64?, critical: Bool, component: String, base: String) -> Incident {
         var updates = [
             Update(
-                id: id("u", "\(source)/\(start)/0"), status: "investigating", body: "\(source) is not answering as expected; we are looking into it.",
-                atMs: start)
+                id: id("u", "\(source)/\(start)/0"), status: "investigating", body: "\(name) is not working as expected; we are looking into it.", atMs: start)
         ]
         if let end {
-            updates.insert(Update(id: id("u", "\(source)/\(start)/1"), status: "resolved", body: "\(source) answers as expected again.", atMs: end), at: 0)
+            updates.insert(Update(id: id("u", "\(source)/\(start)/1"), status: "resolved", body: "\(name) works as expected again.", atMs: end), at: 0)
         }
         return Incident(
-            id: id("o", "\(source)/\(start)"), name: "\(source) outage", status: end == nil ? "investigating" : "resolved",
+            id: id("o", "\(source)/\(start)"), name: "\(name) outage", status: end == nil ? "investigating" : "resolved",
             impact: critical ? "major" : "minor", startedAtMs: start, updatedAtMs: end ?? start, resolvedAtMs: end, updates: updates,
-            components: [component], link: base + "/#source-\(source)")
+            components: [component], link: base + "/#source-" + StatusPage.slug(name))
     }
 }

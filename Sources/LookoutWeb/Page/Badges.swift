@@ -26,7 +26,8 @@ package struct Badges: Sendable {
     package func badge(_ name: String, kind: String) -> HTTPResponse {
         if name.hasPrefix("group:") { return groupBadge(String(name.dropFirst(6)), kind: kind) }
         let snapshot = context.monitor.snapshot(names: [name])
-        guard let record = snapshot.records.first, record.name == name else {
+        // A source kept from the public page (`public: false`) has no badge either.
+        guard let record = snapshot.records.first, record.name == name, record.source.isPublic else {
             return Badges.svg(label: "lookout", value: "no such source", color: Badges.colors.neutral, status: 404)
         }
         switch kind {
@@ -53,7 +54,7 @@ package struct Badges: Sendable {
 
     func groupBadge(_ group: String, kind: String) -> HTTPResponse {
         let config = context.monitor.config
-        let names = config.sources.filter { config.statusPage.group(of: $0) == group }.map(\.name)
+        let names = config.sources.filter { $0.isPublic && config.statusPage.group(of: $0) == group }.map(\.name)
         let snapshot = context.monitor.snapshot(names: names)
         let members = Array(snapshot.records.indices)
         guard !names.isEmpty, !members.isEmpty else { return Badges.svg(label: "lookout", value: "no such group", color: Badges.colors.neutral, status: 404) }

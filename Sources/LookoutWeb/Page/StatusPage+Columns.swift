@@ -11,6 +11,8 @@ extension StatusPage {
         let onCallOnly: Bool
         /// The cell's inner HTML (the first column writes its whole `<th>`).
         let content: @Sendable (_ index: Int, _ view: View) -> String
+        /// A figure customers see only with `status_page.public_details` (percentiles, rates).
+        var detail = false
         /// Whether `content` writes the whole cell (the row header) rather than its inside.
         var wholeCell = false
         /// The label beside the value at phone width, where a longer name fits; nil: `title`.
@@ -29,22 +31,25 @@ extension StatusPage {
         Column(title: "Source", width: "20%", onCallOnly: false, content: nameCell, wholeCell: true),
         Column(title: "State", width: "13%", onCallOnly: false, content: stateCell),
         Column(title: "Last result", width: nil, onCallOnly: false, content: resultCell),
-        Column(title: "Error rate (1 h)", width: "15%", onCallOnly: false, content: errorRateCell),
-        Column(title: "Response time p50 / p95", width: "13%", onCallOnly: false, content: responseTimeCell),
+        Column(title: "Error rate (1 h)", width: "15%", onCallOnly: false, content: errorRateCell, detail: true),
+        Column(title: "Response time p50 / p95", width: "13%", onCallOnly: false, content: responseTimeCell, detail: true),
         Column(title: "Breaker", width: "9%", onCallOnly: true, content: breakerCell, phoneLabel: "Circuit breaker"),
     ]
 
-    /// The public page's columns, worked out once (each row of each render asks).
+    /// The public page's columns, worked out once (each row of each render asks): with
+    /// `public_details`, and without (states only, in words customers know).
     private static let publicColumns = allColumns.filter { !$0.onCallOnly }
+    private static let publicStateColumns = publicColumns.filter { !$0.detail }
 
-    static func columns(for audience: Audience) -> [Column] {
-        audience == .public ? publicColumns : allColumns
+    static func columns(for view: View) -> [Column] {
+        view.audience == .onCall ? allColumns : view.snapshot.config.statusPage.publicDetails ? publicColumns : publicStateColumns
     }
 
     /// The header row of a group's table.
-    static func columnHeaders(for audience: Audience) -> String {
-        let shown = allColumns.enumerated().filter { audience == .onCall || !$0.element.onCallOnly }
-        return "<thead><tr>" + shown.map { $0.element.header($0.offset + 1) }.joined() + "</tr></thead>\n"
+    static func columnHeaders(for view: View) -> String {
+        let shown = columns(for: view)
+        let numbered = allColumns.enumerated().filter { column in shown.contains { $0.title == column.element.title } }
+        return "<thead><tr>" + numbered.map { $0.element.header($0.offset + 1) }.joined() + "</tr></thead>\n"
     }
 
     /// The widths, for the page's style sheet.

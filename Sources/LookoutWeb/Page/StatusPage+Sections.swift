@@ -126,12 +126,13 @@ extension StatusPage {
     private func incidentLine(_ index: Int, alerts: [Alert], holds: [String: AlertHold], _ view: View) -> String {
         let snapshot = view.snapshot
         let record = snapshot.records[index]
-        let name = HTML.escape(record.name)
+        let name = HTML.escape(view.isPublic ? record.source.publicName : record.name)
         // The worst alert names the line, unless it is only informational: then the source is down.
         let severity = alerts.first.map(\.severity).flatMap { $0 == "info" && record.incident != nil ? nil : $0 } ?? "down"
-        var html = "<li class=\"incident sev-\(HTML.escape(severity))\" data-source=\"\(name)\"><a href=\"#source-\(name)\"><strong>\(name)</strong></a> "
+        let anchor = view.isPublic ? StatusPage.slug(record.source.publicName) : name
+        var html = "<li class=\"incident sev-\(HTML.escape(severity))\" data-source=\"\(anchor)\"><a href=\"#source-\(anchor)\"><strong>\(name)</strong></a> "
         if view.isPublic {
-            let state = record.incident != nil ? ("down", "Down") : ("degraded", "Degraded")
+            let state = record.incident != nil ? ("down", "Major outage") : ("degraded", "Degraded performance")
             html += "<span class=\"state \(state.0)\">\(state.1)</span>"
             if let incident = record.incident {
                 html += " for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))"
@@ -256,11 +257,12 @@ extension StatusPage {
     /// Maintenance in progress, and what starts in the next 7 days.
     func maintenanceSection(_ view: View) -> String {
         let windows = context.monitor.maintenance.windows
-        let sources = view.snapshot.config.sources
+        // Customers read the public names of the sources shown to them.
+        let sources = view.snapshot.config.sources.filter { !view.isPublic || $0.isPublic }
         var now: [String] = []
         var upcoming: [(Int64, String)] = []
         for window in windows {
-            let covered = sources.filter { window.covers($0) }.map(\.name)
+            let covered = sources.filter { window.covers($0) }.map { view.isPublic ? $0.publicName : $0.name }
             guard !covered.isEmpty else { continue }
             let names =
                 covered.count == sources.count
@@ -285,18 +287,21 @@ extension StatusPage {
         return html + "</section>\n"
     }
 
-    static func openAnnouncements(_ announcements: [Announcement], nowMs: Int64) -> String {
+    /// `publicNames`: on the public page, the name customers read of each source shown there
+    /// (the others are not named).
+    static func openAnnouncements(_ announcements: [Announcement], nowMs: Int64, publicNames: [String: String]? = nil) -> String {
         guard !announcements.isEmpty else { return "" }
-        return "<section class=\"announcements\" aria-label=\"Announcements\">" + announcements.map { article($0, nowMs: nowMs) }.joined() + "</section>\n"
+        return "<section class=\"announcements\" aria-label=\"Announcements\">"
+            + announcements.map { article($0, nowMs: nowMs, publicNames: publicNames) }.joined() + "</section>\n"
     }
 
-    static func pastAnnouncements(_ announcements: [Announcement], nowMs: Int64) -> String {
+    static func pastAnnouncements(_ announcements: [Announcement], nowMs: Int64, publicNames: [String: String]? = nil) -> String {
         guard !announcements.isEmpty else { return "" }
         return "<section class=\"past\" aria-label=\"Past announcements\"><h2>Past announcements (30 days)</h2>"
-            + announcements.map { article($0, nowMs: nowMs) }.joined() + "</section>\n"
+            + announcements.map { article($0, nowMs: nowMs, publicNames: publicNames) }.joined() + "</section>\n"
     }
 
-    static func article(_ announcement: Announcement, nowMs: Int64) -> String {
+    static func article(_ announcement: Announcement, nowMs: Int64, publicNames: [String: String]? = nil) -> String {
         let state = announcement.state.rawValue
         var html =
             "<article class=\"announcement state-\(state)\" id=\"announcement-\(HTML.escape(announcement.id))\"><h2>\(HTML.escape(announcement.title))</h2>"
@@ -305,8 +310,11 @@ extension StatusPage {
         if announcement.updates.count > 1 {
             html += " · updated \(time(Timestamp.human(nowMs - announcement.updatedAtMs) + " ago", atMs: announcement.updatedAtMs))"
         }
-        if !announcement.sources.isEmpty {
-            html += " · affects " + announcement.sources.map { "<a href=\"#source-\(HTML.escape($0))\">\(HTML.escape($0))</a>" }.joined(separator: ", ")
+        let affected: [(anchor: String, name: String)] =
+            publicNames.map { names in announcement.sources.compactMap { names[$0].map { (slug($0), $0) } } }
+            ?? announcement.sources.map { ($0, $0) }
+        if !affected.isEmpty {
+            html += " · affects " + affected.map { "<a href=\"#source-\(HTML.escape($0.anchor))\">\(HTML.escape($0.name))</a>" }.joined(separator: ", ")
         }
         html += "</p><p>\(linkify(announcement.updates.last?.message ?? ""))</p>"
         if announcement.updates.count > 1 {

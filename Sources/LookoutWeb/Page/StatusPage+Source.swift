@@ -8,8 +8,12 @@ extension StatusPage {
         let entry = view.snapshot.records[index]
         let state = StatusPage.sourceState(index, view)
         let name = HTML.escape(entry.source.name)
-        let columns = StatusPage.columns(for: view.audience)
-        var html = "<tbody id=\"source-\(name)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(StatusPage.filterText(entry.source)))\"><tr>"
+        let columns = StatusPage.columns(for: view)
+        // Customers read the public name only: no internal name or label in the page.
+        let anchor = view.isPublic ? StatusPage.slug(entry.source.publicName) : name
+        let filter =
+            view.isPublic ? ([entry.source.publicName, entry.source.group ?? ""]).joined(separator: " ").lowercased() : StatusPage.filterText(entry.source)
+        var html = "<tbody id=\"source-\(anchor)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(filter))\"><tr>"
         for column in columns { html += column.cell(index, view) }
         html += "</tr>\n<tr class=\"history\"><td colspan=\"\(columns.count)\">"
         output += html
@@ -19,15 +23,23 @@ extension StatusPage {
 
     /// The source's state class and word: maintenance over its last result.
     static func sourceState(_ index: Int, _ view: View) -> (String, String) {
-        if view.snapshot.maintenance[view.snapshot.records[index].name] != nil { return ("maintenance", "Maintenance") }
-        return view.snapshot.records[index].last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
+        let record = view.snapshot.records[index]
+        if view.isPublic {
+            // Statuspage's words, which customers know.
+            if view.snapshot.maintenance[record.name] != nil { return ("maintenance", "Under maintenance") }
+            guard let last = record.last else { return ("pending", "Not checked yet") }
+            return last.ok ? ("ok", "Operational") : record.outage.down ? ("down", "Major outage") : ("degraded", "Partial outage")
+        }
+        if view.snapshot.maintenance[record.name] != nil { return ("maintenance", "Maintenance") }
+        return record.last.map { $0.ok ? ("ok", "Up") : ("down", "Down") } ?? ("pending", "Pending")
     }
 
     /// The first cell: the name, and for on-call the kind and URL.
     static func nameCell(_ index: Int, _ view: View) -> String {
         let entry = view.snapshot.records[index]
-        var html = "<th scope=\"row\"><span class=\"name\">\(HTML.escape(entry.source.name))</span>"
+        var html = "<th scope=\"row\"><span class=\"name\">\(HTML.escape(view.isPublic ? entry.source.publicName : entry.source.name))</span>"
         if !view.isPublic { html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small>" }
+        if let description = entry.source.description { html += "<small class=\"description\">\(HTML.escape(description))</small>" }
         return html + "</th>"
     }
 
@@ -38,6 +50,11 @@ extension StatusPage {
         let maintenance = snapshot.maintenance[entry.name]
         let state = sourceState(index, view)
         var html = "<span class=\"state \(state.0)\">\(state.1)</span>"
+        if view.isPublic, let fallback = entry.last?.fallbackInUse {
+            // The public page says which source stands in, by its public name.
+            let stand = view.snapshot.config.sources.first { $0.name == fallback }.map(\.publicName) ?? "a fallback"
+            html += "<br><small class=\"fallback\">Showing \(HTML.escape(stand)) while \(HTML.escape(entry.source.publicName)) is down</small>"
+        }
         if let incident = entry.incident, maintenance == nil {
             html += "<br><small>for \(StatusPage.time(Timestamp.human(incident.downForMs(nowMs: view.nowMs)), atMs: incident.downSinceMs))</small>"
         }
@@ -155,6 +172,11 @@ extension StatusPage {
             html += " <span>\(label) <b>\(value)</b></span>"
         }
         html += "</p>"
+        // Percentiles are for on-call, and for customers only with `public_details`.
+        guard !view.isPublic || view.snapshot.config.statusPage.publicDetails else {
+            output += html + "</div>"
+            return
+        }
         // The bars are hourly estimates from buckets; the latest figures are the row's.
         let recent = [entry.recentDurations.quantile(0.5), entry.recentDurations.quantile(0.95)].compactMap { $0 }
         html += StatusPage.responseChart(health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs), latest: recent.count == 2 ? recent : nil)

@@ -53,7 +53,10 @@ package struct StatusPage: Sendable {
 
     /// The page as UTF-8, as the server sends it.
     package func renderBytes(nowMs: Int64 = Timestamp.nowMs(), audience: Audience = .onCall, filter: String? = nil) -> [UInt8] {
-        let snapshot = context.monitor.snapshot(nowMs: nowMs)
+        // The public page leaves out the sources kept from it (`public: false`).
+        let config = context.monitor.config
+        let hidden = audience == .public && config.sources.contains { !$0.isPublic }
+        let snapshot = context.monitor.snapshot(nowMs: nowMs, names: hidden ? config.sources.filter(\.isPublic).map(\.name) : nil)
         let stored = history.load(nowMs: nowMs)
         let days = DayAxis(nowMs: nowMs)
         var view = View(
@@ -74,17 +77,19 @@ package struct StatusPage: Sendable {
         let filter = filter?.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100).lowercased() ?? ""
         var html = HTMLOutput(capacity: 16_384 + snapshot.records.count * 8_000)
         html += StatusPage.head(title: settings.title)
-        let banner = StatusPage.banner(snapshot.overall)
+        let banner = view.isPublic ? StatusPage.publicBanner(snapshot.overall) : StatusPage.banner(snapshot.overall)
         html += "<main id=\"content\">\n<p class=\"banner \(banner.0)\" id=\"banner\">\(HTML.escape(banner.1))</p>\n"
         if !view.isPublic { html += problems(nowMs: nowMs) }
         let announcements = (snapshot.config.announcements + stored.announcements).sorted { $0.updatedAtMs > $1.updatedAtMs }
-        html += StatusPage.openAnnouncements(announcements.filter(\.isOpen), nowMs: nowMs)
+        let publicNames = view.isPublic ? Dictionary(snapshot.records.map { ($0.name, $0.source.publicName) }) { first, _ in first } : nil
+        html += StatusPage.openAnnouncements(announcements.filter(\.isOpen), nowMs: nowMs, publicNames: publicNames)
         html += maintenanceSection(view)
         html += incidents(view)
         html += peersSection(view)
         html += vendorsSection(view)
         sources(view, filter: String(filter), into: &html)
-        html += StatusPage.pastAnnouncements(announcements.filter { !$0.isOpen && nowMs - $0.updatedAtMs <= 30 * HealthWindow.day }, nowMs: nowMs)
+        html += StatusPage.pastAnnouncements(
+            announcements.filter { !$0.isOpen && nowMs - $0.updatedAtMs <= 30 * HealthWindow.day }, nowMs: nowMs, publicNames: publicNames)
         html += "</main>\n"
         if view.isPublic {
             html += "<p class=\"foot\">Updated \(HTML.escape(Timestamp.rfc3339(nowMs))) · Lookout</p>\n"
@@ -95,6 +100,17 @@ package struct StatusPage: Sendable {
         html += StatusPage.script
         html += "</body></html>\n"
         return html.bytes
+    }
+
+    /// The banner customers read: Statuspage's words.
+    static func publicBanner(_ overall: String) -> (String, String) {
+        switch overall {
+        case "operational": ("ok", "All Systems Operational")
+        case "degraded": ("degraded", "Partial System Outage")
+        case "outage": ("down", "Major System Outage")
+        case "offline": ("offline", "Status unknown: the monitor cannot reach the network")
+        default: ("pending", "Checking")
+        }
     }
 
     static func banner(_ overall: String) -> (String, String) {
@@ -149,7 +165,7 @@ package struct StatusPage: Sendable {
             html += "<details class=\"group\" id=\"\(id)\" data-state=\"\(state.0)\"\(open ? " open" : "")><summary>"
             html +=
                 "<h2>\(HTML.escape(name))</h2> <span class=\"state \(state.0)\">\(state.1)</span> <small>\(healthy) of \(members.count) up</small></summary>\n"
-            html += "<table>" + StatusPage.columnHeaders(for: view.audience)
+            html += "<table>" + StatusPage.columnHeaders(for: view)
             for index in members { source(index, view, into: &html) }
             html += "</table></details>\n"
         }
