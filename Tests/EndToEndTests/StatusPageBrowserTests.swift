@@ -166,7 +166,8 @@ struct StatusPageBrowserTests {
         #expect(bodies.count == 12)
         for body in bodies {
             let name = body.prefix { $0 != "\"" }
-            let segments = body.components(separatedBy: "<i ").count - 1
+            let bars = body.components(separatedBy: #"<div class="bars""#).dropFirst().first?.components(separatedBy: "</div>").first ?? ""
+            let segments = bars.components(separatedBy: "<i ").count - 1
             #expect(segments == 90, "\(name) has \(segments) day segments")
             // On a phone each value carries its label; only the history row spans the card.
             for cell in body.components(separatedBy: "<td").dropFirst() {
@@ -202,7 +203,10 @@ struct StatusPageBrowserTests {
         let update = ProcessInfo.processInfo.environment["LOOKOUT_UPDATE_SCREENSHOTS"] == "1"
         let screenshots = Self.root.appendingPathComponent(update ? "docs/screenshots" : ".build/test-artefacts/screenshots")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
-        for (name, width, height, path) in [("status-1280", 1280, 2000, "/"), ("status-390", 390, 2400, "/"), ("status-public-1280", 1280, 1400, "/public")] {
+        for (name, width, height, path) in [
+            ("status-1280", 1280, 2000, "/"), ("status-390", 390, 2400, "/"), ("status-public-1280", 1280, 1400, "/public"),
+            ("status-public-390", 390, 1600, "/public"),
+        ] {
             let file = screenshots.appendingPathComponent("\(name).png")
             try? FileManager.default.removeItem(at: file)
             let shot = try await runTool("/usr/bin/chromium", chromium + ["--window-size=\(width),\(height)", "--screenshot=\(file.path)", "\(base)\(path)"])

@@ -59,7 +59,7 @@ struct HeldAlertPageTests {
         #expect(html.contains(#"<li class="incident sev-down" data-source="acme">"#))
         #expect(html.contains(#"<span class="tag">down</span>"#))
         // A source that works and has only an info alert stays folded away.
-        #expect(html.contains("<summary>1 source with info alerts</summary>"))
+        #expect(html.contains("<summary>1 working source with alerts</summary>"))
         #expect(html.contains(#"<li class="incident sev-info" data-source="other">"#))
     }
 }

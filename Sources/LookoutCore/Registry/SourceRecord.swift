@@ -109,6 +109,26 @@ package struct SourceRecord: Sendable {
         }
     }
 
+    /// Whether each of the last 20 probes passed, for the page's strip of the latest results.
+    package struct RecentOutcomes: Sendable, Equatable {
+        package static let size = 20
+        private var failed = [Bool](repeating: false, count: RecentOutcomes.size)
+        package private(set) var count = 0
+        private var next = 0
+
+        mutating func append(ok: Bool) {
+            failed[next] = !ok
+            next = (next + 1) % RecentOutcomes.size
+            count = min(RecentOutcomes.size, count + 1)
+        }
+
+        /// Oldest first: true for a probe that passed.
+        package var passed: [Bool] {
+            let start = count < RecentOutcomes.size ? 0 : next
+            return (0..<count).map { !failed[(start + $0) % RecentOutcomes.size] }
+        }
+    }
+
     /// The upstream's response times (the last attempt of each of the last 64 probes that got
     /// an answer, retries and backoff left out), in a ring for p50/p95: the page's row and chart
     /// label, the API and `lookout_probe_latency_seconds` all read it. A plain array, like `Histogram`'s counts:
@@ -181,6 +201,7 @@ package struct SourceRecord: Sendable {
     package internal(set) var download: DownloadProgress?
     package internal(set) var tally = Tally()
     package internal(set) var recentDurations = RecentDurations()
+    package internal(set) var recentOutcomes = RecentOutcomes()
     /// Error rates, retry success, availability and outages over time.
     package internal(set) var health = SourceHealth()
     /// Whether `health` holds anything (a probe, or history restored after a restart).
@@ -290,6 +311,7 @@ package struct SourceRecord: Sendable {
         // Latency is one attempt's, when an answer came; the whole call is counted apart.
         if result.durationSeconds.isFinite && result.durationSeconds >= 0 { tally.callSecondsSum += result.durationSeconds }
         tally.calls += 1
+        recentOutcomes.append(ok: result.ok)
         if let latency = result.attemptSeconds {
             tally.duration.observe(latency)
             recentDurations.append(latency)

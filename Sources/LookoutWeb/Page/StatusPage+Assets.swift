@@ -51,7 +51,9 @@ extension StatusPage {
         \(columnWidths)
         th, td { text-align: left; padding: .5rem; vertical-align: top; } tbody { border-top: 1px solid var(--line); }
         tr.history td { padding-top: 0; }
-        th[scope=row] .name { display: block; font-weight: 600; } th small, td small { color: var(--muted); overflow-wrap: anywhere; }
+        th[scope=row] .name { display: block; font-weight: 600; text-decoration: none; }
+        .strip { display: flex; gap: 2px; margin: .2rem 0; } .strip i { width: 5px; height: 12px; border-radius: 1px; background: var(--ok); }
+        .strip i.f { background: var(--down); } .strip + br { display: none; } th small, td small { color: var(--muted); overflow-wrap: anywhere; }
         .state { font-weight: 600; } .state::before { content: "● "; }
         .state.ok { color: var(--ok); } .state.down { color: var(--down); } .state.pending { color: var(--pending); } .state.degraded { color: var(--degraded); } .state.maintenance { color: var(--offline); }
         .hint { display: block; } details code { font-size: .8rem; overflow-wrap: anywhere; }
@@ -75,6 +77,12 @@ extension StatusPage {
           th, td { border: 0; padding: .25rem .5rem; }
           td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .85rem; }
           figure.rt { width: 100%; }
+          /* A healthy card folds to its name, state, latest probes and bars; tapping the name opens it. */
+          tbody[data-state="ok"]:not(:target) th small, tbody[data-state="ok"]:not(:target) td[data-label]:not([data-label="State"]),
+          tbody[data-state="ok"]:not(:target) .avail, tbody[data-state="ok"]:not(:target) figure.rt,
+          tbody[data-state="ok"]:not(:target) .axis { display: none; }
+          tbody[data-state="ok"]:not(:target) td[data-label="State"]::before { content: none; }
+          tbody[data-state="ok"]:not(:target) th .name::after { content: " ›"; color: var(--muted); font-weight: 400; }
         }
 
         """

@@ -62,7 +62,10 @@ extension StatusPage {
             // A source that is down is an open incident, whatever its alerts: its breaker's info
             // alert fires at once, the error-rate ones minutes later, and meanwhile it was folded
             // away among the info alerts.
-            let rank = min(alerts.first.map { StatusPage.rank($0.severity) } ?? 2, record.incident != nil ? 2 : 3)
+            // A source that works is no open incident, whatever still fires for it (a certificate
+            // about to expire, an alert not yet resolved): it is folded away with the info ones.
+            let working = record.incident == nil && record.last?.ok == true
+            let rank = working ? 3 : min(alerts.first.map { StatusPage.rank($0.severity) } ?? 2, record.incident != nil ? 2 : 3)
             let since = record.incident?.downSinceMs ?? alerts.map(\.startedAtMs).min() ?? view.nowMs
             lines.append(Line(rank: rank, sinceMs: since, html: incidentLine(index, alerts: alerts, holds: holds, view)))
         }
@@ -83,7 +86,7 @@ extension StatusPage {
         }
         guard !view.isPublic else { return html }
         if !info.isEmpty {
-            html += "<details class=\"incidents info\"><summary>\(info.count) source\(info.count == 1 ? "" : "s") with info alerts</summary><ul>"
+            html += "<details class=\"incidents info\"><summary>\(info.count) working source\(info.count == 1 ? "" : "s") with alerts</summary><ul>"
             html += info.map(\.html).joined() + "</ul></details>\n"
         }
         if !silenced.isEmpty {

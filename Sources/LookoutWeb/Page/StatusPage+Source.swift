@@ -37,7 +37,11 @@ extension StatusPage {
     /// The first cell: the name, and for on-call the kind and URL.
     static func nameCell(_ index: Int, _ view: View) -> String {
         let entry = view.snapshot.records[index]
-        var html = "<th scope=\"row\"><span class=\"name\">\(HTML.escape(view.isPublic ? entry.source.publicName : entry.source.name))</span>"
+        // The name links to the source's own card: at phone width a healthy card is folded to its
+        // name, state and bars, and opens when its name is tapped (`:target`).
+        let anchor = view.isPublic ? StatusPage.slug(entry.source.publicName) : HTML.escape(entry.source.name)
+        let name = HTML.escape(view.isPublic ? entry.source.publicName : entry.source.name)
+        var html = "<th scope=\"row\"><a class=\"name\" href=\"#source-\(anchor)\">\(name)</a>"
         if !view.isPublic { html += "<small>\(HTML.escape(entry.source.kind.rawValue)) · \(HTML.escape(entry.displayURL))</small>" }
         if let description = entry.source.description { html += "<small class=\"description\">\(HTML.escape(description))</small>" }
         return html + "</th>"
@@ -49,7 +53,7 @@ extension StatusPage {
         let entry = snapshot.records[index]
         let maintenance = snapshot.maintenance[entry.name]
         let state = sourceState(index, view)
-        var html = "<span class=\"state \(state.0)\">\(state.1)</span>"
+        var html = "<span class=\"state \(state.0)\">\(state.1)</span>" + StatusPage.strip(entry.recentOutcomes)
         if view.isPublic, let fallback = entry.last?.fallbackInUse {
             // The public page says which source stands in, by its public name.
             let stand = view.snapshot.config.sources.first { $0.name == fallback }.map(\.publicName) ?? "a fallback"
@@ -75,6 +79,16 @@ extension StatusPage {
             html += "<br><small class=\"hint\">Blocked by \(links), which \(blockedBy.count == 1 ? "is" : "are") down; its alerts wait</small>"
         }
         return html
+    }
+
+    /// The last probes at a glance: one mark each, oldest first, red for a failure.
+    static func strip(_ outcomes: SourceRecord.RecentOutcomes) -> String {
+        let passed = outcomes.passed
+        guard !passed.isEmpty else { return "" }
+        let failed = passed.filter { !$0 }.count
+        var html = "<span class=\"strip\" role=\"img\" aria-label=\"Last \(passed.count) probes: \(passed.count - failed) passed, \(failed) failed\">"
+        for ok in passed { html += ok ? "<i></i>" : "<i class=\"f\"></i>" }
+        return html + "</span>"
     }
 
     static func errorRateCell(_ index: Int, _ view: View) -> String {
