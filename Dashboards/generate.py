@@ -64,7 +64,7 @@ panel("Partial failures (15m)", "stat", "percentunit", [
 
 row("What is broken", 5)
 panel("Worst error rate (5m, top 10)", "bargauge", "percentunit", [
-    dict({"expr": f'topk(10, max by (source) {f("lookout_error_rate", W5)})', "legendFormat": "{{source}}"}, **inst)],
+    dict({"expr": f'topk(10, max by (source) {f("lookout_error_ratio", W5)})', "legendFormat": "{{source}}"}, **inst)],
     0, 6, 8, 9, "The ten chosen sources with the highest share of failed probes over 5 minutes.",
     options={"orientation": "horizontal", "displayMode": "basic", "reduceOptions": {"calcs": ["lastNotNull"]}})
 panel("Sources down now", "table", "none", [
@@ -140,7 +140,7 @@ panel("Availability by window", "timeseries", "percentunit", [
     {"expr": f'max by (source, window) {f("lookout_availability_ratio")}', "legendFormat": "{{source}} {{window}}"}],
     0, 59, 8, 8, "Choose one source (or a few) above.")
 panel("Error rate by window", "timeseries", "percentunit", [
-    {"expr": f'max by (source, window) {f("lookout_error_rate")}', "legendFormat": "{{source}} {{window}}"}],
+    {"expr": f'max by (source, window) {f("lookout_error_ratio")}', "legendFormat": "{{source}} {{window}}"}],
     8, 59, 8, 8, "Failed probes ÷ probes over 1m and 5m (15m and 1h too with metrics: {detail: full}).")
 panel("Phases of the last probe", "timeseries", "s", [
     {"expr": f'max by (source, phase) {f("lookout_probe_phase_seconds")}', "legendFormat": "{{source}} {{phase}}"}],

@@ -68,7 +68,7 @@ struct LocationsEndToEndTests {
         }
         // Both locations see the source up.
         _ = try await eventually("both locations' error rates in Prometheus") { () -> Bool? in
-            let rates = await prometheus.query(#"lookout_error_rate{source="checkout", window="1m"} == 0"#) ?? []
+            let rates = await prometheus.query(#"lookout_error_ratio{source="checkout", window="5m"} == 0"#) ?? []
             return rates.count == 2 ? true : nil
         }
 
@@ -78,7 +78,7 @@ struct LocationsEndToEndTests {
             await firing("SourceDownFromOneLocation") == ["checkout"] ? true : nil
         }
         #expect(await firing("SourceDownFromLocations").isEmpty)
-        let usRate = await prometheus.query(#"lookout_error_rate{source="checkout", window="1m", location="us"}"#)
+        let usRate = await prometheus.query(#"lookout_error_ratio{source="checkout", window="5m", location="us"}"#)
         #expect((usRate?.first?["value"] as? [Any])?.last as? String == "0", "us still sees it up")
 
         // us loses it too: one page, and the one-location alert is gone.

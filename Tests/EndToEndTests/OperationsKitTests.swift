@@ -54,7 +54,8 @@ struct OperationsKitTests {
     static let specMetrics = [
         "lookout_probe_success", "lookout_probe_duration_seconds", "lookout_probe_phase_seconds", "lookout_probe_http_status_code",
         "lookout_probes_total", "lookout_errors_total", "lookout_retries_total", "lookout_calls_total",
-        "lookout_retry_budget_exhausted_total", "lookout_error_rate", "lookout_retry_success_ratio", "lookout_availability_ratio",
+        "lookout_retry_budget_exhausted_total", "lookout_error_rate", "lookout_error_ratio", "lookout_last_outage_duration_seconds",
+        "lookout_retry_success_ratio", "lookout_availability_ratio",
         "lookout_circuit_breaker_state", "lookout_circuit_breaker_opens_total", "lookout_circuit_breaker_not_permitted_calls_total",
         "lookout_circuit_breaker_open_seconds", "lookout_rate_limiter_available_tokens", "lookout_tls_cert_expiry_timestamp_seconds",
         "lookout_download_bytes_total", "lookout_download_throughput_bytes_per_second", "lookout_download_progress_ratio",

@@ -129,7 +129,12 @@ struct PageTests {
         }
         #expect(text.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="secure",location="eu"}"#))
         #expect(text.contains(#"lookout_circuit_breaker_state{source="api",location="eu",state="closed"} 1"#))
+        #expect(text.contains(#"lookout_error_ratio{source="api",location="eu",window="5m"} 0"#))
+        #expect(text.contains(#"lookout_error_ratio{source="api",location="eu",window="1m"} 0"#) == (detail == .full))
+        // The old name stays one release, with the same windows.
         #expect(text.contains(#"lookout_error_rate{source="api",location="eu",window="5m"} 0"#))
+        #expect(text.contains(#"lookout_error_rate{source="api",location="eu",window="1m"}"#) == (detail == .full))
+        #expect(text.contains("# HELP lookout_error_rate Deprecated: use lookout_error_ratio"))
         #expect(text.contains(#"lookout_probe_phase_seconds{source="api""#) == (detail == .full))
         #expect(text.contains(#"lookout_circuit_breaker_state{source="api",location="eu",state="open"} 0"#) == (detail == .full))
         #expect(text.contains(#"lookout_availability_ratio{source="api",location="eu",window="30d"}"#) == (detail == .full))

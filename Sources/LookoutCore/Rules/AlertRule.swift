@@ -53,7 +53,7 @@ package struct AlertRule: Sendable, Equatable {
             #"count(lookout_circuit_breaker_state{state=~"open|half_open|forced_open"} == 1) == count(lookout_circuit_breaker_state == 1)"#),
         rule(
             "SourceErrorRateHigh", "warning", "error_rate[5m] > 0.2", .seconds(300), "{source}: more than 20% of the probes failed in the last 5 minutes",
-            #"lookout_error_rate{window="5m"} > 0.2"#),
+            #"lookout_error_ratio{window="5m"} > 0.2"#),
         rule(
             "RetrySuccessRateLow", "warning", "retry_success_ratio[15m] < 0.5 and retries[15m] >= 10", .zero, "{source}: most retries do not help",
             "lookout_retry_success_ratio < 0.5 and on(source) sum by (source) (increase(lookout_retries_total[15m])) >= 10"),

@@ -263,23 +263,33 @@ package struct MetricsExposition: Sendable {
         _ snapshot: RegistrySnapshot, _ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, full: Bool, _ writer: ExpositionWriter
     ) {
         let summaries = snapshot.summaries
-        // By default the windows the deploy kit's rules and dashboard read: 1m and 5m, 24h.
-        let rateWindows = HealthWindow.errorRates.prefix(full ? 4 : 2).map(\.ms)
+        // By default the windows the deploy kit's rules and dashboard read: 5m, 24h (a healthy
+        // source's budget of 15 series holds the old name's 5m too, for one release). Shorter and
+        // longer windows come with `full`, or from `rate(lookout_probes_total[…])`.
+        let rateWindows = Array(HealthWindow.errorRates.prefix(4).map(\.ms).enumerated())
+        let shown = full ? rateWindows[...] : rateWindows[1...1]
         let rateLabels = ExpositionWriter.Labels.suffixes("window", HealthWindow.errorRates.map(\.label))
-        writer.family(
-            "lookout_error_rate", type: .gauge, help: "Failed probes ÷ probes over the window; the last probe's outcome (0 or 1) when none fell in it.")
-        for i in summaries.indices {
-            let summary = summaries[i]
-            guard let summary else { continue }
-            for (index, ms) in rateWindows.enumerated() {
-                // A window without a probe (a source probed less often than the window) says
-                // what the last probe said: a down source's rate never vanishes from a scrape,
-                // so a Prometheus rule on it does not resolve mid-outage.
-                if let rate = summary.errorRate(windowMs: ms) ?? (tallies[i].probed ? (tallies[i].lastOk ? 0 : 1) : nil) {
-                    writer.sample("lookout_error_rate", prefixes, i, rateLabels, index, value: rate)
+        // A window without a probe (a source probed less often than the window) says what the
+        // last probe said: a down source's ratio never vanishes from a scrape, so a Prometheus
+        // rule on it does not resolve mid-outage.
+        func errorRatios(_ name: StaticString, windows: ArraySlice<(offset: Int, element: Int64)>) {
+            for i in summaries.indices {
+                guard let summary = summaries[i] else { continue }
+                for (index, ms) in windows {
+                    if let rate = summary.errorRate(windowMs: ms) ?? (tallies[i].probed ? (tallies[i].lastOk ? 0 : 1) : nil) {
+                        writer.sample(name, prefixes, i, rateLabels, index, value: rate)
+                    }
                 }
             }
         }
+        writer.family(
+            "lookout_error_ratio", type: .gauge, help: "Failed probes ÷ probes over the window; the last probe's outcome (0 or 1) when none fell in it.")
+        errorRatios("lookout_error_ratio", windows: shown)
+        // The old name, kept for one release: window 5m (what the shipped rules read) by default.
+        writer.family(
+            "lookout_error_rate", type: .gauge,
+            help: "Deprecated: use lookout_error_ratio (the same values); removed in the next release.")
+        errorRatios("lookout_error_rate", windows: shown)
         writer.family("lookout_retry_success_ratio", type: .gauge, help: "Retried calls that then succeeded ÷ retried calls, over 15 minutes.")
         for i in summaries.indices {
             let summary = summaries[i]
@@ -299,11 +309,17 @@ package struct MetricsExposition: Sendable {
                 }
             }
         }
-        writer.family("lookout_recovery_seconds", type: .gauge, help: "How long the source's last outage lasted.")
-        for i in summaries.indices {
-            let summary = summaries[i]
-            if let recovery = summary?.lastRecoveryMs {
-                writer.sample("lookout_recovery_seconds", prefixes, i, value: Double(recovery) / 1000)
+        let outageHelp: [(StaticString, String)] = [
+            (
+                "lookout_last_outage_duration_seconds",
+                "How long the source's last outage that has ended lasted, from its first failed probe to the success that ended it."
+            ),
+            ("lookout_recovery_seconds", "Deprecated: use lookout_last_outage_duration_seconds (the same values); removed in the next release."),
+        ]
+        for (name, help) in outageHelp {
+            writer.family("\(name)", type: .gauge, help: help)
+            for i in summaries.indices {
+                if let recovery = summaries[i]?.lastRecoveryMs { writer.sample(name, prefixes, i, value: Double(recovery) / 1000) }
             }
         }
         writer.single(
