@@ -122,9 +122,6 @@ final class TransferLoop: TaskExecutor {
     private let multi: MultiHandle
     private let inbox = Mutex(Inbox())
 
-    /// How long a turn runs tasks' jobs before it reads the sockets again.
-    static let jobsPerTurn = Duration.microseconds(250)
-
     init() {
         multi = MultiHandle()
     }
@@ -166,25 +163,15 @@ final class TransferLoop: TaskExecutor {
     func run() {
         var active: [UnsafeMutableRawPointer: EasyHandle] = [:]
         var jobs: [UnownedJob] = []
-        let clock = ContinuousClock()
         while true {
             // Tasks that prefer this executor run first: what they submit is taken just below.
             let stopping = inbox.withLock { inbox in
-                jobs.append(contentsOf: inbox.jobs)
-                inbox.jobs.removeAll(keepingCapacity: true)
+                swap(&jobs, &inbox.jobs)
                 return inbox.stopping
             }
             if stopping { return shutDown(active: active, jobs: jobs) }
-            // For a turn's share of time only: the rest wait for the next turn, so that an
-            // answer which has arrived is read (and timed) after a bounded wait.
-            let turnEnds = clock.now.advanced(by: TransferLoop.jobsPerTurn)
-            var ran = 0
-            while ran < jobs.count {
-                jobs[ran].runSynchronously(on: asUnownedTaskExecutor())
-                ran += 1
-                if clock.now >= turnEnds { break }
-            }
-            jobs.removeFirst(ran)
+            for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            jobs.removeAll(keepingCapacity: true)
             let (submitted, cancelled) = inbox.withLock { inbox in
                 defer {
                     inbox.submitted.removeAll()
@@ -217,7 +204,7 @@ final class TransferLoop: TaskExecutor {
             }
             // Sleep only if nothing arrived meanwhile; from here on a submission wakes the poll.
             let idle = inbox.withLock { inbox -> Bool in
-                inbox.polling = jobs.isEmpty && inbox.jobs.isEmpty && inbox.submitted.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
+                inbox.polling = inbox.jobs.isEmpty && inbox.submitted.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
                 return inbox.polling
             }
             if idle {
