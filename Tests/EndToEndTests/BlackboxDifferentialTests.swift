@@ -106,6 +106,8 @@ struct BlackboxDifferentialTests {
           http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
           tls_insecure: {prober: http, timeout: 5s, http: {tls_config: {insecure_skip_verify: true}}}
           tcp_connect: {prober: tcp, timeout: 5s}
+          tcp_tls: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(cert)"}}}
+          tcp_tls_test_ca: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(ca.certificate)"}}}
           grpc_server: {prober: grpc, timeout: 5s, grpc: {preferred_ip_protocol: ip4}}
           grpc_ok: {prober: grpc, timeout: 5s, grpc: {service: ok, preferred_ip_protocol: ip4}}
           grpc_down: {prober: grpc, timeout: 5s, grpc: {service: down, preferred_ip_protocol: ip4}}
@@ -205,6 +207,10 @@ struct BlackboxDifferentialTests {
             ("\(tlsBase)/ok", "must_tls"),
             ("\(tlsBase)/ok", "tls_insecure"),
             (simHost, "tcp_connect"),
+            (String(tlsBase.dropFirst("https://".count)), "tcp_tls"), (simHost, "tcp_tls"),
+            (String(caBases["valid"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
+            (String(caBases["expired"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
+            (String(caBases["other-host"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
             ("127.0.0.1:\(refusedPort)", "tcp_connect"),
             ("\(tlsBase)/ok", "http_2xx"),
             ("\(simHost)/download/4096", "small"),
@@ -229,7 +235,7 @@ struct BlackboxDifferentialTests {
                     #expect(ours[series] == value, "\(target) \(module): \(series) is \(ours[series] ?? .nan), blackbox_exporter says \(value)")
                 }
             }
-            if module == "tls_ca" {
+            if module == "tls_ca" || (module == "tcp_tls" && target != simHost) {
                 // The TLS series are there to compare: leaf, chain expiry, version.
                 for name in ["probe_ssl_last_chain_info{", "probe_tls_version_info{", "probe_ssl_last_chain_expiry_timestamp_seconds"] {
                     #expect(theirs.keys.contains { $0.hasPrefix(name) } && ours.keys.contains { $0.hasPrefix(name) }, "\(name)")

@@ -109,12 +109,7 @@ extension ConfigReader {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
         }
         if let node = fields["ip_protocol_fallback"]?.value { _ = bool(node, "\(path).ip_protocol_fallback") }
-        if let node = fields["tls"]?.value, bool(node, "\(path).tls") == true {
-            problem(
-                node, "\(path).tls",
-                "Lookout does not support this blackbox_exporter key yet (its TLS series would be missing); keep this module in blackbox_exporter, or watch the port as a kind: tls source"
-            )
-        }
+        if let node = fields["tls"]?.value, let tls = bool(node, "\(path).tls") { module.tcpTLS = tls }
         if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
     }
 

@@ -85,6 +85,8 @@ package struct ProbeModule: Sendable, Equatable {
     package var icmp: ICMPModuleSettings?
     /// blackbox's `grpc` prober: the service whose health to ask for (kind `grpc`).
     package var grpc: GRPCModuleSettings?
+    /// blackbox's `tcp` prober with `tls: true`: a TLS handshake after the connection.
+    package var tcpTLS = false
     /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.
     package var origin = ""
 

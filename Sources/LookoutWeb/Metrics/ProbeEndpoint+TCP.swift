@@ -3,9 +3,9 @@ import LookoutCore
 import MicroHTTPServer
 import ResilientHTTP
 
-/// blackbox_exporter's `tcp` prober at `/probe`: `target=host:port`, one connection, nothing
-/// sent; its series and values. (`tls: true` is refused by the config reader for now: the TLS
-/// protocol of a connect-only transfer could not be read back yet.)
+/// blackbox_exporter's `tcp` prober at `/probe`: `target=host:port`, one connection (with
+/// `tls: true` a TLS handshake too, verified as `tls_config` says), nothing sent; its series
+/// and values.
 extension ProbeEndpoint {
     func probeTCP(_ target: String, module: ProbeModule, moduleName: String, request: HTTPRequest) async -> HTTPResponse {
         // The target as blackbox takes it, host:port; `allow` patterns see it as tcp://host:port.
@@ -16,9 +16,10 @@ extension ProbeEndpoint {
         }
         let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
-        var transfer = TransferRequest(url: "http://" + target, timeout: timeout)
+        var transfer = TransferRequest(url: (module.tcpTLS ? "https://" : "http://") + target, timeout: timeout)
         module.applyConnection(to: &transfer)
         transfer.connectOnly = true
+        transfer.describesTLS = module.tcpTLS
         let policy = UpstreamPolicy(retry: .none, rateLimit: nil)
         let outcome = await context.monitor.client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")
         let duration = (ContinuousClock.now - started).seconds
@@ -39,6 +40,10 @@ extension ProbeEndpoint {
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
         gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", 0)
         writeAddress(probed.call, into: writer)
+        // After a handshake, as blackbox_exporter: the chain's expiry, the leaf, the protocol.
+        if module.tcpTLS, probed.call.failure == nil, let result {
+            writeTLS(result, module: module, into: writer)
+        }
         writeVerdict(probed, into: writer)
         return writer
     }

@@ -256,32 +256,40 @@ package struct ProbeEndpoint: Sendable {
         writeAddress(outcome, into: writer)
         // Only with an answer over TLS, as blackbox_exporter (its `resp.TLS`): a handshake that
         // failed verification (wrong host, expired) leaves no TLS series, however far it got.
-        if ssl, let expiry = result?.certificateExpiry {
-            gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
-        }
-        // As blackbox_exporter with an answer over TLS. Its last-chain expiry is the earliest
-        // expiry of the verified chain; Lookout reads the chain the server presented, which is
-        // the same unless the trust store supplies a certificate that expires first.
-        if ssl, let certificate = result?.peerCertificate, let version = result?.tlsVersion {
-            // Unverified (insecure_skip_verify), there is no verified chain: Go reports its zero
-            // time, 0001-01-01, as blackbox_exporter does.
-            if module.insecureSkipVerify {
-                gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", -62_135_596_800)
-            } else if let expiry = result?.certificateExpiry {
-                gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", expiry.timeIntervalSince1970.rounded())
-            }
-            writer.family("probe_ssl_last_chain_info", type: .gauge, help: "Contains SSL leaf certificate information")
-            writer.sample(
-                "probe_ssl_last_chain_info",
-                labels: [
-                    ("fingerprint_sha256", certificate.fingerprintSHA256), ("issuer", certificate.issuer), ("subject", certificate.subject),
-                    ("subjectalternative", certificate.dnsNames),
-                ], value: 1)
-            writer.family("probe_tls_version_info", type: .gauge, help: "Returns the TLS version used or NaN when unknown")
-            writer.sample("probe_tls_version_info", labels: [("version", version)], value: 1)
-        }
+        if ssl, let result { writeTLS(result, module: module, into: writer) }
         writeVerdict(probed, into: writer)
         return writer
+    }
+
+    /// The TLS series of an answer over TLS (http) or a handshake (tcp), as blackbox_exporter
+    /// writes them: a handshake that failed verification (wrong host, expired) leaves none.
+    static func writeTLS(_ result: TransferResult, module: ProbeModule, into writer: ExpositionWriter) {
+        func gauge(_ name: String, _ help: String, _ value: Double) {
+            writer.single(name, type: .gauge, help: help, value: value)
+        }
+        if let expiry = result.certificateExpiry {
+            gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
+        }
+        // Its last-chain expiry is the earliest expiry of the verified chain; Lookout reads the
+        // chain the server presented, which is the same unless the trust store supplies a
+        // certificate that expires first.
+        guard let certificate = result.peerCertificate, let version = result.tlsVersion else { return }
+        // Unverified (insecure_skip_verify), there is no verified chain: Go reports its zero
+        // time, 0001-01-01, as blackbox_exporter does.
+        if module.insecureSkipVerify {
+            gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", -62_135_596_800)
+        } else if let expiry = result.certificateExpiry {
+            gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", expiry.timeIntervalSince1970.rounded())
+        }
+        writer.family("probe_ssl_last_chain_info", type: .gauge, help: "Contains SSL leaf certificate information")
+        writer.sample(
+            "probe_ssl_last_chain_info",
+            labels: [
+                ("fingerprint_sha256", certificate.fingerprintSHA256), ("issuer", certificate.issuer), ("subject", certificate.subject),
+                ("subjectalternative", certificate.dnsNames),
+            ], value: 1)
+        writer.family("probe_tls_version_info", type: .gauge, help: "Returns the TLS version used or NaN when unknown")
+        writer.sample("probe_tls_version_info", labels: [("version", version)], value: 1)
     }
 
     /// `probe_ip_addr_hash` and `probe_ip_protocol`. A refused connection has no peer address,
