@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # /probe beside /probe: the CPU each exporter spends per request on the same module and target,
-# driven by wrk at its /probe for 5 s (3 rounds, median), for a plain GET and for a TLS target
-# (a full handshake per probe: neither keeps connections or sessions). The same blackbox file
+# driven by wrk at its /probe for 5 s (3 rounds, median), for a plain GET, for a TLS target
+# (a full handshake per probe: neither keeps connections or sessions), for a TCP connection and
+# for a DNS question (lookout-sim's authoritative zone). The same blackbox file
 # serves both: Lookout reads it with probe_modules_file. `make bench` runs it (Benchmarks/run.sh
 # appends its rows); `Benchmarks/probe-endpoint.sh` alone prints them. All on loopback: nginx
 # (plain and TLS, start_nginx's certificate) as the target.
@@ -13,11 +14,15 @@ build_release
 port=$(free_port)
 tls_port=$(free_port)
 start_nginx "$port" "$tls_port"
+dns_port=$(free_port)
+"$bin/lookout-sim" --listen "127.0.0.1:$(free_port)" --dns-listen "127.0.0.1:$dns_port" >"$work/sim.log" 2>&1 & pids+=($!)
 
 cat > "$work/blackbox.yml" <<CONF
 modules:
   http_2xx: {prober: http, timeout: 5s}
   https_2xx: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "$work/cert.pem"}}}
+  tcp_connect: {prober: tcp, timeout: 5s}
+  dns_a: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A}}
 CONF
 bport=$(free_port)
 prometheus-blackbox-exporter --config.file="$work/blackbox.yml" --web.listen-address="127.0.0.1:$bport" --log.level=error & bpid=$!; pids+=($bpid)
@@ -38,8 +43,13 @@ round() {
   python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) / ($rate * 5) * 1e6, 1))"
 }
 
-for kind in plain tls; do
-  if [ "$kind" = plain ]; then target="127.0.0.1:$port"; module=http_2xx; else target="https://127.0.0.1:$tls_port/"; module=https_2xx; fi
+for kind in plain tls tcp dns; do
+  case $kind in
+    plain) target="127.0.0.1:$port"; module=http_2xx; what="a plain GET" ;;
+    tls) target="https://127.0.0.1:$tls_port/"; module=https_2xx; what="an HTTPS GET (full TLS handshake each)" ;;
+    tcp) target="127.0.0.1:$port"; module=tcp_connect; what="a TCP connection (tcp prober)" ;;
+    dns) target="127.0.0.1:$dns_port"; module=dns_a; what="a DNS question over UDP (dns prober)" ;;
+  esac
   # Both answer the same way before they are timed.
   curl -s "http://127.0.0.1:$lport/probe?target=$target&module=$module" | grep -q '^probe_success 1' || { echo "Lookout's /probe failed for $target" >&2; exit 1; }
   curl -s "http://127.0.0.1:$bport/probe?target=$target&module=$module" | grep -q '^probe_success 1' || { echo "blackbox's /probe failed for $target" >&2; exit 1; }
@@ -49,6 +59,5 @@ for kind in plain tls; do
     bb+=("$(round "$bpid" "$bport" "$target" "$module")")
   done
   l=$(median "${lk[@]}"); b=$(median "${bb[@]}")
-  what=$([ "$kind" = plain ] && echo "a plain GET" || echo "an HTTPS GET (full TLS handshake each)")
   echo "| CPU per /probe request, $what, same blackbox module (32 in flight, 3 × 5 s): Lookout ${lk[*]} µs, blackbox_exporter ${bb[*]} µs | \`wrk -t2 -c32 -d5s .../probe?target=...&module=$module\` at each | Lookout $l µs | blackbox_exporter $b µs | Lookout ÷ blackbox $(python3 -c "print(round($l / $b, 2))") |"
 done
