@@ -60,6 +60,8 @@ let package = Package(
         // One ICMP echo, unprivileged where the kernel allows it: what `kind: icmp` and blackbox's
         // icmp prober send.
         .target(name: "ICMPEcho"),
+        // A line-based TCP conversation (blackbox's tcp `query_response`) on a thread of its own.
+        .target(name: "TCPExchange"),
         .target(
             name: "MicroHTTPServer",
             dependencies: ["CMicroHTTPD", "CZlib"]
@@ -88,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "LookoutWeb",
-            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "ICMPEcho", "CMemory"]
+            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "ICMPEcho", "TCPExchange", "CMemory"]
         ),
         // The whole service built in one function (`LookoutApp.build`): what `serve` runs and what
         // an in-process test starts.
@@ -158,7 +160,8 @@ let package = Package(
         .testTarget(
             name: "LookoutWebTests",
             dependencies: [
-                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", .product(name: "Logging", package: "swift-log"),
+                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", "TCPExchange",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

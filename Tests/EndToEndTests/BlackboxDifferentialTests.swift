@@ -43,6 +43,9 @@ struct BlackboxDifferentialTests {
         let (grpcServer, grpcPort) = try await startGRPCHealthServer()
         defer { grpcServer.send(SIGKILL) }
         let grpcTarget = "127.0.0.1:\(grpcPort)"
+        let (bannerServer, bannerPort) = try await startBannerServer()
+        defer { bannerServer.send(SIGKILL) }
+        let bannerTarget = "127.0.0.1:\(bannerPort)"
         let dnsServer = "127.0.0.1:" + (try await sim.waitFor(#"DNS for lookout\.test\. on 127\.0\.0\.1:(\d+)"#))
         let blackboxPort = closedPort()
         // A TLS upstream whose certificate has a subject to escape and DNS names to list.
@@ -106,6 +109,9 @@ struct BlackboxDifferentialTests {
           http2_only: {prober: http, timeout: 5s, http: {valid_http_versions: ["HTTP/2.0"]}}
           tls_insecure: {prober: http, timeout: 5s, http: {tls_config: {insecure_skip_verify: true}}}
           tcp_connect: {prober: tcp, timeout: 5s}
+          tcp_banner: {prober: tcp, timeout: 5s, tcp: {query_response: [{expect: "^220 ([^ ]+) ESMTP", send: "EHLO ${1}"}, {expect: "^250 hello banner"}]}}
+          tcp_banner_wrong: {prober: tcp, timeout: 5s, tcp: {query_response: [{expect: "^SSH-2\\\\.0"}]}}
+          tcp_banner_rejected: {prober: tcp, timeout: 5s, tcp: {query_response: [{expect: "^220", send: "HELO x"}, {expect: "^250"}]}}
           tcp_tls: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(cert)"}}}
           tcp_tls_test_ca: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(ca.certificate)"}}}
           grpc_server: {prober: grpc, timeout: 5s, grpc: {preferred_ip_protocol: ip4}}
@@ -207,6 +213,8 @@ struct BlackboxDifferentialTests {
             ("\(tlsBase)/ok", "must_tls"),
             ("\(tlsBase)/ok", "tls_insecure"),
             (simHost, "tcp_connect"),
+            (bannerTarget, "tcp_banner"), (bannerTarget, "tcp_banner_wrong"), (bannerTarget, "tcp_banner_rejected"),
+            ("127.0.0.1:\(refusedPort)", "tcp_banner"),
             (String(tlsBase.dropFirst("https://".count)), "tcp_tls"), (simHost, "tcp_tls"),
             (String(caBases["valid"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
             (String(caBases["expired"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),

@@ -86,9 +86,18 @@ struct BlackboxFileTests {
             problems("modules:\n  m: {prober: http, http: {body: x, body_file: blackbox.yml}}\n").first?.contains("body and body_file are both set") == true)
         #expect(problems("modules:\n  m: {prober: http, http: {body_file: /nonexistent/body}}\n").first?.contains("cannot read /nonexistent/body") == true)
         #expect(problems("modules:\n  m: {prober: smtp}\n").first?.contains("\"smtp\" is not a prober") == true)
+        // query_response is honoured (expect and send); STARTTLS in it, TLS with it and a pattern
+        // that is no regular expression are not.
+        #expect(problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: x, send: y}]}}\n").isEmpty)
         #expect(
-            problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: x}]}}\n").first?.contains(
-                "modules.m.tcp.query_response: Lookout does not support this blackbox_exporter key yet") == true)
+            problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{starttls: true}]}}\n").first?.contains(
+                "modules.m.tcp.query_response[0].starttls: Lookout does not support STARTTLS") == true)
+        #expect(
+            problems("modules:\n  m: {prober: tcp, tcp: {tls: true, query_response: [{expect: x}]}}\n").first?.contains(
+                "query_response with tls: true is not supported yet") == true)
+        #expect(
+            problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: \"(\"}]}}\n").first?.contains(
+                "modules.m.tcp.query_response[0].expect: \"(\" is not a regular expression") == true)
         // `tls: true` is honoured (a handshake and the TLS series); a value that is no boolean is not.
         #expect(problems("modules:\n  m: {prober: tcp, tcp: {tls: true}}\n").isEmpty)
         #expect(problems("modules:\n  m: {prober: tcp, tcp: {tls: maybe}}\n").first?.contains("modules.m.tcp.tls") == true)

@@ -10,6 +10,15 @@ public func startGRPCHealthServer(health: Bool = true) async throws -> (ChildPro
     return (server, number)
 }
 
+/// Starts `Scripts/banner-server.py`, a line-based TCP server (an SMTP-like banner, `EHLO`
+/// answered) on a free loopback port; returns it with its port.
+public func startBannerServer() async throws -> (ChildProcess, Int) {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/banner-server.py").path
+    let server = try ChildProcess("/usr/bin/python3", ["-u", script])
+    guard let port = Int(try await server.waitFor(#"listening (\d+)"#)) else { throw TestFailure("the banner server printed no port") }
+    return (server, port)
+}
+
 /// Starts `Scripts/http-proxy.py`, a forward proxy for plain http:// on a free loopback port;
 /// it prints "proxied METHOD URL" for each request. Returns it with its port.
 public func startHTTPProxy() async throws -> (ChildProcess, Int) {

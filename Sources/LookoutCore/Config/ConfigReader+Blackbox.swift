@@ -98,8 +98,9 @@ extension ConfigReader {
 
     /// blackbox's `tcp` prober: a connection to `host:port`, with `tls: true` a handshake too.
     private mutating func readBlackboxTCP(_ node: Node, _ path: String, into module: inout ProbeModule) {
-        let notYet = ["source_ip_address", "query_response"]
-        guard let fields = mapping(node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "tls", "tls_config"] + notYet) else { return }
+        let notYet = ["source_ip_address"]
+        guard let fields = mapping(node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "tls", "tls_config", "query_response"] + notYet)
+        else { return }
         for key in notYet where fields[key] != nil {
             problem(
                 fields[key]!.key, "\(path).\(key)",
@@ -110,6 +111,28 @@ extension ConfigReader {
         }
         if let node = fields["ip_protocol_fallback"]?.value { _ = bool(node, "\(path).ip_protocol_fallback") }
         if let node = fields["tls"]?.value, let tls = bool(node, "\(path).tls") { module.tcpTLS = tls }
+        if let entry = fields["query_response"], let list = sequence(entry.value, "\(path).query_response") {
+            for (index, item) in list.enumerated() {
+                let itemPath = "\(path).query_response[\(index)]"
+                guard let step = mapping(item, itemPath, known: ["expect", "send", "starttls"]) else { continue }
+                if let node = step["starttls"]?.value, bool(node, "\(itemPath).starttls") == true {
+                    problem(node, "\(itemPath).starttls", "Lookout does not support STARTTLS in query_response yet; keep this module in blackbox_exporter")
+                }
+                var read = ProbeModule.TCPQueryStep()
+                if let node = step["expect"]?.value, let pattern = string(node, "\(itemPath).expect") {
+                    if (try? NSRegularExpression(pattern: pattern)) == nil {
+                        problem(node, "\(itemPath).expect", "\"\(pattern)\" is not a regular expression")
+                    } else {
+                        read.expect = pattern
+                    }
+                }
+                if let node = step["send"]?.value, let text = string(node, "\(itemPath).send") { read.send = text }
+                if read.expect != nil || read.send != nil { module.tcpQueryResponse.append(read) }
+            }
+            if module.tcpTLS && !module.tcpQueryResponse.isEmpty {
+                problem(entry.key, "\(path).query_response", "query_response with tls: true is not supported yet; keep this module in blackbox_exporter")
+            }
+        }
         if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
     }
 

@@ -87,6 +87,20 @@ package struct ProbeModule: Sendable, Equatable {
     package var grpc: GRPCModuleSettings?
     /// blackbox's `tcp` prober with `tls: true`: a TLS handshake after the connection.
     package var tcpTLS = false
+    /// blackbox's `tcp` `query_response`: lines to expect (a regular expression) and to send.
+    package var tcpQueryResponse: [TCPQueryStep] = []
+
+    /// One `query_response` item: wait for a line matching `expect`, then send `send` (which
+    /// may name what `expect` captured, `${1}`).
+    package struct TCPQueryStep: Sendable, Equatable {
+        package var expect: String?
+        package var send: String?
+
+        package init(expect: String? = nil, send: String? = nil) {
+            self.expect = expect
+            self.send = send
+        }
+    }
     /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.
     package var origin = ""
 

@@ -15,6 +15,7 @@ extension ProbeEndpoint {
             return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403)
         }
         let timeout = ProbeEndpoint.timeout(module, request)
+        if !module.tcpQueryResponse.isEmpty { return await probeTCPExchange(target, module: module, timeout: timeout) }
         let started = ContinuousClock.now
         var transfer = TransferRequest(url: (module.tcpTLS ? "https://" : "http://") + target, timeout: timeout)
         module.applyConnection(to: &transfer)

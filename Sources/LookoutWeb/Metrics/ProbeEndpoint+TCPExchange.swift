@@ -1,0 +1,44 @@
+import Foundation
+import LookoutCore
+import MicroHTTPServer
+import ResilientHTTP
+import TCPExchange
+
+/// blackbox_exporter's `tcp` prober with `query_response` at `/probe`: a line-based conversation
+/// (expect a line matching a regular expression, send a line, with what it captured), its
+/// series and values, `probe_failed_due_to_regex` among them.
+extension ProbeEndpoint {
+    func probeTCPExchange(_ target: String, module: ProbeModule, timeout: Duration) async -> HTTPResponse {
+        let started = ContinuousClock.now
+        let components = URLComponents(string: "tcp://" + target)
+        let host = (components?.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let port = UInt16(clamping: components?.port ?? 0)
+        let steps = module.tcpQueryResponse.map { TCPExchange.Step(expect: $0.expect, send: $0.send) }
+        let outcome = await TCPExchange.run(host: host, port: port, steps: steps, timeout: timeout, preferIPv6: module.onlyIPVersion == 6)
+        let writer = ExpositionWriter()
+        func gauge(_ name: String, _ help: String, _ value: Double) {
+            writer.single(name, type: .gauge, help: help, value: value)
+        }
+        gauge("probe_dns_lookup_time_seconds", "Returns the time taken for probe dns lookup in seconds", outcome.resolveSeconds)
+        gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", (ContinuousClock.now - started).seconds)
+        gauge("probe_failed_due_to_regex", "Indicates if probe failed due to regex", outcome.failedDueToRegex ? 1 : 0)
+        let hash = outcome.peer.map { Double(ProbeEndpoint.addressHash($0)) } ?? 0
+        gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.", hash)
+        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", Double(outcome.ipVersion ?? 0))
+        gauge("probe_success", "Displays whether or not the probe was a success", outcome.problem == nil ? 1 : 0)
+        gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", 0)
+        writer.family("probe_failure_info", type: .gauge, help: "Why the probe failed (Lookout's category and reason); absent on success")
+        if let reason = outcome.reason, outcome.problem != nil {
+            let (category, named): (ErrorCategory, String) =
+                switch reason {
+                case "resolve": (.networkUnreachable, "dns_failure")
+                case "refused": (.transient, "connection_refused")
+                case "timeout": (.timeout, "response_timeout")
+                case "regex": (.invalidResponse, "expect_mismatch")
+                default: (.transient, "connection_failed")
+                }
+            writer.sample("probe_failure_info", labels: [("category", category.rawValue), ("reason", named)], value: 1)
+        }
+        return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: .bytes(writer.bytes))
+    }
+}

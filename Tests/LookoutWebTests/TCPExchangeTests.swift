@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import TCPExchange
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The line conversation against hostile peers on loopback: one that never ends its line, one
+/// that says nothing, one that closes at once; and the `${1}` expansion blackbox uses.
+@Suite("tcp query_response")
+struct TCPExchangeTests {
+    /// A listening socket on a free loopback port whose one connection gets `behave`, on a
+    /// thread of its own.
+    func peer(_ behave: @escaping @Sendable (Int32) -> Void) throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        #expect(bound == 0)
+        listen(fd, 4)
+        withUnsafeMutablePointer(to: &address) { pointer in
+            _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        Thread.detachNewThread {
+            let connection = accept(fd, nil, nil)
+            behave(connection)
+            close(connection)
+            close(fd)
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    @Test func anEndlessLineIsCutOffNotHeld() async throws {
+        let port = try peer { connection in
+            let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 8192)
+            // Far past the line limit; the reader stops at it and the peer's writes then fail.
+            for _ in 0..<(TCPExchange.maxRead / chunk.count + 64) where send(connection, chunk, chunk.count, Int32(MSG_NOSIGNAL)) > 0 {}
+        }
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^220")], timeout: .seconds(5))
+        #expect(outcome.problem != nil)
+        #expect(outcome.peer == "127.0.0.1")
+    }
+
+    @Test func aPeerThatSaysNothingTimesOutAndIsNoRegexFailure() async throws {
+        let port = try peer { connection in
+            var byte: UInt8 = 0
+            _ = recv(connection, &byte, 1, 0)  // until the client goes
+        }
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^220")], timeout: .milliseconds(300))
+        #expect(outcome.reason == "timeout")
+        #expect(!outcome.failedDueToRegex)
+    }
+
+    @Test func aPeerThatClosesWithoutTheLineIsARegexFailure() async throws {
+        let port = try peer { connection in
+            let text = Array("hello\r\nSSH-1.99-old\r\n".utf8)
+            _ = send(connection, text, text.count, Int32(MSG_NOSIGNAL))
+        }
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^SSH-2\\.0")], timeout: .seconds(5))
+        #expect(outcome.failedDueToRegex)
+        #expect(outcome.reason == "regex")
+    }
+
+    @Test func aClosedPortIsRefused() async {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        withUnsafeMutablePointer(to: &address) { pointer in
+            _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        close(fd)  // bound, never listening: refused
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: UInt16(bigEndian: address.sin_port), steps: [], timeout: .seconds(2))
+        #expect(outcome.reason == "refused")
+    }
+
+    @Test func capturesExpandAsGoDoes() throws {
+        let regex = try NSRegularExpression(pattern: "^220 (?<host>[^ ]+) (ESMTP)")
+        let line = "220 mail.test ESMTP ready"
+        let match = try #require(regex.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)))
+        #expect(TCPExchange.expand("EHLO ${1} $2 ${host} $$ ${9}", match: match, in: line) == "EHLO mail.test ESMTP mail.test $ ")
+    }
+}
