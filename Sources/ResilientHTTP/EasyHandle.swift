@@ -152,6 +152,7 @@ final class EasyHandle: @unchecked Sendable {
             let maximum = request.tlsMaximumMinor.map { (4 + min(max($0, 0), 3)) << 16 } ?? 0
             lookout_curl_setopt_long(handle, CURLOPT_SSLVERSION, minimum | maximum)
         }
+        if let local = request.localAddress { lookout_curl_setopt_string(handle, CURLOPT_INTERFACE, "host!" + local) }
         if let version = request.onlyIPVersion {
             lookout_curl_setopt_long(handle, CURLOPT_IPRESOLVE, version == 6 ? Int(CURL_IPRESOLVE_V6) : Int(CURL_IPRESOLVE_V4))
         }

@@ -49,6 +49,8 @@ public struct TransferRequest: Sendable {
     public var proxyHeaders: [(name: String, value: String)] = []
     /// Resolve and connect over one IP version only (4 or 6); nil tries both (happy eyeballs).
     public var onlyIPVersion: Int?
+    /// The local address to connect from (an IP literal, blackbox's `source_ip_address`).
+    public var localAddress: String?
     /// HTTP/1.1 only, even where the server offers h2 by ALPN.
     public var forbidsHTTP2 = false
     /// Speak HTTP/2 (gRPC): with prior knowledge over http://, by ALPN over https://. Trailers

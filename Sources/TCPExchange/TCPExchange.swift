@@ -43,15 +43,16 @@ public enum TCPExchange {
     /// At most this much is read over the whole conversation (an endless banner).
     public static let maxRead = 1 << 20
 
-    public static func run(host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool = false) async -> Outcome {
+    /// - Parameter source: the local address to connect from (an IP literal), or any.
+    public static func run(host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool = false, source: String? = nil) async -> Outcome {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(returning: perform(host: host, port: port, steps: steps, timeout: timeout, preferIPv6: preferIPv6))
+                continuation.resume(returning: perform(host: host, port: port, steps: steps, timeout: timeout, preferIPv6: preferIPv6, source: source))
             }
         }
     }
 
-    static func perform(host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool) -> Outcome {
+    static func perform(host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool, source: String? = nil) -> Outcome {
         var outcome = Outcome()
         let deadline = ContinuousClock.now + timeout
         func remainingMs() -> Int32 {
@@ -97,6 +98,11 @@ public enum TCPExchange {
         defer { close(fd) }
         outcome.ipVersion = chosen.pointee.ai_family == AF_INET6 ? 6 : 4
         outcome.peer = address(chosen.pointee.ai_addr, length: chosen.pointee.ai_addrlen)
+        if let source, !bind(fd, to: source, family: chosen.pointee.ai_family) {
+            outcome.problem = "cannot connect from \(source): \(String(cString: strerror(errno)))"
+            outcome.reason = "io"
+            return outcome
+        }
         if connect(fd, chosen.pointee.ai_addr, chosen.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
             return failed(&outcome, errno)
         }
@@ -217,6 +223,24 @@ public enum TCPExchange {
             }
         }
         return out + rest
+    }
+
+    /// Binds the socket to a local IP literal of the connection's family, any port.
+    static func bind(_ fd: Int32, to source: String, family: Int32) -> Bool {
+        if family == AF_INET6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            guard inet_pton(AF_INET6, source, &address.sin6_addr) == 1 else { return false }
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+            }
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, source, &address.sin_addr) == 1 else { return false }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
     }
 
     static func wait(_ fd: Int32, events: Int16, ms: Int32) -> Bool {

@@ -112,6 +112,8 @@ struct BlackboxDifferentialTests {
           tcp_banner: {prober: tcp, timeout: 5s, tcp: {query_response: [{expect: "^220 ([^ ]+) ESMTP", send: "EHLO ${1}"}, {expect: "^250 hello banner"}]}}
           tcp_banner_wrong: {prober: tcp, timeout: 5s, tcp: {query_response: [{expect: "^SSH-2\\\\.0"}]}}
           tcp_banner_rejected: {prober: tcp, timeout: 5s, tcp: {query_response: [{expect: "^220", send: "HELO x"}, {expect: "^250"}]}}
+          tcp_from_lo2: {prober: tcp, timeout: 5s, tcp: {source_ip_address: 127.0.0.2}}
+          tcp_banner_from_lo2: {prober: tcp, timeout: 5s, tcp: {source_ip_address: 127.0.0.2, query_response: [{expect: "^220"}]}}
           tcp_tls: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(cert)"}}}
           tcp_tls_test_ca: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(ca.certificate)"}}}
           grpc_server: {prober: grpc, timeout: 5s, grpc: {preferred_ip_protocol: ip4}}
@@ -215,6 +217,7 @@ struct BlackboxDifferentialTests {
             (simHost, "tcp_connect"),
             (bannerTarget, "tcp_banner"), (bannerTarget, "tcp_banner_wrong"), (bannerTarget, "tcp_banner_rejected"),
             ("127.0.0.1:\(refusedPort)", "tcp_banner"),
+            (bannerTarget, "tcp_from_lo2"), (bannerTarget, "tcp_banner_from_lo2"),
             (String(tlsBase.dropFirst("https://".count)), "tcp_tls"), (simHost, "tcp_tls"),
             (String(caBases["valid"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
             (String(caBases["expired"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
@@ -254,6 +257,9 @@ struct BlackboxDifferentialTests {
             #expect(ours["probe_retries"] == 0, "\(target) \(module)")
         }
         try await sameAlertsFire(cases, blackbox: "127.0.0.1:\(blackboxPort)", lookout: String(base.dropFirst("http://".count)), in: directory)
+        // Both connected from the source address asked for, with and without a conversation.
+        let fromSource = bannerServer.text.components(separatedBy: "connection from 127.0.0.2").count - 1
+        #expect(fromSource >= 4, "\(bannerServer.text)")
         // Both went through the proxy: blackbox_exporter's request, then Lookout's (more
         // followed from Prometheus's scrapes).
         let proxied = proxy.text.components(separatedBy: "proxied GET http://\(simHost)/json/valid").count - 1

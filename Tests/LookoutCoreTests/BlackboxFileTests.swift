@@ -89,6 +89,10 @@ struct BlackboxFileTests {
         // query_response is honoured (expect and send); STARTTLS in it, TLS with it and a pattern
         // that is no regular expression are not.
         #expect(problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: x, send: y}]}}\n").isEmpty)
+        #expect(problems("modules:\n  m: {prober: tcp, tcp: {source_ip_address: \"::1\"}}\n").isEmpty)
+        #expect(
+            problems("modules:\n  m: {prober: tcp, tcp: {source_ip_address: eth0}}\n").first?.contains(
+                "modules.m.tcp.source_ip_address: \"eth0\" is not an IP address") == true)
         #expect(
             problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{starttls: true}]}}\n").first?.contains(
                 "modules.m.tcp.query_response[0].starttls: Lookout does not support STARTTLS") == true)

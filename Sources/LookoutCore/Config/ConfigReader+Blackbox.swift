@@ -98,13 +98,18 @@ extension ConfigReader {
 
     /// blackbox's `tcp` prober: a connection to `host:port`, with `tls: true` a handshake too.
     private mutating func readBlackboxTCP(_ node: Node, _ path: String, into module: inout ProbeModule) {
-        let notYet = ["source_ip_address"]
-        guard let fields = mapping(node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "tls", "tls_config", "query_response"] + notYet)
+        guard
+            let fields = mapping(
+                node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "tls", "tls_config", "query_response", "source_ip_address"])
         else { return }
-        for key in notYet where fields[key] != nil {
-            problem(
-                fields[key]!.key, "\(path).\(key)",
-                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
+        if let node = fields["source_ip_address"]?.value, let address = string(node, "\(path).source_ip_address") {
+            var v4 = in_addr()
+            var v6 = in6_addr()
+            if inet_pton(AF_INET, address, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1 {
+                module.sourceAddress = address
+            } else {
+                problem(node, "\(path).source_ip_address", "\"\(address)\" is not an IP address")
+            }
         }
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")

@@ -16,5 +16,6 @@ extension ProbeModule {
         transfer.proxyHeaders = proxyHeaders.map { ($0.name, $0.value) }
         transfer.forbidsHTTP2 = forbidsHTTP2
         transfer.onlyIPVersion = onlyIPVersion
+        transfer.localAddress = sourceAddress
     }
 }

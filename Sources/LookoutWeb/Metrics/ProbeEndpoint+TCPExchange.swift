@@ -14,7 +14,8 @@ extension ProbeEndpoint {
         let host = (components?.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         let port = UInt16(clamping: components?.port ?? 0)
         let steps = module.tcpQueryResponse.map { TCPExchange.Step(expect: $0.expect, send: $0.send) }
-        let outcome = await TCPExchange.run(host: host, port: port, steps: steps, timeout: timeout, preferIPv6: module.onlyIPVersion == 6)
+        let outcome = await TCPExchange.run(
+            host: host, port: port, steps: steps, timeout: timeout, preferIPv6: module.onlyIPVersion == 6, source: module.sourceAddress)
         let writer = ExpositionWriter()
         func gauge(_ name: String, _ help: String, _ value: Double) {
             writer.single(name, type: .gauge, help: help, value: value)

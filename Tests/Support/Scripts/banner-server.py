@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A line-based TCP server on a free loopback port, for tcp `query_response` tests: it greets
 with an SMTP-like banner, answers `EHLO NAME` with `250 hello NAME`, anything else with `500`,
-and closes a connection that says nothing for half a second. Prints "listening PORT"."""
+and closes a connection that says nothing for half a second. Prints "listening PORT", then
+"connection from ADDRESS" for each connection."""
 import socket
 import threading
 
@@ -31,5 +32,6 @@ server.bind(("127.0.0.1", 0))
 server.listen(64)
 print("listening", server.getsockname()[1], flush=True)
 while True:
-    connection, _ = server.accept()
+    connection, peer = server.accept()
+    print("connection from", peer[0], flush=True)
     threading.Thread(target=serve, args=(connection,), daemon=True).start()
