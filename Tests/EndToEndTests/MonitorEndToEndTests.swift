@@ -55,7 +55,10 @@ struct MonitorEndToEndTests {
             let probed = metricValue(text, #"lookout_probes_total{source="slowpoke",result="success"}"#) ?? 0
             return !text.contains(#"source="gone""#) && probed >= 2 ? text : nil
         }
-        #expect(metricValue(after, #"lookout_circuit_breaker_state{source="breaker",state="open"}"#) == 1)
+        // Kept, not reset to closed: open, or half-open while its scheduled probe is the trial
+        // (a scrape can land in the middle of one on a busy machine).
+        let state = ["open", "half_open"].first { metricValue(after, #"lookout_circuit_breaker_state{source="breaker",state="\#($0)"}"#) == 1 }
+        #expect(state != nil, "\(after)")
         #expect(metricValue(after, #"lookout_circuit_breaker_opens_total{source="breaker"}"#) == 1)
         #expect(metricValue(after, "lookout_config_last_reload_successful") == 1)
 
