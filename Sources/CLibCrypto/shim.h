@@ -78,6 +78,8 @@ struct lookout_tls_note {
     int der_length;
     /// Allocated by OpenSSL: freed with lookout_openssl_free.
     unsigned char *der;
+    /// The earliest expiry of the chain the server presented (as a transfer reads it), or -1.
+    long long expiry;
 };
 
 /// Records the handshake once into the note the SSL_CTX carries, then lets go of it: a note
@@ -90,6 +92,7 @@ static void lookout_tls_note_info(const SSL *ssl, int where, int ret) {
     if (!note) return;
     const char *version = SSL_get_version(ssl);
     strncpy(note->version, version ? version : "", sizeof(note->version) - 1);
+    note->expiry = lookout_ssl_earliest_expiry((void *)ssl);
     X509 *leaf = SSL_get1_peer_certificate(ssl);
     if (leaf && !note->der) {
         note->der_length = i2d_X509(leaf, &note->der);

@@ -93,7 +93,9 @@ final class EasyHandle: @unchecked Sendable {
             // Its protocol and leaf, when asked, from the handshake as it completes.
             if request.describesTLS {
                 let note = UnsafeMutablePointer<lookout_tls_note>.allocate(capacity: 1)
-                note.initialize(to: lookout_tls_note())
+                var empty = lookout_tls_note()
+                empty.expiry = -1
+                note.initialize(to: empty)
                 tlsNote = note
                 lookout_curl_setopt_ptr(handle, CURLOPT_SSL_CTX_DATA, note)
                 lookout_curl_setopt_ptr(handle, CURLOPT_SSL_CTX_FUNCTION, lookout_tls_note_ctx_function())
@@ -263,6 +265,8 @@ final class EasyHandle: @unchecked Sendable {
     func noteConnectOnlyTLS() {
         guard let note = tlsNote else { return }
         let version = withUnsafeBytes(of: note.pointee.version) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // The presented chain's expiry, as a transfer reads it (CERTINFO's may include others).
+        if note.pointee.expiry >= 0 { liveExpiry = note.pointee.expiry }
         if !version.isEmpty { tlsVersion = EasyHandle.goTLSName(version) }
         let length = Int(note.pointee.der_length)
         if length > 0, let der = note.pointee.der { leafDER = Array(UnsafeBufferPointer(start: der, count: length)) }
