@@ -114,7 +114,7 @@ struct XMLSlice {
     static func decodeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
         var out = text
-        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&#39;", "'"), ("&amp;", "&")] {
+        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&#39;", "'"), ("&nbsp;", " "), ("&amp;", "&")] {
             out = out.replacingOccurrences(of: entity, with: character)
         }
         return out

@@ -215,8 +215,7 @@ extension VendorPage {
                 out.append(character)
             }
         }
-        let entities = [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&apos;", "'"), ("&nbsp;", " "), ("&amp;", "&")]
-        for (entity, character) in entities { out = out.replacingOccurrences(of: entity, with: character) }
+        out = XMLSlice.decodeEntities(out)
         return printable(out.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(separator: " "))
     }
 }

@@ -90,15 +90,19 @@ package struct VendorView: Sendable, Equatable {
         return view
     }
 
+    /// The vendor's time against ours: "4m after we saw it", "2m before we saw it", or "as we
+    /// saw it" within a minute.
+    static func relative(_ lagMs: Int64) -> String {
+        lagMs >= 60_000 ? "\(Timestamp.human(lagMs)) after we saw it" : lagMs <= -60_000 ? "\(Timestamp.human(-lagMs)) before we saw it" : "as we saw it"
+    }
+
     /// What the vendor said about an outage that has ended: "GitHub's status page reported it 4m
     /// after we saw it (‘Elevated error rates on API’)" or "… never reported it".
     package func sentence(endedOutageSince downSinceMs: Int64) -> String {
         let who = pageName.map { "\($0)'s status page" } ?? vendor
         guard let followed, followed.downSinceMs == downSinceMs else { return sentence(downSinceMs: nil) }
         guard let acknowledged = followed.acknowledgedAtMs else { return "\(who) never reported it" }
-        let lag = acknowledged - downSinceMs
-        let when = lag >= 60_000 ? "\(Timestamp.human(lag)) after we saw it" : lag <= -60_000 ? "\(Timestamp.human(-lag)) before we saw it" : "as we saw it"
-        return "\(who) reported it \(when)" + (followed.incident.map { " (‘\($0)’)" } ?? "")
+        return "\(who) reported it \(VendorView.relative(acknowledged - downSinceMs))" + (followed.incident.map { " (‘\($0)’)" } ?? "")
     }
 
     /// What the vendor says, in one sentence for people, told against our outage since
@@ -123,10 +127,7 @@ package struct VendorView: Sendable, Equatable {
                 if let started = incident.startedAtMs { facts.append("incident since \(Timestamp.clock(started))") }
                 let acknowledged = followed.flatMap { $0.downSinceMs == downSinceMs ? $0.acknowledgedAtMs : nil }
                 if let since = downSinceMs, let started = acknowledged ?? incident.startedAtMs {
-                    let lag = started - since
-                    facts.append(
-                        lag >= 60_000
-                            ? "\(Timestamp.human(lag)) after we saw it" : lag <= -60_000 ? "\(Timestamp.human(-lag)) before we saw it" : "as we saw it")
+                    facts.append(VendorView.relative(started - since))
                 }
                 if !facts.isEmpty { words += " (\(facts.joined(separator: ", ")))" }
             } else {
