@@ -35,7 +35,7 @@ public struct TestCA {
         let made = try runToolBlocking(
             "/usr/bin/openssl",
             [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "30",
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "3650",
                 "-subj", "/O=Lookout Test CA/CN=Lookout Test CA",
             ])
         guard made.status == 0 else { throw TestFailure("openssl could not make a CA: \(made.output)") }
