@@ -32,7 +32,7 @@ struct HooksCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
             let answer = await HookTest.send(hook, externalURL: loaded.externalURL ?? "http://\(loaded.listen)")
-            print("hook \(hook.name) (\(hook.type.rawValue)): " + (answer.httpStatus.map { "HTTP \($0)" } ?? (hook.type == .email ? "mail" : "no answer")))
+            print("hook \(hook.name) (\(hook.type.rawValue)): " + (answer.httpStatus.map { "HTTP \($0)" } ?? (answer.body.isEmpty ? "no answer" : "answered")))
             if !answer.body.isEmpty { print(answer.body) }
             if let problem = answer.problem {
                 printError("lookout: the test notification was not accepted: \(problem)")

@@ -78,6 +78,15 @@ struct EmailEndToEndTests {
         }
         #expect(!(try String(contentsOf: directory.appendingPathComponent("lookout.sqlite"), encoding: .isoLatin1)).contains("mail-s3cret"))
         #expect(try await lookout.terminate() == 0)
+
+        // `lookout hooks test` sends through the provider's own delivery: a third mail.
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let tested = try await runTool(binary, ["hooks", "test", "oncall-mail", "--config", config.path])
+        #expect(tested.status == 0, "\(tested.output)")
+        #expect(tested.output.contains("hook oncall-mail (email): answered"), "\(tested.output)")
+        #expect(tested.output.contains("SMTP 250"), "\(tested.output)")
+        let all = try FileManager.default.contentsOfDirectory(at: mail, includingPropertiesForKeys: nil).filter { $0.pathExtension == "eml" }
+        #expect(all.count == 3)
         #expect(try await sim.terminate() == 0)
         smtp.send(SIGKILL)
     }

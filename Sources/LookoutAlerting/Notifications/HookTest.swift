@@ -35,9 +35,9 @@ package enum HookTest {
 
     package static func send(_ hook: HookConfig, externalURL: String, transport: CurlTransport = .lookout()) async -> Answer {
         let nowMs = Timestamp.nowMs()
-        if NotificationProviders.provider(hook).delivery == .smtp {
-            let outcome = await EmailProvider.mail(payload(for: hook, externalURL: externalURL, nowMs: nowMs), hook)
-            return Answer(httpStatus: nil, body: "SMTP \(outcome.replyCode)", problem: outcome.error.map { "the mail server refused it: \($0)" })
+        if case .own(let send) = NotificationProviders.provider(hook).delivery {
+            let outcome = await send(payload(for: hook, externalURL: externalURL, nowMs: nowMs), hook)
+            return Answer(httpStatus: nil, body: outcome.reply, problem: outcome.error)
         }
         let request = OutboxDeliverer.request(hook, payload: payload(for: hook, externalURL: externalURL, nowMs: nowMs), delivery: "test-\(nowMs)")
         let result = await transport.perform(request)

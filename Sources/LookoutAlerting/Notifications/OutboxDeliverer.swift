@@ -88,11 +88,11 @@ package final class OutboxDeliverer: Sendable {
 
     /// One try; true when the row was delivered.
     func deliver(_ row: OutboxRow, to hook: HookConfig) async -> Bool {
-        if NotificationProviders.provider(hook).delivery == .smtp {
-            let outcome = await EmailProvider.mail(row.payload, hook)
+        if case .own(let send) = NotificationProviders.provider(hook).delivery {
+            let outcome = await send(row.payload, hook)
             return settle(
-                row, hook, ok: outcome.ok, reason: outcome.error.map { "Error while notifying \(hook.name): the mail server refused the message: \($0)" } ?? "",
-                askedWait: nil, refused: false)
+                row, hook, ok: outcome.error == nil, reason: outcome.error.map { "Error while notifying \(hook.name): \($0)" } ?? "", askedWait: nil,
+                refused: false)
         }
         let request = OutboxDeliverer.request(hook, payload: row.payload, delivery: String(row.id))
         let outcome = await client.call(

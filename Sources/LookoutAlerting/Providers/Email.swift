@@ -7,7 +7,10 @@ import ResilientHTTP
 enum EmailProvider: NotificationProvider {
     static let type = HookConfig.HookType.email
 
-    static let delivery = NotificationDelivery.smtp
+    static let delivery = NotificationDelivery.own { payload, hook in
+        let outcome = await mail(payload, hook)
+        return OwnDelivery(reply: "SMTP \(outcome.replyCode)", error: outcome.error.map { "the mail server refused the message: \($0)" })
+    }
 
     /// Sends an outbox row through the hook's SMTP server.
     static func mail(_ payload: String, _ hook: HookConfig) async -> SMTPSender.Outcome {

@@ -1,8 +1,9 @@
 import LookoutCore
 
 /// One kind of hook (`type:` in a hook's config): what it sends for a notification and how it is
-/// delivered. A new provider is a file in this folder, a case of `HookConfig.HookType`, and a
-/// line in `NotificationProviders.all`; its config keys are read in `ConfigReader.readHooks`.
+/// delivered. A new provider is a file in this folder, a case of `HookConfig.HookType` (the
+/// config is validated in LookoutCore, below the providers, at start and on every reload), and a
+/// line in `NotificationProviders.all`; keys of its own are read in `ConfigReader.readHooks`.
 protocol NotificationProvider: SendableMetatype {
     /// The `type:` a hook names it by.
     static var type: HookConfig.HookType { get }
@@ -21,11 +22,20 @@ protocol NotificationProvider: SendableMetatype {
 }
 
 /// How a provider's notifications travel.
-enum NotificationDelivery {
+enum NotificationDelivery: Sendable {
     /// A POST through the resilient client, with the hook's breaker, retries and signature.
     case http
-    /// A message through the hook's SMTP relay.
-    case smtp
+    /// The provider sends the outbox row's payload itself (email, through the hook's SMTP relay);
+    /// the outbox still keeps the row, retries it with backoff and counts what happened.
+    case own(@Sendable (_ payload: String, _ hook: HookConfig) async -> OwnDelivery)
+}
+
+/// What a provider that sends for itself reports of one try.
+struct OwnDelivery: Sendable {
+    /// What the receiver answered, for `lookout hooks test` ("SMTP 250").
+    var reply: String
+    /// Why it was not delivered, in words for the operator; nil when it was.
+    var error: String?
 }
 
 extension NotificationProvider {
