@@ -21,6 +21,7 @@ cat > "$work/blackbox.yml" <<CONF
 modules:
   http_2xx: {prober: http, timeout: 5s}
   https_2xx: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "$work/cert.pem"}}}
+  https_system_ca: {prober: http, timeout: 5s}
   tcp_connect: {prober: tcp, timeout: 5s}
   dns_a: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A}}
 CONF
@@ -43,16 +44,20 @@ round() {
   python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) / ($rate * 5) * 1e6, 1))"
 }
 
-for kind in plain tls tcp dns; do
+# PROBE_KINDS="tls" times only those rows.
+for kind in ${PROBE_KINDS:-plain tls tls-system tcp dns}; do
+  expect=1
   case $kind in
     plain) target="127.0.0.1:$port"; module=http_2xx; what="a plain GET" ;;
     tls) target="https://127.0.0.1:$tls_port/"; module=https_2xx; what="an HTTPS GET (full TLS handshake each)" ;;
+    tls-system) target="https://127.0.0.1:$tls_port/"; module=https_system_ca; expect=0
+      what="an HTTPS GET checked against the system's CA store (the certificate is not in it: both fail verification)" ;;
     tcp) target="127.0.0.1:$port"; module=tcp_connect; what="a TCP connection (tcp prober)" ;;
     dns) target="127.0.0.1:$dns_port"; module=dns_a; what="a DNS question over UDP (dns prober)" ;;
   esac
   # Both answer the same way before they are timed.
-  curl -s "http://127.0.0.1:$lport/probe?target=$target&module=$module" | grep -q '^probe_success 1' || { echo "Lookout's /probe failed for $target" >&2; exit 1; }
-  curl -s "http://127.0.0.1:$bport/probe?target=$target&module=$module" | grep -q '^probe_success 1' || { echo "blackbox's /probe failed for $target" >&2; exit 1; }
+  curl -s "http://127.0.0.1:$lport/probe?target=$target&module=$module" | grep -q "^probe_success $expect" || { echo "Lookout's /probe failed for $target" >&2; exit 1; }
+  curl -s "http://127.0.0.1:$bport/probe?target=$target&module=$module" | grep -q "^probe_success $expect" || { echo "blackbox's /probe failed for $target" >&2; exit 1; }
   lk=(); bb=()
   for _ in 1 2 3; do
     lk+=("$(round "$lpid" "$lport" "$target" "$module")")

@@ -106,6 +106,13 @@ final class EasyHandle: @unchecked Sendable {
         if let caFile = request.caFile {
             lookout_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)
         }
+        // Debian's libcurl has a CA directory besides its bundle (the same certificates), and
+        // libcurl keeps its parsed CA store between connections only when there is no directory:
+        // with one, every TLS connection parsed the whole bundle again, about 29 ms of CPU for
+        // the 139 certificates of Debian's bundle against 0.9 ms for the rest of the handshake. The store is
+        // kept 5 minutes, so a CA file changed in place is read again soon.
+        lookout_curl_setopt_string(handle, CURLOPT_CAPATH, nil)
+        lookout_curl_setopt_long(handle, CURLOPT_CA_CACHE_TIMEOUT, 300)
         configureTLSAndProxy()
         if request.method == "HEAD" {
             lookout_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
