@@ -60,8 +60,9 @@ let package = Package(
         // One ICMP echo, unprivileged where the kernel allows it: what `kind: icmp` and blackbox's
         // icmp prober send.
         .target(name: "ICMPEcho"),
-        // A line-based TCP conversation (blackbox's tcp `query_response`) on a thread of its own.
-        .target(name: "TCPExchange"),
+        // A line-based TCP conversation (blackbox's tcp `query_response`, STARTTLS and TLS through
+        // OpenSSL) on a thread of its own.
+        .target(name: "TCPExchange", dependencies: ["CLibCrypto"]),
         .target(
             name: "MicroHTTPServer",
             dependencies: ["CMicroHTTPD", "CZlib"]

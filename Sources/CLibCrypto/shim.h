@@ -1,4 +1,4 @@
-// CLibCrypto: OpenSSL's libcrypto (already linked by libcurl) for SHA-256.
+// CLibCrypto: OpenSSL (already linked by libcurl): SHA-256, certificates, and TLS on a socket of our own.
 #ifndef LOOKOUT_CRYPTO_SHIM_H
 #define LOOKOUT_CRYPTO_SHIM_H
 
@@ -10,6 +10,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <openssl/err.h>
+#include <stdio.h>
 
 static inline EVP_MD_CTX *lookout_sha256_new(void) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -157,5 +159,113 @@ static inline int lookout_x509_dns_names(X509 *x, char *out, int capacity) {
     }
     GENERAL_NAMES_free(names);
     return written;
+}
+/// A TLS client's settings for a conversation on a socket of its own (STARTTLS): trust (a PEM
+/// CA file, or the system's), an optional client certificate, the versions allowed (0: OpenSSL's
+/// default; else TLS1_VERSION…), no session cache. NULL with OpenSSL's reason in `error`.
+static inline SSL_CTX *lookout_tls_client_context(const char *ca_file, const char *cert_file, const char *key_file,
+                                                  int verify, int min_version, int max_version,
+                                                  char *error, int error_length) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) goto fail;
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_verify(ctx, verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
+    if (ca_file) {
+        if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1) goto fail;
+    } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        goto fail;
+    }
+    if (cert_file && SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) goto fail;
+    if (key_file && SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) goto fail;
+    if (min_version && SSL_CTX_set_min_proto_version(ctx, min_version) != 1) goto fail;
+    if (max_version && SSL_CTX_set_max_proto_version(ctx, max_version) != 1) goto fail;
+    return ctx;
+fail:
+    if (error && error_length > 0) {
+        unsigned long code = ERR_get_error();
+        if (code) ERR_error_string_n(code, error, (size_t)error_length); else snprintf(error, (size_t)error_length, "cannot set up TLS");
+    }
+    ERR_clear_error();
+    if (ctx) SSL_CTX_free(ctx);
+    return NULL;
+}
+static inline void lookout_tls_context_up_ref(SSL_CTX *ctx) { SSL_CTX_up_ref(ctx); }
+static inline void lookout_tls_context_free(SSL_CTX *ctx) { SSL_CTX_free(ctx); }
+
+/// A client connection on the connected socket `fd`, checking the certificate for `name` (a host
+/// name, sent in SNI too, or an IP address, as Go's crypto/tls does); NULL on failure.
+static inline SSL *lookout_tls_client(SSL_CTX *ctx, int fd, const char *name) {
+    SSL *ssl = SSL_new(ctx);
+    if (!ssl) return NULL;
+    if (SSL_set_fd(ssl, fd) != 1) { SSL_free(ssl); return NULL; }
+    if (name && *name) {
+        X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+        if (X509_VERIFY_PARAM_set1_ip_asc(param, name) != 1) {
+            SSL_set_tlsext_host_name(ssl, name);
+            SSL_set1_host(ssl, name);
+        }
+    }
+    return ssl;
+}
+static inline void lookout_tls_free(SSL *ssl) { SSL_free(ssl); }
+
+/// What a call's result means: 1 done (or bytes moved), 0 closed, -1 wait to read, -2 wait to
+/// write, -3 failed.
+static inline int lookout_tls_result(SSL *ssl, int ret) {
+    if (ret > 0) return 1;
+    switch (SSL_get_error(ssl, ret)) {
+    case SSL_ERROR_WANT_READ: return -1;
+    case SSL_ERROR_WANT_WRITE: return -2;
+    case SSL_ERROR_ZERO_RETURN: return 0;
+    default: return -3;
+    }
+}
+static inline int lookout_tls_connect(SSL *ssl) { return lookout_tls_result(ssl, SSL_connect(ssl)); }
+static inline int lookout_tls_read(SSL *ssl, void *buffer, int count, int *moved) {
+    int ret = SSL_read(ssl, buffer, count);
+    *moved = ret > 0 ? ret : 0;
+    return lookout_tls_result(ssl, ret);
+}
+static inline int lookout_tls_write(SSL *ssl, const void *buffer, int count, int *moved) {
+    int ret = SSL_write(ssl, buffer, count);
+    *moved = ret > 0 ? ret : 0;
+    return lookout_tls_result(ssl, ret);
+}
+
+/// Why the handshake failed, in words: the certificate check's reason when it failed there.
+static inline void lookout_tls_failure(SSL *ssl, char *out, int length) {
+    long verified = SSL_get_verify_result(ssl);
+    unsigned long code = ERR_peek_last_error();
+    if (verified != X509_V_OK) {
+        snprintf(out, (size_t)length, "certificate verify failed: %s", X509_verify_cert_error_string(verified));
+    } else if (code) {
+        ERR_error_string_n(code, out, (size_t)length);
+    } else {
+        snprintf(out, (size_t)length, "the server ended the TLS handshake");
+    }
+    ERR_clear_error();
+}
+/// How the certificate check went: 0 passed (or was not made), 1 failed on a validity period
+/// (expired, not yet valid), 2 failed otherwise (untrusted, another name).
+static inline int lookout_tls_verify_outcome(SSL *ssl) {
+    long verified = SSL_get_verify_result(ssl);
+    if (verified == X509_V_OK) return 0;
+    return verified == X509_V_ERR_CERT_HAS_EXPIRED || verified == X509_V_ERR_CERT_NOT_YET_VALID ? 1 : 2;
+}
+
+/// The earliest notAfter of the chain OpenSSL verified (as Go's VerifiedChains), or -1 when
+/// none was (no verification).
+static inline long long lookout_ssl_verified_chain_expiry(SSL *ssl) {
+    STACK_OF(X509) *chain = SSL_get0_verified_chain(ssl);
+    long long earliest = -1;
+    int count = chain ? sk_X509_num(chain) : 0;
+    for (int i = 0; i < count; i++) {
+        const ASN1_TIME *after = X509_get0_notAfter(sk_X509_value(chain, i));
+        struct tm when;
+        if (!after || !ASN1_TIME_to_tm(after, &when)) continue;
+        long long seconds = (long long)timegm(&when);
+        if (earliest < 0 || seconds < earliest) earliest = seconds;
+    }
+    return earliest;
 }
 #endif

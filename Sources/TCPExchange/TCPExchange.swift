@@ -5,22 +5,26 @@ import Foundation
 #endif
 
 /// A line-based conversation with a TCP server — blackbox_exporter's `query_response`: expect a
-/// line matching a regular expression (what it captured may be sent back, `${1}`), send a line —
-/// on a thread of its own, with blocking calls bounded by one deadline. Knows nothing of Lookout.
+/// line matching a regular expression (what it captured may be sent back, `${1}`), send a line,
+/// upgrade to TLS (STARTTLS) — in TLS from the start if asked, on a thread of its own, with
+/// every call bounded by one deadline. Knows nothing of Lookout.
 ///
 /// ```swift
 /// let outcome = await TCPExchange.run(host: "127.0.0.1", port: 25, steps: [.init(expect: "^220 ")], timeout: .seconds(5))
 /// print(outcome.problem ?? "ok")
 /// ```
 public enum TCPExchange {
-    /// One exchange: a line to wait for, then a line to send (either may be absent).
+    /// One exchange: a line to wait for, then a line to send (either may be absent), then, with
+    /// `startTLS`, a TLS handshake on the connection; what follows is read and sent over TLS.
     public struct Step: Sendable {
         public var expect: String?
         public var send: String?
+        public var startTLS: Bool
 
-        public init(expect: String? = nil, send: String? = nil) {
+        public init(expect: String? = nil, send: String? = nil, startTLS: Bool = false) {
             self.expect = expect
             self.send = send
+            self.startTLS = startTLS
         }
     }
 
@@ -31,8 +35,12 @@ public enum TCPExchange {
         public var resolveSeconds: Double = 0
         /// What went wrong, for people; nil when every step passed.
         public var problem: String?
-        /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`.
+        /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`, `tls`
+        /// (the handshake failed), `tls_certificate` (on the certificate), `tls_expired` (on its
+        /// validity period).
         public var reason: String?
+        /// The TLS handshake that completed (from the start, or the last STARTTLS).
+        public var tls: TLSHandshake?
         /// An `expect` found no matching line before the connection ended.
         public var failedDueToRegex = false
         public var ipVersion: Int?
@@ -43,16 +51,27 @@ public enum TCPExchange {
     /// At most this much is read over the whole conversation (an endless banner).
     public static let maxRead = 1 << 20
 
-    /// - Parameter source: the local address to connect from (an IP literal), or any.
-    public static func run(host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool = false, source: String? = nil) async -> Outcome {
+    /// - Parameters:
+    ///   - source: the local address to connect from (an IP literal), or any.
+    ///   - tls: how TLS is set up, for a step's `startTLS` and for `tlsFromStart`.
+    ///   - tlsFromStart: shake hands as soon as the connection is made (blackbox's `tls: true`).
+    public static func run(
+        host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool = false, source: String? = nil, tls: TLSSettings = TLSSettings(),
+        tlsFromStart: Bool = false
+    ) async -> Outcome {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(returning: perform(host: host, port: port, steps: steps, timeout: timeout, preferIPv6: preferIPv6, source: source))
+                continuation.resume(
+                    returning: perform(
+                        host: host, port: port, steps: steps, timeout: timeout, preferIPv6: preferIPv6, source: source, tls: tls, tlsFromStart: tlsFromStart))
             }
         }
     }
 
-    static func perform(host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool, source: String? = nil) -> Outcome {
+    static func perform(
+        host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool, source: String? = nil, tls settings: TLSSettings = TLSSettings(),
+        tlsFromStart: Bool = false
+    ) -> Outcome {
         var outcome = Outcome()
         let deadline = ContinuousClock.now + timeout
         func remainingMs() -> Int32 {
@@ -116,6 +135,28 @@ public enum TCPExchange {
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
         if error != 0 { return failed(&outcome, error) }
 
+        var tls: TLSClient?
+        /// Shakes hands on the connection; false (with the problem) when that failed.
+        func startTLS() -> Bool {
+            switch TLSClient.connect(fd: fd, host: host, settings: settings, remainingMs: remainingMs) {
+            case .success(let (client, handshake)):
+                tls = client
+                outcome.tls = handshake
+                return true
+            case .failure(.timeout):
+                outcome.problem = "no TLS handshake within the timeout"
+                outcome.reason = "timeout"
+            case .failure(.setup(let reason)):
+                outcome.problem = "cannot set up TLS: \(reason)"
+                outcome.reason = "tls"
+            case .failure(.handshake(let reason, let cause)):
+                outcome.problem = "the TLS handshake failed: \(reason)"
+                outcome.reason = cause == .expired ? "tls_expired" : cause == .certificate ? "tls_certificate" : "tls"
+            }
+            return false
+        }
+        if tlsFromStart && !startTLS() { return outcome }
+
         var buffer: [UInt8] = []
         var readTotal = 0
         var closed = false
@@ -133,8 +174,19 @@ public enum TCPExchange {
                     defer { buffer.removeAll() }
                     return String(decoding: buffer, as: UTF8.self)
                 }
-                guard wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return nil }
                 var chunk = [UInt8](repeating: 0, count: 4096)
+                if let tls {
+                    // OpenSSL may hold decrypted bytes the socket no longer shows: read first.
+                    guard let count = tls.read(&chunk, remainingMs: remainingMs) else { return nil }
+                    if count > 0 {
+                        buffer += chunk[..<count]
+                        readTotal += count
+                    } else {
+                        closed = true
+                    }
+                    continue
+                }
+                guard wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return nil }
                 let count = recv(fd, &chunk, chunk.count, 0)
                 if count > 0 {
                     buffer += chunk[..<count]
@@ -170,7 +222,13 @@ public enum TCPExchange {
                     return outcome
                 }
             }
-            if let send {
+            if let send, let tls {
+                guard tls.write(Array((send + "\n").utf8), remainingMs: remainingMs) else {
+                    outcome.problem = "could not send over TLS within the timeout"
+                    outcome.reason = "timeout"
+                    return outcome
+                }
+            } else if let send {
                 let bytes = Array((send + "\n").utf8)
                 var sent = 0
                 while sent < bytes.count {
@@ -186,6 +244,13 @@ public enum TCPExchange {
                     }
                     sent += count
                 }
+            }
+            if step.startTLS {
+                // What the server sent before the handshake is not read over TLS (as blackbox
+                // starts a new scanner on the TLS connection).
+                buffer.removeAll()
+                closed = false
+                guard startTLS() else { return outcome }
             }
         }
         return outcome

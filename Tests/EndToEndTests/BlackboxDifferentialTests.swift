@@ -61,6 +61,8 @@ struct BlackboxDifferentialTests {
         let day: TimeInterval = 86_400
         let now = Date()
         var caSims: [ChildProcess] = []
+        var banners: [ChildProcess] = []
+        defer { for banner in banners { banner.send(SIGKILL) } }
         var caBases: [String: String] = [:]
         for (name, from, until, names) in [
             ("valid", now - day, now + 30 * day, "IP:127.0.0.1"), ("expired", now - 10 * day, now - day, "IP:127.0.0.1"),
@@ -71,6 +73,14 @@ struct BlackboxDifferentialTests {
             let (process, base) = try await startSimulator(["--listen", "127.0.0.1:0", "--tls-cert", issued.cert, "--tls-key", issued.key])
             caSims.append(process)
             caBases[name] = base
+            // A conversation (STARTTLS on one port, TLS from the start on the other) with the
+            // same certificate.
+            if ["valid", "expired", "other-host"].contains(name) {
+                let (banner, plain, tls) = try await startBannerServer(cert: issued.cert, key: issued.key)
+                banners.append(banner)
+                caBases["banner-" + name] = "127.0.0.1:\(plain)"
+                caBases["banner-tls-" + name] = "127.0.0.1:\(tls)"
+            }
         }
         // One file for both: Lookout reads blackbox_exporter's own config as it is.
         try """
@@ -116,6 +126,25 @@ struct BlackboxDifferentialTests {
           tcp_banner_from_lo2: {prober: tcp, timeout: 5s, tcp: {source_ip_address: 127.0.0.2, query_response: [{expect: "^220"}]}}
           tcp_tls: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(cert)"}}}
           tcp_tls_test_ca: {prober: tcp, timeout: 5s, tcp: {tls: true, tls_config: {ca_file: "\(ca.certificate)"}}}
+          tcp_starttls:
+            prober: tcp
+            timeout: 5s
+            tcp:
+              tls_config: {ca_file: "\(ca.certificate)"}
+              query_response: [{expect: "^220 banner", send: STARTTLS}, {expect: "^220 ready", starttls: true}, {send: EHLO lookout}, {expect: "^250 hello lookout"}]
+          tcp_starttls_insecure:
+            prober: tcp
+            timeout: 5s
+            tcp:
+              tls_config: {insecure_skip_verify: true}
+              query_response: [{expect: "^220 banner", send: STARTTLS}, {expect: "^220 ready", starttls: true}, {send: EHLO lookout}, {expect: "^250 hello lookout"}]
+          tcp_tls_banner:
+            prober: tcp
+            timeout: 5s
+            tcp:
+              tls: true
+              tls_config: {ca_file: "\(ca.certificate)"}
+              query_response: [{expect: "^220 ([^ ]+) ESMTP", send: "EHLO ${1}"}, {expect: "^250 hello banner"}]
           grpc_server: {prober: grpc, timeout: 5s, grpc: {preferred_ip_protocol: ip4}}
           grpc_ok: {prober: grpc, timeout: 5s, grpc: {service: ok, preferred_ip_protocol: ip4}}
           grpc_down: {prober: grpc, timeout: 5s, grpc: {service: down, preferred_ip_protocol: ip4}}
@@ -223,6 +252,10 @@ struct BlackboxDifferentialTests {
             (String(caBases["expired"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
             (String(caBases["other-host"]!.dropFirst("https://".count)), "tcp_tls_test_ca"),
             ("127.0.0.1:\(refusedPort)", "tcp_connect"),
+            (caBases["banner-valid"]!, "tcp_starttls"), (caBases["banner-expired"]!, "tcp_starttls"),
+            (caBases["banner-other-host"]!, "tcp_starttls"), (caBases["banner-other-host"]!, "tcp_starttls_insecure"),
+            (bannerTarget, "tcp_starttls"), (caBases["banner-tls-valid"]!, "tcp_tls_banner"), (caBases["banner-tls-expired"]!, "tcp_tls_banner"),
+            (caBases["banner-valid"]!, "tcp_tls_banner"),
             ("\(tlsBase)/ok", "http_2xx"),
             ("\(simHost)/download/4096", "small"),
             ("\(simHost)/download/4096", "small_regex"),
@@ -246,12 +279,16 @@ struct BlackboxDifferentialTests {
                     #expect(ours[series] == value, "\(target) \(module): \(series) is \(ours[series] ?? .nan), blackbox_exporter says \(value)")
                 }
             }
-            if module == "tls_ca" || (module == "tcp_tls" && target != simHost) {
+            let handshook =
+                (target == caBases["banner-valid"] && module == "tcp_starttls") || (target == caBases["banner-tls-valid"] && module == "tcp_tls_banner")
+            if module == "tls_ca" || (module == "tcp_tls" && target != simHost) || handshook {
                 // The TLS series are there to compare: leaf, chain expiry, version.
                 for name in ["probe_ssl_last_chain_info{", "probe_tls_version_info{", "probe_ssl_last_chain_expiry_timestamp_seconds"] {
-                    #expect(theirs.keys.contains { $0.hasPrefix(name) } && ours.keys.contains { $0.hasPrefix(name) }, "\(name)")
+                    #expect(theirs.keys.contains { $0.hasPrefix(name) } && ours.keys.contains { $0.hasPrefix(name) }, "\(target) \(module): \(name)")
                 }
-                #expect(ours.keys.contains { $0.contains(#"subjectalternative="localhost,probe.test""#) })
+                if module == "tls_ca" || module == "tcp_tls" {
+                    #expect(ours.keys.contains { $0.contains(#"subjectalternative="localhost,probe.test""#) })
+                }
             }
             // One attempt, as blackbox makes.
             #expect(ours["probe_retries"] == 0, "\(target) \(module)")

@@ -71,7 +71,7 @@ struct BlackboxFileTests {
         #expect(!narrowed.warnings.contains { $0.message.contains("probe any target") })
     }
 
-    @Test func whatCannotBeHonouredIsAnErrorInThatFile() {
+    @Test func whatCannotBeHonouredIsAnErrorInThatFile() throws {
         #expect(
             problems("modules:\n  m:\n    prober: http\n    http: {http_headers: {X-A: {values: [b]}}}\n") == [
                 "blackbox.yml:4:12: modules.m.http.http_headers: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
@@ -93,12 +93,15 @@ struct BlackboxFileTests {
         #expect(
             problems("modules:\n  m: {prober: tcp, tcp: {source_ip_address: eth0}}\n").first?.contains(
                 "modules.m.tcp.source_ip_address: \"eth0\" is not an IP address") == true)
+        // STARTTLS and a conversation in TLS from the start are served; a starttls that is no
+        // boolean is not.
+        let starttls = try #require(
+            try load("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: x, send: STARTTLS}, {starttls: true}]}}\n").probeModules["m"])
+        #expect(starttls.tcpQueryResponse.map(\.startTLS) == [false, true])
+        #expect(problems("modules:\n  m: {prober: tcp, tcp: {tls: true, query_response: [{expect: x}]}}\n").isEmpty)
         #expect(
-            problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{starttls: true}]}}\n").first?.contains(
-                "modules.m.tcp.query_response[0].starttls: Lookout does not support STARTTLS") == true)
-        #expect(
-            problems("modules:\n  m: {prober: tcp, tcp: {tls: true, query_response: [{expect: x}]}}\n").first?.contains(
-                "query_response with tls: true is not supported yet") == true)
+            problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{starttls: maybe}]}}\n").first?.contains(
+                "modules.m.tcp.query_response[0].starttls") == true)
         #expect(
             problems("modules:\n  m: {prober: tcp, tcp: {query_response: [{expect: \"(\"}]}}\n").first?.contains(
                 "modules.m.tcp.query_response[0].expect: \"(\" is not a regular expression") == true)

@@ -80,6 +80,44 @@ struct TCPExchangeTests {
         #expect(outcome.reason == "refused")
     }
 
+    @Test func aPeerThatAcceptsSTARTTLSAndThenSaysNothingTimesOut() async throws {
+        let port = try peer { connection in
+            let text = Array("220 ready to start TLS\r\n".utf8)
+            _ = send(connection, text, text.count, Int32(MSG_NOSIGNAL))
+            var byte: UInt8 = 0
+            while recv(connection, &byte, 1, 0) > 0 {}  // reads the ClientHello, never answers
+        }
+        let outcome = await TCPExchange.run(
+            host: "127.0.0.1", port: port, steps: [.init(expect: "^220", startTLS: true)], timeout: .milliseconds(300))
+        #expect(outcome.reason == "timeout")
+        #expect(outcome.tls == nil)
+    }
+
+    @Test func aPeerThatAnswersTheHandshakeWithTextFailsIt() async throws {
+        let port = try peer { connection in
+            var byte: UInt8 = 0
+            _ = recv(connection, &byte, 1, 0)
+            let text = Array("500 what is this\r\n".utf8)
+            _ = send(connection, text, text.count, Int32(MSG_NOSIGNAL))
+        }
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [], timeout: .seconds(5), tlsFromStart: true)
+        #expect(outcome.reason == "tls")
+        #expect(outcome.problem?.hasPrefix("the TLS handshake failed") == true)
+        #expect(outcome.tls == nil)
+    }
+
+    @Test func aCAFileThatIsNotOneIsSaid() async throws {
+        let port = try peer { connection in
+            var byte: UInt8 = 0
+            _ = recv(connection, &byte, 1, 0)
+        }
+        var settings = TLSSettings()
+        settings.caFile = "/nonexistent/ca.pem"
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [], timeout: .seconds(2), tls: settings, tlsFromStart: true)
+        #expect(outcome.reason == "tls")
+        #expect(outcome.problem?.hasPrefix("cannot set up TLS") == true)
+    }
+
     @Test func capturesExpandAsGoDoes() throws {
         let regex = try NSRegularExpression(pattern: "^220 (?<host>[^ ]+) (ESMTP)")
         let line = "220 mail.test ESMTP ready"

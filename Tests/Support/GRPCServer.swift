@@ -19,6 +19,17 @@ public func startBannerServer() async throws -> (ChildProcess, Int) {
     return (server, port)
 }
 
+/// The banner server with a certificate: STARTTLS on its first port, TLS from the first byte on
+/// its second. Returns it with both ports.
+public func startBannerServer(cert: String, key: String) async throws -> (ChildProcess, plain: Int, tls: Int) {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/banner-server.py").path
+    let server = try ChildProcess("/usr/bin/python3", ["-u", script, "--cert", cert, "--key", key])
+    guard let port = Int(try await server.waitFor(#"^listening (\d+)"#)), let tls = Int(try await server.waitFor(#"tls listening (\d+)"#)) else {
+        throw TestFailure("the banner server printed no ports")
+    }
+    return (server, port, tls)
+}
+
 /// Starts `Scripts/http-proxy.py`, a forward proxy for plain http:// on a free loopback port;
 /// it prints "proxied METHOD URL" for each request. Returns it with its port.
 public func startHTTPProxy() async throws -> (ChildProcess, Int) {

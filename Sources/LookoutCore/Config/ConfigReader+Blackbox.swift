@@ -120,10 +120,8 @@ extension ConfigReader {
             for (index, item) in list.enumerated() {
                 let itemPath = "\(path).query_response[\(index)]"
                 guard let step = mapping(item, itemPath, known: ["expect", "send", "starttls"]) else { continue }
-                if let node = step["starttls"]?.value, bool(node, "\(itemPath).starttls") == true {
-                    problem(node, "\(itemPath).starttls", "Lookout does not support STARTTLS in query_response yet; keep this module in blackbox_exporter")
-                }
                 var read = ProbeModule.TCPQueryStep()
+                if let node = step["starttls"]?.value, let flag = bool(node, "\(itemPath).starttls") { read.startTLS = flag }
                 if let node = step["expect"]?.value, let pattern = string(node, "\(itemPath).expect") {
                     if (try? NSRegularExpression(pattern: pattern)) == nil {
                         problem(node, "\(itemPath).expect", "\"\(pattern)\" is not a regular expression")
@@ -132,10 +130,7 @@ extension ConfigReader {
                     }
                 }
                 if let node = step["send"]?.value, let text = string(node, "\(itemPath).send") { read.send = text }
-                if read.expect != nil || read.send != nil { module.tcpQueryResponse.append(read) }
-            }
-            if module.tcpTLS && !module.tcpQueryResponse.isEmpty {
-                problem(entry.key, "\(path).query_response", "query_response with tls: true is not supported yet; keep this module in blackbox_exporter")
+                if read.expect != nil || read.send != nil || read.startTLS { module.tcpQueryResponse.append(read) }
             }
         }
         if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }

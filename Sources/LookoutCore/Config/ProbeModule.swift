@@ -93,14 +93,16 @@ package struct ProbeModule: Sendable, Equatable {
     package var tcpQueryResponse: [TCPQueryStep] = []
 
     /// One `query_response` item: wait for a line matching `expect`, then send `send` (which
-    /// may name what `expect` captured, `${1}`).
+    /// may name what `expect` captured, `${1}`), then with `starttls` shake hands.
     package struct TCPQueryStep: Sendable, Equatable {
         package var expect: String?
         package var send: String?
+        package var startTLS = false
 
-        package init(expect: String? = nil, send: String? = nil) {
+        package init(expect: String? = nil, send: String? = nil, startTLS: Bool = false) {
             self.expect = expect
             self.send = send
+            self.startTLS = startTLS
         }
     }
     /// Where the module was written (`probe_modules.NAME` or `FILE: modules.NAME`), for errors.

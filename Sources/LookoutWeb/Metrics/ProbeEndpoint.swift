@@ -264,22 +264,34 @@ package struct ProbeEndpoint: Sendable {
     /// The TLS series of an answer over TLS (http) or a handshake (tcp), as blackbox_exporter
     /// writes them: a handshake that failed verification (wrong host, expired) leaves none.
     static func writeTLS(_ result: TransferResult, module: ProbeModule, into writer: ExpositionWriter) {
+        // Its last-chain expiry is the earliest expiry of the verified chain; libcurl shows the
+        // chain the server presented, which is the same unless the trust store supplies a
+        // certificate that expires first.
+        let expiry = result.certificateExpiry.map { $0.timeIntervalSince1970.rounded() }
+        guard let certificate = result.peerCertificate, let version = result.tlsVersion else {
+            if let expiry { writer.single("probe_ssl_earliest_cert_expiry", type: .gauge, help: "Returns last SSL chain expiry in unixtime", value: expiry) }
+            return
+        }
+        writeTLS(earliestExpiry: expiry, lastChainExpiry: expiry, certificate: certificate, version: version, module: module, into: writer)
+    }
+
+    /// blackbox's TLS series after a handshake: the presented chain's earliest expiry, the
+    /// verified chain's, the leaf and the protocol.
+    static func writeTLS(
+        earliestExpiry: Double?, lastChainExpiry: Double?, certificate: PeerCertificate, version: String, module: ProbeModule, into writer: ExpositionWriter
+    ) {
         func gauge(_ name: String, _ help: String, _ value: Double) {
             writer.single(name, type: .gauge, help: help, value: value)
         }
-        if let expiry = result.certificateExpiry {
-            gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", expiry.timeIntervalSince1970.rounded())
+        if let earliestExpiry {
+            gauge("probe_ssl_earliest_cert_expiry", "Returns last SSL chain expiry in unixtime", earliestExpiry)
         }
-        // Its last-chain expiry is the earliest expiry of the verified chain; Lookout reads the
-        // chain the server presented, which is the same unless the trust store supplies a
-        // certificate that expires first.
-        guard let certificate = result.peerCertificate, let version = result.tlsVersion else { return }
         // Unverified (insecure_skip_verify), there is no verified chain: Go reports its zero
         // time, 0001-01-01, as blackbox_exporter does.
         if module.insecureSkipVerify {
             gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", -62_135_596_800)
-        } else if let expiry = result.certificateExpiry {
-            gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", expiry.timeIntervalSince1970.rounded())
+        } else if let lastChainExpiry {
+            gauge("probe_ssl_last_chain_expiry_timestamp_seconds", "Returns last SSL chain expiry in timestamp", lastChainExpiry)
         }
         writer.family("probe_ssl_last_chain_info", type: .gauge, help: "Contains SSL leaf certificate information")
         writer.sample(

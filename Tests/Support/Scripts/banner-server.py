@@ -2,36 +2,79 @@
 """A line-based TCP server on a free loopback port, for tcp `query_response` tests: it greets
 with an SMTP-like banner, answers `EHLO NAME` with `250 hello NAME`, anything else with `500`,
 and closes a connection that says nothing for half a second. Prints "listening PORT", then
-"connection from ADDRESS" for each connection."""
+"connection from ADDRESS" for each connection.
+
+With --cert and --key it also speaks TLS: `STARTTLS` is answered `220 ready to start TLS`, the
+connection is wrapped, and one more line is answered over TLS; and a second port speaks TLS from
+the first byte (printed as "tls listening PORT")."""
+import argparse
 import socket
+import ssl
 import threading
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--cert")
+parser.add_argument("--key")
+arguments = parser.parse_args()
+context = None
+if arguments.cert:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(arguments.cert, arguments.key)
 
-def serve(conn):
-    with conn:
+
+def read_line(conn):
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk:
+            return None
+        data += chunk
+    return data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
+
+
+def serve(conn, wrap_first=False):
+    try:
+        if wrap_first:
+            conn.settimeout(2)
+            conn = context.wrap_socket(conn, server_side=True)
         conn.sendall(b"220 banner.test ESMTP ready\r\n")
         conn.settimeout(0.5)
-        data = b""
-        try:
-            while b"\n" not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    return
-                data += chunk
-        except socket.timeout:
-            return
-        line = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
-        if line.startswith("EHLO "):
-            conn.sendall(("250 hello " + line[5:] + "\r\n").encode())
-        else:
+        while True:
+            line = read_line(conn)
+            if line is None:
+                return
+            if line.startswith("EHLO "):
+                conn.sendall(("250 hello " + line[5:] + "\r\n").encode())
+                return
+            if line == "STARTTLS" and context is not None and not isinstance(conn, ssl.SSLSocket):
+                conn.sendall(b"220 ready to start TLS\r\n")
+                conn.settimeout(2)
+                conn = context.wrap_socket(conn, server_side=True)
+                conn.settimeout(0.5)
+                continue
             conn.sendall(b"500 what\r\n")
+            return
+    except (socket.timeout, ssl.SSLError, OSError):
+        return
+    finally:
+        conn.close()
+
+
+def accept(server, wrap_first):
+    while True:
+        connection, peer = server.accept()
+        print("connection from", peer[0], flush=True)
+        threading.Thread(target=serve, args=(connection, wrap_first), daemon=True).start()
 
 
 server = socket.socket()
 server.bind(("127.0.0.1", 0))
 server.listen(64)
 print("listening", server.getsockname()[1], flush=True)
-while True:
-    connection, peer = server.accept()
-    print("connection from", peer[0], flush=True)
-    threading.Thread(target=serve, args=(connection,), daemon=True).start()
+if context is not None:
+    tls_server = socket.socket()
+    tls_server.bind(("127.0.0.1", 0))
+    tls_server.listen(64)
+    print("tls listening", tls_server.getsockname()[1], flush=True)
+    threading.Thread(target=accept, args=(tls_server, True), daemon=True).start()
+accept(server, False)
