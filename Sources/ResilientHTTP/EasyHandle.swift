@@ -84,11 +84,17 @@ final class EasyHandle: @unchecked Sendable {
         } else if request.forbidsHTTP2 {
             lookout_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         }
-        lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        if request.connectOnly && request.startTLS {
+            // The mail protocols' connect phase: greeting, EHLO/CAPABILITY, STARTTLS, handshake.
+            lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "smtp,imap,pop3")
+            lookout_curl_setopt_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue))
+        } else {
+            lookout_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        }
         lookout_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         // A connect-only transfer has no response to read the live connection at: its
         // certificates come from libcurl's (costly) CERTINFO. Others read them from the SSL*.
-        if request.connectOnly, ASCII.hasPrefixIgnoringCase(request.url, "https://") {
+        if request.connectOnly, request.startTLS || ASCII.hasPrefixIgnoringCase(request.url, "https://") {
             lookout_curl_setopt_long(handle, CURLOPT_CERTINFO, 1)
             // Its protocol and leaf, when asked, from the handshake as it completes.
             if request.describesTLS {

@@ -88,6 +88,11 @@ public enum FailureClassifier {
             return failure(.invalidResponse, "malformed_http")
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return failure(.clientError, "bad_url")
+        case CURLE_USE_SSL_FAILED:
+            // STARTTLS asked for and not offered, or refused: the mail server would go on in the clear.
+            var failure = failure(.tlsError, "starttls_unavailable")
+            failure.detail = "the server does not offer STARTTLS, or refused it"
+            return failure
         case CURLE_PEER_FAILED_VERIFICATION:
             let expired = result.curlMessage.lowercased().contains("expired")
             return failure(.tlsError, expired ? "cert_expired" : "cert_invalid")

@@ -59,6 +59,9 @@ public struct TransferRequest: Sendable {
     /// Connect (and for https:// complete the TLS handshake) and send nothing: a TCP or TLS
     /// probe. Success is a connection, with no HTTP status.
     public var connectOnly = false
+    /// With `connectOnly`, an smtp://, imap:// or pop3:// URL: the server's greeting, STARTTLS
+    /// and the TLS handshake (a server that offers no STARTTLS fails), then nothing more.
+    public var startTLS = false
     /// Record the TLS version and describe the leaf certificate (`TransferResult.tlsVersion`,
     /// `peerCertificate`), for blackbox_exporter's TLS series; off by default (it parses the
     /// certificate).

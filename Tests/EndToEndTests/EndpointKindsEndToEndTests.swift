@@ -45,4 +45,46 @@ struct EndpointKindsEndToEndTests {
         #expect(try await plain.terminate() == 0)
         #expect(try await secure.terminate() == 0)
     }
+
+    /// A mail server's certificate behind STARTTLS: smtp:// on a real SMTP server (aiosmtpd)
+    /// shakes hands after the greeting and EHLO, and a server that offers no STARTTLS fails
+    /// rather than being counted up in the clear.
+    @Test func watchesAMailServersCertificateThroughSTARTTLS() async throws {
+        let directory = try makeTemporaryDirectory("starttls-kinds")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (cert, key) = try makeSelfSignedCertificate(in: directory)
+        let port = closedPort()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let smtp = try ChildProcess(
+            "/usr/bin/python3",
+            [
+                root.appendingPathComponent("Tests/Support/Scripts/smtp-server.py").path, "--port", "\(port)", "--cert", cert, "--key", key,
+                "--dir", directory.path, "--user", "u", "--password", "p",
+            ])
+        defer { smtp.send(SIGKILL) }
+        _ = try await smtp.waitFor(#"listening (\d+)"#)
+        let (banner, bannerPort) = try await startBannerServer()
+        defer { banner.send(SIGKILL) }
+        let lookout = try await InProcessLookout.start(
+            """
+            defaults: {interval: 1s, timeout: 2s}
+            sources:
+              - {name: mail-trusted, kind: tls, url: "smtp://127.0.0.1:\(port)", ca_file: "\(cert)"}
+              - {name: mail-untrusted, kind: tls, url: "smtp://127.0.0.1:\(port)"}
+              - {name: mail-no-starttls, kind: tls, url: "smtp://127.0.0.1:\(bannerPort)", ca_file: "\(cert)"}
+            """)
+        let http = CurlTransport()
+        let metrics = try await eventually("a probe of every source") {
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+            let names = ["mail-trusted", "mail-untrusted", "mail-no-starttls"]
+            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
+        }
+        #expect(metrics.contains(#"lookout_probe_success{source="mail-trusted"} 1"#))
+        #expect(metrics.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="mail-trusted"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="mail-untrusted",category="tls_error",reason="cert_invalid"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="mail-no-starttls",category="tls_error",reason="starttls_unavailable"}"#))
+        // The banner server saw an EHLO and nothing after it.
+        #expect(banner.text.contains("connection from 127.0.0.1"))
+        try await lookout.stop()
+    }
 }

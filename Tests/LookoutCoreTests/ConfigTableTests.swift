@@ -92,6 +92,14 @@ struct ConfigTableTests {
             #"t.yml:4:10: sources[0].url: "tls://x" names no port (use tls://host:port)"#
         ),
         (
+            "sources:\n  - name: a\n    kind: tls\n    url: smtp://x\n",
+            #"t.yml:4:10: sources[0].url: "smtp://x" names no port (use smtp://host:port)"#
+        ),
+        (
+            "sources:\n  - name: a\n    kind: tls\n    url: https://x:443\n",
+            #"t.yml:4:10: sources[0].url: "https://x:443" is not a tls:// address (use tls://host:port, or smtp://, imap:// or pop3://host:port for STARTTLS)"#
+        ),
+        (
             "sources:\n  - name: a\n    kind: tcp\n    url: tcp://x:5432/db\n",
             #"t.yml:4:10: sources[0].url: "tcp://x:5432/db" has more than a host and a port"#
         ),

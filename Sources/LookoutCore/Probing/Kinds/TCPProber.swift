@@ -17,12 +17,41 @@ package enum TCPProber: EndpointProber {
 
 /// `kind: tls`, `url: tls://host:port`: a TCP connection and a TLS handshake, the certificate
 /// verified for the host (against `ca_file` or the system's store), its expiry recorded:
-/// expired, wrong-host and untrusted certificates fail as they do for https:// sources.
+/// expired, wrong-host and untrusted certificates fail as they do for https:// sources. With
+/// `smtp://`, `imap://` or `pop3://host:port` the handshake follows the protocol's STARTTLS
+/// (libcurl's connect phase: greeting, capabilities, STARTTLS), so a mail server's certificate
+/// on 587, 143 or 110 is watched as one on 465 is.
 package enum TLSProber: EndpointProber {
     package static let kind = SourceKind.tls
-    package static let summary = "a TLS handshake with a valid certificate at host:port"
+    package static let summary = "a TLS handshake with a valid certificate at host:port (STARTTLS for smtp, imap, pop3)"
     static let scheme = "tls"
     static let transferScheme = "https"
+    /// The schemes whose connections start in the clear and upgrade with STARTTLS.
+    static let startTLSSchemes = ["smtp", "imap", "pop3"]
+
+    package static func urlProblem(_ url: String) -> String? {
+        if let scheme = startTLSScheme(url) { return EndpointURL.problem(url, scheme: scheme) }
+        guard let problem = EndpointURL.problem(url, scheme: scheme) else { return nil }
+        return problem.hasSuffix("is not a tls:// address (use tls://host:port)")
+            ? problem.replacingOccurrences(of: "(use tls://host:port)", with: "(use tls://host:port, or smtp://, imap:// or pop3://host:port for STARTTLS)")
+            : problem
+    }
+
+    package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        let startTLS = startTLSScheme(source.url) != nil
+        return await prober.call(source, breakerCountsFailures: breakerCountsFailures) { transfer in
+            transfer.url = startTLS ? source.url : EndpointURL.transferURL(source.url, scheme: transferScheme)
+            transfer.connectOnly = true
+            transfer.startTLS = startTLS
+        }
+    }
+
+    /// `smtp`, `imap` or `pop3` when `url` names one of them.
+    static func startTLSScheme(_ url: String) -> String? {
+        guard let colon = url.range(of: "://") else { return nil }
+        let scheme = url[..<colon.lowerBound].lowercased()
+        return startTLSSchemes.contains(scheme) ? scheme : nil
+    }
 }
 
 /// A kind that connects to `SCHEME://host:port` and sends nothing: libcurl connects to the same
