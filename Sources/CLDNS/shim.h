@@ -13,37 +13,51 @@
 #define LOOKOUT_DNS_BAD_NAME -2
 #define LOOKOUT_DNS_BAD_TYPE -3
 #define LOOKOUT_DNS_BAD_CLASS -4
+#define LOOKOUT_DNS_BAD_SOURCE -5
 
 /// Sends one query for `name`/`type`/`klass` to `server` (an IPv4 or IPv6 literal) on `port`,
-/// over TCP when `tcp`, with the RD bit when `recursion`, waiting at most `timeout_ms`, once
-/// (no retry, no fallback to TCP on truncation). Returns an ldns status (0: an answer came, in
-/// `*answer`) or a LOOKOUT_DNS_BAD_* code.
+/// from `source` (an address literal of the same family, or NULL for any), over TCP when `tcp`,
+/// with the RD bit when `recursion`, waiting at most `timeout_ms`, once (no retry, no fallback
+/// to TCP on truncation). Returns an ldns status (0: an answer came, in `*answer`) or a
+/// LOOKOUT_DNS_BAD_* code.
 static inline int lookout_dns_query(
-    const char *server, uint16_t port, const char *name, const char *type, const char *klass, int tcp, int recursion, int timeout_ms,
-    ldns_pkt **answer) {
+    const char *server, uint16_t port, const char *source, const char *name, const char *type, const char *klass, int tcp, int recursion,
+    int timeout_ms, ldns_pkt **answer) {
     *answer = NULL;
     ldns_rdf *address = ldns_rdf_new_frm_str(strchr(server, ':') ? LDNS_RDF_TYPE_AAAA : LDNS_RDF_TYPE_A, server);
     if (!address) return LOOKOUT_DNS_BAD_SERVER;
+    ldns_rdf *from = NULL;
+    if (source) {
+        from = ldns_rdf_new_frm_str(strchr(source, ':') ? LDNS_RDF_TYPE_AAAA : LDNS_RDF_TYPE_A, source);
+        if (!from) {
+            ldns_rdf_deep_free(address);
+            return LOOKOUT_DNS_BAD_SOURCE;
+        }
+    }
     ldns_rdf *dname = ldns_dname_new_frm_str(name);
     if (!dname) {
         ldns_rdf_deep_free(address);
+        if (from) ldns_rdf_deep_free(from);
         return LOOKOUT_DNS_BAD_NAME;
     }
     ldns_rr_type rr_type = ldns_get_rr_type_by_name(type);
     if (rr_type == 0) {
         ldns_rdf_deep_free(address);
         ldns_rdf_deep_free(dname);
+        if (from) ldns_rdf_deep_free(from);
         return LOOKOUT_DNS_BAD_TYPE;
     }
     ldns_rr_class rr_class = ldns_get_rr_class_by_name(klass);
     if (rr_class == 0) {
         ldns_rdf_deep_free(address);
         ldns_rdf_deep_free(dname);
+        if (from) ldns_rdf_deep_free(from);
         return LOOKOUT_DNS_BAD_CLASS;
     }
     ldns_resolver *resolver = ldns_resolver_new();
     ldns_resolver_push_nameserver(resolver, address);
     ldns_rdf_deep_free(address);
+    if (from) ldns_resolver_set_source(resolver, from);
     ldns_resolver_set_port(resolver, port);
     ldns_resolver_set_usevc(resolver, tcp ? 1 : 0);
     ldns_resolver_set_recursive(resolver, recursion ? 1 : 0);
@@ -55,6 +69,9 @@ static inline int lookout_dns_query(
     ldns_resolver_set_retrans(resolver, (uint8_t)(timeout_ms / 1000 > 255 ? 255 : timeout_ms / 1000 + 1));
     ldns_status status = ldns_resolver_send(answer, resolver, dname, rr_type, rr_class, recursion ? LDNS_RD : 0);
     ldns_rdf_deep_free(dname);
+    // The source stays ours whether or not this ldns's deep free would take it.
+    ldns_resolver_set_source(resolver, NULL);
+    if (from) ldns_rdf_deep_free(from);
     ldns_resolver_deep_free(resolver);
     return (int)status;
 }

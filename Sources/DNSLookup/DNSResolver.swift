@@ -16,12 +16,15 @@ public struct DNSQuery: Sendable, Equatable {
     /// The RD bit: ask the server to recurse.
     public var recursionDesired: Bool
     public var timeout: Duration
+    /// The local address to send from (an IP literal of the server's family); nil: any.
+    public var source: String?
 
     /// A query for `name` of `type` to `server`, over UDP with recursion desired.
     public init(
         server: String, port: UInt16 = 53, name: String, type: String = "A", recordClass: String = "IN", overTCP: Bool = false,
-        recursionDesired: Bool = true, timeout: Duration = .seconds(5)
+        recursionDesired: Bool = true, timeout: Duration = .seconds(5), source: String? = nil
     ) {
+        self.source = source
         self.server = server
         self.port = port
         self.name = name
@@ -94,7 +97,7 @@ public enum DNSResolver {
         var packet: UnsafeMutablePointer<ldns_pkt>?
         let started = ContinuousClock.now
         let status = lookout_dns_query(
-            query.server, query.port, name, query.type.uppercased(), query.recordClass.uppercased(), query.overTCP ? 1 : 0,
+            query.server, query.port, query.source, name, query.type.uppercased(), query.recordClass.uppercased(), query.overTCP ? 1 : 0,
             query.recursionDesired ? 1 : 0, timeoutMs, &packet)
         let elapsed = ContinuousClock.now - started
         switch status {
@@ -102,6 +105,7 @@ public enum DNSResolver {
         case LOOKOUT_DNS_BAD_NAME: return .failure(.badQuery("\(query.name) is not a domain name"))
         case LOOKOUT_DNS_BAD_TYPE: return .failure(.badQuery("\(query.type) is not a record type"))
         case LOOKOUT_DNS_BAD_CLASS: return .failure(.badQuery("\(query.recordClass) is not a record class"))
+        case LOOKOUT_DNS_BAD_SOURCE: return .failure(.badQuery("\(query.source ?? "") is not an IP address to send from"))
         default: break
         }
         guard status == 0, let packet else {

@@ -11,8 +11,13 @@ public struct EchoRequest: Sendable, Equatable {
     public var ttl: Int?
     /// IPv4: set DF, so a packet too big for the path fails rather than fragments.
     public var dontFragment: Bool
+    /// The local address to send from (an IP literal of the target's family); nil: any.
+    public var source: String?
 
-    public init(address: String, timeout: Duration = .seconds(5), payloadSize: Int = 0, ttl: Int? = nil, dontFragment: Bool = false) {
+    public init(
+        address: String, timeout: Duration = .seconds(5), payloadSize: Int = 0, ttl: Int? = nil, dontFragment: Bool = false, source: String? = nil
+    ) {
+        self.source = source
         self.address = address
         self.timeout = timeout
         self.payloadSize = payloadSize
@@ -91,21 +96,9 @@ public enum ICMPEcho {
 
     static func perform(_ request: EchoRequest) -> Result<EchoReply, EchoError> {
         let v6 = request.address.contains(":")
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        if v6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            guard inet_pton(AF_INET6, request.address, &address.sin6_addr) == 1 else { return .failure(.badAddress(request.address)) }
-            withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: withUnsafeBytes(of: address) { Array($0) }) }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            guard inet_pton(AF_INET, request.address, &address.sin_addr) == 1 else { return .failure(.badAddress(request.address)) }
-            withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: withUnsafeBytes(of: address) { Array($0) }) }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        }
+        guard let destination = socketAddress(request.address, v6: v6) else { return .failure(.badAddress(request.address)) }
+        var storage = destination.0
+        let length = destination.1
         let setupStarted = ContinuousClock.now
         let family = v6 ? AF_INET6 : AF_INET
         let proto = v6 ? Int32(IPPROTO_ICMPV6) : Int32(IPPROTO_ICMP)
@@ -122,6 +115,12 @@ public enum ICMPEcho {
                 ))
         }
         defer { close(fd) }
+        if let source = request.source {
+            guard let local = socketAddress(source, v6: v6) else { return .failure(.badAddress(source)) }
+            var address = local.0
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, local.1) } }
+            guard bound == 0 else { return .failure(.network("cannot send from \(source): \(String(cString: strerror(errno)))")) }
+        }
         var one: Int32 = 1
         if v6 {
             setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_RECVHOPLIMIT, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -233,6 +232,23 @@ public enum ICMPEcho {
     }
 
     /// The Internet checksum (RFC 1071).
+    /// `address` (an IP literal of the family) as a socket address, port 0; nil when it is not one.
+    static func socketAddress(_ address: String, v6: Bool) -> (sockaddr_storage, socklen_t)? {
+        var storage = sockaddr_storage()
+        if v6 {
+            var native = sockaddr_in6()
+            native.sin6_family = sa_family_t(AF_INET6)
+            guard inet_pton(AF_INET6, address, &native.sin6_addr) == 1 else { return nil }
+            withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: withUnsafeBytes(of: native) { Array($0) }) }
+            return (storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+        var native = sockaddr_in()
+        native.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, address, &native.sin_addr) == 1 else { return nil }
+        withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: withUnsafeBytes(of: native) { Array($0) }) }
+        return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+
     static func checksum(_ bytes: [UInt8]) -> UInt16 {
         var sum: UInt32 = 0
         var index = 0

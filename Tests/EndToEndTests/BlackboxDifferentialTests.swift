@@ -150,6 +150,10 @@ struct BlackboxDifferentialTests {
           grpc_down: {prober: grpc, timeout: 5s, grpc: {service: down, preferred_ip_protocol: ip4}}
           grpc_unknown: {prober: grpc, timeout: 5s, grpc: {service: payments, preferred_ip_protocol: ip4}}
           icmp4: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4}}
+          icmp_from_lo2: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4, source_ip_address: 127.0.0.2}}
+          icmp_from_elsewhere: {prober: icmp, timeout: 2s, icmp: {preferred_ip_protocol: ip4, source_ip_address: 192.0.2.1}}
+          dns_from_lo2: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4, source_ip_address: 127.0.0.2}}
+          dns_from_elsewhere: {prober: dns, timeout: 2s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4, source_ip_address: 192.0.2.1}}
           icmp_default: {prober: icmp, timeout: 5s}
           icmp_shaped: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4, payload_size: 1200, dont_fragment: true, ttl: 5}}
           dns_a: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4}}
@@ -264,7 +268,9 @@ struct BlackboxDifferentialTests {
             (dnsServer, "dns_one_matches"), (dnsServer, "dns_nodata_wants"),
             (grpcTarget, "grpc_server"), (grpcTarget, "grpc_ok"), (grpcTarget, "grpc_down"), (grpcTarget, "grpc_unknown"),
             ("127.0.0.1:\(refusedPort)", "grpc_server"),
-            ("127.0.0.1", "icmp4"), ("127.0.0.1", "icmp_default"), ("127.0.0.1", "icmp_shaped"),
+            ("127.0.0.1", "icmp4"), ("127.0.0.1", "icmp_default"), ("127.0.0.1", "icmp_shaped"), ("127.0.0.1", "icmp_from_lo2"),
+            ("127.0.0.1", "icmp_from_elsewhere"),
+            (dnsServer, "dns_from_lo2"), (dnsServer, "dns_from_elsewhere"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"

@@ -93,6 +93,14 @@ struct BlackboxFileTests {
         #expect(
             problems("modules:\n  m: {prober: tcp, tcp: {source_ip_address: eth0}}\n").first?.contains(
                 "modules.m.tcp.source_ip_address: \"eth0\" is not an IP address") == true)
+        // dns and icmp go from it too.
+        let dns = try load("modules:\n  m: {prober: dns, dns: {query_name: a.test, source_ip_address: 127.0.0.2}}\n")
+        #expect(dns.probeModules["m"]?.sourceAddress == "127.0.0.2")
+        let icmp = try load("modules:\n  m: {prober: icmp, icmp: {source_ip_address: \"::1\"}}\n")
+        #expect(icmp.probeModules["m"]?.sourceAddress == "::1")
+        #expect(
+            problems("modules:\n  m: {prober: icmp, icmp: {source_ip_address: 300.1.1.1}}\n").first?.contains(
+                "modules.m.icmp.source_ip_address: \"300.1.1.1\" is not an IP address") == true)
         // STARTTLS and a conversation in TLS from the start are served; a starttls that is no
         // boolean is not.
         let starttls = try #require(

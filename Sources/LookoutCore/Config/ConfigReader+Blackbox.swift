@@ -102,15 +102,7 @@ extension ConfigReader {
             let fields = mapping(
                 node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "tls", "tls_config", "query_response", "source_ip_address"])
         else { return }
-        if let node = fields["source_ip_address"]?.value, let address = string(node, "\(path).source_ip_address") {
-            var v4 = in_addr()
-            var v6 = in6_addr()
-            if inet_pton(AF_INET, address, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1 {
-                module.sourceAddress = address
-            } else {
-                problem(node, "\(path).source_ip_address", "\"\(address)\" is not an IP address")
-            }
-        }
+        readBlackboxSourceAddress(fields, path, into: &module)
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
         }
@@ -134,6 +126,18 @@ extension ConfigReader {
             }
         }
         if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
+    }
+
+    /// `source_ip_address` of the tcp, dns and icmp probers: the local address probes go from.
+    mutating func readBlackboxSourceAddress(_ fields: [String: (key: Node, value: Node)], _ path: String, into module: inout ProbeModule) {
+        guard let node = fields["source_ip_address"]?.value, let address = string(node, "\(path).source_ip_address") else { return }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1 {
+            module.sourceAddress = address
+        } else {
+            problem(node, "\(path).source_ip_address", "\"\(address)\" is not an IP address")
+        }
     }
 
     /// `tls_config`, shared by the http and tcp probers.

@@ -70,9 +70,10 @@ extension ConfigReader {
     static let blackboxDNSRcodes = ["NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE"]
 
     mutating func readBlackboxDNS(_ node: Node?, _ path: String, moduleNode: Node, into module: inout ProbeModule) {
-        let notYet = ["dns_over_tls", "tls_config", "source_ip_address"]
+        let notYet = ["dns_over_tls", "tls_config"]
         let known = [
-            "query_name", "query_type", "query_class", "transport_protocol", "preferred_ip_protocol", "ip_protocol_fallback", "recursion_desired",
+            "source_ip_address", "query_name", "query_type", "query_class", "transport_protocol", "preferred_ip_protocol", "ip_protocol_fallback",
+            "recursion_desired",
             "valid_rcodes", "validate_answer_rrs", "validate_authority_rrs", "validate_additional_rrs",
         ]
         var settings = DNSModuleSettings()
@@ -87,6 +88,7 @@ extension ConfigReader {
                 fields[key]!.key, "\(path).\(key)",
                 "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
         }
+        readBlackboxSourceAddress(fields, path, into: &module)
         if let name = fields["query_name"].flatMap({ string($0.value, "\(path).query_name") }), !name.isEmpty {
             settings.queryName = name
         } else {

@@ -18,14 +18,11 @@ extension ConfigReader {
         var settings = ICMPModuleSettings()
         defer { module.icmp = settings }
         guard let node else { return }
-        let notYet = ["source_ip_address"]
-        guard let fields = mapping(node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "payload_size", "dont_fragment", "ttl"] + notYet)
+        guard
+            let fields = mapping(
+                node, path, known: ["preferred_ip_protocol", "ip_protocol_fallback", "payload_size", "dont_fragment", "ttl", "source_ip_address"])
         else { return }
-        for key in notYet where fields[key] != nil {
-            problem(
-                fields[key]!.key, "\(path).\(key)",
-                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
-        }
+        readBlackboxSourceAddress(fields, path, into: &module)
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol") {
             if ["ip4", "ip6"].contains(text) {
                 settings.preferIPv6 = text == "ip6"

@@ -85,7 +85,7 @@ package struct ProbeModule: Sendable, Equatable {
     package var icmp: ICMPModuleSettings?
     /// blackbox's `grpc` prober: the service whose health to ask for (kind `grpc`).
     package var grpc: GRPCModuleSettings?
-    /// The local address a tcp probe connects from (`source_ip_address`).
+    /// The local address a tcp, dns or icmp probe goes from (`source_ip_address`).
     package var sourceAddress: String?
     /// blackbox's `tcp` prober with `tls: true`: a TLS handshake after the connection.
     package var tcpTLS = false

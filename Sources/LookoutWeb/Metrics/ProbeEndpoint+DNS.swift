@@ -21,7 +21,7 @@ extension ProbeEndpoint {
         let started = ContinuousClock.now
         let query = DNSQuery(
             server: server, port: port, name: settings.queryName, type: settings.queryType, recordClass: settings.queryClass,
-            overTCP: settings.overTCP, recursionDesired: settings.recursionDesired, timeout: timeout)
+            overTCP: settings.overTCP, recursionDesired: settings.recursionDesired, timeout: timeout, source: module.sourceAddress)
         let outcome = await DNSResolver.send(query)
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(

@@ -25,7 +25,8 @@ extension ProbeEndpoint {
         if let resolved {
             outcome = await ICMPEcho.send(
                 EchoRequest(
-                    address: resolved.address, timeout: timeout, payloadSize: settings.payloadSize, ttl: settings.ttl, dontFragment: settings.dontFragment))
+                    address: resolved.address, timeout: timeout, payloadSize: settings.payloadSize, ttl: settings.ttl, dontFragment: settings.dontFragment,
+                    source: module.sourceAddress))
         }
         let duration = (ContinuousClock.now - started).seconds
         let writer = ExpositionWriter()
