@@ -62,7 +62,10 @@ let package = Package(
         .target(name: "ICMPEcho"),
         // A line-based TCP conversation (blackbox's tcp `query_response`, STARTTLS and TLS through
         // OpenSSL) on a thread of its own.
-        .target(name: "TCPExchange", dependencies: ["CLibCrypto"]),
+        // A TCP client connection under one deadline, in TLS once asked (OpenSSL): what
+        // TCPExchange's conversations and DNS over TLS speak through.
+        .target(name: "ClientSocket", dependencies: ["CLibCrypto"]),
+        .target(name: "TCPExchange", dependencies: ["ClientSocket"]),
         .target(
             name: "MicroHTTPServer",
             dependencies: ["CMicroHTTPD", "CZlib"]
@@ -91,7 +94,9 @@ let package = Package(
         ),
         .target(
             name: "LookoutWeb",
-            dependencies: ["LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "ICMPEcho", "TCPExchange", "CMemory"]
+            dependencies: [
+                "LookoutCore", "LookoutStore", "LookoutAlerting", "MicroHTTPServer", "DNSLookup", "ICMPEcho", "TCPExchange", "ClientSocket", "CMemory",
+            ]
         ),
         // The whole service built in one function (`LookoutApp.build`): what `serve` runs and what
         // an in-process test starts.
@@ -161,7 +166,7 @@ let package = Package(
         .testTarget(
             name: "LookoutWebTests",
             dependencies: [
-                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", "TCPExchange",
+                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", "TCPExchange", "ClientSocket",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,3 +1,4 @@
+import ClientSocket
 import Foundation
 
 #if canImport(Glibc)
@@ -73,89 +74,26 @@ public enum TCPExchange {
         tlsFromStart: Bool = false
     ) -> Outcome {
         var outcome = Outcome()
-        let deadline = ContinuousClock.now + timeout
-        func remainingMs() -> Int32 {
-            let left = deadline - ContinuousClock.now
-            let ms = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
-            return Int32(clamping: max(0, ms))
-        }
-        // Resolve.
-        let resolveStart = ContinuousClock.now
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        let resolved = getaddrinfo(host, String(port), &hints, &list)
-        let resolveTime = ContinuousClock.now - resolveStart
-        outcome.resolveSeconds = Double(resolveTime.components.seconds) + Double(resolveTime.components.attoseconds) / 1e18
-        guard resolved == 0, let list else {
-            outcome.problem = "cannot resolve \(host)"
-            outcome.reason = "resolve"
+        func failed(_ failure: SocketFailure) -> Outcome {
+            outcome.problem = failure.message
+            outcome.reason = failure.reason
             return outcome
         }
-        defer { freeaddrinfo(list) }
-        var candidates: [UnsafeMutablePointer<addrinfo>] = []
-        var next: UnsafeMutablePointer<addrinfo>? = list
-        while let entry = next {
-            candidates.append(entry)
-            next = entry.pointee.ai_next
+        var attempt = ClientConnection.Attempt()
+        let opened = ClientConnection.open(
+            host: host, port: port, preferIPv6: preferIPv6, source: source, deadline: ContinuousClock.now + timeout, attempt: &attempt)
+        outcome.resolveSeconds = attempt.resolveSeconds
+        outcome.peer = attempt.peer
+        outcome.ipVersion = attempt.ipVersion
+        let connection: ClientConnection
+        switch opened {
+        case .success(let open): connection = open
+        case .failure(let failure): return failed(failure)
         }
-        let wanted = preferIPv6 ? AF_INET6 : AF_INET
-        candidates.sort { ($0.pointee.ai_family == wanted ? 0 : 1) < ($1.pointee.ai_family == wanted ? 0 : 1) }
-        guard let chosen = candidates.first else {
-            outcome.problem = "cannot resolve \(host)"
-            outcome.reason = "resolve"
-            return outcome
+        if tlsFromStart {
+            if let failure = connection.startTLS(host: host, settings: settings) { return failed(failure) }
+            outcome.tls = connection.handshake
         }
-        // Connect, non-blocking, within the deadline.
-        let fd = socket(chosen.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            outcome.problem = "cannot open a socket: \(String(cString: strerror(errno)))"
-            outcome.reason = "io"
-            return outcome
-        }
-        defer { close(fd) }
-        outcome.ipVersion = chosen.pointee.ai_family == AF_INET6 ? 6 : 4
-        outcome.peer = address(chosen.pointee.ai_addr, length: chosen.pointee.ai_addrlen)
-        if let source, !bind(fd, to: source, family: chosen.pointee.ai_family) {
-            outcome.problem = "cannot connect from \(source): \(String(cString: strerror(errno)))"
-            outcome.reason = "io"
-            return outcome
-        }
-        if connect(fd, chosen.pointee.ai_addr, chosen.pointee.ai_addrlen) != 0 && errno != EINPROGRESS {
-            return failed(&outcome, errno)
-        }
-        guard wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else {
-            outcome.problem = "no connection within the timeout"
-            outcome.reason = "timeout"
-            return outcome
-        }
-        var error: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
-        if error != 0 { return failed(&outcome, error) }
-
-        var tls: TLSClient?
-        /// Shakes hands on the connection; false (with the problem) when that failed.
-        func startTLS() -> Bool {
-            switch TLSClient.connect(fd: fd, host: host, settings: settings, remainingMs: remainingMs) {
-            case .success(let (client, handshake)):
-                tls = client
-                outcome.tls = handshake
-                return true
-            case .failure(.timeout):
-                outcome.problem = "no TLS handshake within the timeout"
-                outcome.reason = "timeout"
-            case .failure(.setup(let reason)):
-                outcome.problem = "cannot set up TLS: \(reason)"
-                outcome.reason = "tls"
-            case .failure(.handshake(let reason, let cause)):
-                outcome.problem = "the TLS handshake failed: \(reason)"
-                outcome.reason = cause == .expired ? "tls_expired" : cause == .certificate ? "tls_certificate" : "tls"
-            }
-            return false
-        }
-        if tlsFromStart && !startTLS() { return outcome }
 
         var buffer: [UInt8] = []
         var readTotal = 0
@@ -175,24 +113,12 @@ public enum TCPExchange {
                     return String(decoding: buffer, as: UTF8.self)
                 }
                 var chunk = [UInt8](repeating: 0, count: 4096)
-                if let tls {
-                    // OpenSSL may hold decrypted bytes the socket no longer shows: read first.
-                    guard let count = tls.read(&chunk, remainingMs: remainingMs) else { return nil }
-                    if count > 0 {
-                        buffer += chunk[..<count]
-                        readTotal += count
-                    } else {
-                        closed = true
-                    }
-                    continue
-                }
-                guard wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return nil }
-                let count = recv(fd, &chunk, chunk.count, 0)
-                if count > 0 {
+                switch connection.read(&chunk) {
+                case .data(let count):
                     buffer += chunk[..<count]
                     readTotal += count
-                } else if count == 0 || (errno != EAGAIN && errno != EINTR) {
-                    closed = true
+                case .closed: closed = true
+                case .timedOut: return nil
                 }
             }
         }
@@ -222,35 +148,14 @@ public enum TCPExchange {
                     return outcome
                 }
             }
-            if let send, let tls {
-                guard tls.write(Array((send + "\n").utf8), remainingMs: remainingMs) else {
-                    outcome.problem = "could not send over TLS within the timeout"
-                    outcome.reason = "timeout"
-                    return outcome
-                }
-            } else if let send {
-                let bytes = Array((send + "\n").utf8)
-                var sent = 0
-                while sent < bytes.count {
-                    guard wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else {
-                        outcome.problem = "could not send within the timeout"
-                        outcome.reason = "timeout"
-                        return outcome
-                    }
-                    let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    if count < 0 {
-                        if errno == EAGAIN || errno == EINTR { continue }
-                        return failed(&outcome, errno)
-                    }
-                    sent += count
-                }
-            }
+            if let send, let failure = connection.write(Array((send + "\n").utf8)) { return failed(failure) }
             if step.startTLS {
                 // What the server sent before the handshake is not read over TLS (as blackbox
                 // starts a new scanner on the TLS connection).
                 buffer.removeAll()
                 closed = false
-                guard startTLS() else { return outcome }
+                if let failure = connection.startTLS(host: host, settings: settings) { return failed(failure) }
+                outcome.tls = connection.handshake
             }
         }
         return outcome
@@ -290,43 +195,4 @@ public enum TCPExchange {
         return out + rest
     }
 
-    /// Binds the socket to a local IP literal of the connection's family, any port.
-    static func bind(_ fd: Int32, to source: String, family: Int32) -> Bool {
-        if family == AF_INET6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            guard inet_pton(AF_INET6, source, &address.sin6_addr) == 1 else { return false }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
-            }
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        guard inet_pton(AF_INET, source, &address.sin_addr) == 1 else { return false }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-
-    static func wait(_ fd: Int32, events: Int16, ms: Int32) -> Bool {
-        var descriptor = pollfd(fd: fd, events: events, revents: 0)
-        while true {
-            let ready = poll(&descriptor, 1, ms)
-            if ready < 0 && errno == EINTR { continue }
-            return ready > 0
-        }
-    }
-
-    static func failed(_ outcome: inout Outcome, _ code: Int32) -> Outcome {
-        outcome.problem = String(cString: strerror(code))
-        outcome.reason = code == ECONNREFUSED ? "refused" : code == ETIMEDOUT ? "timeout" : "io"
-        return outcome
-    }
-
-    static func address(_ pointer: UnsafeMutablePointer<sockaddr>?, length: socklen_t) -> String? {
-        guard let pointer else { return nil }
-        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(pointer, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
-        return String(cString: host)
-    }
 }

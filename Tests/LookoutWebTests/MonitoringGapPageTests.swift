@@ -66,7 +66,7 @@ struct MonitoringGapPageTests {
 
     @Test func twoStopsInOneAlertAddUpAndAreStored() throws {
         let (context, gap) = try context()
-        let database = try #require(context.database)
+        let database = context.database
         // Another stop of an hour, then another start.
         let second = MonitoringGap(fromMs: gap.toMs + 10 * minute, toMs: gap.toMs + 70 * minute)
         let alerts = AlertService(monitor: context.monitor, store: AlertStore(database: database), logger: Logger(label: "test"))

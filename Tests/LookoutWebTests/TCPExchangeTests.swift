@@ -1,3 +1,4 @@
+import ClientSocket
 import Foundation
 import Testing
 

@@ -77,9 +77,9 @@ final class TLSClient {
             switch lookout_tls_connect(ssl) {
             case 1: return .success((client, client.handshake()))
             case -1:
-                guard TCPExchange.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return .failure(.timeout) }
+                guard ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return .failure(.timeout) }
             case -2:
-                guard TCPExchange.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return .failure(.timeout) }
+                guard ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return .failure(.timeout) }
             default:
                 var text = [CChar](repeating: 0, count: 256)
                 lookout_tls_failure(ssl, &text, Int32(text.count))
@@ -121,9 +121,9 @@ final class TLSClient {
             case 1: return Int(moved)
             case 0: return 0
             case -1:
-                guard TCPExchange.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return nil }
+                guard ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return nil }
             case -2:
-                guard TCPExchange.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return nil }
+                guard ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return nil }
             default:
                 return 0  // an abrupt end reads as the peer closing, as a plain socket's would
             }
@@ -139,9 +139,9 @@ final class TLSClient {
             switch step {
             case 1: sent += Int(moved)
             case -1:
-                guard TCPExchange.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return false }
+                guard ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return false }
             case -2:
-                guard TCPExchange.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return false }
+                guard ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return false }
             default: return false
             }
         }
