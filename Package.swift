@@ -55,7 +55,7 @@ let package = Package(
         // One DNS query to one server, through ldns: what `kind: dns` and blackbox's dns prober ask.
         .target(
             name: "DNSLookup",
-            dependencies: ["CLDNS"]
+            dependencies: ["CLDNS", "ClientSocket"]
         ),
         // One ICMP echo, unprivileged where the kernel allows it: what `kind: icmp` and blackbox's
         // icmp prober send.
@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup", "ICMPEcho",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),

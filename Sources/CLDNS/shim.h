@@ -76,6 +76,49 @@ static inline int lookout_dns_query(
     return (int)status;
 }
 
+/// A query for `name`/`type`/`klass` with `id` and the RD bit when `recursion`, for a transport
+/// of the caller's own (DNS over TLS); NULL with a LOOKOUT_DNS_BAD_* code in `*status`.
+static inline ldns_pkt *lookout_dns_question(const char *name, const char *type, const char *klass, int recursion, uint16_t id, int *status) {
+    ldns_rr_type rr_type = ldns_get_rr_type_by_name(type);
+    ldns_rr_class rr_class = ldns_get_rr_class_by_name(klass);
+    if (rr_type == 0 || rr_class == 0) {
+        *status = rr_type == 0 ? LOOKOUT_DNS_BAD_TYPE : LOOKOUT_DNS_BAD_CLASS;
+        return NULL;
+    }
+    ldns_rdf *dname = ldns_dname_new_frm_str(name);
+    if (!dname) {
+        *status = LOOKOUT_DNS_BAD_NAME;
+        return NULL;
+    }
+    // The packet takes the name.
+    ldns_pkt *packet = ldns_pkt_query_new(dname, rr_type, rr_class, recursion ? LDNS_RD : 0);
+    if (!packet) {
+        *status = LOOKOUT_DNS_BAD_NAME;
+        return NULL;
+    }
+    ldns_pkt_set_id(packet, id);
+    *status = 0;
+    return packet;
+}
+
+/// A message's ID.
+static inline uint16_t lookout_dns_id(const ldns_pkt *packet) { return ldns_pkt_id(packet); }
+
+/// 1 when `status` says an answer came that is no well-formed DNS message (cut short, a pointer
+/// out of it, a name too long): the server answered badly, not the network.
+static inline int lookout_dns_status_is_malformed(int status) {
+    switch ((ldns_status)status) {
+    case LDNS_STATUS_LABEL_OVERFLOW: case LDNS_STATUS_DOMAINNAME_OVERFLOW: case LDNS_STATUS_DOMAINNAME_UNDERFLOW:
+    case LDNS_STATUS_PACKET_OVERFLOW: case LDNS_STATUS_INVALID_POINTER: case LDNS_STATUS_WIRE_INCOMPLETE_HEADER:
+    case LDNS_STATUS_WIRE_INCOMPLETE_QUESTION: case LDNS_STATUS_WIRE_INCOMPLETE_ANSWER: case LDNS_STATUS_WIRE_INCOMPLETE_AUTHORITY:
+    case LDNS_STATUS_WIRE_INCOMPLETE_ADDITIONAL: case LDNS_STATUS_WIRE_RDATA_ERR: case LDNS_STATUS_INVALID_RDF_TYPE:
+    case LDNS_STATUS_RDATA_OVERFLOW:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /// ldns's words for a status.
 static inline const char *lookout_dns_status_text(int status) { return ldns_get_errorstr_by_id((ldns_status)status); }
 

@@ -1,4 +1,5 @@
 internal import CLDNS
+import ClientSocket
 import Foundation
 
 /// One DNS question to one server: what `kind: dns` sources and blackbox's `dns` prober ask.
@@ -18,6 +19,8 @@ public struct DNSQuery: Sendable, Equatable {
     public var timeout: Duration
     /// The local address to send from (an IP literal of the server's family); nil: any.
     public var source: String?
+    /// DNS over TLS (RFC 7858): the message over TCP in TLS, set up as these say; nil: none.
+    public var tls: TLSSettings?
 
     /// A query for `name` of `type` to `server`, over UDP with recursion desired.
     public init(
@@ -55,6 +58,8 @@ public struct DNSAnswer: Sendable, Equatable {
     public var additional: [DNSRecord]
     /// From sending the question to the answer.
     public var seconds: Double
+    /// Connecting and shaking hands before the question (DNS over TLS); 0 otherwise.
+    public var connectSeconds: Double = 0
 
     /// The rcode's mnemonic (`NOERROR`, `NXDOMAIN`), or its number.
     public var rcodeName: String { DNSAnswer.name(ofRcode: rcode) }
@@ -78,6 +83,11 @@ public enum DNSQueryError: Error, Sendable, Equatable {
     case timeout
     /// Sending or receiving failed (a refused TCP connection, an unreachable network).
     case network(String)
+    /// An answer came that is no well-formed DNS message (cut short, garbage, another ID).
+    case malformed(String)
+    /// DNS over TLS: the handshake failed. `reason` is `cert_expired` (on the certificate's
+    /// validity), `cert_invalid` (untrusted, another name) or `tls_handshake`.
+    case tls(reason: String, detail: String)
 }
 
 /// Sends DNS queries through ldns, each on a thread of its own (ldns waits in the calling
@@ -92,6 +102,7 @@ public enum DNSResolver {
     }
 
     static func perform(_ query: DNSQuery) -> Result<DNSAnswer, DNSQueryError> {
+        if let settings = query.tls { return performOverTLS(query, settings: settings) }
         let name = query.name.hasSuffix(".") ? query.name : query.name + "."
         let timeoutMs = Int32(clamping: max(1, query.timeout.components.seconds * 1000 + query.timeout.components.attoseconds / 1_000_000_000_000_000))
         var packet: UnsafeMutablePointer<ldns_pkt>?
@@ -112,6 +123,7 @@ public enum DNSResolver {
             // ldns reports a timeout as a network error: tell them apart by the time taken.
             if elapsed >= query.timeout { return .failure(.timeout) }
             let text = lookout_dns_status_text(status).map { String(cString: $0) } ?? "ldns status \(status)"
+            if lookout_dns_status_is_malformed(status) == 1 { return .failure(.malformed(text)) }
             return .failure(.network(text))
         }
         defer { lookout_dns_packet_free(packet) }
@@ -127,7 +139,7 @@ public enum DNSResolver {
         return answer(of: packet, seconds: 0)
     }
 
-    private static func answer(of packet: UnsafeMutablePointer<ldns_pkt>, seconds: Double) -> DNSAnswer {
+    static func answer(of packet: UnsafeMutablePointer<ldns_pkt>, seconds: Double) -> DNSAnswer {
         func records(_ section: Int32) -> [DNSRecord] {
             (0..<lookout_dns_count(packet, section)).map { index in
                 let text = lookout_dns_record_text(packet, section, index)
@@ -140,4 +152,79 @@ public enum DNSResolver {
         }
         return DNSAnswer(rcode: Int(lookout_dns_rcode(packet)), answer: records(0), authority: records(1), additional: records(2), seconds: seconds)
     }
+}
+
+/// DNS over TLS (RFC 7858): ldns builds the question and reads the answer; the connection and
+/// its TLS are ClientSocket's, since ldns speaks no TLS.
+extension DNSResolver {
+    /// The largest answer read: a DNS message over TCP says its length in two bytes.
+    static let maxMessage = 65_535
+
+    static func performOverTLS(_ query: DNSQuery, settings: TLSSettings) -> Result<DNSAnswer, DNSQueryError> {
+        let name = query.name.hasSuffix(".") ? query.name : query.name + "."
+        let id = UInt16.random(in: 0...UInt16.max)
+        var status: Int32 = 0
+        guard
+            let question = lookout_dns_question(
+                name, query.type.uppercased(), query.recordClass.uppercased(), query.recursionDesired ? 1 : 0, id, &status)
+        else {
+            switch status {
+            case LOOKOUT_DNS_BAD_TYPE: return .failure(.badQuery("\(query.type) is not a record type"))
+            case LOOKOUT_DNS_BAD_CLASS: return .failure(.badQuery("\(query.recordClass) is not a record class"))
+            default: return .failure(.badQuery("\(query.name) is not a domain name"))
+            }
+        }
+        var wire: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let built = lookout_dns_wire(question, &wire, &length)
+        lookout_dns_packet_free(question)
+        guard built != 0, let wire, length <= maxMessage else {
+            free(wire)
+            return .failure(.badQuery("\(query.name) does not fit in a DNS message"))
+        }
+        let message = [UInt8(length >> 8), UInt8(length & 0xFF)] + Array(UnsafeBufferPointer(start: wire, count: length))
+        free(wire)
+
+        let started = ContinuousClock.now
+        var attempt = ClientConnection.Attempt()
+        let connection: ClientConnection
+        switch ClientConnection.open(host: query.server, port: query.port, source: query.source, deadline: started + query.timeout, attempt: &attempt) {
+        case .success(let open): connection = open
+        case .failure(let failure): return .failure(failure.reason == "timeout" ? .timeout : .network(failure.message))
+        }
+        if let failure = connection.startTLS(host: query.server, settings: settings) {
+            switch failure.reason {
+            case "timeout": return .failure(.timeout)
+            case "tls_expired": return .failure(.tls(reason: "cert_expired", detail: failure.message))
+            case "tls_certificate": return .failure(.tls(reason: "cert_invalid", detail: failure.message))
+            default: return .failure(.tls(reason: "tls_handshake", detail: failure.message))
+            }
+        }
+        let asked = ContinuousClock.now
+        if let failure = connection.write(message) { return .failure(failure.reason == "timeout" ? .timeout : .network(failure.message)) }
+        // Two bytes of length, then the message; nothing past the largest one is read.
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while received.count < 2 || received.count < 2 + (Int(received[0]) << 8 | Int(received[1])) {
+            switch connection.read(&chunk) {
+            case .data(let count): received += chunk[..<count]
+            case .closed: return .failure(.malformed("the server closed the connection before a whole answer"))
+            case .timedOut: return .failure(.timeout)
+            }
+            if received.count > 2 + maxMessage { break }
+        }
+        let answered = ContinuousClock.now
+        let size = Int(received[0]) << 8 | Int(received[1])
+        let body = Array(received[2..<(2 + size)])
+        guard let packet = lookout_dns_parse(body, body.count) else { return .failure(.malformed("the answer is not a DNS message")) }
+        defer { lookout_dns_packet_free(packet) }
+        guard lookout_dns_id(packet) == id else { return .failure(.malformed("the answer is for another question (its ID differs)")) }
+        var answer = answer(of: packet, seconds: (answered - asked).seconds)
+        answer.connectSeconds = (asked - started).seconds
+        return .success(answer)
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -80,6 +80,17 @@ struct BlackboxDifferentialTests {
                 banners.append(banner)
                 caBases["banner-" + name] = "127.0.0.1:\(plain)"
                 caBases["banner-tls-" + name] = "127.0.0.1:\(tls)"
+                // DNS over TLS in front of the simulator's DNS server, with the same certificate.
+                let (relay, relayPort) = try await startDNSOverTLSRelay(cert: issued.cert, key: issued.key, upstream: dnsServer)
+                banners.append(relay)
+                caBases["dot-" + name] = "127.0.0.1:\(relayPort)"
+                if name == "valid" {
+                    for mode in ["garbage", "short"] {
+                        let (odd, oddPort) = try await startDNSOverTLSRelay(cert: issued.cert, key: issued.key, upstream: dnsServer, mode: mode)
+                        banners.append(odd)
+                        caBases["dot-" + mode] = "127.0.0.1:\(oddPort)"
+                    }
+                }
             }
         }
         // One file for both: Lookout reads blackbox_exporter's own config as it is.
@@ -152,6 +163,8 @@ struct BlackboxDifferentialTests {
           icmp4: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4}}
           icmp_from_lo2: {prober: icmp, timeout: 5s, icmp: {preferred_ip_protocol: ip4, source_ip_address: 127.0.0.2}}
           icmp_from_elsewhere: {prober: icmp, timeout: 2s, icmp: {preferred_ip_protocol: ip4, source_ip_address: 192.0.2.1}}
+          dns_tls: {prober: dns, timeout: 2s, dns: {query_name: ok.lookout.test, query_type: A, transport_protocol: tcp, dns_over_tls: true, tls_config: {ca_file: "\(ca.certificate)"}}}
+          dns_tls_insecure: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, transport_protocol: tcp, dns_over_tls: true, tls_config: {insecure_skip_verify: true}}}
           dns_from_lo2: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4, source_ip_address: 127.0.0.2}}
           dns_from_elsewhere: {prober: dns, timeout: 2s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4, source_ip_address: 192.0.2.1}}
           icmp_default: {prober: icmp, timeout: 5s}
@@ -271,6 +284,9 @@ struct BlackboxDifferentialTests {
             ("127.0.0.1", "icmp4"), ("127.0.0.1", "icmp_default"), ("127.0.0.1", "icmp_shaped"), ("127.0.0.1", "icmp_from_lo2"),
             ("127.0.0.1", "icmp_from_elsewhere"),
             (dnsServer, "dns_from_lo2"), (dnsServer, "dns_from_elsewhere"),
+            (caBases["dot-valid"]!, "dns_tls"), (caBases["dot-expired"]!, "dns_tls"), (caBases["dot-other-host"]!, "dns_tls"),
+            (caBases["dot-other-host"]!, "dns_tls_insecure"), (caBases["dot-garbage"]!, "dns_tls"), (caBases["dot-short"]!, "dns_tls"),
+            (dnsServer, "dns_tls"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"

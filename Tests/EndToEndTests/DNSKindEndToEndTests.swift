@@ -44,4 +44,79 @@ struct DNSKindEndToEndTests {
         try await lookout.stop()
         #expect(try await sim.terminate() == 0)
     }
+
+    /// DNS over TLS in front of the simulator, with a trusted and an untrusted certificate; and
+    /// servers that answer badly: TLS that sends bytes that are no DNS message, one that promises
+    /// more than it sends, and a UDP server that answers garbage. Each is a failure with its
+    /// reason, and nothing crashes.
+    @Test func asksOverTLSAndSurvivesServersThatAnswerBadly() async throws {
+        let directory = try makeTemporaryDirectory("dns-tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (cert, key) = try makeSelfSignedCertificate(in: directory)
+        let (sim, _) = try await startSimulator(["--listen", "127.0.0.1:0", "--dns-listen", "127.0.0.1:0"])
+        let upstream = "127.0.0.1:" + (try await sim.waitFor(#"DNS for lookout\.test\. on 127\.0\.0\.1:(\d+)"#))
+        var relays: [ChildProcess] = []
+        defer { for relay in relays { relay.send(SIGKILL) } }
+        var ports: [String: Int] = [:]
+        for mode in ["relay", "garbage", "short"] {
+            let (relay, port) = try await startDNSOverTLSRelay(cert: cert, key: key, upstream: upstream, mode: mode)
+            relays.append(relay)
+            ports[mode] = port
+        }
+        // A UDP "DNS server" that answers every question with five bytes of 0xff.
+        let garbage = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(garbage) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(garbage, $0, length) } }
+        withUnsafeMutablePointer(to: &address) { pointer in
+            _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(garbage, $0, &length) }
+        }
+        let garbagePort = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            var peer = sockaddr_storage()
+            var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            while true {
+                let count = withUnsafeMutablePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(garbage, &buffer, buffer.count, 0, $0, &peerLength) }
+                }
+                guard count > 0 else { return }
+                let junk = [UInt8](repeating: 0xFF, count: 5)
+                _ = withUnsafePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(garbage, junk, junk.count, 0, $0, peerLength) }
+                }
+            }
+        }
+        let lookout = try await InProcessLookout.start(
+            """
+            defaults: {interval: 1s, timeout: 2s}
+            sources:
+              - {name: dot-ok, kind: dns, url: "dns://127.0.0.1:\(ports["relay"]!)/ok.lookout.test?transport=tls", ca_file: "\(cert)"}
+              - {name: dot-untrusted, kind: dns, url: "dns://127.0.0.1:\(ports["relay"]!)/ok.lookout.test?transport=tls"}
+              - {name: dot-garbage, kind: dns, url: "dns://127.0.0.1:\(ports["garbage"]!)/ok.lookout.test?transport=tls", ca_file: "\(cert)"}
+              - {name: dot-short, kind: dns, url: "dns://127.0.0.1:\(ports["short"]!)/ok.lookout.test?transport=tls", ca_file: "\(cert)"}
+              - {name: udp-garbage, kind: dns, url: "dns://127.0.0.1:\(garbagePort)/ok.lookout.test"}
+            """)
+        let http = CurlTransport()
+        let names = ["dot-ok", "dot-untrusted", "dot-garbage", "dot-short", "udp-garbage"]
+        let metrics = try await eventually("a probe of every source") {
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
+        }
+        #expect(metrics.contains(#"lookout_probe_success{source="dot-ok"} 1"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="dot-untrusted",category="tls_error",reason="cert_invalid"}"#))
+        for name in ["dot-garbage", "dot-short", "udp-garbage"] {
+            #expect(metrics.contains("lookout_probe_success{source=\"\(name)\"} 0"), "\(name)")
+            #expect(metrics.contains("lookout_errors_total{source=\"\(name)\",category=\"invalid_response\",reason=\"dns_malformed\"}"), "\(name)")
+        }
+        let short = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dot-short")).bodyText
+        #expect(short.contains("closed the connection before a whole answer"), "\(short)")
+        let junk = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dot-garbage")).bodyText
+        #expect(junk.contains("is not a DNS message"), "\(junk)")
+        try await lookout.stop()
+        #expect(try await sim.terminate() == 0)
+    }
 }

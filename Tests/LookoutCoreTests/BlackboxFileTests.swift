@@ -93,6 +93,13 @@ struct BlackboxFileTests {
         #expect(
             problems("modules:\n  m: {prober: tcp, tcp: {source_ip_address: eth0}}\n").first?.contains(
                 "modules.m.tcp.source_ip_address: \"eth0\" is not an IP address") == true)
+        // DNS over TLS needs tcp, as blackbox does (which fails every probe without it).
+        let dot = try load(
+            "modules:\n  m: {prober: dns, dns: {query_name: a.test, transport_protocol: tcp, dns_over_tls: true, tls_config: {insecure_skip_verify: true}}}\n")
+        #expect(dot.probeModules["m"]?.dns?.overTLS == true && dot.probeModules["m"]?.insecureSkipVerify == true)
+        #expect(
+            problems("modules:\n  m: {prober: dns, dns: {query_name: a.test, dns_over_tls: true}}\n").first?.contains(
+                "modules.m.dns.dns_over_tls: needs transport_protocol: tcp") == true)
         // dns and icmp go from it too.
         let dns = try load("modules:\n  m: {prober: dns, dns: {query_name: a.test, source_ip_address: 127.0.0.2}}\n")
         #expect(dns.probeModules["m"]?.sourceAddress == "127.0.0.2")
@@ -206,9 +213,6 @@ struct BlackboxFileTests {
         #expect(problems("modules: {d: {prober: dns, dns: {query_type: A}}}\n").first?.contains("modules.d.dns.query_name: is missing") == true)
         #expect(problems("modules: {d: {prober: dns}}\n").first?.contains("modules.d.dns.query_name: is missing") == true)
         #expect(problems("modules: {d: {prober: dns, dns: {query_name: x, valid_rcodes: [FINE]}}}\n").first?.contains("\"FINE\" is not an rcode") == true)
-        #expect(
-            problems("modules: {d: {prober: dns, dns: {query_name: x, dns_over_tls: true}}}\n").first?.contains(
-                "does not support this blackbox_exporter key yet") == true)
         #expect(problems("modules: {d: {prober: dns, dns: {query_name: x, query_type: BOGUS}}}\n").first?.contains("is not a record type") == true)
     }
 

@@ -9,6 +9,13 @@ struct DNSTargetTests {
         let target = try DNSTarget.parse("dns://[::1]:5353/example.com?type=mx&transport=tcp&recursion=false").get()
         #expect(target == DNSTarget(server: "::1", port: 5353, name: "example.com", type: "MX", overTCP: true, recursionDesired: false))
         #expect(try DNSTarget.parse("dns://9.9.9.9/example.com").get() == DNSTarget(server: "9.9.9.9", port: 53, name: "example.com"))
+        // DNS over TLS: port 853 unless given, over TCP, trusting the source's ca_file.
+        let tls = try DNSTarget.parse("dns://9.9.9.9/example.com?transport=tls").get()
+        #expect(tls == DNSTarget(server: "9.9.9.9", port: 853, name: "example.com", overTLS: true))
+        let query = tls.query(timeout: .seconds(2), caFile: "/etc/ca.pem")
+        #expect(query.overTCP && query.tls?.caFile == "/etc/ca.pem" && query.tls?.verify == true)
+        #expect(try DNSTarget.parse("dns://9.9.9.9:8853/example.com?transport=tls").get().port == 8853)
+        #expect(try DNSTarget.parse("dns://9.9.9.9/example.com").get().query(timeout: .seconds(2)).tls == nil)
     }
 
     @Test(arguments: [

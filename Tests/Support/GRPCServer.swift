@@ -38,3 +38,12 @@ public func startHTTPProxy() async throws -> (ChildProcess, Int) {
     guard let port = Int(try await proxy.waitFor(#"listening (\d+)"#)) else { throw TestFailure("the proxy printed no port") }
     return (proxy, port)
 }
+
+/// Starts `Scripts/dot-relay.py`: DNS over TLS with `cert`, relayed to `upstream` (a DNS server
+/// over TCP), or answering `garbage` or a `short` message. Returns it with its port.
+public func startDNSOverTLSRelay(cert: String, key: String, upstream: String, mode: String = "relay") async throws -> (ChildProcess, Int) {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/dot-relay.py").path
+    let relay = try ChildProcess("/usr/bin/python3", ["-u", script, "--cert", cert, "--key", key, "--upstream", upstream, "--mode", mode])
+    guard let port = Int(try await relay.waitFor(#"listening (\d+)"#)) else { throw TestFailure("the DNS over TLS relay printed no port") }
+    return (relay, port)
+}

@@ -10,6 +10,9 @@ package struct DNSModuleSettings: Sendable, Equatable {
     package var queryType = "ANY"
     package var queryClass = "IN"
     package var overTCP = false
+    /// blackbox's `dns_over_tls`: over TCP in TLS, as the module's `tls_config` says (port 853
+    /// unless the target names one).
+    package var overTLS = false
     package var recursionDesired = true
     package var validRcodes = ["NOERROR"]
     package var answer = RecordChecks()
@@ -70,9 +73,9 @@ extension ConfigReader {
     static let blackboxDNSRcodes = ["NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE"]
 
     mutating func readBlackboxDNS(_ node: Node?, _ path: String, moduleNode: Node, into module: inout ProbeModule) {
-        let notYet = ["dns_over_tls", "tls_config"]
         let known = [
-            "source_ip_address", "query_name", "query_type", "query_class", "transport_protocol", "preferred_ip_protocol", "ip_protocol_fallback",
+            "dns_over_tls", "tls_config", "source_ip_address", "query_name", "query_type", "query_class", "transport_protocol", "preferred_ip_protocol",
+            "ip_protocol_fallback",
             "recursion_desired",
             "valid_rcodes", "validate_answer_rrs", "validate_authority_rrs", "validate_additional_rrs",
         ]
@@ -82,12 +85,7 @@ extension ConfigReader {
             problem(moduleNode, "\(path).query_name", "is missing: the name the module asks about")
             return
         }
-        guard let fields = mapping(node, path, known: known + notYet) else { return }
-        for key in notYet where fields[key] != nil {
-            problem(
-                fields[key]!.key, "\(path).\(key)",
-                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
-        }
+        guard let fields = mapping(node, path, known: known) else { return }
         readBlackboxSourceAddress(fields, path, into: &module)
         if let name = fields["query_name"].flatMap({ string($0.value, "\(path).query_name") }), !name.isEmpty {
             settings.queryName = name
@@ -117,6 +115,14 @@ extension ConfigReader {
                 problem(node, "\(path).transport_protocol", "\"\(text)\" is not udp or tcp")
             }
         }
+        if let node = fields["dns_over_tls"]?.value, let flag = bool(node, "\(path).dns_over_tls") {
+            settings.overTLS = flag
+            // blackbox fails every probe of such a module ("Expected transport protocol tcp for DoT").
+            if flag && !settings.overTCP {
+                problem(node, "\(path).dns_over_tls", "needs transport_protocol: tcp, as in blackbox_exporter (which fails every probe without it)")
+            }
+        }
+        if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &module) }
         if let node = fields["preferred_ip_protocol"]?.value, let text = string(node, "\(path).preferred_ip_protocol"), !["ip4", "ip6"].contains(text) {
             problem(node, "\(path).preferred_ip_protocol", "\"\(text)\" is not ip4 or ip6")
         }

@@ -1,3 +1,4 @@
+import ClientSocket
 import DNSLookup
 import Foundation
 import LookoutCore
@@ -9,7 +10,7 @@ import ResilientHTTP
 extension ProbeEndpoint {
     func probeDNS(_ target: String, module: ProbeModule, moduleName: String, request: HTTPRequest) async -> HTTPResponse {
         guard let settings = module.dns else { return .text("Module \(moduleName) has no dns settings\n", status: 400) }
-        guard let (server, port) = ProbeEndpoint.dnsServer(target) else {
+        guard let (server, port) = ProbeEndpoint.dnsServer(target, defaultPort: settings.overTLS ? 853 : 53) else {
             return .text("Bad target: \(target) is not IP[:PORT] (the DNS server's address; Lookout does not resolve a server's name)\n", status: 400)
         }
         // `allow` patterns see the target as dns://host:port.
@@ -19,9 +20,10 @@ extension ProbeEndpoint {
         }
         let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
-        let query = DNSQuery(
+        var query = DNSQuery(
             server: server, port: port, name: settings.queryName, type: settings.queryType, recordClass: settings.queryClass,
             overTCP: settings.overTCP, recursionDesired: settings.recursionDesired, timeout: timeout, source: module.sourceAddress)
+        query.tls = settings.overTLS ? ProbeEndpoint.tlsSettings(module) : nil
         let outcome = await DNSResolver.send(query)
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(
@@ -30,9 +32,9 @@ extension ProbeEndpoint {
     }
 
     /// `IP`, `IP:PORT` or `[IPv6]:PORT`; nil when the host is not an address.
-    static func dnsServer(_ target: String) -> (String, UInt16)? {
+    static func dnsServer(_ target: String, defaultPort: UInt16 = 53) -> (String, UInt16)? {
         var host = target
-        var port: UInt16 = 53
+        var port = defaultPort
         if target.hasPrefix("[") {
             guard let close = target.firstIndex(of: "]") else { return nil }
             host = String(target[target.index(after: target.startIndex)..<close])
@@ -60,6 +62,8 @@ extension ProbeEndpoint {
         switch outcome {
         case .failure(.timeout): failure = Failure(category: .timeout, reason: "dns_timeout", detail: "no answer from \(server) in time")
         case .failure(.network(let text)): failure = Failure(category: .transient, reason: "dns_unreachable", detail: text)
+        case .failure(.tls(let reason, let text)): failure = Failure(category: .tlsError, reason: reason, detail: text)
+        case .failure(.malformed(let text)): failure = Failure(category: .invalidResponse, reason: "dns_malformed", detail: text)
         case .failure(.badQuery(let text)): failure = Failure(category: .clientError, reason: "dns_bad_query", detail: text)
         case .success(let answer):
             if let problem = settings.problem(answer) { failure = Failure(category: .invalidResponse, reason: "dns_answer_mismatch", detail: problem) }
@@ -68,8 +72,9 @@ extension ProbeEndpoint {
         gauge("probe_dns_answer_rrs", "Returns number of entries in the answer resource record list", Double(answer?.answer.count ?? 0))
         gauge("probe_dns_authority_rrs", "Returns number of entries in the authority resource record list", Double(answer?.authority.count ?? 0))
         writer.family("probe_dns_duration_seconds", type: .gauge, help: "Duration of DNS request by phase")
-        // ldns connects and asks in one call: the whole exchange is the request.
-        writer.sample("probe_dns_duration_seconds", labels: [("phase", "connect")], value: 0)
+        // ldns connects and asks in one call: the whole exchange is the request. Over TLS the
+        // connection and handshake come first, as blackbox counts them.
+        writer.sample("probe_dns_duration_seconds", labels: [("phase", "connect")], value: answer?.connectSeconds ?? 0)
         writer.sample("probe_dns_duration_seconds", labels: [("phase", "request")], value: answer?.seconds ?? duration)
         writer.sample("probe_dns_duration_seconds", labels: [("phase", "resolve")], value: 0)
         gauge("probe_dns_lookup_time_seconds", "Returns the time taken for probe dns lookup in seconds", 0)

@@ -1,3 +1,4 @@
+import ClientSocket
 import DNSLookup
 import Foundation
 import ResilientHTTP
@@ -9,6 +10,8 @@ extension SourceKind {
 /// `kind: dns`, `url: dns://SERVER[:PORT]/NAME[?type=A&transport=udp&recursion=true]`: one
 /// question to one DNS server, which passes when the server answers NOERROR with at least one
 /// record. The resolvers everything depends on, and the names a product is reached by.
+/// `transport=tls` asks over DNS over TLS (port 853 unless given), the certificate checked for
+/// the server's address against `ca_file` or the system's store.
 ///
 /// A query is one attempt: no retries, no circuit breaker (a DNS server is asked about one name
 /// per interval, and a monitor keeps asking).
@@ -29,7 +32,7 @@ package enum DNSProber: Prober {
         guard case .success(let target) = DNSTarget.parse(source.url) else {
             return ProbeResult(source: source.name, timestampMs: startedMs, ok: false, failure: Failure(category: .clientError, reason: "dns_bad_query"))
         }
-        let query = target.query(timeout: source.timeout)
+        let query = target.query(timeout: source.timeout, caFile: source.caFile)
         let outcome = await DNSResolver.send(query)
         var result = ProbeResult(source: source.name, timestampMs: startedMs, ok: false)
         switch outcome {
@@ -53,6 +56,10 @@ package enum DNSProber: Prober {
             Failure(category: .timeout, reason: "dns_timeout", detail: "no answer from \(query.server):\(query.port) in time")
         case .network(let text):
             Failure(category: .transient, reason: "dns_unreachable", detail: "\(query.server):\(query.port): \(text)")
+        case .malformed(let text):
+            Failure(category: .invalidResponse, reason: "dns_malformed", detail: "the DNS server \(query.server):\(query.port) answered badly: \(text)")
+        case .tls(let reason, let text):
+            Failure(category: .tlsError, reason: reason, detail: "\(query.server):\(query.port): \(text)")
         case .badQuery(let text):
             Failure(category: .clientError, reason: "dns_bad_query", detail: text)
         }
@@ -86,6 +93,8 @@ struct DNSTarget: Equatable {
     var type = "A"
     var recordClass = "IN"
     var overTCP = false
+    /// DNS over TLS (`transport=tls`).
+    var overTLS = false
     var recursionDesired = true
 
     struct Problem: Error {
@@ -94,10 +103,16 @@ struct DNSTarget: Equatable {
 
     static let types: Set<String> = ["A", "AAAA", "CNAME", "MX", "NS", "PTR", "SOA", "SRV", "TXT", "CAA", "DS", "DNSKEY", "HTTPS", "SVCB"]
 
-    func query(timeout: Duration) -> DNSQuery {
-        DNSQuery(
-            server: server, port: port, name: name, type: type, recordClass: recordClass, overTCP: overTCP, recursionDesired: recursionDesired,
+    func query(timeout: Duration, caFile: String? = nil) -> DNSQuery {
+        var query = DNSQuery(
+            server: server, port: port, name: name, type: type, recordClass: recordClass, overTCP: overTCP || overTLS, recursionDesired: recursionDesired,
             timeout: timeout)
+        if overTLS {
+            var settings = TLSSettings()
+            settings.caFile = caFile
+            query.tls = settings
+        }
+        return query
     }
 
     static func parse(_ text: String) -> Result<DNSTarget, Problem> {
@@ -110,7 +125,8 @@ struct DNSTarget: Equatable {
         guard IPAddress.isLiteral(server) else {
             return .failure(Problem(message: "\"\(text)\": the server must be an IP address, not \(host) (a name would need a resolver of its own)"))
         }
-        let port = components.port ?? 53
+        let tls = components.queryItems?.contains { $0.name == "transport" && $0.value?.lowercased() == "tls" } == true
+        let port = components.port ?? (tls ? 853 : 53)
         guard (1...65535).contains(port) else { return .failure(Problem(message: "\"\(text)\" names port \(port); a port is 1 to 65535")) }
         let name = String(components.path.dropFirst())
         guard !name.isEmpty, name.count <= 253, !name.contains("/") else {
@@ -129,8 +145,11 @@ struct DNSTarget: Equatable {
                 guard ["IN", "CH"].contains(value.uppercased()) else { return .failure(Problem(message: "\"\(value)\" is not a class (use IN or CH)")) }
                 target.recordClass = value.uppercased()
             case "transport":
-                guard ["udp", "tcp"].contains(value.lowercased()) else { return .failure(Problem(message: "\"\(value)\" is not a transport (use udp or tcp)")) }
+                guard ["udp", "tcp", "tls"].contains(value.lowercased()) else {
+                    return .failure(Problem(message: "\"\(value)\" is not a transport (use udp, tcp or tls)"))
+                }
                 target.overTCP = value.lowercased() == "tcp"
+                target.overTLS = value.lowercased() == "tls"
             case "recursion":
                 guard ["true", "false"].contains(value.lowercased()) else { return .failure(Problem(message: "recursion must be true or false")) }
                 target.recursionDesired = value.lowercased() == "true"
