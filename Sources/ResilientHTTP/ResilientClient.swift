@@ -29,6 +29,9 @@ public final class ResilientClient: Sendable {
     /// Calls in flight that others may share: the key of each, with the callers waiting for it.
     let inFlight = Mutex<[FlightKey: [CheckedContinuation<CallOutcome, Never>]]>([:])
 
+    /// Calls waiting for an identical GET already in flight to answer them too.
+    package var callsWaitingOnSharedGETs: Int { inFlight.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+
     /// Bodies up to this size are classified and checked where the call runs, on the transfer
     /// thread when the task prefers `CurlTransport.executor`; larger ones on the global executor.
     public static let inlineJudgementBytes = 64 << 10
