@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_BUILD := libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libldns-dev libtcmalloc-minimal4 pkg-config
 # Test tools: Prometheus (promtool), Alertmanager, blackbox_exporter and nginx for end-to-end tests;
 # iproute2 and openssl for fault and TLS tests.
-APT_TEST := curl prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light chromium iproute2 openssl systemd python3-aiosmtpd python3-grpcio python3-feedparser
+APT_TEST := curl prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light chromium iproute2 openssl systemd python3-aiosmtpd python3-grpcio python3-feedparser dnsmasq-base
 # From PyPI: kubernetes-validate, which carries the Kubernetes schemas the manifests are checked
 # against (installed into .build/pydeps, outside any system Python).
 PYPI_TEST := kubernetes-validate==1.37.0

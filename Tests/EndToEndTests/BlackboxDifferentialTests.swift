@@ -93,6 +93,10 @@ struct BlackboxDifferentialTests {
                 }
             }
         }
+        // A resolver from Debian, beside the simulator's zone.
+        let dnsmasq = try await Dnsmasq.start(in: directory)
+        defer { dnsmasq.stop() }
+        let resolver = dnsmasq.address
         // One file for both: Lookout reads blackbox_exporter's own config as it is.
         try """
         modules:
@@ -165,6 +169,11 @@ struct BlackboxDifferentialTests {
           icmp_from_elsewhere: {prober: icmp, timeout: 2s, icmp: {preferred_ip_protocol: ip4, source_ip_address: 192.0.2.1}}
           dns_tls: {prober: dns, timeout: 2s, dns: {query_name: ok.lookout.test, query_type: A, transport_protocol: tcp, dns_over_tls: true, tls_config: {ca_file: "\(ca.certificate)"}}}
           dns_tls_insecure: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, transport_protocol: tcp, dns_over_tls: true, tls_config: {insecure_skip_verify: true}}}
+          dnsmasq_a: {prober: dns, timeout: 5s, dns: {query_name: api.lookout.test, query_type: A, validate_answer_rrs: {fail_if_not_matches_regexp: ["127\\\\.0\\\\.0\\\\.7"]}}}
+          dnsmasq_a_wrong: {prober: dns, timeout: 5s, dns: {query_name: api.lookout.test, query_type: A, validate_answer_rrs: {fail_if_not_matches_regexp: ["10\\\\.0\\\\.0\\\\.1"]}}}
+          dnsmasq_mx_tcp: {prober: dns, timeout: 5s, dns: {query_name: lookout.test, query_type: MX, transport_protocol: tcp}}
+          dnsmasq_nx: {prober: dns, timeout: 5s, dns: {query_name: missing.lookout.test, query_type: A}}
+          dnsmasq_refused: {prober: dns, timeout: 5s, dns: {query_name: example.com, query_type: A, valid_rcodes: [REFUSED]}}
           dns_from_lo2: {prober: dns, timeout: 5s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4, source_ip_address: 127.0.0.2}}
           dns_from_elsewhere: {prober: dns, timeout: 2s, dns: {query_name: ok.lookout.test, query_type: A, preferred_ip_protocol: ip4, source_ip_address: 192.0.2.1}}
           icmp_default: {prober: icmp, timeout: 5s}
@@ -287,6 +296,7 @@ struct BlackboxDifferentialTests {
             (caBases["dot-valid"]!, "dns_tls"), (caBases["dot-expired"]!, "dns_tls"), (caBases["dot-other-host"]!, "dns_tls"),
             (caBases["dot-other-host"]!, "dns_tls_insecure"), (caBases["dot-garbage"]!, "dns_tls"), (caBases["dot-short"]!, "dns_tls"),
             (dnsServer, "dns_tls"),
+            (resolver, "dnsmasq_a"), (resolver, "dnsmasq_a_wrong"), (resolver, "dnsmasq_mx_tcp"), (resolver, "dnsmasq_nx"), (resolver, "dnsmasq_refused"),
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"

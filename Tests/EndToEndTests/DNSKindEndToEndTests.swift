@@ -119,4 +119,35 @@ struct DNSKindEndToEndTests {
         try await lookout.stop()
         #expect(try await sim.terminate() == 0)
     }
+
+    /// A resolver people run, Debian's dnsmasq: answers over UDP and TCP are up, its NXDOMAIN and
+    /// REFUSED are named as such.
+    @Test func asksADebianResolver() async throws {
+        let directory = try makeTemporaryDirectory("dnsmasq")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dnsmasq = try await Dnsmasq.start(in: directory)
+        defer { dnsmasq.stop() }
+        let resolver = dnsmasq.address
+        let lookout = try await InProcessLookout.start(
+            """
+            defaults: {interval: 1s, timeout: 2s}
+            sources:
+              - {name: resolver-a, kind: dns, url: "dns://\(resolver)/api.lookout.test"}
+              - {name: resolver-mx, kind: dns, url: "dns://\(resolver)/lookout.test?type=MX&transport=tcp"}
+              - {name: resolver-nx, kind: dns, url: "dns://\(resolver)/missing.lookout.test"}
+              - {name: resolver-refused, kind: dns, url: "dns://\(resolver)/example.com"}
+            """)
+        let http = CurlTransport()
+        let names = ["resolver-a", "resolver-mx", "resolver-nx", "resolver-refused"]
+        let metrics = try await eventually("a probe of every source") {
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
+        }
+        #expect(metrics.contains(#"lookout_probe_success{source="resolver-a"} 1"#))
+        #expect(metrics.contains(#"lookout_probe_success{source="resolver-mx"} 1"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="resolver-nx",category="invalid_response",reason="dns_nxdomain"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="resolver-refused",category="#), "\(metrics)")
+        #expect(metrics.contains(#"reason="dns_refused"}"#))
+        try await lookout.stop()
+    }
 }

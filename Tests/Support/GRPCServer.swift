@@ -47,3 +47,44 @@ public func startDNSOverTLSRelay(cert: String, key: String, upstream: String, mo
     guard let port = Int(try await relay.waitFor(#"listening (\d+)"#)) else { throw TestFailure("the DNS over TLS relay printed no port") }
     return (relay, port)
 }
+
+/// Debian's dnsmasq as a DNS server on a free loopback port (UDP and TCP), answering for
+/// `lookout.test` from its own records only: `api.lookout.test` A 127.0.0.7, `lookout.test` MX
+/// 10 `mail.lookout.test`, NXDOMAIN for other names there, REFUSED for names elsewhere (it has
+/// no upstream).
+///
+/// It runs detached (`setsid -f`), not as the test process's child: started as a child, the
+/// children started after it were never reaped (openssl and lookout-sim stayed zombies and
+/// Foundation's `Process` never saw them exit). `stop()` kills it by its pid file.
+public struct Dnsmasq: Sendable {
+    public let address: String
+    let pidFile: String
+
+    public static func start(in directory: URL) async throws -> Dnsmasq {
+        let port = closedPort()
+        let pidFile = directory.appendingPathComponent("dnsmasq-\(port).pid").path
+        let log = directory.appendingPathComponent("dnsmasq-\(port).log").path
+        let started = try await runTool(
+            "/usr/bin/setsid",
+            [
+                "-f", "/usr/sbin/dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--port=\(port)", "--listen-address=127.0.0.1",
+                "--bind-interfaces", "--user=root", "--group=root", "--pid-file=\(pidFile)", "--log-facility=\(log)",
+                "--host-record=api.lookout.test,127.0.0.7", "--mx-host=lookout.test,mail.lookout.test,10", "--local=/lookout.test/",
+            ])
+        guard started.status == 0 else { throw TestFailure("dnsmasq did not start: \(started.output)") }
+        let dnsmasq = Dnsmasq(address: "127.0.0.1:\(port)", pidFile: pidFile)
+        _ = try await eventually(deadline: .seconds(30), "dnsmasq to start") { () -> Bool? in
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return text.contains("cleared cache") && dnsmasq.pid != nil ? true : nil
+        }
+        return dnsmasq
+    }
+
+    var pid: Int32? {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    public func stop() {
+        if let pid { kill(pid, SIGKILL) }
+    }
+}
