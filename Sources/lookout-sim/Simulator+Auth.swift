@@ -1,13 +1,18 @@
 import Foundation
 import MicroHTTPServer
 
-/// `/oauth/token` issues client-credentials tokens that live `ttl` seconds; `/protected` accepts
+/// `/oauth/token` issues client-credentials tokens that live `ttl` seconds (an `audience` form
+/// field, if any, must be `lookout`); `/protected` accepts
 /// them (and `Simulator.staticToken`) and answers 401 to anything else.
 extension Simulator {
     func oauthToken(_ request: HTTPRequest) async -> HTTPResponse {
         let form = Simulator.formValues(request.bodyText)
         guard form["grant_type"] == "client_credentials" else {
             return .json(#"{"error":"unsupported_grant_type","error_description":"only client_credentials is supported"}"#, status: 400)
+        }
+        // An `audience` other than this API's is refused, as identity providers do.
+        if let audience = form["audience"], audience != "lookout" {
+            return .json(#"{"error":"invalid_request","error_description":"unknown audience"}"#, status: 400)
         }
         let clientSecret = form["client_secret"] ?? Simulator.basicAuthSecret(request.headers["Authorization"])
         if clientSecret == nil || clientSecret == "wrong" {
@@ -16,7 +21,10 @@ extension Simulator {
         let ttl = request.intQuery("ttl") ?? 3600
         let token = state.withLock { state -> String in
             state.issuedTokens += 1
-            let token = "sim-token-\(state.issuedTokens)"
+            // Unique across restarts, as real tokens are: a restarted simulator that named its
+            // first token as the last one did made a client's stale 401 look like a refusal of
+            // the new token (a second refresh, seen once in FailureReasonsEndToEndTests).
+            let token = "sim-token-\(Simulator.instance)-\(state.issuedTokens)"
             state.tokens[token] = Date().addingTimeInterval(TimeInterval(ttl))
             return token
         }
@@ -57,4 +65,7 @@ extension Simulator {
         else { return nil }
         return String(text[text.index(after: colon)...])
     }
+
+    /// This run's mark in the tokens it issues.
+    static let instance = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 }
