@@ -64,6 +64,9 @@ actor TokenStore {
                 "grant_type=client_credentials&client_id=\(TokenStore.formEncode(client.clientID))"
                 + "&client_secret=\(TokenStore.formEncode(client.clientSecret))"
             if !client.scopes.isEmpty { form += "&scope=\(TokenStore.formEncode(client.scopes.joined(separator: " ")))" }
+            for (name, value) in client.endpointParams.sorted(by: { $0.key < $1.key }) {
+                form += "&\(TokenStore.formEncode(name))=\(TokenStore.formEncode(value))"
+            }
             let result = await transport.perform(
                 TransferRequest(
                     url: client.tokenURL, method: "POST",

@@ -69,13 +69,16 @@ public struct OAuth2ClientCredentials: Sendable, Equatable {
     public var clientSecret: String
     /// Joined with spaces into `scope`; empty sends no `scope`.
     public var scopes: [String]
+    /// More form fields for the token endpoint (`audience`, `resource`…), sent in name order.
+    public var endpointParams: [String: String]
 
-    /// Creates credentials; no scopes unless given.
-    public init(tokenURL: String, clientID: String, clientSecret: String, scopes: [String] = []) {
+    /// Creates credentials; no scopes or other fields unless given.
+    public init(tokenURL: String, clientID: String, clientSecret: String, scopes: [String] = [], endpointParams: [String: String] = [:]) {
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.scopes = scopes
+        self.endpointParams = endpointParams
     }
 }
 

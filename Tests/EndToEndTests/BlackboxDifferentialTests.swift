@@ -121,6 +121,8 @@ struct BlackboxDifferentialTests {
           tls_min13: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", min_version: TLS13}}}
           tls_client_cert: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)", cert_file: "\(cert)", key_file: "\(key)"}}}
           oauth: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", scopes: [read]}}}
+          oauth_audience: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", endpoint_params: {audience: lookout}}}}
+          oauth_other_audience: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", endpoint_params: {audience: elsewhere}}}}
           only_ip4: {prober: http, timeout: 5s, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
           only_ip6: {prober: http, timeout: 5s, http: {preferred_ip_protocol: ip6, ip_protocol_fallback: false}}
           short: {prober: http, timeout: 2s}
@@ -265,6 +267,7 @@ struct BlackboxDifferentialTests {
             ("\(tlsBase)/ok", "tls_named"), ("\(tlsBase)/ok", "tls_misnamed"), ("\(tlsBase)/ok", "tls_max12"), ("\(tlsBase)/ok", "tls_min13"),
             ("\(tlsBase)/ok", "tls_client_cert"), ("\(simHost)/ok", "token"), ("\(simHost)/json/valid", "via_proxy"),
             ("\(simHost)/protected", "oauth"), ("\(simHost)/protected", "http_2xx"),
+            ("\(simHost)/protected", "oauth_audience"), ("\(simHost)/protected", "oauth_other_audience"),
             ("localhost:\(simPort)/ok", "only_ip4"), ("localhost:\(simPort)/ok", "only_ip6"), ("localhost:\(simPort)/ok", "http_2xx"),
             ("\(simHost)/slow?ms=3000", "short"),
             ("\(tlsBase)/ok", "must_tls"),

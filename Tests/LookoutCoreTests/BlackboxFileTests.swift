@@ -265,6 +265,15 @@ struct BlackboxFileTests {
             ])
         let oauth = try load("modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\"}}}}\n")
         #expect(oauth.probeModules["m"]?.oauth2 == OAuth2ClientCredentials(tokenURL: "http://127.0.0.1:1/t", clientID: "c", clientSecret: "s", scopes: []))
+        let audience = try load(
+            "modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\", endpoint_params: {audience: api}}}}}\n"
+        )
+        #expect(audience.probeModules["m"]?.oauth2?.endpointParams == ["audience": "api"])
+        #expect(
+            problems(
+                "modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\", endpoint_params: [a]}}}}\n"
+            )
+            .first?.contains("modules.m.http.oauth2.endpoint_params") == true)
         let v4 = try load("modules: {m: {prober: http, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}}\n")
         #expect(v4.probeModules["m"]?.onlyIPVersion == 4)
     }

@@ -284,10 +284,11 @@ extension ConfigReader {
     }
 
     /// prometheus/common's `oauth2` (client credentials): `client_id`, `client_secret` or
-    /// `client_secret_file`, `token_url`, `scopes`.
+    /// `client_secret_file`, `token_url`, `scopes`, `endpoint_params`.
     private mutating func readBlackboxOAuth2(_ node: Node, _ path: String) -> OAuth2ClientCredentials? {
-        let notYet = ["endpoint_params", "tls_config", "proxy_url"]
-        guard let fields = mapping(node, path, known: ["client_id", "client_secret", "client_secret_file", "scopes", "token_url"] + notYet) else { return nil }
+        let notYet = ["tls_config", "proxy_url"]
+        let known = ["client_id", "client_secret", "client_secret_file", "scopes", "token_url", "endpoint_params"]
+        guard let fields = mapping(node, path, known: known + notYet) else { return nil }
         for key in notYet where fields[key] != nil {
             problem(
                 fields[key]!.key, "\(path).\(key)",
@@ -307,7 +308,8 @@ extension ConfigReader {
             if fields["client_secret"] == nil && fields["client_secret_file"] == nil { problem(node, "\(path).client_secret", "is missing") }
             return nil
         }
-        return OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: secret, scopes: scopes)
+        let params = fields["endpoint_params"].flatMap { stringMap($0.value, "\(path).endpoint_params") } ?? [:]
+        return OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: secret, scopes: scopes, endpointParams: params)
     }
 
     /// `proxy_url`, `no_proxy`, `proxy_connect_header`, `skip_resolve_phase_with_proxy`,

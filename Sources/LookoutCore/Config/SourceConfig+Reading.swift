@@ -483,7 +483,7 @@ extension JSONPathAssertion: ConfigReadable {
     }
 }
 
-/// `auth: {bearer_token_file | bearer_token | oauth2: {token_url, client_id, client_secret(_file), scopes}}`.
+/// `auth: {bearer_token_file | bearer_token | oauth2: {token_url, client_id, client_secret(_file), scopes, endpoint_params}}`.
 extension AuthMethod {
     enum Key: String, ConfigKey {
         case oauth2
@@ -497,6 +497,7 @@ extension AuthMethod {
         case clientID = "client_id"
         case clientSecret = "client_secret"
         case clientSecretFile = "client_secret_file"
+        case endpointParams = "endpoint_params"
     }
 }
 
@@ -532,7 +533,8 @@ extension ConfigReader {
             inline: client[.clientSecret]?.value, file: client[.clientSecretFile]?.value, parent: oauth.path,
             inlineKey: AuthMethod.OAuth2Key.clientSecret.rawValue, fileKey: AuthMethod.OAuth2Key.clientSecretFile.rawValue)
         let scopes = strings(client[.scopes]) ?? []
+        let params = stringMap(client[.endpointParams]) ?? [:]
         guard let tokenURL, let clientID, let clientSecret else { return nil }
-        return .oauth2(OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: clientSecret, scopes: scopes))
+        return .oauth2(OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: clientSecret, scopes: scopes, endpointParams: params))
     }
 }
