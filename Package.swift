@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(
             name: "LookoutWebTests",
             dependencies: [
-                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", "TCPExchange", "ClientSocket",
+                "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", "TCPExchange", "ClientSocket", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

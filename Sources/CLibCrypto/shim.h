@@ -42,12 +42,8 @@ static inline int lookout_memcmp_consttime(const void *a, const void *b, size_t 
 /// The protocol of an OpenSSL connection ("TLSv1.3"), from the SSL* libcurl hands out.
 static inline const char *lookout_ssl_version(void *ssl) { return ssl ? SSL_get_version((const SSL *)ssl) : NULL; }
 
-/// The earliest notAfter among the certificates the peer presented, as a Unix time, or -1: read
-/// from the live connection, where libcurl's CURLOPT_CERTINFO would print every field of every
-/// certificate (public keys included) as text on each handshake.
-static inline long long lookout_ssl_earliest_expiry(void *ssl) {
-    if (!ssl) return -1;
-    STACK_OF(X509) *chain = SSL_get_peer_cert_chain((const SSL *)ssl);
+/// The earliest notAfter among `chain`'s certificates, as a Unix time, or -1 for none.
+static inline long long lookout_chain_earliest_expiry(STACK_OF(X509) *chain) {
     long long earliest = -1;
     int count = chain ? sk_X509_num(chain) : 0;
     for (int i = 0; i < count; i++) {
@@ -58,6 +54,13 @@ static inline long long lookout_ssl_earliest_expiry(void *ssl) {
         if (earliest < 0 || seconds < earliest) earliest = seconds;
     }
     return earliest;
+}
+
+/// The earliest notAfter among the certificates the peer presented, as a Unix time, or -1: read
+/// from the live connection, where libcurl's CURLOPT_CERTINFO would print every field of every
+/// certificate (public keys included) as text on each handshake.
+static inline long long lookout_ssl_earliest_expiry(void *ssl) {
+    return ssl ? lookout_chain_earliest_expiry(SSL_get_peer_cert_chain((const SSL *)ssl)) : -1;
 }
 
 /// The peer's leaf certificate as DER in *out (free with lookout_openssl_free); its length, or -1.
@@ -256,16 +259,6 @@ static inline int lookout_tls_verify_outcome(SSL *ssl) {
 /// The earliest notAfter of the chain OpenSSL verified (as Go's VerifiedChains), or -1 when
 /// none was (no verification).
 static inline long long lookout_ssl_verified_chain_expiry(SSL *ssl) {
-    STACK_OF(X509) *chain = SSL_get0_verified_chain(ssl);
-    long long earliest = -1;
-    int count = chain ? sk_X509_num(chain) : 0;
-    for (int i = 0; i < count; i++) {
-        const ASN1_TIME *after = X509_get0_notAfter(sk_X509_value(chain, i));
-        struct tm when;
-        if (!after || !ASN1_TIME_to_tm(after, &when)) continue;
-        long long seconds = (long long)timegm(&when);
-        if (earliest < 0 || seconds < earliest) earliest = seconds;
-    }
-    return earliest;
+    return lookout_chain_earliest_expiry(SSL_get0_verified_chain(ssl));
 }
 #endif

@@ -64,16 +64,8 @@ struct DNSKindEndToEndTests {
             ports[mode] = port
         }
         // A UDP "DNS server" that answers every question with five bytes of 0xff.
-        let garbage = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (garbage, address) = boundLoopbackSocket(type: Int32(SOCK_DGRAM.rawValue))
         defer { close(garbage) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(garbage, $0, length) } }
-        withUnsafeMutablePointer(to: &address) { pointer in
-            _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(garbage, $0, &length) }
-        }
         let garbagePort = UInt16(bigEndian: address.sin_port)
         Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 512)

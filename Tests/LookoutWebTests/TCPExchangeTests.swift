@@ -1,5 +1,6 @@
 import ClientSocket
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TCPExchange
@@ -15,17 +16,8 @@ struct TCPExchangeTests {
     /// A listening socket on a free loopback port whose one connection gets `behave`, on a
     /// thread of its own.
     func peer(_ behave: @escaping @Sendable (Int32) -> Void) throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        #expect(bound == 0)
-        listen(fd, 4)
-        withUnsafeMutablePointer(to: &address) { pointer in
-            _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, address) = boundLoopbackSocket()
+        #expect(listen(fd, 4) == 0)
         Thread.detachNewThread {
             let connection = accept(fd, nil, nil)
             behave(connection)
@@ -67,15 +59,7 @@ struct TCPExchangeTests {
     }
 
     @Test func aClosedPortIsRefused() async {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        withUnsafeMutablePointer(to: &address) { pointer in
-            _ = pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, address) = boundLoopbackSocket()
         close(fd)  // bound, never listening: refused
         let outcome = await TCPExchange.run(host: "127.0.0.1", port: UInt16(bigEndian: address.sin_port), steps: [], timeout: .seconds(2))
         #expect(outcome.reason == "refused")

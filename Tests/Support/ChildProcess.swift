@@ -190,8 +190,8 @@ public func ip(_ arguments: [String]) async throws {
 }
 
 /// A TCP socket bound to a free port on 127.0.0.1 (not listening yet); the caller closes it.
-public func boundLoopbackSocket() -> (fd: Int32, address: sockaddr_in) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+public func boundLoopbackSocket(type: Int32 = Int32(SOCK_STREAM.rawValue)) -> (fd: Int32, address: sockaddr_in) {
+    let fd = socket(AF_INET, type, 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
