@@ -73,9 +73,12 @@ struct BlackboxFileTests {
 
     @Test func whatCannotBeHonouredIsAnErrorInThatFile() throws {
         #expect(
-            problems("modules:\n  m:\n    prober: http\n    http: {http_headers: {X-A: {values: [b]}}}\n") == [
-                "blackbox.yml:4:12: modules.m.http.http_headers: Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter"
+            problems("modules:\n  m:\n    prober: http\n    http: {http_headers: {Authorization: {values: [b]}}}\n") == [
+                "blackbox.yml:4:27: modules.m.http.http_headers.Authorization: setting header \"Authorization\" is not allowed (as in blackbox_exporter)"
             ])
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {proxy_url: \"http://127.0.0.1:1/\", proxy_from_environment: true}}\n").first?.contains(
+                "proxy_from_environment: cannot be used with proxy_url") == true)
         #expect(problems("modules:\n  m: {prober: http, http: {nonsense: 1}}\n").first?.contains("modules.m.http.nonsense: unknown key") == true)
         #expect(
             problems("modules:\n  m: {prober: http, http: {fail_if_body_matches_regexp: [\"(\"]}}\n").first?.contains("is not a regular expression") == true)
@@ -297,5 +300,45 @@ struct BlackboxFileTests {
         }
         #expect(problems.contains { $0.contains("is not a regular expression") })
         #expect(monitor.config.probeModules["http_2xx"]?.timeout == .seconds(3))
+    }
+
+    /// blackbox 0.24's `http_headers`: values, secrets and files, each added to every request.
+    @Test func readsHTTPHeadersFromValuesSecretsAndFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bb-headers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("key.txt")
+        try "from-file\n".write(to: file, atomically: true, encoding: .utf8)
+        let config = try load(
+            "modules:\n  m: {prober: http, http: {http_headers: {X-Api-Key: {values: [a, b], secrets: [s], files: [\"\(file.path)\"]}}}}\n")
+        let headers = try #require(config.probeModules["m"]?.headers)
+        #expect(headers.filter { $0.name == "X-Api-Key" }.map(\.value) == ["a", "b", "s", "from-file"])
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {http_headers: {X-A: {files: [/nonexistent/x]}}}}\n").first?.contains("cannot read /nonexistent/x")
+                == true)
+        let proxied = try load("modules:\n  m: {prober: http, http: {proxy_from_environment: true}}\n")
+        #expect(proxied.probeModules["m"]?.proxyFromEnvironment == true)
+    }
+
+    /// Go's `ProxyFromEnvironment`: the scheme's variable, upper case first; never for loopback
+    /// or localhost; `NO_PROXY` names, domains and ports; no HTTP_PROXY under CGI.
+    @Test func picksTheProxyAsGoDoes() {
+        let environment = [
+            "HTTP_PROXY": "proxy.test:3128", "https_proxy": "http://secure-proxy.test:3129", "NO_PROXY": "internal.test, .corp.test, api.test:8443",
+        ]
+        #expect(EnvironmentProxy.proxy(for: "http://example.com/", environment: environment) == "http://proxy.test:3128")
+        #expect(EnvironmentProxy.proxy(for: "https://example.com/", environment: environment) == "http://secure-proxy.test:3129")
+        #expect(EnvironmentProxy.proxy(for: "http://127.0.0.1:8080/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://localhost/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://[::1]:80/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://internal.test/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://a.internal.test/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://b.corp.test/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://corp.test/", environment: environment) == "http://proxy.test:3128")
+        #expect(EnvironmentProxy.proxy(for: "https://api.test:8443/", environment: environment) == nil)
+        #expect(EnvironmentProxy.proxy(for: "https://api.test/", environment: environment) == "http://secure-proxy.test:3129")
+        #expect(EnvironmentProxy.proxy(for: "http://example.com/", environment: ["HTTP_PROXY": "p.test:1", "REQUEST_METHOD": "GET"]) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://example.com/", environment: ["http_proxy": "p.test:1", "NO_PROXY": "*"]) == nil)
+        #expect(EnvironmentProxy.proxy(for: "http://example.com/", environment: [:]) == nil)
     }
 }

@@ -15,10 +15,10 @@ extension ConfigReader {
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
         "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit", "valid_http_versions", "fail_if_header_matches", "fail_if_header_not_matches",
         "body_file", "proxy_url", "no_proxy", "proxy_connect_header", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3", "authorization",
-        "oauth2",
+        "oauth2", "http_headers", "proxy_from_environment",
     ]
     /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
-    static let blackboxHTTPKeysNotYet = ["proxy_from_environment", "http_headers"]
+    static let blackboxHTTPKeysNotYet: [String] = []
 
     /// Reads the file `node` names; its problems carry its own name and positions.
     mutating func readBlackboxFile(_ node: Node, allow: [String]?) -> [String: ProbeModule] {
@@ -315,6 +315,11 @@ extension ConfigReader {
     /// `proxy_url`, `no_proxy`, `proxy_connect_header`, `skip_resolve_phase_with_proxy`,
     /// `enable_http2`, `enable_http3` and `authorization` of an http module.
     private mutating func readBlackboxProxyAndProtocol(_ fields: [String: (key: Node, value: Node)], _ path: String, into module: inout ProbeModule) {
+        if let node = fields["http_headers"]?.value { readBlackboxHTTPHeaders(node, "\(path).http_headers", into: &module) }
+        if let node = fields["proxy_from_environment"]?.value, let flag = bool(node, "\(path).proxy_from_environment") {
+            module.proxyFromEnvironment = flag
+            if flag, fields["proxy_url"] != nil { problem(node, "\(path).proxy_from_environment", "cannot be used with proxy_url") }
+        }
         if let node = fields["proxy_url"]?.value, let text = string(node, "\(path).proxy_url"), !text.isEmpty {
             if let problem = ProbeURL.problem(text) { self.problem(node, "\(path).proxy_url", problem) } else { module.proxyURL = text }
         }

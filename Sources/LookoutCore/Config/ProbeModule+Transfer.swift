@@ -1,3 +1,4 @@
+import Foundation
 import ResilientHTTP
 
 extension ProbeModule {
@@ -13,6 +14,11 @@ extension ProbeModule {
         transfer.tlsServerName = serverName
         transfer.proxy = proxyURL
         transfer.noProxy = noProxy
+        if proxyURL == nil {
+            // libcurl would read http_proxy and the like itself: a module goes through a proxy
+            // only where it says so ("" turns libcurl's own reading off).
+            transfer.proxy = proxyFromEnvironment ? EnvironmentProxy.proxy(for: transfer.url, environment: ProcessInfo.processInfo.environment) ?? "" : ""
+        }
         transfer.proxyHeaders = proxyHeaders.map { ($0.name, $0.value) }
         transfer.forbidsHTTP2 = forbidsHTTP2
         transfer.onlyIPVersion = onlyIPVersion

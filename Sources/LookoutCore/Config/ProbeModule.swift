@@ -56,6 +56,10 @@ package struct ProbeModule: Sendable, Equatable {
     package var proxyURL: String?
     package var noProxy: String?
     package var proxyHeaders: [HeaderField] = []
+    /// blackbox's `proxy_from_environment`: `HTTP_PROXY`/`HTTPS_PROXY`/`NO_PROXY`, as Go reads
+    /// them. Without it (and without `proxy_url`) a module uses no proxy, whatever the
+    /// environment says, as in blackbox.
+    package var proxyFromEnvironment = false
     /// blackbox's `enable_http2: false`: HTTP/1.1 even where the server offers h2.
     package var forbidsHTTP2 = false
     /// blackbox's `oauth2` (client credentials): a token fetched for each probe.
