@@ -76,48 +76,6 @@ static inline int lookout_ssl_leaf_der(void *ssl, unsigned char **out) {
 
 static inline void lookout_openssl_free(void *pointer) { OPENSSL_free(pointer); }
 
-/// What a handshake that completed showed: its protocol and the leaf certificate (DER). For a
-/// connect-only transfer, whose connection libcurl closes before its SSL* can be read.
-struct lookout_tls_note {
-    char version[16];
-    int der_length;
-    /// Allocated by OpenSSL: freed with lookout_openssl_free.
-    unsigned char *der;
-    /// The earliest expiry of the chain the server presented (as a transfer reads it), or -1.
-    long long expiry;
-};
-
-/// Records the handshake once into the note the SSL_CTX carries, then lets go of it: a note
-/// is read by one transfer and freed after it.
-static void lookout_tls_note_info(const SSL *ssl, int where, int ret) {
-    (void)ret;
-    if (!(where & SSL_CB_HANDSHAKE_DONE)) return;
-    SSL_CTX *ctx = SSL_get_SSL_CTX(ssl);
-    struct lookout_tls_note *note = (struct lookout_tls_note *)SSL_CTX_get_app_data(ctx);
-    if (!note) return;
-    const char *version = SSL_get_version(ssl);
-    strncpy(note->version, version ? version : "", sizeof(note->version) - 1);
-    note->expiry = lookout_ssl_earliest_expiry((void *)ssl);
-    X509 *leaf = SSL_get1_peer_certificate(ssl);
-    if (leaf && !note->der) {
-        note->der_length = i2d_X509(leaf, &note->der);
-    }
-    if (leaf) X509_free(leaf);
-    SSL_CTX_set_app_data(ctx, NULL);
-    SSL_CTX_set_info_callback(ctx, NULL);
-}
-
-/// libcurl's CURLOPT_SSL_CTX_FUNCTION (its CURLcode is an int): the note goes on the context.
-static int lookout_tls_note_ctx(void *curl, void *ctx, void *note) {
-    (void)curl;
-    SSL_CTX_set_app_data((SSL_CTX *)ctx, note);
-    SSL_CTX_set_info_callback((SSL_CTX *)ctx, lookout_tls_note_info);
-    return 0;
-}
-
-/// The function above as a pointer, for curl_easy_setopt.
-static inline const void *lookout_tls_note_ctx_function(void) { return (const void *)lookout_tls_note_ctx; }
-
 /// A certificate from its DER bytes, or NULL; free it with lookout_x509_free.
 static inline X509 *lookout_x509_from_der(const unsigned char *der, long length) {
     const unsigned char *cursor = der;

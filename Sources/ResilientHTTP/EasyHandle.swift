@@ -25,8 +25,6 @@ final class EasyHandle: @unchecked Sendable {
     /// Read from the answering connection (see `received(headerLine:)`).
     private var liveExpiry: Int64?
     private var leafDER: [UInt8]?
-    /// A connect-only TLS transfer's handshake, written by OpenSSL's info callback.
-    private var tlsNote: UnsafeMutablePointer<lookout_tls_note>?
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
@@ -43,10 +41,6 @@ final class EasyHandle: @unchecked Sendable {
     }
 
     deinit {
-        if let note = tlsNote {
-            lookout_openssl_free(note.pointee.der)
-            note.deallocate()
-        }
         curl_slist_free_all(headerList)
         curl_slist_free_all(connectTo)
         curl_slist_free_all(proxyHeaderList)
@@ -96,16 +90,6 @@ final class EasyHandle: @unchecked Sendable {
         // certificates come from libcurl's (costly) CERTINFO. Others read them from the SSL*.
         if request.connectOnly, request.startTLS || ASCII.hasPrefixIgnoringCase(request.url, "https://") {
             lookout_curl_setopt_long(handle, CURLOPT_CERTINFO, 1)
-            // Its protocol and leaf, when asked, from the handshake as it completes.
-            if request.describesTLS {
-                let note = UnsafeMutablePointer<lookout_tls_note>.allocate(capacity: 1)
-                var empty = lookout_tls_note()
-                empty.expiry = -1
-                note.initialize(to: empty)
-                tlsNote = note
-                lookout_curl_setopt_ptr(handle, CURLOPT_SSL_CTX_DATA, note)
-                lookout_curl_setopt_ptr(handle, CURLOPT_SSL_CTX_FUNCTION, lookout_tls_note_ctx_function())
-            }
         }
         lookout_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.skipsCertificateVerification ? 0 : 1)
         lookout_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.skipsCertificateVerification ? 0 : 2)
@@ -272,19 +256,6 @@ final class EasyHandle: @unchecked Sendable {
         return bytes[lower..<upper]
     }
 
-    /// A connect-only handshake that is done: its protocol and leaf certificate, as OpenSSL's
-    /// info callback noted them (libcurl lets go of the connection's SSL* at the end), for
-    /// blackbox's `tcp` prober with `tls: true` (a transfer reads them in its header callback).
-    func noteConnectOnlyTLS() {
-        guard let note = tlsNote else { return }
-        let version = withUnsafeBytes(of: note.pointee.version) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        // The presented chain's expiry, as a transfer reads it (CERTINFO's may include others).
-        if note.pointee.expiry >= 0 { liveExpiry = note.pointee.expiry }
-        if !version.isEmpty { tlsVersion = EasyHandle.goTLSName(version) }
-        let length = Int(note.pointee.der_length)
-        if length > 0, let der = note.pointee.der { leafDER = Array(UnsafeBufferPointer(start: der, count: length)) }
-    }
-
     /// Collects libcurl's figures and resumes the waiting task (loop thread).
     func finish(code: CURLcode, cancelled: Bool = false) {
         var status = 0
@@ -312,7 +283,6 @@ final class EasyHandle: @unchecked Sendable {
             tls: appConnect > 0 ? max(0, appConnect - connect) : 0,
             ttfb: startTransfer > 0 ? max(0, startTransfer - preTransfer) : 0,
             transfer: startTransfer > 0 ? max(0, total - startTransfer) : 0)
-        if code == CURLE_OK { noteConnectOnlyTLS() }
         let expiry = liveExpiry ?? (request.connectOnly ? lookout_curl_earliest_cert_expiry(handle) : -1)
         var ipPointer: UnsafeMutablePointer<CChar>?
         lookout_curl_getinfo_string(handle, CURLINFO_PRIMARY_IP, &ipPointer)
