@@ -39,8 +39,18 @@ static inline int lookout_memcmp_consttime(const void *a, const void *b, size_t 
     return CRYPTO_memcmp(a, b, len);
 }
 
-/// The protocol of an OpenSSL connection ("TLSv1.3"), from the SSL* libcurl hands out.
-static inline const char *lookout_ssl_version(void *ssl) { return ssl ? SSL_get_version((const SSL *)ssl) : NULL; }
+/// The protocol of an OpenSSL connection as Go's tls.VersionName writes it ("TLS 1.3"), or
+/// OpenSSL's own name for another; NULL without a connection.
+static inline const char *lookout_ssl_version(void *ssl) {
+    if (!ssl) return NULL;
+    switch (SSL_version((const SSL *)ssl)) {
+    case TLS1_VERSION: return "TLS 1.0";
+    case TLS1_1_VERSION: return "TLS 1.1";
+    case TLS1_2_VERSION: return "TLS 1.2";
+    case TLS1_3_VERSION: return "TLS 1.3";
+    default: return SSL_get_version((const SSL *)ssl);
+    }
+}
 
 /// The earliest notAfter among `chain`'s certificates, as a Unix time, or -1 for none.
 static inline long long lookout_chain_earliest_expiry(STACK_OF(X509) *chain) {

@@ -74,13 +74,11 @@ final class TLSClient {
         guard let ssl = lookout_tls_client(context, fd, name) else { return .failure(.setup("cannot start a TLS connection")) }
         let client = TLSClient(ssl: ssl, fd: fd)
         while true {
-            switch lookout_tls_connect(ssl) {
-            case 1: return .success((client, client.handshake()))
-            case -1:
-                guard ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return .failure(.timeout) }
-            case -2:
-                guard ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return .failure(.timeout) }
-            default:
+            let step = lookout_tls_connect(ssl)
+            if step == 1 { return .success((client, client.handshake())) }
+            if let ready = client.waitIfAsked(step, remainingMs: remainingMs) {
+                guard ready else { return .failure(.timeout) }
+            } else {
                 var text = [CChar](repeating: 0, count: 256)
                 lookout_tls_failure(ssl, &text, Int32(text.count))
                 let reason = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -107,7 +105,7 @@ final class TLSClient {
         let earliest = lookout_ssl_earliest_expiry(UnsafeMutableRawPointer(ssl))
         let verified = lookout_ssl_verified_chain_expiry(ssl)
         return TLSHandshake(
-            version: TLSClient.goName(version), leafDER: leaf, earliestExpiry: earliest >= 0 ? earliest : nil,
+            version: version, leafDER: leaf, earliestExpiry: earliest >= 0 ? earliest : nil,
             verifiedChainExpiry: verified >= 0 ? verified : nil)
     }
 
@@ -117,16 +115,9 @@ final class TLSClient {
         while true {
             var moved: Int32 = 0
             let step = chunk.withUnsafeMutableBytes { lookout_tls_read(ssl, $0.baseAddress, Int32($0.count), &moved) }
-            switch step {
-            case 1: return Int(moved)
-            case 0: return 0
-            case -1:
-                guard ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return nil }
-            case -2:
-                guard ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return nil }
-            default:
-                return 0  // an abrupt end reads as the peer closing, as a plain socket's would
-            }
+            if step == 1 { return Int(moved) }
+            guard let ready = waitIfAsked(step, remainingMs: remainingMs) else { return 0 }  // closed, or an abrupt end, read as closed
+            guard ready else { return nil }
         }
     }
 
@@ -136,24 +127,22 @@ final class TLSClient {
         while sent < bytes.count {
             var moved: Int32 = 0
             let step = bytes[sent...].withUnsafeBytes { lookout_tls_write(ssl, $0.baseAddress, Int32($0.count), &moved) }
-            switch step {
-            case 1: sent += Int(moved)
-            case -1:
-                guard ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs()) else { return false }
-            case -2:
-                guard ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs()) else { return false }
-            default: return false
+            if step == 1 {
+                sent += Int(moved)
+            } else if waitIfAsked(step, remainingMs: remainingMs) != true {
+                return false
             }
         }
         return true
     }
 
-    /// "TLSv1.3" → "TLS 1.3", as Go's crypto/tls names versions.
-    static func goName(_ openSSL: String) -> String {
-        switch openSSL {
-        case "TLSv1": "TLS 1.0"
-        case let name where name.hasPrefix("TLSv"): "TLS " + name.dropFirst(4)
-        default: openSSL
+    /// For a step OpenSSL says must wait (-1 to read, -2 to write): whether the socket got ready
+    /// before the deadline; nil for any other step (done, closed, failed).
+    private func waitIfAsked(_ step: Int32, remainingMs: () -> Int32) -> Bool? {
+        switch step {
+        case -1: ClientConnection.wait(fd, events: Int16(POLLIN), ms: remainingMs())
+        case -2: ClientConnection.wait(fd, events: Int16(POLLOUT), ms: remainingMs())
+        default: nil
         }
     }
 

@@ -190,18 +190,11 @@ extension DNSResolver {
         let connection: ClientConnection
         switch ClientConnection.open(host: query.server, port: query.port, source: query.source, deadline: started + query.timeout, attempt: &attempt) {
         case .success(let open): connection = open
-        case .failure(let failure): return .failure(failure.reason == "timeout" ? .timeout : .network(failure.message))
+        case .failure(let failure): return .failure(DNSQueryError(failure))
         }
-        if let failure = connection.startTLS(host: query.server, settings: settings) {
-            switch failure.reason {
-            case "timeout": return .failure(.timeout)
-            case "tls_expired": return .failure(.tls(reason: "cert_expired", detail: failure.message))
-            case "tls_certificate": return .failure(.tls(reason: "cert_invalid", detail: failure.message))
-            default: return .failure(.tls(reason: "tls_handshake", detail: failure.message))
-            }
-        }
+        if let failure = connection.startTLS(host: query.server, settings: settings) { return .failure(DNSQueryError(failure)) }
         let asked = ContinuousClock.now
-        if let failure = connection.write(message) { return .failure(failure.reason == "timeout" ? .timeout : .network(failure.message)) }
+        if let failure = connection.write(message) { return .failure(DNSQueryError(failure)) }
         // Two bytes of length, then the message; nothing past the largest one is read.
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -222,6 +215,19 @@ extension DNSResolver {
         var answer = answer(of: packet, seconds: (answered - asked).seconds)
         answer.connectSeconds = (asked - started).seconds
         return .success(answer)
+    }
+}
+
+extension DNSQueryError {
+    /// What a DNS over TLS connection's failure means for the query.
+    init(_ failure: SocketFailure) {
+        switch failure.reason {
+        case "timeout": self = .timeout
+        case "tls_expired": self = .tls(reason: "cert_expired", detail: failure.message)
+        case "tls_certificate": self = .tls(reason: "cert_invalid", detail: failure.message)
+        case "tls": self = .tls(reason: "tls_handshake", detail: failure.message)
+        default: self = .network(failure.message)
+        }
     }
 }
 

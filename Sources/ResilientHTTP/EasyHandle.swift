@@ -231,7 +231,7 @@ final class EasyHandle: @unchecked Sendable {
                 let expiry = lookout_ssl_earliest_expiry(ssl)
                 liveExpiry = expiry >= 0 ? expiry : nil
                 if request.describesTLS {
-                    if tlsVersion == nil, let version = lookout_ssl_version(ssl) { tlsVersion = EasyHandle.goTLSName(String(cString: version)) }
+                    if tlsVersion == nil, let version = lookout_ssl_version(ssl) { tlsVersion = String(cString: version) }
                     var der: UnsafeMutablePointer<UInt8>?
                     let length = lookout_ssl_leaf_der(ssl, &der)
                     if length > 0, let der { leafDER = Array(UnsafeBufferPointer(start: der, count: Int(length))) }
@@ -310,15 +310,6 @@ final class EasyHandle: @unchecked Sendable {
         let waiting = continuation
         continuation = nil
         waiting?.resume(returning: finished)
-    }
-
-    /// OpenSSL's protocol name as Go's tls.VersionName writes it: "TLSv1.3" → "TLS 1.3".
-    static func goTLSName(_ openSSL: String) -> String {
-        switch openSSL {
-        case "TLSv1": "TLS 1.0"
-        case let name where name.hasPrefix("TLSv"): "TLS " + name.dropFirst(4)
-        default: openSSL
-        }
     }
 
     private static func versionText(_ value: Int) -> String? {

@@ -41,10 +41,4 @@ struct PeerCertificateTests {
         #expect(PeerCertificate.der(fromPEM: "no markers") == nil)
         #expect(PeerCertificate.der(fromPEM: "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----") == nil)
     }
-
-    @Test func openSSLNamesBecomeGos() {
-        #expect(EasyHandle.goTLSName("TLSv1.3") == "TLS 1.3")
-        #expect(EasyHandle.goTLSName("TLSv1.2") == "TLS 1.2")
-        #expect(EasyHandle.goTLSName("TLSv1") == "TLS 1.0")
-    }
 }

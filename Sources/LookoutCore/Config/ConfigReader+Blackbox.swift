@@ -9,7 +9,7 @@ extension ConfigReader {
     /// The largest file read: a blackbox config is a few kB.
     static let maxBlackboxFileBytes = 1 << 20
 
-    /// Keys of blackbox's `http` prober that Lookout honours.
+    /// Keys of blackbox's `http` prober, every one honoured.
     static let blackboxHTTPKeys = [
         "valid_status_codes", "method", "headers", "body", "follow_redirects", "compression", "fail_if_ssl", "fail_if_not_ssl",
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
@@ -17,8 +17,6 @@ extension ConfigReader {
         "body_file", "proxy_url", "no_proxy", "proxy_connect_header", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3", "authorization",
         "oauth2", "http_headers", "proxy_from_environment",
     ]
-    /// Keys blackbox has that Lookout does not honour yet: each is a problem, not ignored.
-    static let blackboxHTTPKeysNotYet: [String] = []
 
     /// Reads the file `node` names; its problems carry its own name and positions.
     mutating func readBlackboxFile(_ node: Node, allow: [String]?) -> [String: ProbeModule] {
@@ -187,12 +185,7 @@ extension ConfigReader {
     }
 
     private mutating func readBlackboxHTTP(_ node: Node, _ path: String, into module: inout ProbeModule) {
-        guard let fields = mapping(node, path, known: ConfigReader.blackboxHTTPKeys + ConfigReader.blackboxHTTPKeysNotYet) else { return }
-        for key in ConfigReader.blackboxHTTPKeysNotYet.sorted() where fields[key] != nil {
-            problem(
-                fields[key]!.key, "\(path).\(key)",
-                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
-        }
+        guard let fields = mapping(node, path, known: ConfigReader.blackboxHTTPKeys) else { return }
         if let node = fields["valid_status_codes"]?.value, let list = sequence(node, "\(path).valid_status_codes") {
             var codes = Set<Int>()
             for (index, item) in list.enumerated() {

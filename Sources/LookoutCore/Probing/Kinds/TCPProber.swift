@@ -31,10 +31,7 @@ package enum TLSProber: EndpointProber {
 
     package static func urlProblem(_ url: String) -> String? {
         if let scheme = startTLSScheme(url) { return EndpointURL.problem(url, scheme: scheme) }
-        guard let problem = EndpointURL.problem(url, scheme: scheme) else { return nil }
-        return problem.hasSuffix("is not a tls:// address (use tls://host:port)")
-            ? problem.replacingOccurrences(of: "(use tls://host:port)", with: "(use tls://host:port, or smtp://, imap:// or pop3://host:port for STARTTLS)")
-            : problem
+        return EndpointURL.problem(url, scheme: scheme, usage: "tls://host:port, or smtp://, imap:// or pop3://host:port for STARTTLS")
     }
 
     package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
@@ -84,12 +81,13 @@ enum EndpointURL {
         return "\"\(PrintableText.escape(text))\" holds a space or a control character"
     }
 
-    static func problem(_ text: String, scheme: String) -> String? {
+    /// - Parameter usage: what to write instead, when the URL is not one of `scheme`.
+    static func problem(_ text: String, scheme: String, usage: String? = nil) -> String? {
         if let problem = unprintableProblem(text) { return problem }
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == scheme,
             let host = components.host, !host.isEmpty
         else {
-            return "\"\(text)\" is not a \(scheme):// address (use \(scheme)://host:port)"
+            return "\"\(text)\" is not a \(scheme):// address (use \(usage ?? "\(scheme)://host:port"))"
         }
         guard let port = components.port else { return "\"\(text)\" names no port (use \(scheme)://host:port)" }
         guard (1...65535).contains(port) else { return "\"\(text)\" names port \(port); a port is 1 to 65535" }
