@@ -170,7 +170,16 @@ final class TransferLoop: TaskExecutor {
                 return inbox.stopping
             }
             if stopping { return shutDown(active: active, jobs: jobs) }
-            for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            // A long turn of jobs is cut into slices with libcurl's work between them, so an
+            // answer that has arrived waits at most a slice to be read and timed.
+            var sliceStart = ContinuousClock.now
+            for (index, job) in jobs.enumerated() {
+                job.runSynchronously(on: asUnownedTaskExecutor())
+                if index % 8 == 7, sliceStart.duration(to: .now) > TransferLoop.jobSlice {
+                    performTransfers(&active)
+                    sliceStart = .now
+                }
+            }
             jobs.removeAll(keepingCapacity: true)
             let (submitted, cancelled) = inbox.withLock { inbox in
                 defer {
@@ -191,17 +200,7 @@ final class TransferLoop: TaskExecutor {
                 curl_multi_remove_handle(multi.pointer, easy.handle)
                 easy.finish(code: CURLE_ABORTED_BY_CALLBACK, cancelled: true)
             }
-            var running: Int32 = 0
-            curl_multi_perform(multi.pointer, &running)
-            var remaining: Int32 = 0
-            while let message = curl_multi_info_read(multi.pointer, &remaining) {
-                guard lookout_curl_msg_is_done(message) != 0, let handle = lookout_curl_msg_easy(message),
-                    let easy = active.removeValue(forKey: handle)
-                else { continue }
-                let code = lookout_curl_msg_result(message)
-                curl_multi_remove_handle(multi.pointer, handle)
-                easy.finish(code: code)
-            }
+            performTransfers(&active)
             // Sleep only if nothing arrived meanwhile; from here on a submission wakes the poll.
             let idle = inbox.withLock { inbox -> Bool in
                 inbox.polling = inbox.jobs.isEmpty && inbox.submitted.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
@@ -211,6 +210,24 @@ final class TransferLoop: TaskExecutor {
                 curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
                 inbox.withLock { $0.polling = false }
             }
+        }
+    }
+
+    /// The longest run of jobs between two turns of libcurl's work.
+    static let jobSlice = Duration.microseconds(300)
+
+    /// Lets libcurl move every transfer on, and finishes those that are done.
+    private func performTransfers(_ active: inout [UnsafeMutableRawPointer: EasyHandle]) {
+        var running: Int32 = 0
+        curl_multi_perform(multi.pointer, &running)
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi.pointer, &remaining) {
+            guard lookout_curl_msg_is_done(message) != 0, let handle = lookout_curl_msg_easy(message),
+                let easy = active.removeValue(forKey: handle)
+            else { continue }
+            let code = lookout_curl_msg_result(message)
+            curl_multi_remove_handle(multi.pointer, handle)
+            easy.finish(code: code)
         }
     }
 
