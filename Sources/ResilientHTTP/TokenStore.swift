@@ -67,11 +67,12 @@ actor TokenStore {
             for (name, value) in client.endpointParams.sorted(by: { $0.key < $1.key }) {
                 form += "&\(TokenStore.formEncode(name))=\(TokenStore.formEncode(value))"
             }
-            let result = await transport.perform(
-                TransferRequest(
-                    url: client.tokenURL, method: "POST",
-                    headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-                    body: Array(form.utf8), timeout: .seconds(10), freshConnection: false, maxResponseBytes: 64 * 1024))
+            var request = TransferRequest(
+                url: client.tokenURL, method: "POST",
+                headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+                body: Array(form.utf8), timeout: .seconds(10), freshConnection: false, maxResponseBytes: 64 * 1024)
+            client.connection.apply(to: &request)
+            let result = await transport.perform(request)
             if let failure = FailureClassifier.classify(result) {
                 let said = failure.serverMessage.map { ": \($0)" } ?? ""
                 return .failure(TokenStore.refreshFailed("the token endpoint failed with \(failure.reason)\(said)", status: failure.httpStatus))

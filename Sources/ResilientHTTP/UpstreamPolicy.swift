@@ -71,6 +71,8 @@ public struct OAuth2ClientCredentials: Sendable, Equatable {
     public var scopes: [String]
     /// More form fields for the token endpoint (`audience`, `resource`…), sent in name order.
     public var endpointParams: [String: String]
+    /// How the token request connects: whom it trusts and which proxy it goes through.
+    public var connection = TokenConnection()
 
     /// Creates credentials; no scopes or other fields unless given.
     public init(tokenURL: String, clientID: String, clientSecret: String, scopes: [String] = [], endpointParams: [String: String] = [:]) {
@@ -79,6 +81,37 @@ public struct OAuth2ClientCredentials: Sendable, Equatable {
         self.clientSecret = clientSecret
         self.scopes = scopes
         self.endpointParams = endpointParams
+    }
+}
+
+/// How an OAuth 2 token request connects (prometheus/common's `oauth2.tls_config` and
+/// `oauth2.proxy_url`); by default as any other request.
+public struct TokenConnection: Sendable, Equatable {
+    /// PEM certificates trusted instead of the system's.
+    public var caFile: String?
+    public var skipsCertificateVerification = false
+    /// Lowest and highest TLS minor version (2 for TLS 1.2).
+    public var tlsMinimumMinor: Int?
+    public var tlsMaximumMinor: Int?
+    /// A client certificate and its key, PEM files.
+    public var clientCertificateFile: String?
+    public var clientKeyFile: String?
+    /// The name checked against the certificate (and sent as SNI) instead of the URL's host.
+    public var serverName: String?
+    /// nil: libcurl's own reading of `https_proxy` and the like; "": no proxy.
+    public var proxy: String?
+
+    /// Settings as for any other request.
+    public init() {}
+
+    func apply(to request: inout TransferRequest) {
+        request.caFile = caFile
+        request.skipsCertificateVerification = skipsCertificateVerification
+        request.tlsMinimumMinor = tlsMinimumMinor
+        request.tlsMaximumMinor = tlsMaximumMinor
+        if let clientCertificateFile, let clientKeyFile { request.clientCertificate = (clientCertificateFile, clientKeyFile) }
+        request.tlsServerName = serverName
+        request.proxy = proxy
     }
 }
 

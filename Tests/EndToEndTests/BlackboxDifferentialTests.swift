@@ -48,6 +48,7 @@ struct BlackboxDifferentialTests {
         let bannerTarget = "127.0.0.1:\(bannerPort)"
         let dnsServer = "127.0.0.1:" + (try await sim.waitFor(#"DNS for lookout\.test\. on 127\.0\.0\.1:(\d+)"#))
         let blackboxPort = closedPort()
+        let refusedPort = closedPort()
         // A TLS upstream whose certificate has a subject to escape and DNS names to list.
         let (cert, key) = try makeSelfSignedCertificate(
             in: directory, subject: "/C=DE/O=Lookout Test, Inc./OU=probes/CN=127.0.0.1",
@@ -123,6 +124,10 @@ struct BlackboxDifferentialTests {
           oauth: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", scopes: [read]}}}
           oauth_audience: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", endpoint_params: {audience: lookout}}}}
           oauth_other_audience: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(simBase)/oauth/token", endpoint_params: {audience: elsewhere}}}}
+          oauth_token_tls: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)"}, oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(tlsBase)/oauth/token", tls_config: {ca_file: "\(cert)"}}}}
+          oauth_token_untrusted: {prober: http, timeout: 5s, http: {tls_config: {ca_file: "\(cert)"}, oauth2: {client_id: lookout, client_secret: s3cret, token_url: "\(tlsBase)/oauth/token"}}}
+          oauth_token_proxy: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "http://token.lookout.test:\(simPort)/oauth/token", proxy_url: "http://127.0.0.1:\(proxyPort)/"}}}
+          oauth_token_proxy_down: {prober: http, timeout: 5s, http: {oauth2: {client_id: lookout, client_secret: s3cret, token_url: "http://token.lookout.test:\(simPort)/oauth/token", proxy_url: "http://127.0.0.1:\(refusedPort)/"}}}
           only_ip4: {prober: http, timeout: 5s, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
           only_ip6: {prober: http, timeout: 5s, http: {preferred_ip_protocol: ip6, ip_protocol_fallback: false}}
           short: {prober: http, timeout: 2s}
@@ -231,7 +236,6 @@ struct BlackboxDifferentialTests {
             await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/-/healthy")).httpStatus == 200 ? true : nil
         }
 
-        let refusedPort = closedPort()
         let cases: [(target: String, module: String)] = [
             ("\(simHost)/ok", "http_2xx"),
             ("\(simHost)/status/500", "http_2xx"),
@@ -268,6 +272,8 @@ struct BlackboxDifferentialTests {
             ("\(tlsBase)/ok", "tls_client_cert"), ("\(simHost)/ok", "token"), ("\(simHost)/json/valid", "via_proxy"),
             ("\(simHost)/protected", "oauth"), ("\(simHost)/protected", "http_2xx"),
             ("\(simHost)/protected", "oauth_audience"), ("\(simHost)/protected", "oauth_other_audience"),
+            ("\(tlsBase)/protected", "oauth_token_tls"), ("\(tlsBase)/protected", "oauth_token_untrusted"),
+            ("\(simHost)/protected", "oauth_token_proxy"), ("\(simHost)/protected", "oauth_token_proxy_down"),
             ("localhost:\(simPort)/ok", "only_ip4"), ("localhost:\(simPort)/ok", "only_ip6"), ("localhost:\(simPort)/ok", "http_2xx"),
             ("\(simHost)/slow?ms=3000", "short"),
             ("\(tlsBase)/ok", "must_tls"),
@@ -327,6 +333,10 @@ struct BlackboxDifferentialTests {
             }
             // One attempt, as blackbox makes.
             #expect(ours["probe_retries"] == 0, "\(target) \(module)")
+            // The token request trusts and goes through what oauth2 says, apart from the probe.
+            if let succeeds = BlackboxDifferentialTests.tokenConnectionCases[module] {
+                #expect(theirs["probe_success"] == (succeeds ? 1 : 0) && ours["probe_success"] == theirs["probe_success"], "\(module)")
+            }
         }
         try await sameAlertsFire(cases, blackbox: "127.0.0.1:\(blackboxPort)", lookout: String(base.dropFirst("http://".count)), in: directory)
         // Both connected from the source address asked for, with and without a conversation.
@@ -370,6 +380,11 @@ struct BlackboxDifferentialTests {
     /// Prometheus scrapes both exporters for every case with the standard relabelling (the
     /// target as `__param_target` and `instance`, the exporter as `__address__`) and evaluates
     /// the community rules: the alerts firing for each case are the same for both.
+    /// oauth2's own `tls_config` and `proxy_url` cases, and whether each probe succeeds.
+    static let tokenConnectionCases = [
+        "oauth_token_tls": true, "oauth_token_untrusted": false, "oauth_token_proxy": true, "oauth_token_proxy_down": false,
+    ]
+
     func sameAlertsFire(_ cases: [(target: String, module: String)], blackbox: String, lookout: String, in directory: URL) async throws {
         let prometheusDirectory = directory.appendingPathComponent("prometheus")
         try FileManager.default.createDirectory(at: prometheusDirectory, withIntermediateDirectories: true)

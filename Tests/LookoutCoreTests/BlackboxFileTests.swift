@@ -267,7 +267,33 @@ struct BlackboxFileTests {
                 "blackbox.yml:1:44: modules.m.http.oauth2.token_url: is missing", "blackbox.yml:1:44: modules.m.http.oauth2.client_secret: is missing",
             ])
         let oauth = try load("modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\"}}}}\n")
-        #expect(oauth.probeModules["m"]?.oauth2 == OAuth2ClientCredentials(tokenURL: "http://127.0.0.1:1/t", clientID: "c", clientSecret: "s", scopes: []))
+        var expected = OAuth2ClientCredentials(tokenURL: "http://127.0.0.1:1/t", clientID: "c", clientSecret: "s", scopes: [])
+        expected.connection.proxy = ""  // no proxy unless told, as blackbox_exporter
+        #expect(oauth.probeModules["m"]?.oauth2 == expected)
+        let tokenConnection = try load(
+            """
+            modules:
+              m:
+                prober: http
+                http:
+                  oauth2:
+                    {client_id: c, client_secret: s, token_url: "https://127.0.0.1:1/t", proxy_url: "http://127.0.0.1:3128/",
+                     tls_config: {ca_file: "\(pem.path)", cert_file: "\(pem.path)", key_file: "\(pem.path)", server_name: auth.test, max_version: TLS12}}
+            """
+        ).probeModules["m"]?.oauth2?.connection
+        #expect(tokenConnection?.caFile == pem.path && tokenConnection?.clientCertificateFile == pem.path && tokenConnection?.clientKeyFile == pem.path)
+        #expect(tokenConnection?.serverName == "auth.test" && tokenConnection?.tlsMaximumMinor == 2)
+        #expect(tokenConnection?.proxy == "http://127.0.0.1:3128/")
+        #expect(
+            problems(
+                "modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\", proxy_url: \"ftp://x\"}}}}\n"
+            )
+            .first?.contains("modules.m.http.oauth2.proxy_url") == true)
+        #expect(
+            problems(
+                "modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\", tls_config: {min_version: SSL3}}}}}\n"
+            )
+            .first?.contains("modules.m.http.oauth2.tls_config.min_version") == true)
         let audience = try load(
             "modules: {m: {prober: http, http: {oauth2: {client_id: c, client_secret: s, token_url: \"http://127.0.0.1:1/t\", endpoint_params: {audience: api}}}}}\n"
         )

@@ -279,14 +279,8 @@ extension ConfigReader {
     /// prometheus/common's `oauth2` (client credentials): `client_id`, `client_secret` or
     /// `client_secret_file`, `token_url`, `scopes`, `endpoint_params`.
     private mutating func readBlackboxOAuth2(_ node: Node, _ path: String) -> OAuth2ClientCredentials? {
-        let notYet = ["tls_config", "proxy_url"]
-        let known = ["client_id", "client_secret", "client_secret_file", "scopes", "token_url", "endpoint_params"]
-        guard let fields = mapping(node, path, known: known + notYet) else { return nil }
-        for key in notYet where fields[key] != nil {
-            problem(
-                fields[key]!.key, "\(path).\(key)",
-                "Lookout does not support this blackbox_exporter key yet; remove it, or keep this module in blackbox_exporter")
-        }
+        let known = ["client_id", "client_secret", "client_secret_file", "scopes", "token_url", "endpoint_params", "tls_config", "proxy_url"]
+        guard let fields = mapping(node, path, known: known) else { return nil }
         let tokenURL = fields["token_url"].flatMap { url($0.value, "\(path).token_url") }
         let clientID = fields["client_id"].flatMap { string($0.value, "\(path).client_id") }
         if fields["token_url"] == nil { problem(node, "\(path).token_url", "is missing") }
@@ -302,7 +296,29 @@ extension ConfigReader {
             return nil
         }
         let params = fields["endpoint_params"].flatMap { stringMap($0.value, "\(path).endpoint_params") } ?? [:]
-        return OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: secret, scopes: scopes, endpointParams: params)
+        var credentials = OAuth2ClientCredentials(tokenURL: tokenURL, clientID: clientID, clientSecret: secret, scopes: scopes, endpointParams: params)
+        credentials.connection = readBlackboxTokenConnection(fields, path)
+        return credentials
+    }
+
+    /// `oauth2.tls_config` and `oauth2.proxy_url`: the token request trusts and goes through
+    /// what they say, and through no proxy unless told (as blackbox_exporter).
+    private mutating func readBlackboxTokenConnection(_ fields: [String: (key: Node, value: Node)], _ path: String) -> TokenConnection {
+        var tls = ProbeModule()
+        if let node = fields["tls_config"]?.value { readBlackboxTLSConfig(node, "\(path).tls_config", into: &tls) }
+        var connection = TokenConnection()
+        connection.caFile = tls.caFile
+        connection.skipsCertificateVerification = tls.insecureSkipVerify
+        connection.tlsMinimumMinor = tls.tlsMinimumMinor
+        connection.tlsMaximumMinor = tls.tlsMaximumMinor
+        connection.clientCertificateFile = tls.clientCertificate?.certificate
+        connection.clientKeyFile = tls.clientCertificate?.key
+        connection.serverName = tls.serverName
+        connection.proxy = ""
+        if let node = fields["proxy_url"]?.value, let text = string(node, "\(path).proxy_url"), !text.isEmpty {
+            if let problem = ProbeURL.problem(text) { self.problem(node, "\(path).proxy_url", problem) } else { connection.proxy = text }
+        }
+        return connection
     }
 
     /// `proxy_url`, `no_proxy`, `proxy_connect_header`, `skip_resolve_phase_with_proxy`,

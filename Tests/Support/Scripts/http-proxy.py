@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""A forward HTTP proxy on loopback for Lookout's proxy tests: plain http:// requests in
-absolute form only (no CONNECT), fetched with urllib and answered as they came. Prints
-"listening PORT", then "proxied METHOD URL" for each request.
+"""A forward HTTP proxy on loopback for Lookout's proxy tests: plain http:// GETs and POSTs in
+absolute form only (no CONNECT), fetched with urllib and answered as they came. The host
+`token.lookout.test` is 127.0.0.1 here, so a URL naming it is reachable through the proxy only
+(nothing resolves it). Prints "listening PORT", then "proxied METHOD URL" for each request.
 """
 import http.server, sys, urllib.error, urllib.request
 
@@ -9,10 +10,15 @@ import http.server, sys, urllib.error, urllib.request
 class Proxy(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         print("proxied", self.command, self.path, flush=True)
-        if not self.path.startswith("http://127.0.0.1:"):
+        url = self.path.replace("http://token.lookout.test:", "http://127.0.0.1:", 1)
+        if not url.startswith("http://127.0.0.1:"):
             self.send_error(403, "only 127.0.0.1")
             return
-        request = urllib.request.Request(self.path, headers={k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection", "connection")})
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if self.command == "POST" else None
+        request = urllib.request.Request(
+            url, data=body, method=self.command,
+            headers={k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection", "connection", "content-length")})
         try:
             with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=10) as answer:
                 status, headers, body = answer.status, answer.getheaders(), answer.read()
@@ -26,6 +32,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
+
+    do_POST = do_GET
 
     def log_message(self, *args):
         pass
