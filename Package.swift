@@ -140,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "lookout-fuzz",
             dependencies: [
-                "ResilientHTTP", "LookoutCore", "DNSLookup", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer",
+                "ResilientHTTP", "LookoutCore", "DNSLookup", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer", "TCPExchange",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -95,29 +95,16 @@ public enum TCPExchange {
             outcome.tls = connection.handshake
         }
 
-        var buffer: [UInt8] = []
-        var readTotal = 0
-        var closed = false
-        /// The next line (without its \n and a \r before it), or nil at the end or the deadline.
+        var lines = LineBuffer()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        /// The next line, or nil at the end or the deadline.
         func nextLine() -> String? {
             while true {
-                if let newline = buffer.firstIndex(of: 0x0A) {
-                    var line = Array(buffer[..<newline])
-                    buffer.removeFirst(newline + 1)
-                    if line.last == 0x0D { line.removeLast() }
-                    return String(decoding: line, as: UTF8.self)
-                }
-                if closed || buffer.count > maxLine || readTotal > maxRead {
-                    guard !buffer.isEmpty, buffer.count <= maxLine else { return nil }
-                    defer { buffer.removeAll() }
-                    return String(decoding: buffer, as: UTF8.self)
-                }
-                var chunk = [UInt8](repeating: 0, count: 4096)
+                if let line = lines.next() { return line }
+                guard lines.wantsMore else { return nil }
                 switch connection.read(&chunk) {
-                case .data(let count):
-                    buffer += chunk[..<count]
-                    readTotal += count
-                case .closed: closed = true
+                case .data(let count): lines.append(chunk[..<count])
+                case .closed: lines.closed = true
                 case .timedOut: return nil
                 }
             }
@@ -142,9 +129,10 @@ public enum TCPExchange {
                 guard matched else {
                     // As blackbox_exporter: a regex failure when the peer ended the conversation
                     // without the line; a read that timed out is a timeout, not a regex failure.
-                    outcome.failedDueToRegex = closed
-                    outcome.problem = closed ? "the server closed the connection without a line matching \(pattern)" : "no line matched \(pattern) in time"
-                    outcome.reason = closed ? "regex" : "timeout"
+                    outcome.failedDueToRegex = lines.closed
+                    outcome.problem =
+                        lines.closed ? "the server closed the connection without a line matching \(pattern)" : "no line matched \(pattern) in time"
+                    outcome.reason = lines.closed ? "regex" : "timeout"
                     return outcome
                 }
             }
@@ -152,8 +140,7 @@ public enum TCPExchange {
             if step.startTLS {
                 // What the server sent before the handshake is not read over TLS (as blackbox
                 // starts a new scanner on the TLS connection).
-                buffer.removeAll()
-                closed = false
+                lines = LineBuffer()
                 if let failure = connection.startTLS(host: host, settings: settings) { return failed(failure) }
                 outcome.tls = connection.handshake
             }
@@ -162,17 +149,18 @@ public enum TCPExchange {
     }
 
     /// `${1}`, `$1`, `${name}` in `template` replaced by what the match captured, as Go's
-    /// `Regexp.Expand` does (an unknown group is empty).
-    static func expand(_ template: String, match: NSTextCheckingResult, in line: String) -> String {
+    /// `Regexp.Expand` does: an unknown or unmatched group is empty, `$$` is `$`, and a `$` that
+    /// starts no well-formed reference (`${-1}`, `$*`) is kept as it is.
+    package static func expand(_ template: String, match: NSTextCheckingResult, in line: String) -> String {
         var out = ""
         var rest = Substring(template)
-        func group(_ name: String) -> String {
+        func group(_ name: Substring) -> String {
             let range: NSRange
-            if let number = Int(name) {
+            if let number = groupNumber(name) {
                 guard number < match.numberOfRanges else { return "" }
                 range = match.range(at: number)
             } else {
-                range = match.range(withName: name)
+                range = match.range(withName: String(name))
             }
             guard range.location != NSNotFound, let swiftRange = Range(range, in: line) else { return "" }
             return String(line[swiftRange])
@@ -183,16 +171,59 @@ public enum TCPExchange {
             if rest.first == "$" {
                 out += "$"
                 rest = rest.dropFirst()
-            } else if rest.first == "{", let close = rest.firstIndex(of: "}") {
-                out += group(String(rest[rest.index(after: rest.startIndex)..<close]))
-                rest = rest[rest.index(after: close)...]
-            } else {
-                let name = rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
-                out += group(String(name))
-                rest = rest.dropFirst(name.count)
+                continue
             }
+            let braced = rest.first == "{"
+            let body = braced ? rest.dropFirst() : rest
+            let name = body.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            let after = body.dropFirst(name.count)
+            guard !name.isEmpty, !braced || after.first == "}" else {
+                out += "$"
+                continue
+            }
+            out += group(name)
+            rest = braced ? after.dropFirst() : after
         }
         return out + rest
     }
 
+    /// A group's number as Go reads one in a template: ASCII digits, no leading zero, below
+    /// 10^8; anything else is a name.
+    static func groupNumber(_ name: Substring) -> Int? {
+        guard name.utf8.allSatisfy({ (48...57).contains($0) }), name.utf8.count <= 8, name == "0" || name.first != "0" else { return nil }
+        return Int(name)
+    }
+}
+
+/// What a server has sent, cut into lines as they arrive: at `\n`, a `\r` before it dropped.
+/// A line past `TCPExchange.maxLine` or a conversation past `TCPExchange.maxRead` ends the
+/// reading; once the server has closed, what is left is the last line.
+package struct LineBuffer: Sendable {
+    private var buffer: [UInt8] = []
+    private var readTotal = 0
+    /// The server closed its side: nothing more will come.
+    package var closed = false
+
+    package init() {}
+
+    /// Whether reading more could give another line.
+    package var wantsMore: Bool { !closed && buffer.count <= TCPExchange.maxLine && readTotal <= TCPExchange.maxRead }
+
+    package mutating func append(_ bytes: ArraySlice<UInt8>) {
+        buffer += bytes
+        readTotal += bytes.count
+    }
+
+    /// The next whole line; nil until one has arrived, or at the end.
+    package mutating func next() -> String? {
+        if let newline = buffer.firstIndex(of: 0x0A) {
+            var line = buffer[..<newline]
+            if line.last == 0x0D { line.removeLast() }
+            defer { buffer.removeFirst(newline + 1) }
+            return String(decoding: line, as: UTF8.self)
+        }
+        guard !wantsMore, !buffer.isEmpty, buffer.count <= TCPExchange.maxLine else { return nil }
+        defer { buffer.removeAll() }
+        return String(decoding: buffer, as: UTF8.self)
+    }
 }

@@ -34,6 +34,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case probeAnswer = "probe-answer"
     /// A vendor's status page in every format `vendor_status` reads, and what a source says of it.
     case vendorPage = "vendor-page"
+    /// A TCP server's side of a `query_response` conversation: its bytes cut into lines as they
+    /// arrive in chunks of any size, each matched, and what a match captured sent back.
+    case conversation
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -107,6 +110,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             }
         case .probeAnswer:
             ProbeAnswerFuzzing.run(data)
+        case .conversation:
+            ProbeAnswerFuzzing.conversation(data)
         case .vendorPage:
             for format in [nil] + VendorPage.Format.allCases.map(Optional.some) {
                 guard case .success(let page) = VendorPage.parse(data, as: format, nowMs: 1_800_000_000_000) else { continue }

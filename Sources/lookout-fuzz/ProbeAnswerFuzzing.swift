@@ -2,6 +2,7 @@ import DNSLookup
 import Foundation
 import LookoutCore
 import ResilientHTTP
+import TCPExchange
 
 /// The `probe-answer` target: the first byte picks what the rest is read as.
 enum ProbeAnswerFuzzing {
@@ -34,6 +35,40 @@ enum ProbeAnswerFuzzing {
             let text = String(decoding: rest, as: UTF8.self)
             for prober in [DNSProber.self, ICMPProber.self, GRPCProber.self] as [any Prober.Type] {
                 if let problem = prober.urlProblem(text) { precondition(!problem.isEmpty) }
+            }
+        }
+    }
+
+    /// The `conversation` target: the first byte is the size of the chunks the rest arrives in;
+    /// the first line is the template of what is sent back (`${1}`, `$name`), as a module's
+    /// `send` may be, and every later line is matched as `expect` matches it.
+    static let expect = try! NSRegularExpression(pattern: "^(?<code>[0-9]{3})[ -]([^ ]*)(.*)$")
+
+    static func conversation(_ data: [UInt8]) {
+        guard let first = data.first else { return }
+        let size = Int(first % 64) + 1
+        var rest = data.dropFirst()
+        var lines = LineBuffer()
+        var template: String?
+        var count = 0
+        while true {
+            while let line = lines.next() {
+                count += 1
+                precondition(count <= data.count, "more lines than bytes")
+                guard let template else {
+                    template = line
+                    continue
+                }
+                if let match = expect.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) {
+                    _ = TCPExchange.expand(template, match: match, in: line)
+                }
+            }
+            guard lines.wantsMore else { return }
+            if rest.isEmpty {
+                lines.closed = true
+            } else {
+                lines.append(rest.prefix(size))
+                rest = rest.dropFirst(size)
             }
         }
     }

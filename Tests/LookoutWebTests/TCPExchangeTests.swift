@@ -27,6 +27,27 @@ struct TCPExchangeTests {
         return UInt16(bigEndian: address.sin_port)
     }
 
+    @Test func linesAreCutWhereverTheChunksEnd() {
+        var lines = LineBuffer()
+        lines.append(ArraySlice("220 a\r".utf8))
+        #expect(lines.next() == nil && lines.wantsMore)
+        lines.append(ArraySlice("\n250-b\n\n250 c".utf8))
+        #expect(lines.next() == "220 a")
+        #expect(lines.next() == "250-b")
+        #expect(lines.next() == "")
+        #expect(lines.next() == nil && lines.wantsMore)
+        lines.closed = true
+        #expect(lines.next() == "250 c")
+        #expect(lines.next() == nil && !lines.wantsMore)
+    }
+
+    @Test func aLinePastTheLimitEndsTheReading() {
+        var lines = LineBuffer()
+        lines.append(ArraySlice(repeating: UInt8(ascii: "x"), count: TCPExchange.maxLine + 1))
+        #expect(!lines.wantsMore)
+        #expect(lines.next() == nil)
+    }
+
     @Test func anEndlessLineIsCutOffNotHeld() async throws {
         let port = try peer { connection in
             let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 8192)
@@ -108,5 +129,8 @@ struct TCPExchangeTests {
         let line = "220 mail.test ESMTP ready"
         let match = try #require(regex.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)))
         #expect(TCPExchange.expand("EHLO ${1} $2 ${host} $$ ${9}", match: match, in: line) == "EHLO mail.test ESMTP mail.test $ ")
+        // What Go keeps as text, and what it reads as a name no group has (found by the fuzzer:
+        // `${-6}` trapped).
+        #expect(TCPExchange.expand("a${-1}b $* ${1 $01 $1x ${nosuch} $", match: match, in: line) == "a${-1}b $* ${1    $")
     }
 }
