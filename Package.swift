@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),

@@ -83,7 +83,11 @@ public struct Failure: Sendable, Equatable, Error {
             if !reason.hasPrefix("http_"), !detail.isEmpty { return "\(detail)." }
             if let httpStatus { return "the server answered \(httpStatus)" + (detail.isEmpty ? "." : " (\(detail)).") }
             return "\(reason.replacingOccurrences(of: "_", with: " "))."
-        case .tlsError: return "the TLS connection failed (\(reason.replacingOccurrences(of: "_", with: " ")))."
+        case .tlsError:
+            // What the TLS library or the server said (an untrusted issuer, a PostgreSQL server
+            // that offers no TLS) is what the reader acts on.
+            let said = detail.hasSuffix(".") ? String(detail.dropLast()) : detail
+            return "the TLS connection failed (\(reason.replacingOccurrences(of: "_", with: " ")))" + (said.isEmpty ? "." : ": \(said).")
         case .insecureBlocked: return "plain http:// is not allowed for this source."
         case .invalidResponse: return detail.isEmpty ? "the response was not as expected (\(reason))." : "\(detail)."
         case .circuitOpen: return "the circuit breaker is open, so no request was made."

@@ -38,13 +38,18 @@ public enum TCPExchange {
         public var problem: String?
         /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`, `tls`
         /// (the handshake failed), `tls_certificate` (on the certificate), `tls_expired` (on its
-        /// validity period).
+        /// validity period), `starttls_unavailable`, `protocol` (an answer no such server gives).
         public var reason: String?
         /// The TLS handshake that completed (from the start, or the last STARTTLS).
         public var tls: TLSHandshake?
         /// An `expect` found no matching line before the connection ended.
         public var failedDueToRegex = false
         public var ipVersion: Int?
+
+        mutating func fail(_ failure: SocketFailure) {
+            problem = failure.message
+            reason = failure.reason
+        }
     }
 
     /// A line longer than this ends the conversation (a peer that sends an endless line).
@@ -69,26 +74,76 @@ public enum TCPExchange {
         }
     }
 
-    static func perform(
-        host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool, source: String? = nil, tls settings: TLSSettings = TLSSettings(),
-        tlsFromStart: Bool = false
-    ) -> Outcome {
-        var outcome = Outcome()
-        func failed(_ failure: SocketFailure) -> Outcome {
-            outcome.problem = failure.message
-            outcome.reason = failure.reason
-            return outcome
+    /// PostgreSQL's way to TLS: an `SSLRequest`, answered `S` (then the handshake) or `N` (the
+    /// server offers no TLS: reason `starttls_unavailable`); anything else is no PostgreSQL
+    /// server (reason `protocol`).
+    public static func postgresTLS(host: String, port: UInt16, timeout: Duration, tls: TLSSettings = TLSSettings()) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var outcome = Outcome()
+                if let connection = connect(host: host, port: port, timeout: timeout, preferIPv6: false, source: nil, outcome: &outcome) {
+                    postgresHandshake(connection, host: host, settings: tls, outcome: &outcome)
+                }
+                continuation.resume(returning: outcome)
+            }
         }
+    }
+
+    /// The `SSLRequest` message: its length (8) and the request code 80877103.
+    static let sslRequest: [UInt8] = [0, 0, 0, 8, 0x04, 0xD2, 0x16, 0x2F]
+
+    static func postgresHandshake(_ connection: ClientConnection, host: String, settings: TLSSettings, outcome: inout Outcome) {
+        if let failure = connection.write(sslRequest) { return outcome.fail(failure) }
+        var answer = [UInt8](repeating: 0, count: 1)
+        switch connection.read(&answer) {
+        case .data where answer[0] == UInt8(ascii: "S"):
+            if let failure = connection.startTLS(host: host, settings: settings) { return outcome.fail(failure) }
+            outcome.tls = connection.handshake
+        case .data where answer[0] == UInt8(ascii: "N"):
+            outcome.problem = "the PostgreSQL server offers no TLS (it answered N to SSLRequest)"
+            outcome.reason = "starttls_unavailable"
+        case .data:
+            let byte = String(answer[0], radix: 16, uppercase: true)
+            outcome.problem =
+                "the server answered SSLRequest with the byte 0x\(byte.count == 1 ? "0" + byte : byte), where a PostgreSQL server answers S or N"
+            outcome.reason = "protocol"
+        case .closed:
+            outcome.problem = "the server closed the connection instead of answering SSLRequest"
+            outcome.reason = "closed"
+        case .timedOut:
+            outcome.problem = "no answer to SSLRequest in time"
+            outcome.reason = "timeout"
+        }
+    }
+
+    /// The connection, its address and resolving time noted in `outcome`; nil (and the problem
+    /// noted) when none was made.
+    static func connect(host: String, port: UInt16, timeout: Duration, preferIPv6: Bool, source: String?, outcome: inout Outcome) -> ClientConnection? {
         var attempt = ClientConnection.Attempt()
         let opened = ClientConnection.open(
             host: host, port: port, preferIPv6: preferIPv6, source: source, deadline: ContinuousClock.now + timeout, attempt: &attempt)
         outcome.resolveSeconds = attempt.resolveSeconds
         outcome.peer = attempt.peer
         outcome.ipVersion = attempt.ipVersion
-        let connection: ClientConnection
         switch opened {
-        case .success(let open): connection = open
-        case .failure(let failure): return failed(failure)
+        case .success(let connection): return connection
+        case .failure(let failure):
+            outcome.fail(failure)
+            return nil
+        }
+    }
+
+    static func perform(
+        host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool, source: String? = nil, tls settings: TLSSettings = TLSSettings(),
+        tlsFromStart: Bool = false
+    ) -> Outcome {
+        var outcome = Outcome()
+        func failed(_ failure: SocketFailure) -> Outcome {
+            outcome.fail(failure)
+            return outcome
+        }
+        guard let connection = connect(host: host, port: port, timeout: timeout, preferIPv6: preferIPv6, source: source, outcome: &outcome) else {
+            return outcome
         }
         if tlsFromStart {
             if let failure = connection.startTLS(host: host, settings: settings) { return failed(failure) }

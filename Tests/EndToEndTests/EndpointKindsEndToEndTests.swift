@@ -87,4 +87,41 @@ struct EndpointKindsEndToEndTests {
         #expect(banner.text.contains("connection from 127.0.0.1"))
         try await lookout.stop()
     }
+
+    /// A PostgreSQL server's certificate: postgres:// asks for TLS with SSLRequest and shakes
+    /// hands after the server's S; a server answering N fails, never counted up in the clear.
+    @Test func watchesAPostgresCertificateThroughSSLRequest() async throws {
+        let directory = try makeTemporaryDirectory("postgres-tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (cert, key) = try makeSelfSignedCertificate(in: directory)
+        let (server, ports) = try await startBannerServerWithPostgres(cert: cert, key: key)
+        defer { server.send(SIGKILL) }
+        let refused = closedPort()
+        let lookout = try await InProcessLookout.start(
+            """
+            defaults: {interval: 1s, timeout: 2s}
+            sources:
+              - {name: pg-trusted, kind: tls, url: "postgres://127.0.0.1:\(ports.postgres)", ca_file: "\(cert)"}
+              - {name: pg-untrusted, kind: tls, url: "postgres://127.0.0.1:\(ports.postgres)"}
+              - {name: pg-no-tls, kind: tls, url: "postgres://127.0.0.1:\(ports.postgresPlain)", ca_file: "\(cert)"}
+              - {name: pg-not-postgres, kind: tls, url: "postgres://127.0.0.1:\(ports.plain)", ca_file: "\(cert)"}
+              - {name: pg-refused, kind: tls, url: "postgres://127.0.0.1:\(refused)"}
+            """)
+        let http = CurlTransport()
+        let names = ["pg-trusted", "pg-untrusted", "pg-no-tls", "pg-not-postgres", "pg-refused"]
+        let metrics = try await eventually("a probe of every source") {
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
+        }
+        #expect(metrics.contains(#"lookout_probe_success{source="pg-trusted"} 1"#))
+        #expect(metrics.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="pg-trusted"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="pg-untrusted",category="tls_error",reason="cert_invalid"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="pg-no-tls",category="tls_error",reason="starttls_unavailable"}"#))
+        // The banner server greets with a line where PostgreSQL answers S or N.
+        #expect(metrics.contains(#"lookout_errors_total{source="pg-not-postgres",category="invalid_response",reason="unexpected_answer"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="pg-refused",category="transient",reason="connection_refused"}"#))
+        let status = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/pg-no-tls")).bodyText
+        #expect(status.contains("offers no TLS"), "\(status)")
+        try await lookout.stop()
+    }
 }

@@ -97,7 +97,7 @@ struct ConfigTableTests {
         ),
         (
             "sources:\n  - name: a\n    kind: tls\n    url: https://x:443\n",
-            #"t.yml:4:10: sources[0].url: "https://x:443" is not a tls:// address (use tls://host:port, or smtp://, imap:// or pop3://host:port for STARTTLS)"#
+            #"t.yml:4:10: sources[0].url: "https://x:443" is not a tls:// address (use tls://host:port, or smtp://, imap://, pop3:// or postgres://host:port for STARTTLS)"#
         ),
         (
             "sources:\n  - name: a\n    kind: tcp\n    url: tcp://x:5432/db\n",

@@ -22,12 +22,24 @@ public func startBannerServer() async throws -> (ChildProcess, Int) {
 /// The banner server with a certificate: STARTTLS on its first port, TLS from the first byte on
 /// its second. Returns it with both ports.
 public func startBannerServer(cert: String, key: String) async throws -> (ChildProcess, plain: Int, tls: Int) {
+    let (server, ports) = try await startBannerServerWithPostgres(cert: cert, key: key)
+    return (server, ports.plain, ports.tls)
+}
+
+/// The banner server with a certificate, and its two PostgreSQL ports: one answers SSLRequest
+/// with S and shakes hands, the other answers N.
+public func startBannerServerWithPostgres(cert: String, key: String) async throws -> (
+    ChildProcess, ports: (plain: Int, tls: Int, postgres: Int, postgresPlain: Int)
+) {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/banner-server.py").path
     let server = try ChildProcess("/usr/bin/python3", ["-u", script, "--cert", cert, "--key", key])
-    guard let port = Int(try await server.waitFor(#"^listening (\d+)"#)), let tls = Int(try await server.waitFor(#"tls listening (\d+)"#)) else {
+    guard let port = Int(try await server.waitFor(#"^listening (\d+)"#)), let tls = Int(try await server.waitFor(#"(?m)^tls listening (\d+)"#)),
+        let postgres = Int(try await server.waitFor(#"(?m)^postgres listening (\d+)"#)),
+        let postgresPlain = Int(try await server.waitFor(#"(?m)^postgres-plain listening (\d+)"#))
+    else {
         throw TestFailure("the banner server printed no ports")
     }
-    return (server, port, tls)
+    return (server, (port, tls, postgres, postgresPlain))
 }
 
 /// Starts `Scripts/http-proxy.py`, a forward proxy for plain http:// on a free loopback port;

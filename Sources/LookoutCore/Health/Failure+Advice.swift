@@ -70,6 +70,8 @@ extension Failure {
             return "The upstream answered, but slower than the source's max_latency allows; check its load, or raise max_latency if this is its normal speed."
         case "too_many_redirects":
             return "The URL redirects in a loop or through too many hops; point the source at the final URL."
+        case "starttls_unavailable":
+            return "The server would go on in the clear: turn TLS on there, or check that the URL names the right port and protocol."
         case "http_401" where detail == Failure.noCredentials:
             return "The upstream wants credentials and the source has none: add auth (bearer_token_file or oauth2) to the source."
         default:

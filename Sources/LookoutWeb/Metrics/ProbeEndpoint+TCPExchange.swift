@@ -37,19 +37,8 @@ extension ProbeEndpoint {
         gauge("probe_success", "Displays whether or not the probe was a success", outcome.problem == nil ? 1 : 0)
         gauge("probe_retries", "Retries made by Lookout's resilient client during this probe", 0)
         writer.family("probe_failure_info", type: .gauge, help: "Why the probe failed (Lookout's category and reason); absent on success")
-        if let reason = outcome.reason, outcome.problem != nil {
-            let (category, named): (ErrorCategory, String) =
-                switch reason {
-                case "resolve": (.networkUnreachable, "dns_failure")
-                case "refused": (.transient, "connection_refused")
-                case "timeout": (.timeout, "response_timeout")
-                case "regex": (.invalidResponse, "expect_mismatch")
-                case "tls": (.tlsError, "tls_handshake")
-                case "tls_certificate": (.tlsError, "cert_invalid")
-                case "tls_expired": (.tlsError, "cert_expired")
-                default: (.transient, "connection_failed")
-                }
-            writer.sample("probe_failure_info", labels: [("category", category.rawValue), ("reason", named)], value: 1)
+        if let failure = Failure(outcome) {
+            writer.sample("probe_failure_info", labels: [("category", failure.category.rawValue), ("reason", failure.reason)], value: 1)
         }
         return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: .bytes(writer.bytes))
     }

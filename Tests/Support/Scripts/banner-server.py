@@ -6,7 +6,9 @@ and closes a connection that says nothing for half a second. Prints "listening P
 
 With --cert and --key it also speaks TLS: `STARTTLS` is answered `220 ready to start TLS`, the
 connection is wrapped, and one more line is answered over TLS; and a second port speaks TLS from
-the first byte (printed as "tls listening PORT")."""
+the first byte (printed as "tls listening PORT"), and two more answer a PostgreSQL client's
+SSLRequest: one with S and the handshake ("postgres listening PORT"), one with N ("postgres-plain
+listening PORT")."""
 import argparse
 import socket
 import ssl
@@ -60,11 +62,46 @@ def serve(conn, wrap_first=False):
         conn.close()
 
 
-def accept(server, wrap_first):
+def serve_postgres(conn, offers_tls):
+    try:
+        conn.settimeout(2)
+        request = b""
+        while len(request) < 8:
+            chunk = conn.recv(8 - len(request))
+            if not chunk:
+                return
+            request += chunk
+        if request != b"\x00\x00\x00\x08\x04\xd2\x16\x2f":
+            return
+        if not offers_tls:
+            conn.sendall(b"N")
+            conn.recv(1)
+            return
+        conn.sendall(b"S")
+        conn = context.wrap_socket(conn, server_side=True)
+        conn.recv(1)
+    except (socket.timeout, ssl.SSLError, OSError):
+        return
+    finally:
+        conn.close()
+
+
+def accept(server, wrap_first, handler=None):
     while True:
         connection, peer = server.accept()
         print("connection from", peer[0], flush=True)
-        threading.Thread(target=serve, args=(connection, wrap_first), daemon=True).start()
+        if handler is None:
+            threading.Thread(target=serve, args=(connection, wrap_first), daemon=True).start()
+        else:
+            threading.Thread(target=handler, args=(connection,), daemon=True).start()
+
+
+def listen_extra(name, handler=None, wrap_first=False):
+    extra = socket.socket()
+    extra.bind(("127.0.0.1", 0))
+    extra.listen(64)
+    print(name, "listening", extra.getsockname()[1], flush=True)
+    threading.Thread(target=accept, args=(extra, wrap_first, handler), daemon=True).start()
 
 
 server = socket.socket()
@@ -72,9 +109,7 @@ server.bind(("127.0.0.1", 0))
 server.listen(64)
 print("listening", server.getsockname()[1], flush=True)
 if context is not None:
-    tls_server = socket.socket()
-    tls_server.bind(("127.0.0.1", 0))
-    tls_server.listen(64)
-    print("tls listening", tls_server.getsockname()[1], flush=True)
-    threading.Thread(target=accept, args=(tls_server, True), daemon=True).start()
+    listen_extra("tls", wrap_first=True)
+    listen_extra("postgres", handler=lambda conn: serve_postgres(conn, True))
+    listen_extra("postgres-plain", handler=lambda conn: serve_postgres(conn, False))
 accept(server, False)

@@ -1,5 +1,7 @@
+import ClientSocket
 import Foundation
 import ResilientHTTP
+import TCPExchange
 
 extension SourceKind {
     package static let tcp = SourceKind(declaring: "tcp")
@@ -20,21 +22,24 @@ package enum TCPProber: EndpointProber {
 /// expired, wrong-host and untrusted certificates fail as they do for https:// sources. With
 /// `smtp://`, `imap://` or `pop3://host:port` the handshake follows the protocol's STARTTLS
 /// (libcurl's connect phase: greeting, capabilities, STARTTLS), so a mail server's certificate
-/// on 587, 143 or 110 is watched as one on 465 is.
+/// on 587, 143 or 110 is watched as one on 465 is. `postgres://host:port` asks a PostgreSQL
+/// server for TLS as its clients do (`SSLRequest`), on a connection of Lookout's own: one
+/// attempt, no retries, like the other kinds that are no HTTP request.
 package enum TLSProber: EndpointProber {
     package static let kind = SourceKind.tls
-    package static let summary = "a TLS handshake with a valid certificate at host:port (STARTTLS for smtp, imap, pop3)"
+    package static let summary = "a TLS handshake with a valid certificate at host:port (STARTTLS for smtp, imap, pop3, postgres)"
     static let scheme = "tls"
     static let transferScheme = "https"
     /// The schemes whose connections start in the clear and upgrade with STARTTLS.
-    static let startTLSSchemes = ["smtp", "imap", "pop3"]
+    static let startTLSSchemes = ["smtp", "imap", "pop3", "postgres"]
 
     package static func urlProblem(_ url: String) -> String? {
         if let scheme = startTLSScheme(url) { return EndpointURL.problem(url, scheme: scheme) }
-        return EndpointURL.problem(url, scheme: scheme, usage: "tls://host:port, or smtp://, imap:// or pop3://host:port for STARTTLS")
+        return EndpointURL.problem(url, scheme: scheme, usage: "tls://host:port, or smtp://, imap://, pop3:// or postgres://host:port for STARTTLS")
     }
 
     package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
+        if startTLSScheme(source.url) == "postgres" { return await probePostgres(source, with: prober) }
         let startTLS = startTLSScheme(source.url) != nil
         return await prober.call(source, breakerCountsFailures: breakerCountsFailures) { transfer in
             transfer.url = startTLS ? source.url : EndpointURL.transferURL(source.url, scheme: transferScheme)
@@ -43,7 +48,29 @@ package enum TLSProber: EndpointProber {
         }
     }
 
-    /// `smtp`, `imap` or `pop3` when `url` names one of them.
+    static func probePostgres(_ source: SourceConfig, with prober: SourceProber) async -> ProbeResult {
+        let started = ContinuousClock.now
+        let startedMs = Timestamp.nowMs()
+        let components = URLComponents(string: source.url)
+        var settings = TLSSettings()
+        settings.caFile = source.caFile
+        let outcome = await TCPExchange.postgresTLS(
+            host: (components?.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: UInt16(clamping: components?.port ?? 0),
+            timeout: source.timeout, tls: settings)
+        let seconds = (ContinuousClock.now - started).seconds
+        var result = ProbeResult(source: source.name, timestampMs: startedMs, ok: outcome.problem == nil, durationSeconds: seconds)
+        if let failure = Failure(outcome) {
+            result.failure = failure
+            result.callKind = .failedWithoutRetry
+        } else {
+            result.attemptSeconds = seconds
+        }
+        result.certificateExpiry = outcome.tls?.earliestExpiry.map { Date(timeIntervalSince1970: Double($0)) }
+        prober.report(result, for: source)
+        return result
+    }
+
+    /// `smtp`, `imap`, `pop3` or `postgres` when `url` names one of them.
     static func startTLSScheme(_ url: String) -> String? {
         guard let colon = url.range(of: "://") else { return nil }
         let scheme = url[..<colon.lowerBound].lowercased()
@@ -101,5 +128,27 @@ enum EndpointURL {
     static func transferURL(_ url: String, scheme: String) -> String {
         guard let range = url.range(of: "://") else { return url }
         return scheme + url[range.lowerBound...]
+    }
+}
+
+extension Failure {
+    /// What went wrong in a conversation of Lookout's own (`TCPExchange`), in the terms an
+    /// HTTP probe's failure would use; nil when nothing did.
+    package init?(_ outcome: TCPExchange.Outcome) {
+        guard let problem = outcome.problem else { return nil }
+        let (category, reason): (ErrorCategory, String) =
+            switch outcome.reason {
+            case "resolve": (.networkUnreachable, "dns_failure")
+            case "refused": (.transient, "connection_refused")
+            case "timeout": (.timeout, "response_timeout")
+            case "regex": (.invalidResponse, "expect_mismatch")
+            case "tls": (.tlsError, "tls_handshake")
+            case "tls_certificate": (.tlsError, "cert_invalid")
+            case "tls_expired": (.tlsError, "cert_expired")
+            case "starttls_unavailable": (.tlsError, "starttls_unavailable")
+            case "protocol": (.invalidResponse, "unexpected_answer")
+            default: (.transient, "connection_failed")
+            }
+        self.init(category: category, reason: reason, detail: problem)
     }
 }
