@@ -153,7 +153,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LookoutStoreTests",
-            dependencies: ["LookoutStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "LookoutStore", "LookoutCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(

@@ -123,7 +123,21 @@ package struct LookoutApp: Sendable {
             .init(service: RunningPart("outbox") { await outbox.run() }),
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
             .init(service: RunningPart("peers") { await peers.run() }),
-            .init(service: RunningPart("vendors") { await monitor.watchVendors() }),
+            .init(
+                service: RunningPart("vendors") {
+                    let store = VendorStore(database: database)
+                    await monitor.watchVendors { saved in
+                        // The stand-in for a file that cannot be written keeps nothing: said at start.
+                        guard database.unwritableReason == nil else { return true }
+                        do {
+                            try store.save(saved)
+                            return true
+                        } catch {
+                            logger.error("cannot save the vendors' records; trying again", metadata: ["database": "\(database.path)", "error": "\(error)"])
+                            return false
+                        }
+                    }
+                }),
             // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
             .init(
                 service: RunningPart("config-watch") {

@@ -161,9 +161,13 @@ package final class Monitor: Sendable {
     }
 
     /// Reads the vendors' pages as they fall due and follows each outage against them, until
-    /// cancelled.
-    package func watchVendors() async {
-        await vendors.run { [self] in observeVendors() }
+    /// cancelled; `save` gets what a restart must keep whenever it changed, and says whether
+    /// it was kept (if not, it is given again after the next turn).
+    package func watchVendors(save: @escaping @Sendable (VendorWatch.Saved) -> Bool = { _ in true }) async {
+        await vendors.run { [self] in
+            observeVendors()
+            if let changed = vendors.unsaved(), !save(changed) { vendors.saveFailed() }
+        }
     }
 
     /// Tells the vendor watch which sources are down, and since when.

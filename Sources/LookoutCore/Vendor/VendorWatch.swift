@@ -41,12 +41,31 @@ package final class VendorWatch: Sendable {
     }
 
     /// An outage of a source being followed: when we saw it and when the vendor said so.
-    struct Followed: Sendable, Equatable {
-        var vendor: String
-        var downSinceMs: Int64
+    package struct Followed: Sendable, Equatable {
+        package var vendor: String
+        package var downSinceMs: Int64
         /// When the vendor's incident (or component status) began, as it says; nil: not yet.
-        var acknowledgedAtMs: Int64?
-        var incident: String?
+        package var acknowledgedAtMs: Int64?
+        package var incident: String?
+
+        package init(vendor: String, downSinceMs: Int64, acknowledgedAtMs: Int64? = nil, incident: String? = nil) {
+            self.vendor = vendor
+            self.downSinceMs = downSinceMs
+            self.acknowledgedAtMs = acknowledgedAtMs
+            self.incident = incident
+        }
+    }
+
+    /// What a restart must not lose: each vendor's record, and the outages being followed (by
+    /// source), with what their vendors said so far.
+    package struct Saved: Sendable, Equatable {
+        package var records: [String: Record] = [:]
+        package var followed: [String: Followed] = [:]
+
+        package init(records: [String: Record] = [:], followed: [String: Followed] = [:]) {
+            self.records = records
+            self.followed = followed
+        }
     }
 
     private struct State {
@@ -55,6 +74,9 @@ package final class VendorWatch: Sendable {
         /// The last finished outage of each source, for the notification that it recovered.
         var finished: [String: Followed] = [:]
         var records: [String: Record] = [:]
+        /// Counts changes to `records` and `followed`, so they are saved only when changed.
+        var revision = 0
+        var savedRevision = 0
     }
 
     /// A page bigger than this is not read.
@@ -97,6 +119,31 @@ package final class VendorWatch: Sendable {
 
     /// How each vendor did on our outages, by host.
     package var records: [String: Record] { state.withLock { $0.records } }
+
+    /// What a restart must keep.
+    package var saved: Saved { state.withLock { Saved(records: $0.records, followed: $0.followed) } }
+
+    /// What a restart must keep, if it changed since the last call; nil if not.
+    package func unsaved() -> Saved? {
+        state.withLock { state in
+            guard state.revision != state.savedRevision else { return nil }
+            state.savedRevision = state.revision
+            return Saved(records: state.records, followed: state.followed)
+        }
+    }
+
+    /// The last `unsaved()` could not be saved (a full disk): the next one returns it again.
+    package func saveFailed() {
+        state.withLock { $0.savedRevision = -1 }
+    }
+
+    /// Takes back what was saved before a restart (before the first `observe`).
+    package func restore(_ saved: Saved) {
+        state.withLock { state in
+            state.records = saved.records
+            state.followed = saved.followed
+        }
+    }
 
     // MARK: Reading pages
 
@@ -205,6 +252,8 @@ package final class VendorWatch: Sendable {
         var views: [String: (VendorStatusConfig, VendorView)] = [:]
         for (source, config) in configured { views[source] = (config, view(config)) }
         state.withLock { state in
+            let before = (state.records, state.followed)
+            defer { if (state.records, state.followed) != before { state.revision += 1 } }
             for (source, (config, view)) in views {
                 let vendor = VendorWatch.host(config.url)
                 if config.respectMaintenance, let work = view.maintenance {

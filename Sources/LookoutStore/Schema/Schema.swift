@@ -197,6 +197,23 @@ extension LookoutDatabase {
             // ahead of every later one; an admin call queues it again.
             try db.alter(table: "alert_outbox") { table in table.add(column: "set_aside_at_ms", .integer) }
         }
+        migrator.registerMigration("v12: vendor records") { db in
+            // How each vendor did on our outages, and the outages being followed against its
+            // page, so a restart keeps both (VendorStore).
+            try db.create(table: "vendor_records", options: .withoutRowID) { table in
+                table.column("vendor", .text).notNull().primaryKey()
+                table.column("acknowledged", .integer).notNull()
+                table.column("unacknowledged", .integer).notNull()
+                table.column("lag_seconds_sum", .double).notNull()
+            }
+            try db.create(table: "vendor_outages", options: .withoutRowID) { table in
+                table.column("source", .text).notNull().primaryKey()
+                table.column("vendor", .text).notNull()
+                table.column("down_since_ms", .integer).notNull()
+                table.column("acknowledged_at_ms", .integer)
+                table.column("incident", .text)
+            }
+        }
         return migrator
     }
 

@@ -14,6 +14,12 @@ extension Row {
         integer(column).map { Int(Swift.min(Swift.max($0, 0), 1_000_000_000)) }
     }
 
+    /// The column as a finite real (an integer read as one); nil for NULL, text, a blob, NaN
+    /// or an infinity.
+    func real(_ column: String) -> Double? {
+        Double.fromDatabaseValue(self[column] as DatabaseValue).flatMap { $0.isFinite ? $0 : nil }
+    }
+
     /// The column as text; nil for NULL or a number.
     func text(_ column: String) -> String? {
         String.fromDatabaseValue(self[column] as DatabaseValue)
