@@ -17,7 +17,13 @@ extension Row {
     /// The column as a finite real (an integer read as one); nil for NULL, text, a blob, NaN
     /// or an infinity.
     func real(_ column: String) -> Double? {
-        Double.fromDatabaseValue(self[column] as DatabaseValue).flatMap { $0.isFinite ? $0 : nil }
+        // A switch on the storage: `Double.fromDatabaseValue(…).flatMap` crashed Swift 6.3.1's
+        // optimiser (CopyPropagation) in release builds.
+        switch (self[column] as DatabaseValue).storage {
+        case .double(let value): value.isFinite ? value : nil
+        case .int64(let value): Double(value)
+        default: nil
+        }
     }
 
     /// The column as text; nil for NULL or a number.
