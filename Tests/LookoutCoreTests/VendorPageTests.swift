@@ -90,6 +90,48 @@ struct VendorPageTests {
         #expect(page.components.map(\.name) == ["APIs"])
     }
 
+    /// incident.io's widget API names only what an incident or maintenance affects: a watched
+    /// component none names is working, one an incident names is as bad as the incident.
+    @Test func incidentIOWidget() throws {
+        let page = try parse(
+            """
+            {"page_title":"Acme Status","page_url":"https://status.acme.test",
+             "ongoing_incidents":[{"id":"01INC","name":"Elevated API errors","status":"identified","url":"https://status.acme.test/incidents/01INC",
+               "current_worst_impact":"full_outage","last_update_at":"2026-11-27T10:05:00Z","last_update_message":"<p>We are <b>rolling back</b></p>",
+               "affected_components":[{"id":"01API","name":"API","group_name":"Core"}]}],
+             "in_progress_maintenances":[{"id":"01MNT","name":"Database upgrade","status":"maintenance_in_progress","url":"https://status.acme.test/m",
+               "last_update_at":"2026-11-27T09:00:00Z","last_update_message":null,"started_at":"2026-11-27T09:00:00Z","scheduled_end_at":"2026-11-27T11:00:00Z",
+               "affected_components":[{"id":"01DB","name":"Dashboard"}]}],
+             "scheduled_maintenances":[{"id":"01SCH","name":"Network work","status":"maintenance_scheduled","starts_at":"2026-12-01T00:00:00Z",
+               "ends_at":"2026-12-01T02:00:00Z","affected_components":[]}]}
+            """
+        ).get()
+        #expect(page.format == .incidentIOWidget && page.name == "Acme Status")
+        #expect(page.level == .majorOutage)
+        #expect(page.incidents.map(\.name) == ["Elevated API errors", "Database upgrade", "Network work"])
+        #expect(page.incidents[0].latestUpdate == "We are rolling back")
+        #expect(page.incidents[0].components == ["01API", "API"])
+        #expect(page.incidents[1].isMaintenanceInProgress && page.incidents[1].endsAtMs == Timestamp.parseRFC3339("2026-11-27T11:00:00Z"))
+        #expect(!page.incidents[2].isMaintenanceInProgress && page.incidents[2].isOpen)
+        var reading = VendorWatch.Reading(config: VendorStatusConfig(url: "https://status.acme.test"))
+        reading.page = page
+        reading.lastSuccessMs = 1
+        let api = VendorView.of(reading, config: VendorStatusConfig(url: "https://status.acme.test", components: ["API"]))
+        #expect(api.state == .problem && api.incident?.name == "Elevated API errors")
+        let dashboard = VendorView.of(reading, config: VendorStatusConfig(url: "https://status.acme.test", components: ["Dashboard"]))
+        #expect(dashboard.state == .maintenance)
+        let billing = VendorView.of(reading, config: VendorStatusConfig(url: "https://status.acme.test", components: ["Billing"]))
+        #expect(billing.state == .operational, "a component no incident names works")
+        // Nothing going on: operational, found as the widget by its lists.
+        let quiet = try parse(#"{"page_title":"Acme","ongoing_incidents":[],"in_progress_maintenances":[],"scheduled_maintenances":[]}"#).get()
+        #expect(quiet.format == .incidentIOWidget && quiet.level == .operational)
+        // An impact in words Lookout does not know is still an incident.
+        let odd = try parse(#"{"ongoing_incidents":[{"name":"x","current_worst_impact":"catastrophic"}]}"#).get()
+        #expect(odd.level == .degraded)
+        #expect(VendorStatusConfig(url: "https://status.acme.test/api/v1/summary").candidates.map(\.url) == ["https://status.acme.test/api/v1/summary"])
+        #expect(VendorStatusConfig(url: "https://status.acme.test").candidates.contains { $0.format == .incidentIOWidget })
+    }
+
     @Test func instatusInBothShapes() throws {
         let old = try parse(
             """
@@ -255,7 +297,7 @@ struct VendorPageTests {
         let solo = try #require(config.sources[2].vendorStatus)
         #expect(solo.components == ["API Requests"] && solo.format == .statuspage && solo.interval == .seconds(300) && solo.respectMaintenance)
         #expect(solo.candidates.map(\.url) == ["https://www.githubstatus.com/api/v2/summary.json"])
-        #expect(config.sources[0].vendorStatus?.candidates.count == 4)
+        #expect(config.sources[0].vendorStatus?.candidates.count == 5)
         #expect(config.sources[1].vendorStatus?.candidates.map(\.url) == ["https://status.other.example/history.atom"])
         for (yaml, expected) in [
             ("vendor_status: {url: x}", "sources[0].vendor_status.url"),

@@ -33,12 +33,16 @@ extension VendorPage {
         case .statuspage?: return statuspage(object)
         case .instatus?: return instatus(object)
         case .betterstack?: return betterstack(object)
-        case .feed?, nil: return .failure(Problem(message: "the page is JSON in no format Lookout reads (Statuspage v2, Instatus, Better Stack)"))
+        case .incidentIOWidget?: return incidentIOWidget(object)
+        case .feed?, nil:
+            return .failure(Problem(message: "the page is JSON in no format Lookout reads (Statuspage v2, Instatus, Better Stack, incident.io's widget API)"))
         }
     }
 
     static func detect(_ object: [String: Any]) -> Format? {
         if let data = object["data"] as? [String: Any], data["attributes"] is [String: Any] { return .betterstack }
+        // Statuspage has `scheduled_maintenances` too; only the widget has these two.
+        if object["ongoing_incidents"] is [Any] || object["in_progress_maintenances"] is [Any] { return .incidentIOWidget }
         if object["activeIncidents"] != nil || object["activeMaintenances"] != nil { return .instatus }
         if let page = object["page"] as? [String: Any], page["status"] is String { return .instatus }
         if (object["status"] as? [String: Any])?["type"] is String { return .instatus }
@@ -159,6 +163,60 @@ extension VendorPage {
             VendorPage(
                 format: .betterstack, name: text(attributes["company_name"]), level: Level(word: text(attributes["aggregate_state"]) ?? ""),
                 components: components, incidents: incidents.filter(\.isOpen)))
+    }
+
+    // MARK: incident.io's widget API
+
+    static func incidentIOWidget(_ object: [String: Any]) -> Result<VendorPage, Problem> {
+        guard object["ongoing_incidents"] is [Any] || object["in_progress_maintenances"] is [Any] || object["scheduled_maintenances"] is [Any] else {
+            return .failure(Problem(message: "the page has no `ongoing_incidents`: not incident.io's widget API"))
+        }
+        var components: [String: Component] = [:]
+        /// The components an event affects, by id and name; those with a status of their own are
+        /// listed as components too.
+        func affected(_ item: [String: Any], level: Level) -> [String] {
+            var named: [String] = []
+            for component in list(item["affected_components"]) {
+                let id = text(component["id"])
+                let name = text(component["name"])
+                named += [id, name].compactMap { $0 }
+                guard let key = id ?? name else { continue }
+                let stated = text(component["current_status"]).map(Level.init(word:))
+                let now = stated.flatMap { $0 == .unknown ? nil : $0 } ?? level
+                components[key] = Component(id: key, name: name ?? key, level: max(components[key]?.level ?? .operational, now))
+            }
+            return Array(Set(named)).sorted()
+        }
+        var incidents: [Incident] = []
+        for item in list(object["ongoing_incidents"]) {
+            guard let name = text(item["name"]) else { continue }
+            // An ongoing incident is a problem, whatever word its impact is in.
+            let impact = Level(word: text(item["current_worst_impact"]) ?? "")
+            let level = impact.isProblem ? impact : .degraded
+            incidents.append(
+                Incident(
+                    id: text(item["id"]) ?? name, name: name, status: text(item["status"]) ?? "investigating", impact: level,
+                    latestUpdate: text(item["last_update_message"]).map(plain), shortlink: link(item["url"]),
+                    updatedAtMs: time(item["last_update_at"]), components: affected(item, level: level)))
+        }
+        for (key, inProgress) in [("in_progress_maintenances", true), ("scheduled_maintenances", false)] {
+            for item in list(object[key]) {
+                guard let name = text(item["name"]) else { continue }
+                incidents.append(
+                    Incident(
+                        id: text(item["id"]) ?? name, name: name, status: inProgress ? "in_progress" : "scheduled", impact: .maintenance,
+                        latestUpdate: text(item["last_update_message"]).map(plain), shortlink: link(item["url"]),
+                        startedAtMs: time(item["started_at"]) ?? time(item["starts_at"]), updatedAtMs: time(item["last_update_at"]),
+                        components: affected(item, level: inProgress ? .maintenance : .operational), isMaintenance: true,
+                        endsAtMs: time(item["scheduled_end_at"]) ?? time(item["ends_at"])))
+            }
+        }
+        let open = incidents.filter { !$0.isMaintenance }.map(\.impact).max()
+        let level = open ?? (incidents.contains { $0.isMaintenanceInProgress } ? .maintenance : .operational)
+        return .success(
+            VendorPage(
+                format: .incidentIOWidget, name: text(object["page_title"]), level: level,
+                components: components.values.sorted { $0.name < $1.name }.prefix(maxItems).map { $0 }, incidents: incidents))
     }
 
     // MARK: Values from outside

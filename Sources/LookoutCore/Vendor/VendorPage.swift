@@ -127,6 +127,13 @@ package struct VendorPage: Sendable, Equatable {
         case betterstack
         /// An Atom or RSS incident history (`/history.atom`, `/history.rss`).
         case feed
+        /// incident.io's widget API (`/api/v1/summary`): ongoing incidents, maintenance in
+        /// progress and scheduled, each with the components it affects.
+        case incidentIOWidget = "incidentio_widget"
+
+        /// Whether the page lists every component with its status; the others name only the
+        /// components an incident or maintenance affects, so one no open incident names works.
+        package var listsEveryComponent: Bool { self == .statuspage || self == .betterstack }
     }
 
     package var format: Format

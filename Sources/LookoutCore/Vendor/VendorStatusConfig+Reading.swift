@@ -20,7 +20,9 @@ extension VendorStatusConfig: ConfigReadable {
             case "instatus": format = .instatus
             case "betterstack", "better_stack": format = .betterstack
             case "atom", "rss", "feed": format = .feed
-            default: reader.problem(entry, "\"\(word)\" is not a format (use auto, statuspage, incident.io, instatus, betterstack, atom or rss)")
+            case "incident.io-widget", "incidentio_widget", "incidentio-widget": format = .incidentIOWidget
+            default:
+                reader.problem(entry, "\"\(word)\" is not a format (use auto, statuspage, incident.io, incident.io-widget, instatus, betterstack, atom or rss)")
             }
         }
         if let entry = fields[.interval], let value = reader.duration(entry) {

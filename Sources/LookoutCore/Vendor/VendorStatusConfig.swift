@@ -8,7 +8,8 @@ package struct VendorStatusConfig: Sendable, Equatable, Hashable {
     /// The vendor's components this source depends on, by name or id; empty: the page as a whole.
     package var components: [String] = []
     /// The format, or nil to find it: `/api/v2/summary.json`, `/summary.json`, `/index.json`,
-    /// `/history.atom` are tried in turn on a base URL.
+    /// `/api/v1/summary` (incident.io's widget API), `/history.atom` are tried in turn on a base
+    /// URL.
     package var format: VendorPage.Format?
     /// How often the page is read: at least a minute (a vendor page is not ours to load).
     package var interval: Duration = .seconds(120)
@@ -28,10 +29,15 @@ package struct VendorStatusConfig: Sendable, Equatable, Hashable {
     /// The documents tried on a base URL, in turn, with the format each holds.
     package var candidates: [(url: String, format: VendorPage.Format?)] {
         let lower = url.lowercased()
-        if lower.hasSuffix(".json") || lower.hasSuffix(".atom") || lower.hasSuffix(".rss") || lower.contains("?") { return [(url, format)] }
+        if lower.hasSuffix(".json") || lower.hasSuffix(".atom") || lower.hasSuffix(".rss") || lower.hasSuffix("/api/v1/summary") || lower.contains("?")
+            || lower.contains("/proxy/")
+        {
+            return [(url, format)]
+        }
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url
         let all: [(String, VendorPage.Format)] = [
-            ("/api/v2/summary.json", .statuspage), ("/summary.json", .instatus), ("/index.json", .betterstack), ("/history.atom", .feed),
+            ("/api/v2/summary.json", .statuspage), ("/summary.json", .instatus), ("/index.json", .betterstack), ("/api/v1/summary", .incidentIOWidget),
+            ("/history.atom", .feed),
         ]
         return all.filter { format == nil || $0.1 == format }.map { (base + $0.0, $0.1) }
     }

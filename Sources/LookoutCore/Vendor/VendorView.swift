@@ -72,10 +72,15 @@ package struct VendorView: Sendable, Equatable {
         view.incident = open.filter { !$0.isMaintenance }.max { ($0.impact, $0.startedAtMs ?? 0) < ($1.impact, $1.startedAtMs ?? 0) }
         view.maintenance = open.first { $0.isMaintenanceInProgress }
         view.level = watched.isEmpty ? page.level : components.map(\.level).max() ?? .unknown
+        if !watched.isEmpty && !page.format.listsEveryComponent {
+            // The page names only what an incident or maintenance affects: a watched component
+            // none names is working.
+            view.level = max(view.level == .unknown ? .operational : view.level, view.maintenance != nil ? .maintenance : .operational)
+        }
         if let incident = view.incident { view.level = max(view.level == .unknown ? .operational : view.level, incident.impact) }
         view.components = components.filter { $0.level != .operational }.map { ($0.name, $0.level) }
         if let link = view.incident?.shortlink ?? view.maintenance?.shortlink { view.link = link }
-        if !watched.isEmpty && components.isEmpty && view.incident == nil {
+        if !watched.isEmpty && components.isEmpty && view.incident == nil && page.format.listsEveryComponent {
             view.state = .unreadable
             view.problem = "the page lists none of the components \(config.components.joined(separator: ", "))"
             return view
