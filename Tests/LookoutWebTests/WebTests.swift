@@ -12,6 +12,10 @@ struct ExpositionWriterTests {
         writer.family("m", type: .gauge, help: "help with \\ and\nnewline")
         writer.sample("m", labels: [("source", "a\"b\\c\nd")], value: 1.5)
         #expect(writer.text == "# HELP m help with \\\\ and\\nnewline\n# TYPE m gauge\nm{source=\"a\\\"b\\\\c\\nd\"} 1.5\n")
+        // Text with nothing to escape, past ASCII too, is written as it is.
+        let plain = ExpositionWriter()
+        plain.family("t", type: .gauge, help: "Zeit in µs, \"quoted\" — ok")
+        #expect(plain.text == "# HELP t Zeit in µs, \"quoted\" — ok\n# TYPE t gauge\n")
     }
 
     @Test func writesPerSourceSamplesFromPrebuiltFragments() {

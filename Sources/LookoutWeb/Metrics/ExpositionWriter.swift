@@ -310,9 +310,22 @@ package final class ExpositionWriter {
         return writer.text
     }
 
-    /// HELP text escapes backslash and newline.
+    /// HELP text escapes backslash and newline. Nearly every HELP text has neither: it is
+    /// returned as it is (Foundation's `replacingOccurrences`, twice per family, was a quarter
+    /// of the CPU of a `/probe` request).
     static func escapeHelp(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+        let backslash = UInt8(ascii: "\\")
+        guard value.utf8.contains(where: { $0 == backslash || $0 == 0x0A }) else { return value }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(value.utf8.count + 8)
+        for byte in value.utf8 {
+            switch byte {
+            case backslash: escaped += [backslash, backslash]
+            case 0x0A: escaped += [backslash, UInt8(ascii: "n")]
+            default: escaped.append(byte)
+            }
+        }
+        return String(decoding: escaped, as: UTF8.self)
     }
 }
 

@@ -69,6 +69,11 @@ package struct ProbeEndpoint: Sendable {
             body: .bytes(ProbeEndpoint.render(outcome, module: module, target: target, duration: duration).bytes))
     }
 
+    /// The statuses a module without `valid_status_codes` accepts, and with the redirects it
+    /// follows: built once, not for every probe.
+    static let success = Set(200...299)
+    static let successOrRedirect = Set(200...399)
+
     /// The module's timeout, or Prometheus' scrape timeout less half a second when shorter.
     static func timeout(_ module: ProbeModule, _ request: HTTPRequest) -> Duration {
         guard let header = request.headers["X-Prometheus-Scrape-Timeout-Seconds"], let seconds = Double(header),
@@ -120,10 +125,11 @@ package struct ProbeEndpoint: Sendable {
             let hop = url
             // A redirect to follow is no verdict yet; the answer that ends the probe is judged by
             // the module's statuses, TLS and body checks, then by its kind's.
-            let valid = module.validStatusCodes ?? Set(200...299)
+            let valid = module.validStatusCodes ?? ProbeEndpoint.success
+            let accepted = module.followRedirects ? module.validStatusCodes.map { $0.union(300...399) } ?? ProbeEndpoint.successOrRedirect : valid
             var outcome = await client.callOnce(
                 CallRequest(
-                    transfer, acceptedStatuses: module.followRedirects ? valid.union(300...399) : valid, deadline: max(.milliseconds(1), left),
+                    transfer, acceptedStatuses: accepted, deadline: max(.milliseconds(1), left),
                     validate: { result in
                         if module.followRedirects && isRedirect(result) { return nil }
                         return module.check(result, url: hop) ?? validate?(result)
