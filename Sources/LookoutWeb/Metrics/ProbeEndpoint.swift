@@ -314,8 +314,12 @@ package struct ProbeEndpoint: Sendable {
     /// but a literal one is known (blackbox_exporter resolves before it connects, so it reports
     /// one either way).
     static func writeAddress(_ outcome: CallOutcome, into writer: ExpositionWriter) {
-        let literal = URLComponents(string: outcome.url)?.host.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
-        if let ip = outcome.final?.primaryIP ?? literal.flatMap({ ProbeEndpoint.isAddress($0) ? $0 : nil }) {
+        // The URL is parsed only when libcurl connected nowhere (Foundation's parser is not free).
+        func literal() -> String? {
+            URLComponents(string: outcome.url)?.host.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+                .flatMap { ProbeEndpoint.isAddress($0) ? $0 : nil }
+        }
+        if let ip = outcome.final?.primaryIP ?? literal() {
             writer.single(
                 "probe_ip_addr_hash", type: .gauge, help: "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
                 value: Double(ProbeEndpoint.addressHash(ip)))
