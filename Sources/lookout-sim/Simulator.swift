@@ -10,8 +10,9 @@ final class Simulator: Sendable {
         var flaky: [String: Int] = [:]
         /// Provider receivers answer 429 to this many more requests (`POST /providers/throttle`).
         var throttle: (count: Int, retryAfter: Int) = (0, 1)
-        /// Switches turned on by `POST /switch/ID/on`.
+        /// Switches turned on by `POST /switch/ID/on`, and when each was.
         var switches: Set<String> = []
+        var switchedOnAt: [String: Date] = [:]
         /// How long each of the last 10,000 `/slow` answers took by the simulator's own clock,
         /// from the request's arrival to the answer's hand-over, in microseconds (`/slow/stats`).
         var slowMicroseconds: [Int64] = []
@@ -38,6 +39,7 @@ final class Simulator: Sendable {
             ("GET", "/slow", slow),
             ("GET", "/slow/stats", slowStats),
             ("GET", "/switch/:id", switched),
+            ("GET", "/vendor/:id/api/v2/summary.json", vendorSummary),
             ("POST", "/switch/:id/:state", setSwitch),
             ("GET", "/trickle", trickle),
             ("GET", "/drop", { _ in .dropConnection }),
@@ -139,8 +141,15 @@ final class Simulator: Sendable {
     func setSwitch(_ request: HTTPRequest) async -> HTTPResponse {
         let id = request.pathParameters["id"]!
         switch request.pathParameters["state"] {
-        case "on": state.withLock { _ = $0.switches.insert(id) }
-        case "off": state.withLock { _ = $0.switches.remove(id) }
+        case "on":
+            state.withLock { state in
+                if state.switches.insert(id).inserted { state.switchedOnAt[id] = Date() }
+            }
+        case "off":
+            state.withLock { state in
+                state.switches.remove(id)
+                state.switchedOnAt[id] = nil
+            }
         default: return .text("state must be on or off\n", status: 400)
         }
         return .json(Simulator.jsonText(["switch": id, "state": request.pathParameters["state"] ?? ""]))
