@@ -59,12 +59,12 @@ let package = Package(
         ),
         // One ICMP echo, unprivileged where the kernel allows it: what `kind: icmp` and blackbox's
         // icmp prober send.
-        .target(name: "ICMPEcho"),
-        // A line-based TCP conversation (blackbox's tcp `query_response`, STARTTLS and TLS through
-        // OpenSSL) on a thread of its own.
-        // A TCP client connection under one deadline, in TLS once asked (OpenSSL): what
-        // TCPExchange's conversations and DNS over TLS speak through.
+        .target(name: "ICMPEcho", dependencies: ["ClientSocket"]),
+        // A TCP client connection under one deadline, in TLS once asked (OpenSSL), and the
+        // threads blocking calls run on: what TCPExchange's conversations, DNS and ICMP use.
         .target(name: "ClientSocket", dependencies: ["CLibCrypto"]),
+        // A line-based TCP conversation (blackbox's tcp `query_response`, STARTTLS and TLS through
+        // OpenSSL), and PostgreSQL's way to TLS.
         .target(name: "TCPExchange", dependencies: ["ClientSocket"]),
         .target(
             name: "MicroHTTPServer",

@@ -90,15 +90,11 @@ public enum DNSQueryError: Error, Sendable, Equatable {
     case tls(reason: String, detail: String)
 }
 
-/// Sends DNS queries through ldns, each on a thread of its own (ldns waits in the calling
+/// Sends DNS queries through ldns, on `BlockingCall`'s threads (ldns waits in the calling
 /// thread; a query is short, and the transfer threads stay free).
 public enum DNSResolver {
     public static func send(_ query: DNSQuery) async -> Result<DNSAnswer, DNSQueryError> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: perform(query))
-            }
-        }
+        await BlockingCall.run { perform(query) }
     }
 
     static func perform(_ query: DNSQuery) -> Result<DNSAnswer, DNSQueryError> {

@@ -1,3 +1,4 @@
+import ClientSocket
 import Foundation
 
 /// One ICMP echo ("ping"): what `kind: icmp` sources and blackbox's `icmp` prober send.
@@ -48,28 +49,20 @@ public enum EchoError: Error, Sendable, Equatable {
 
 /// Sends ICMP echo requests: on an unprivileged ICMP socket where the kernel allows it
 /// (`net.ipv4.ping_group_range`), on a raw socket otherwise (root or CAP_NET_RAW), each
-/// request on a thread of its own.
+/// request on `BlockingCall`'s threads.
 public enum ICMPEcho {
     /// blackbox_exporter's payload when no size is given.
     static let defaultPayload = Array("Prometheus Blackbox Exporter".utf8)
 
     public static func send(_ request: EchoRequest) async -> Result<EchoReply, EchoError> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: perform(request))
-            }
-        }
+        await BlockingCall.run { perform(request) }
     }
 
     /// The first address `host` resolves to, IPv6 first when `preferIPv6` (falling back to the
     /// other family), and how long resolving took; an address literal is itself. getaddrinfo
-    /// blocks (a resolver may take seconds), so it runs on a thread of its own, not the caller's.
+    /// blocks (a resolver may take seconds), so it runs on `BlockingCall`'s threads, not the caller's.
     public static func resolve(_ host: String, preferIPv6: Bool) async -> (address: String, seconds: Double)? {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: resolveBlocking(host, preferIPv6: preferIPv6))
-            }
-        }
+        await BlockingCall.run { resolveBlocking(host, preferIPv6: preferIPv6) }
     }
 
     static func resolveBlocking(_ host: String, preferIPv6: Bool) -> (address: String, seconds: Double)? {

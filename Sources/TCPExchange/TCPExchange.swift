@@ -7,7 +7,7 @@ import Foundation
 
 /// A line-based conversation with a TCP server — blackbox_exporter's `query_response`: expect a
 /// line matching a regular expression (what it captured may be sent back, `${1}`), send a line,
-/// upgrade to TLS (STARTTLS) — in TLS from the start if asked, on a thread of its own, with
+/// upgrade to TLS (STARTTLS) — in TLS from the start if asked, on `BlockingCall`'s threads, with
 /// every call bounded by one deadline. Knows nothing of Lookout.
 ///
 /// ```swift
@@ -65,12 +65,8 @@ public enum TCPExchange {
         host: String, port: UInt16, steps: [Step], timeout: Duration, preferIPv6: Bool = false, source: String? = nil, tls: TLSSettings = TLSSettings(),
         tlsFromStart: Bool = false
     ) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(
-                    returning: perform(
-                        host: host, port: port, steps: steps, timeout: timeout, preferIPv6: preferIPv6, source: source, tls: tls, tlsFromStart: tlsFromStart))
-            }
+        await BlockingCall.run {
+            perform(host: host, port: port, steps: steps, timeout: timeout, preferIPv6: preferIPv6, source: source, tls: tls, tlsFromStart: tlsFromStart)
         }
     }
 
@@ -78,14 +74,12 @@ public enum TCPExchange {
     /// server offers no TLS: reason `starttls_unavailable`); anything else is no PostgreSQL
     /// server (reason `protocol`).
     public static func postgresTLS(host: String, port: UInt16, timeout: Duration, tls: TLSSettings = TLSSettings()) async -> Outcome {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var outcome = Outcome()
-                if let connection = connect(host: host, port: port, timeout: timeout, preferIPv6: false, source: nil, outcome: &outcome) {
-                    postgresHandshake(connection, host: host, settings: tls, outcome: &outcome)
-                }
-                continuation.resume(returning: outcome)
+        await BlockingCall.run {
+            var outcome = Outcome()
+            if let connection = connect(host: host, port: port, timeout: timeout, preferIPv6: false, source: nil, outcome: &outcome) {
+                postgresHandshake(connection, host: host, settings: tls, outcome: &outcome)
             }
+            return outcome
         }
     }
 
