@@ -26,10 +26,7 @@ struct DNSKindEndToEndTests {
             """)
         let http = CurlTransport()
         let names = ["dns-ok", "dns-tcp", "dns-mx", "dns-nx", "dns-servfail", "dns-nodata", "dns-silent"]
-        let metrics = try await eventually("a probe of every dns source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(names)
         for name in ["dns-ok", "dns-tcp", "dns-mx"] { #expect(metrics.contains("lookout_probe_success{source=\"\(name)\"} 1"), "\(name)") }
         for (name, category, reason) in [
             ("dns-nx", "invalid_response", "dns_nxdomain"), ("dns-servfail", "server_error", "dns_servfail"),
@@ -94,10 +91,7 @@ struct DNSKindEndToEndTests {
             """)
         let http = CurlTransport()
         let names = ["dot-ok", "dot-untrusted", "dot-garbage", "dot-short", "udp-garbage"]
-        let metrics = try await eventually("a probe of every source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(names)
         #expect(metrics.contains(#"lookout_probe_success{source="dot-ok"} 1"#))
         #expect(metrics.contains(#"lookout_errors_total{source="dot-untrusted",category="tls_error",reason="cert_invalid"}"#))
         for name in ["dot-garbage", "dot-short", "udp-garbage"] {
@@ -129,12 +123,8 @@ struct DNSKindEndToEndTests {
               - {name: resolver-nx, kind: dns, url: "dns://\(resolver)/missing.lookout.test"}
               - {name: resolver-refused, kind: dns, url: "dns://\(resolver)/example.com"}
             """)
-        let http = CurlTransport()
         let names = ["resolver-a", "resolver-mx", "resolver-nx", "resolver-refused"]
-        let metrics = try await eventually("a probe of every source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(names)
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-a"} 1"#))
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-mx"} 1"#))
         #expect(metrics.contains(#"lookout_errors_total{source="resolver-nx",category="invalid_response",reason="dns_nxdomain"}"#))

@@ -27,12 +27,7 @@ struct EndpointKindsEndToEndTests {
               - {name: tls-untrusted, kind: tls, url: "tls://127.0.0.1:\(securePort)"}
               - {name: tls-on-plain, kind: tls, url: "tls://127.0.0.1:\(plainPort)"}
             """)
-        let http = CurlTransport()
-        let metrics = try await eventually("a probe of every source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            let names = ["port-open", "port-closed", "tls-trusted", "tls-untrusted", "tls-on-plain"]
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(["port-open", "port-closed", "tls-trusted", "tls-untrusted", "tls-on-plain"])
         #expect(metrics.contains(#"lookout_probe_success{source="port-open"} 1"#))
         #expect(metrics.contains(#"lookout_probe_success{source="tls-trusted"} 1"#))
         #expect(metrics.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="tls-trusted"}"#))
@@ -73,12 +68,7 @@ struct EndpointKindsEndToEndTests {
               - {name: mail-untrusted, kind: tls, url: "smtp://127.0.0.1:\(port)"}
               - {name: mail-no-starttls, kind: tls, url: "smtp://127.0.0.1:\(bannerPort)", ca_file: "\(cert)"}
             """)
-        let http = CurlTransport()
-        let metrics = try await eventually("a probe of every source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            let names = ["mail-trusted", "mail-untrusted", "mail-no-starttls"]
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(["mail-trusted", "mail-untrusted", "mail-no-starttls"])
         #expect(metrics.contains(#"lookout_probe_success{source="mail-trusted"} 1"#))
         #expect(metrics.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="mail-trusted"}"#))
         #expect(metrics.contains(#"lookout_errors_total{source="mail-untrusted",category="tls_error",reason="cert_invalid"}"#))
@@ -109,10 +99,7 @@ struct EndpointKindsEndToEndTests {
             """)
         let http = CurlTransport()
         let names = ["pg-trusted", "pg-untrusted", "pg-no-tls", "pg-not-postgres", "pg-refused"]
-        let metrics = try await eventually("a probe of every source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(names)
         #expect(metrics.contains(#"lookout_probe_success{source="pg-trusted"} 1"#))
         #expect(metrics.contains(#"lookout_tls_cert_expiry_timestamp_seconds{source="pg-trusted"}"#))
         #expect(metrics.contains(#"lookout_errors_total{source="pg-untrusted",category="tls_error",reason="cert_invalid"}"#))

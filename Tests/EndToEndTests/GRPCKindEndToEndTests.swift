@@ -25,10 +25,7 @@ struct GRPCKindEndToEndTests {
             """)
         let http = CurlTransport()
         let names = ["grpc-server", "grpc-ok", "grpc-down", "grpc-unknown", "grpc-bare", "grpc-closed"]
-        let metrics = try await eventually("a probe of every grpc source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            return names.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(names)
         #expect(metrics.contains(#"lookout_probe_success{source="grpc-server"} 1"#))
         #expect(metrics.contains(#"lookout_probe_success{source="grpc-ok"} 1"#))
         for (name, category, reason) in [

@@ -16,11 +16,7 @@ struct ICMPKindEndToEndTests {
               - {name: ping-v4, kind: icmp, url: "icmp://127.0.0.1"}
               - {name: ping-name, kind: icmp, url: "icmp://localhost"}
             """)
-        let http = CurlTransport()
-        let metrics = try await eventually("a probe of each icmp source") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
-            return ["ping-v4", "ping-name"].allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
-        }
+        let metrics = try await lookout.metricsOnceProbed(["ping-v4", "ping-name"])
         #expect(metrics.contains(#"lookout_probe_success{source="ping-v4"} 1"#))
         #expect(metrics.contains(#"lookout_probe_success{source="ping-name"} 1"#))
         #expect(metrics.contains(#"lookout_probe_latency_seconds_count{source="ping-v4"}"#))

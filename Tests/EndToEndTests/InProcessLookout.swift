@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import LookoutCore
 import LookoutService
+import ResilientHTTP
 import ServiceLifecycle
 import TestSupport
 
@@ -34,6 +35,15 @@ struct InProcessLookout {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: app.services, logger: logger))
         let running = Task { try await group.run() }
         return InProcessLookout(app: app, base: "http://127.0.0.1:\(app.port)", directory: directory, group: group, running: running)
+    }
+
+    /// `/metrics` once each of `sources` has been probed (its `lookout_probe_success` is there).
+    func metricsOnceProbed(_ sources: [String]) async throws -> String {
+        let http = CurlTransport()
+        return try await eventually("a probe of each of \(sources.joined(separator: ", "))") {
+            let text = await http.perform(TransferRequest(url: base + "/metrics")).bodyText
+            return sources.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
+        }
     }
 
     /// Shuts down as SIGTERM does (the server drains, the writer flushes) and removes the files.

@@ -29,9 +29,7 @@ package struct VendorStatusConfig: Sendable, Equatable, Hashable {
     /// The documents tried on a base URL, in turn, with the format each holds.
     package var candidates: [(url: String, format: VendorPage.Format?)] {
         let lower = url.lowercased()
-        if lower.hasSuffix(".json") || lower.hasSuffix(".atom") || lower.hasSuffix(".rss") || lower.hasSuffix("/api/v1/summary") || lower.contains("?")
-            || lower.contains("/proxy/")
-        {
+        if lower.hasSuffix(".json") || lower.hasSuffix(".atom") || lower.hasSuffix(".rss") || lower.hasSuffix("/api/v1/summary") || lower.contains("?") {
             return [(url, format)]
         }
         let base = url.hasSuffix("/") ? String(url.dropLast()) : url

@@ -74,9 +74,8 @@ package final class VendorWatch: Sendable {
         /// The last finished outage of each source, for the notification that it recovered.
         var finished: [String: Followed] = [:]
         var records: [String: Record] = [:]
-        /// Counts changes to `records` and `followed`, so they are saved only when changed.
-        var revision = 0
-        var savedRevision = 0
+        /// What was last saved (or restored): `unsaved()` gives only what differs from it.
+        var lastSaved: Saved?
     }
 
     /// A page bigger than this is not read.
@@ -120,21 +119,19 @@ package final class VendorWatch: Sendable {
     /// How each vendor did on our outages, by host.
     package var records: [String: Record] { state.withLock { $0.records } }
 
-    /// What a restart must keep.
-    package var saved: Saved { state.withLock { Saved(records: $0.records, followed: $0.followed) } }
-
     /// What a restart must keep, if it changed since the last call; nil if not.
     package func unsaved() -> Saved? {
         state.withLock { state in
-            guard state.revision != state.savedRevision else { return nil }
-            state.savedRevision = state.revision
-            return Saved(records: state.records, followed: state.followed)
+            let now = Saved(records: state.records, followed: state.followed)
+            guard now != state.lastSaved else { return nil }
+            state.lastSaved = now
+            return now
         }
     }
 
     /// The last `unsaved()` could not be saved (a full disk): the next one returns it again.
     package func saveFailed() {
-        state.withLock { $0.savedRevision = -1 }
+        state.withLock { $0.lastSaved = nil }
     }
 
     /// Takes back what was saved before a restart (before the first `observe`).
@@ -142,6 +139,7 @@ package final class VendorWatch: Sendable {
         state.withLock { state in
             state.records = saved.records
             state.followed = saved.followed
+            state.lastSaved = saved
         }
     }
 
@@ -252,8 +250,6 @@ package final class VendorWatch: Sendable {
         var views: [String: (VendorStatusConfig, VendorView)] = [:]
         for (source, config) in configured { views[source] = (config, view(config)) }
         state.withLock { state in
-            let before = (state.records, state.followed)
-            defer { if (state.records, state.followed) != before { state.revision += 1 } }
             for (source, (config, view)) in views {
                 let vendor = VendorWatch.host(config.url)
                 if config.respectMaintenance, let work = view.maintenance {
