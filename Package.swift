@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
         .testTarget(
             name: "LookoutCoreTests",
-            dependencies: ["LookoutCore", "TestSupport", "MicroHTTPServer", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LookoutCore", "LookoutAlerting", "TestSupport", "MicroHTTPServer", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "LookoutStoreTests",

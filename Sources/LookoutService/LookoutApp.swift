@@ -15,7 +15,7 @@ import ServiceLifecycle
 /// runs `services` in a ServiceGroup with its signal handling; a test can do the same in-process:
 ///
 /// ```swift
-/// let app = try LookoutApp.build(config: try ConfigLoader.parse(yaml, file: "t.yml"), options: .init(configPath: "t.yml"), logger: logger)
+/// let app = try LookoutApp.build(config: try LookoutApp.loadConfig(path: "t.yml"), options: .init(configPath: "t.yml"), logger: logger)
 /// let group = ServiceGroup(services: app.services.map(\.service), logger: logger)
 /// // http://127.0.0.1:\(app.port)/metrics
 /// ```
@@ -55,6 +55,12 @@ package struct LookoutApp: Sendable {
     /// The port the server listens on (the one it was given, or the one port 0 picked).
     package var port: Int { Int(server.port) }
 
+    /// The config file, read with every notification provider's hook type: what `serve`, its
+    /// reloads and the other commands read.
+    package static func loadConfig(path: String) throws -> LookoutConfig {
+        try ConfigLoader.load(path: path, hooks: NotificationProviders.hookKinds)
+    }
+
     /// Builds and starts everything but the services' loops: the server listens and the
     /// monitor has its sources when this returns; nothing is probed until `services` run.
     package static func build(config loaded: LookoutConfig, options: Options, logger: Logger) throws(StartError) -> LookoutApp {
@@ -71,7 +77,8 @@ package struct LookoutApp: Sendable {
 
         let writer = RecordWriter(database: database, logger: logger)
         let monitor = Monitor(
-            config: loaded, configPath: options.configPath, shardOverride: options.shard, sinks: [writer], clientEvents: [writer], logger: logger)
+            config: loaded, configPath: options.configPath, hookKinds: NotificationProviders.hookKinds, shardOverride: options.shard, sinks: [writer],
+            clientEvents: [writer], logger: logger)
         var context = LookoutContext(monitor: monitor, database: database, writer: writer, logger: logger)
         let alerts = context.alerts
         let outbox = context.outbox

@@ -1,5 +1,6 @@
 import DNSLookup
 import Foundation
+import LookoutAlerting
 import LookoutCore
 import LookoutWeb
 import ResilientHTTP
@@ -42,7 +43,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .config:
             _ = try? ConfigLoader.parse(
-                String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x", "EMPTY": ""])
+                String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x", "EMPTY": ""],
+                hooks: NotificationProviders.hookKinds)
         case .alertExpression:
             if let expression = try? AlertExpressionParser.parse(String(decoding: data, as: UTF8.self)) {
                 _ = expression.holds { _, _ in 1 }

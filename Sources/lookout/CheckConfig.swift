@@ -1,5 +1,6 @@
 import ArgumentParser
 import LookoutCore
+import LookoutService
 
 struct CheckConfig: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +12,7 @@ struct CheckConfig: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let loaded = try ConfigLoader.load(path: config)
+            let loaded = try LookoutApp.loadConfig(path: config)
             for warning in loaded.warnings { printError("warning: \(warning.naming)") }
             print("\(config): OK, \(loaded.sources.count) source\(loaded.sources.count == 1 ? "" : "s")")
         } catch let error as ConfigError {

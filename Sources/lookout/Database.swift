@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LookoutCore
+import LookoutService
 import LookoutStore
 
 struct DatabaseCommand: AsyncParsableCommand {
@@ -93,7 +94,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             // up but not pruned.
             var tiers: RollupRetention?
             if let config {
-                do { tiers = try ConfigLoader.load(path: config).rollupRetention } catch {
+                do { tiers = try LookoutApp.loadConfig(path: config).rollupRetention } catch {
                     printError("lookout: \(error)")
                     throw ExitCode(1)
                 }

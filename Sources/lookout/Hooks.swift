@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LookoutAlerting
 import LookoutCore
+import LookoutService
 
 /// `lookout hooks test NAME`: a test notification through a configured hook, now.
 struct HooksCommand: AsyncParsableCommand {
@@ -22,7 +23,7 @@ struct HooksCommand: AsyncParsableCommand {
         func run() async throws {
             let loaded: LookoutConfig
             let path = config ?? ProcessInfo.processInfo.environment["LOOKOUT_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? "lookout.yml"
-            do { loaded = try ConfigLoader.load(path: path) } catch {
+            do { loaded = try LookoutApp.loadConfig(path: path) } catch {
                 printError("lookout: \(error)")
                 throw ExitCode(2)
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LookoutCore
+import LookoutService
 
 /// `lookout rules`: the alert rules as a Prometheus rule file (`deploy/lookout-rules.yml` is its
 /// output for the defaults).
@@ -13,7 +14,7 @@ struct RulesCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let rules = try config.map { try AlertRule.compile(try ConfigLoader.load(path: $0)) } ?? AlertRule.defaults
+            let rules = try config.map { try AlertRule.compile(try LookoutApp.loadConfig(path: $0)) } ?? AlertRule.defaults
             print(PrometheusRules.yaml(rules), terminator: "")
         } catch let error as ConfigError {
             printError(error.description)

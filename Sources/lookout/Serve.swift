@@ -69,7 +69,7 @@ struct Serve: AsyncParsableCommand {
 
         let loaded: LookoutConfig
         do {
-            loaded = try ConfigLoader.load(path: config)
+            loaded = try LookoutApp.loadConfig(path: config)
         } catch let error as ConfigError {
             for problem in error.problems { printError(problem.naming) }
             printError("lookout: not starting: \(config) has \(error.problems.count) problem\(error.problems.count == 1 ? "" : "s")")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LookoutCore
+import LookoutService
 import ResilientHTTP
 
 /// How a client command finds the running Lookout: `--url` and `--token` when given, else what
@@ -20,7 +21,7 @@ struct ServerConnection: ParsableArguments {
     func loadedConfig(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> LookoutConfig? {
         guard let path = config ?? environment["LOOKOUT_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
         do {
-            return try ConfigLoader.load(path: path)
+            return try LookoutApp.loadConfig(path: path)
         } catch {
             printError("lookout: \(error)")
             throw ExitCode(2)

@@ -31,7 +31,7 @@ struct InProcessLookout {
         let path = directory.appendingPathComponent("lookout.yml").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let logger = Logger(label: "in-process")
-        let app = try LookoutApp.build(config: try ConfigLoader.load(path: path), options: .init(configPath: path), logger: logger)
+        let app = try LookoutApp.build(config: try LookoutApp.loadConfig(path: path), options: .init(configPath: path), logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: app.services, logger: logger))
         let running = Task { try await group.run() }
         return InProcessLookout(app: app, base: "http://127.0.0.1:\(app.port)", directory: directory, group: group, running: running)

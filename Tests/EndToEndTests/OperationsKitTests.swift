@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import LookoutService
 import ResilientHTTP
 import TestSupport
 import Testing
@@ -349,7 +350,7 @@ struct OperationsKitTests {
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         let checked = try await runTool(binary, ["check-config", "--config", config.path])
         #expect(checked.status == 0, "\(checked.output)")
-        let loaded = try ConfigLoader.parse(text, file: "configmap")
+        let loaded = try LookoutApp.loadConfig(path: config.path)
         let set = try #require(documents.first { $0["kind"] as? String == "StatefulSet" })
         let spec = try #require(set["spec"] as? [String: Any])
         let args = ((((spec["template"] as? [String: Any])?["spec"] as? [String: Any])?["containers"] as? [[String: Any]])?.first?["args"] as? [String]) ?? []

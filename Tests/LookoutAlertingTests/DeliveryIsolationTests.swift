@@ -38,7 +38,7 @@ struct DeliveryIsolationTests {
               hooks:
                 - {name: stuck, type: webhook, url: "\(base)/hang"}
                 - {name: chat, type: webhook, url: "\(base)/fast"}
-            """, file: "t.yml"
+            """, file: "t.yml", hooks: NotificationProviders.hookKinds
         ).hooks
         let database = try LookoutDatabase(path: ":memory:")
         func enqueue(_ hook: String) throws -> Int64 {

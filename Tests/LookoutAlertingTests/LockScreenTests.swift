@@ -24,7 +24,7 @@ struct LockScreenTests {
                 sources: [{name: acme, url: "http://127.0.0.1:1/"}]
                 alerts:
                   hooks: [{name: h, type: \(type), \(extra[type] ?? #"url: "http://127.0.0.1:1/oncall""#)}]
-                """, file: "t.yml"
+                """, file: "t.yml", hooks: NotificationProviders.hookKinds
             ).hooks.first)
     }
 

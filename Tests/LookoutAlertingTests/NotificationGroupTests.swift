@@ -13,7 +13,7 @@ struct NotificationGroupTests {
         alerts:
           hooks:
             - {name: oncall, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 30s, group_interval: 5m, repeat_interval: 4h}
-        """, file: "t.yml"
+        """, file: "t.yml", hooks: NotificationProviders.hookKinds
     ).hooks
 
     func alert(_ rule: String, source: String = "acme", at ms: Int64, id: Int64) -> Alert {
@@ -143,7 +143,7 @@ struct NotificationGroupTests {
                       url: "http://127.0.0.1:1/hook"
                       template: '{"msg": {{{title_json}}}, "cause": {{{cause_json}}}, "rules": {{{rules_json}}}, "firstRule": "{{#alerts}}{{rule}} {{/alerts}}"}'
                       headers: {X-Incident: "{{title}} ({{severity}})", Content-Type: text/plain}
-                """#, file: "t.yml"
+                """#, file: "t.yml", hooks: NotificationProviders.hookKinds
             ).hooks.first)
         var down = alert("SourceDown", at: 0, id: 1)
         down.annotations = [
@@ -174,7 +174,7 @@ struct NotificationGroupTests {
                 sources: [{name: acme, url: "http://127.0.0.1:1/"}]
                 alerts:
                   hooks: [{name: phone, type: ntfy, url: "http://127.0.0.1:1/oncall"}]
-                """, file: "t.yml"
+                """, file: "t.yml", hooks: NotificationProviders.hookKinds
             ).hooks.first)
         let began = try #require(Timestamp.parseRFC3339("2026-11-23T19:10:14.135Z"))
         var down = alert("SourceDown", at: began, id: 1)
@@ -193,7 +193,7 @@ struct NotificationGroupTests {
                 sources: [{name: acme, url: "http://127.0.0.1:1/"}]
                 alerts:
                   hooks: [{name: chat, type: slack, url: "http://127.0.0.1:1/hook"}]
-                """, file: "t.yml"
+                """, file: "t.yml", hooks: NotificationProviders.hookKinds
             ).hooks.first)
         var down = alert("SourceDown", at: 0, id: 1)
         down.annotations = ["description": "Error while probing acme: the server answered 503.", "down_since": "1970-01-01T00:00:00.000Z"]

@@ -30,7 +30,7 @@ struct NotificationHoldTests {
                 - {name: OtherNote, severity: info, expr: up == 1}
               hooks:
             \(hooks)
-            """, file: "test.yml")
+            """, file: "test.yml", hooks: NotificationProviders.hookKinds)
         let monitor = Monitor(config: config, configPath: nil, logger: logger)
         monitor.start()
         let database = try LookoutDatabase(path: ":memory:")

@@ -8,10 +8,10 @@ import Testing
 /// providers declare (grouping, delivery, URL) is what the deliverer uses.
 @Suite("notification provider registry")
 struct ProviderRegistryTests {
-    func hook(_ type: HookConfig.HookType) throws -> HookConfig {
-        let extra = [
-            HookConfig.HookType.pagerduty: #"url: "http://127.0.0.1:1/base/oncall", routing_key: "${HOME}""#,
-            .email: #"url: "smtp://127.0.0.1:1", starttls: false, from: lookout@example.test, to: [oncall@example.test]"#,
+    func hook(_ type: HookType) throws -> HookConfig {
+        let extra: [HookType: String] = [
+            "pagerduty": #"url: "http://127.0.0.1:1/base/oncall", routing_key: "${HOME}""#,
+            "email": #"url: "smtp://127.0.0.1:1", starttls: false, from: lookout@example.test, to: [oncall@example.test]"#,
         ]
         return try #require(
             try ConfigLoader.parse(
@@ -19,32 +19,91 @@ struct ProviderRegistryTests {
                 sources: [{name: acme, url: "http://127.0.0.1:1/"}]
                 alerts:
                   hooks: [{name: h, type: \(type.rawValue), \(extra[type] ?? #"url: "http://127.0.0.1:1/base/oncall""#)}]
-                """, file: "t.yml"
+                """, file: "t.yml", hooks: NotificationProviders.hookKinds
             ).hooks.first)
     }
 
     @Test func everyHookTypeHasOneProvider() throws {
         let types = NotificationProviders.all.map { $0.type }
-        #expect(Set(types) == Set(HookConfig.HookType.allCases))
-        #expect(types.count == HookConfig.HookType.allCases.count)
-        for type in HookConfig.HookType.allCases {
+        #expect(Set(types).count == types.count)
+        #expect(types.first == .webhook)
+        for type in types {
             #expect(NotificationProviders.provider(try hook(type)).type == type)
+        }
+        // A provider's own keys are not the shared ones, so each key has one meaning.
+        let shared: Set = ["name", "type", "url", "url_file", "severities", "matchers", "send_resolved", "group_by", "group_wait"]
+        for provider in NotificationProviders.all {
+            #expect(shared.isDisjoint(with: provider.ownKeys), "\(provider.type)")
         }
     }
 
+    @Test func theReaderKnowsOnlyTheTypesItIsHanded() throws {
+        let yaml = """
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks: [{name: h, type: slakc, url: "http://127.0.0.1:1/"}]
+            """
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds) }
+        #expect(error.problems.map(\.message) == [#""slakc" is not a hook type (use webhook, alertmanager, slack, teams, pagerduty, discord, ntfy or email)"#])
+        // Without providers (a reader below LookoutAlerting), no hook type is known.
+        let bare = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml.replacingOccurrences(of: "slakc", with: "slack"), file: "t.yml") }
+        #expect(bare.problems.map(\.message) == [#""slack" is not a hook type (use none: no provider is known)"#])
+    }
+
+    @Test func aProviderOfItsOwnIsOneTypeAndItsKeys() throws {
+        let yaml = """
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks:
+                - {name: toy, type: toy, url: "http://127.0.0.1:1/", colour: teal}
+                - {name: plain, url: "http://127.0.0.1:1/", colour: red}
+            """
+        let kinds = NotificationProviders.hookKinds + [ToyProvider.self]
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: kinds) }
+        #expect(error.problems.map { "\($0.path): \($0.message)" } == ["alerts.hooks[1].colour: only applies to type: toy"])
+        let config = try ConfigLoader.parse(yaml.replacingOccurrences(of: ", colour: red", with: ""), file: "t.yml", hooks: kinds)
+        #expect(config.hooks.first?.settings.get(ToyProvider.Settings.self) == ToyProvider.Settings(colour: "teal"))
+        #expect(config.hooks.last?.settings.get(ToyProvider.Settings.self) == nil)
+        let wrong = try #require(throws: ConfigError.self) {
+            try ConfigLoader.parse(
+                yaml.replacingOccurrences(of: "teal", with: "\"\"").replacingOccurrences(of: ", colour: red", with: ""), file: "t.yml", hooks: kinds)
+        }
+        #expect(wrong.problems.map { "\($0.path): \($0.message)" } == ["alerts.hooks[0].colour: must not be empty"])
+    }
+
     @Test func whatProvidersDeclareReachesTheRequest() throws {
-        #expect(OutboxDeliverer.request(try hook(.alertmanager), payload: "[]", delivery: "1").url == "http://127.0.0.1:1/base/oncall/api/v2/alerts")
-        #expect(OutboxDeliverer.request(try hook(.ntfy), payload: "{}", delivery: "1").url == "http://127.0.0.1:1/base")
-        #expect(OutboxDeliverer.request(try hook(.slack), payload: "{}", delivery: "1").url == "http://127.0.0.1:1/base/oncall")
-        let paged = OutboxDeliverer.request(try hook(.pagerduty), payload: #"{"event_action":"trigger"}"#, delivery: "1")
+        #expect(OutboxDeliverer.request(try hook("alertmanager"), payload: "[]", delivery: "1").url == "http://127.0.0.1:1/base/oncall/api/v2/alerts")
+        #expect(OutboxDeliverer.request(try hook("ntfy"), payload: "{}", delivery: "1").url == "http://127.0.0.1:1/base")
+        #expect(OutboxDeliverer.request(try hook("slack"), payload: "{}", delivery: "1").url == "http://127.0.0.1:1/base/oncall")
+        let paged = OutboxDeliverer.request(try hook("pagerduty"), payload: #"{"event_action":"trigger"}"#, delivery: "1")
         let key = try #require(ProcessInfo.processInfo.environment["HOME"])
         #expect(String(decoding: paged.body ?? [], as: UTF8.self) == #"{"routing_key":"\#(key)","event_action":"trigger"}"#)
-        let slack = OutboxDeliverer.request(try hook(.slack), payload: #"{"text":"x"}"#, delivery: "1")
+        let slack = OutboxDeliverer.request(try hook("slack"), payload: #"{"text":"x"}"#, delivery: "1")
         #expect(String(decoding: slack.body ?? [], as: UTF8.self) == #"{"text":"x"}"#)
-        #expect(NotificationProviders.all.filter { !$0.grouped }.map { $0.type } == [.alertmanager])
+        #expect(NotificationProviders.all.filter { !$0.grouped }.map { $0.type } == ["alertmanager"])
         let ownDelivery = NotificationProviders.all.filter {
             if case .own = $0.delivery { true } else { false }
         }
-        #expect(ownDelivery.map { $0.type } == [.email])
+        #expect(ownDelivery.map { $0.type } == ["email"])
+    }
+}
+
+/// A provider defined outside the registry, with a key of its own: what a new provider is.
+private enum ToyProvider: NotificationProvider {
+    static let type: HookType = "toy"
+    static let ownKeys = ["colour"]
+
+    struct Settings: ProviderSettings {
+        var colour: String
+    }
+
+    static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
+        guard let colour = keys.string("colour") else { return }
+        guard !colour.isEmpty else { return keys.problem("colour", "must not be empty") }
+        hook.settings = HookSettings(Settings(colour: colour))
+    }
+
+    static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
+        summary.headline
     }
 }

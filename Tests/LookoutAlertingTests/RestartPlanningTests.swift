@@ -24,7 +24,7 @@ struct RestartPlanningTests {
               hooks:
                 - {name: chat, type: webhook, url: "http://127.0.0.1:1/hook", group_wait: 30s}
                 - {name: am, type: alertmanager, url: "http://127.0.0.1:1"}
-            """, file: "t.yml")
+            """, file: "t.yml", hooks: NotificationProviders.hookKinds)
         let monitor = Monitor(config: config, configPath: nil, logger: logger)
         monitor.start()
         return (monitor, AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger))

@@ -15,7 +15,7 @@ struct TemplateBudgetTests {
                 """
                 sources: [{name: acme, url: "http://127.0.0.1:1/"}]
                 alerts: {hooks: [{name: h, type: webhook, url: "http://127.0.0.1:1/", template: "\(deep)"}]}
-                """, file: "t.yml"
+                """, file: "t.yml", hooks: NotificationProviders.hookKinds
             ).hooks.first)
         let alerts = (0..<5).map { index in
             Alert(

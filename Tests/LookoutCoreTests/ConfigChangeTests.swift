@@ -1,3 +1,4 @@
+import LookoutAlerting
 import LookoutCore
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 /// lost…", row 15: a reload that changed `listen` or `database` said it succeeded and ignored them).
 @Suite("config change")
 struct ConfigChangeTests {
-    func config(_ text: String) throws -> LookoutConfig { try ConfigLoader.parse(text, file: "t.yml") }
+    func config(_ text: String) throws -> LookoutConfig { try ConfigLoader.parse(text, file: "t.yml", hooks: NotificationProviders.hookKinds) }
 
     @Test func namesWhatWasAddedRemovedAndChangedAndWhatWaitsForARestart() throws {
         let before = try config(
@@ -59,7 +60,7 @@ struct ConfigProblemNamingTests {
             alerts:
               hooks: [{name: chat, type: webhook, url: "ftp://x/"}]
             """
-        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "t.yml") }
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "t.yml", hooks: NotificationProviders.hookKinds) }
         #expect(error.problems.map(\.naming).contains(#"t.yml:4:54: sources[2].interval (source "beta"): "5x" is not a duration (use 500ms, 30s, 5m, 1h)"#))
         #expect(error.problems.contains { $0.path.hasPrefix("alerts.hooks[0]") && $0.subject == #"hook "chat""# })
         #expect(error.warnings.map(\.naming).contains { $0.hasPrefix(#"t.yml:3:71: sources[1].timeout (source "payments"): 1h is longer than the interval"#) })

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutAlerting
 import LookoutCore
 import ResilientHTTP
 import Testing
@@ -245,7 +246,7 @@ struct ConfigTableTests {
     @Test(arguments: cases)
     func reportsTheExactProblem(text: String, expected: String) {
         do {
-            _ = try ConfigLoader.parse(text, file: "t.yml", environment: [:])
+            _ = try ConfigLoader.parse(text, file: "t.yml", environment: [:], hooks: NotificationProviders.hookKinds)
             Issue.record("no problem reported; expected \(expected)")
         } catch let error as ConfigError {
             #expect(error.problems.map(\.description).contains(expected), "got: \(error.description)")
@@ -272,7 +273,7 @@ struct ConfigTableTests {
               - name: b
                 url: http://127.0.0.1/b
                 interval: 10s
-            """, file: "t.yml", environment: [:])
+            """, file: "t.yml", environment: [:], hooks: NotificationProviders.hookKinds)
         let a = config.sources[0].policy
         #expect(a.retry.rules[.serverError]?.maxAttempts == 2)
         #expect(a.retry.rules[.serverError]?.base == .seconds(3))
@@ -306,7 +307,7 @@ struct ConfigTableTests {
               - name: b
                 url: http://127.0.0.1/b
                 auth: {bearer_token_file: token.txt}
-            """, file: "t.yml", directory: directory.path, environment: ["API_KEY": "abc"])
+            """, file: "t.yml", directory: directory.path, environment: ["API_KEY": "abc"], hooks: NotificationProviders.hookKinds)
         #expect(config.adminToken == "admin-token")
         #expect(config.sources[0].headers == [HeaderField("X-Api-Key", "key-abc")])
         #expect(!config.sources[0].forwardHeadersOnRedirect)
@@ -325,7 +326,7 @@ struct ConfigTableTests {
             sources:
               - {name: a, url: "http://127.0.0.1/a", headers: {X-Api-Key: k}}
               - {name: b, url: "http://127.0.0.1/b", headers: {X-Api-Key: k}, forward_headers_on_redirect: false}
-            """, file: "t.yml")
+            """, file: "t.yml", hooks: NotificationProviders.hookKinds)
         #expect(config.sources.map(\.forwardHeadersOnRedirect) == [true, false])
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutAlerting
 import LookoutCore
 import Testing
 
@@ -85,7 +86,8 @@ struct DocsTests {
                     try (standIn(key) + "\n").write(to: file, atomically: true, encoding: .utf8)
                 }
                 do {
-                    _ = try ConfigLoader.parse(yaml, file: page.lastPathComponent, directory: directory.path, environment: environment)
+                    _ = try ConfigLoader.parse(
+                        yaml, file: page.lastPathComponent, directory: directory.path, environment: environment, hooks: NotificationProviders.hookKinds)
                     loaded += 1
                 } catch {
                     Issue.record("\(page.lastPathComponent): an example does not load: \(error)\n\(yaml)")

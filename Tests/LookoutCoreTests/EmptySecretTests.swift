@@ -1,4 +1,5 @@
 import Foundation
+import LookoutAlerting
 import LookoutCore
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 struct EmptySecretTests {
     func problems(_ text: String, environment: [String: String] = [:], directory: String = "/tmp") -> [String] {
         do {
-            _ = try ConfigLoader.parse(text, file: "t.yml", directory: directory, environment: environment)
+            _ = try ConfigLoader.parse(text, file: "t.yml", directory: directory, environment: environment, hooks: NotificationProviders.hookKinds)
             return []
         } catch let error as ConfigError {
             return error.problems.map { "\($0.path): \($0.message)" }

@@ -1,3 +1,4 @@
+import LookoutAlerting
 import LookoutCore
 import Testing
 
@@ -55,7 +56,7 @@ struct HookTemplateLimitsTests {
             sources: [{name: a, url: "http://127.0.0.1:1/"}]
             alerts: {hooks: [{name: h, type: webhook, url: "http://127.0.0.1:1/", template: "\(deep)"}]}
             """
-        let error = #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml") }
+        let error = #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds) }
         #expect(error?.problems.map(\.path) == ["alerts.hooks[0].template"])
     }
 }

@@ -18,7 +18,7 @@ struct VendorStatusTests {
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func lookout(_ yaml: String) throws -> (Monitor, LookoutContext) {
-        let config = try ConfigLoader.parse(yaml, file: "t.yml")
+        let config = try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds)
         let monitor = Monitor(config: config, configPath: nil, logger: Self.logger)
         monitor.start()
         return (monitor, LookoutContext(monitor: monitor, database: try LookoutDatabase(path: ":memory:")))

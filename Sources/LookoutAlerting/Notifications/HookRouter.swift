@@ -30,7 +30,7 @@ package struct HookRouter: Sendable {
     /// changes stored late (after a full disk), which each still reach them, in order.
     package func notifications(_ change: AlertChange, nowMs: Int64, notified: Set<String> = [], webhooks: Bool = false) -> [OutboxEntry] {
         hooks.compactMap { hook in
-            guard hook.type == .alertmanager || webhooks else { return nil }
+            guard !NotificationProviders.provider(hook).grouped || webhooks else { return nil }
             switch change {
             case .firing: guard HookRouter.accepts(hook, change.alert) else { return nil }
             case .resolved: guard hook.sendResolved, notified.contains(hook.name) else { return nil }

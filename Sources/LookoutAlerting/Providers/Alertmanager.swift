@@ -3,7 +3,7 @@ import LookoutCore
 /// Alertmanager's API (`/api/v2/alerts`): each alert on its own, sent again while it fires, for
 /// Alertmanager to group, silence and route.
 enum AlertmanagerProvider: NotificationProvider {
-    static let type = HookConfig.HookType.alertmanager
+    static let type: HookType = "alertmanager"
     static let grouped = false
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {

@@ -3,7 +3,7 @@ import LookoutCore
 
 /// Discord webhooks.
 enum DiscordProvider: NotificationProvider {
-    static let type = HookConfig.HookType.discord
+    static let type: HookType = "discord"
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
         discord(summary, nowMs: nowMs)

@@ -5,7 +5,50 @@ import ResilientHTTP
 /// Email through an SMTP relay: the outbox keeps `{"subject", "text", "html"}`, sent as one
 /// multipart/alternative message.
 enum EmailProvider: NotificationProvider {
-    static let type = HookConfig.HookType.email
+    static let type: HookType = "email"
+    static let ownKeys = ["from", "to", "username", "password", "password_file", "starttls", "ca_file"]
+    static let urlDescription = "SMTP"
+
+    /// The sender, the recipients, the relay's login and how it is trusted.
+    struct Settings: ProviderSettings {
+        var from = ""
+        var to: [String] = []
+        var username: String?
+        /// From `password_file` or `${ENV}`; never logged or stored.
+        var password: String?
+        /// STARTTLS required on smtp:// (default): the message and password never go in the clear.
+        var startTLS = true
+        var caFile: String?
+    }
+
+    static func urlProblem(_ url: String) -> String? {
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://"), URLComponents(string: url)?.host?.isEmpty == false else {
+            return "\"\(url)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)"
+        }
+        return nil
+    }
+
+    static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
+        var mail = Settings()
+        if let from = keys.string("from") {
+            if HookKeys.isMailAddress(from) { mail.from = from } else { keys.problem("from", "\"\(from)\" is not a mail address") }
+        } else {
+            keys.require("from", "the sender's address")
+        }
+        if let list = keys.strings("to") {
+            for address in list where !HookKeys.isMailAddress(address) { keys.problem("to", "\"\(address)\" is not a mail address") }
+            mail.to = list
+            if list.isEmpty { keys.problem("to", "must list at least one recipient") }
+        } else {
+            keys.require("to", "the recipients")
+        }
+        mail.username = keys.string("username")
+        if keys.has("password_file") || keys.has("password") { mail.password = keys.secret(inline: "password", file: "password_file") }
+        if let flag = keys.bool("starttls") { mail.startTLS = flag }
+        mail.caFile = keys.filePath("ca_file")
+        hook.settings = HookSettings(mail)
+    }
 
     static let delivery = NotificationDelivery.own { payload, hook in
         let outcome = await mail(payload, hook)
@@ -15,11 +58,12 @@ enum EmailProvider: NotificationProvider {
     /// Sends an outbox row through the hook's SMTP server.
     static func mail(_ payload: String, _ hook: HookConfig) async -> SMTPSender.Outcome {
         let object = (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: String] ?? [:]
+        let mail = hook.settings.get(Settings.self) ?? Settings()
         let message = MailMessage(
-            from: hook.mail.from, to: hook.mail.to, subject: object["subject"] ?? "Lookout", text: object["text"] ?? payload, html: object["html"] ?? "",
+            from: mail.from, to: mail.to, subject: object["subject"] ?? "Lookout", text: object["text"] ?? payload, html: object["html"] ?? "",
             mailer: LookoutVersion.userAgent)
         let server = SMTPServer(
-            url: hook.url, username: hook.mail.username, password: hook.mail.password, startTLS: hook.mail.startTLS, caFile: hook.mail.caFile)
+            url: hook.url, username: mail.username, password: mail.password, startTLS: mail.startTLS, caFile: mail.caFile)
         return await SMTPSender.send(message, via: server)
     }
 

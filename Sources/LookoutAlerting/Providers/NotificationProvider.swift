@@ -1,12 +1,10 @@
 import LookoutCore
 
-/// One kind of hook (`type:` in a hook's config): what it sends for a notification and how it is
-/// delivered. A new provider is a file in this folder, a case of `HookConfig.HookType` (the
-/// config is validated in LookoutCore, below the providers, at start and on every reload), and a
-/// line in `NotificationProviders.all`; keys of its own are read in `ConfigReader.readHooks`.
-protocol NotificationProvider: SendableMetatype {
-    /// The `type:` a hook names it by.
-    static var type: HookConfig.HookType { get }
+/// One kind of hook (`type:` in a hook's config): the keys it reads (as a `HookKind`), what it
+/// sends for a notification and how it is delivered. A new provider is a file in this folder and
+/// a line in `NotificationProviders.all`, which the config reader is handed at start and on every
+/// reload.
+protocol NotificationProvider: HookKind {
     /// Whether it gets Lookout's grouped notifications (one per broken source); false for a
     /// receiver that groups alerts itself (Alertmanager), which gets each alert on its own.
     static var grouped: Bool { get }
@@ -46,17 +44,21 @@ extension NotificationProvider {
 }
 
 /// Every provider, one line each.
-enum NotificationProviders {
+package enum NotificationProviders {
     static let all: [any NotificationProvider.Type] = [
         WebhookProvider.self, AlertmanagerProvider.self, SlackProvider.self, TeamsProvider.self, PagerDutyProvider.self,
         DiscordProvider.self, NtfyProvider.self, EmailProvider.self,
     ]
 
-    private static let byType: [HookConfig.HookType: any NotificationProvider.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })
+    /// The hook types a config may name, with the keys each reads: hand them to
+    /// `ConfigLoader.load(path:hooks:)` and `Monitor`.
+    package static let hookKinds: [any HookKind.Type] = all.map { $0 }
+
+    private static let byType: [HookType: any NotificationProvider.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.type, $0) })
 
     /// The provider of `hook`'s type.
     static func provider(_ hook: HookConfig) -> any NotificationProvider.Type {
-        // Every HookType has a provider (a test checks it); webhook is the config's default.
+        // The config reader accepts only these types; webhook is the config's default.
         byType[hook.type] ?? WebhookProvider.self
     }
 }

@@ -3,7 +3,7 @@ import LookoutCore
 
 /// ntfy: JSON published to the server's root, the topic taken from the hook URL.
 enum NtfyProvider: NotificationProvider {
-    static let type = HookConfig.HookType.ntfy
+    static let type: HookType = "ntfy"
 
     /// ntfy takes JSON at the server's root, the topic inside it.
     static func deliveryURL(_ hook: HookConfig) -> String {

@@ -3,10 +3,26 @@ import LookoutCore
 
 /// PagerDuty's Events API v2; the routing key is added at delivery, never kept in the outbox.
 enum PagerDutyProvider: NotificationProvider {
-    static let type = HookConfig.HookType.pagerduty
+    static let type: HookType = "pagerduty"
+    static let ownKeys = ["routing_key", "routing_key_file"]
+    /// Events API v2, where a hook without `url` sends.
+    static let defaultURL: String? = "https://events.pagerduty.com/v2/enqueue"
+
+    /// The integration's routing key (from `routing_key_file` or `${ENV}`): put in the request
+    /// at delivery, never stored in the outbox.
+    struct Settings: ProviderSettings {
+        var routingKey: String
+    }
+
+    static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
+        guard keys.has("routing_key_file") || keys.has("routing_key") else {
+            return keys.require("routing_key_file", "a pagerduty hook needs the integration's routing key")
+        }
+        if let key = keys.secret(inline: "routing_key", file: "routing_key_file") { hook.settings = HookSettings(Settings(routingKey: key)) }
+    }
 
     static func atDelivery(_ payload: String, _ hook: HookConfig) -> String {
-        hook.routingKey.map { withRoutingKey(payload, $0) } ?? payload
+        hook.settings.get(Settings.self).map { withRoutingKey(payload, $0.routingKey) } ?? payload
     }
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {

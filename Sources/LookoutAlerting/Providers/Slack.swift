@@ -3,7 +3,7 @@ import LookoutCore
 
 /// Slack incoming webhooks.
 enum SlackProvider: NotificationProvider {
-    static let type = HookConfig.HookType.slack
+    static let type: HookType = "slack"
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
         slack(summary)

@@ -3,7 +3,7 @@ import LookoutCore
 
 /// Microsoft Teams through a Workflows webhook.
 enum TeamsProvider: NotificationProvider {
-    static let type = HookConfig.HookType.teams
+    static let type: HookType = "teams"
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
         teams(summary)

@@ -5,10 +5,33 @@ import LookoutCore
 /// A plain webhook: Alertmanager's webhook payload (version 4), or with `template` and `headers`
 /// the body and headers the user wrote in Mustache.
 enum WebhookProvider: NotificationProvider {
-    static let type = HookConfig.HookType.webhook
+    static let type = HookType.webhook
+    static let ownKeys = ["template", "headers"]
+
+    /// A Mustache template of the body (nil: Alertmanager's webhook payload), and of extra
+    /// headers; checked when the config is read.
+    struct Settings: ProviderSettings {
+        var template: String?
+        var headerTemplates: [String: String] = [:]
+    }
+
+    static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
+        var settings = Settings()
+        if let text = keys.string("template") {
+            settings.template = text
+            if let message = HookTemplate.problem(text) { keys.problem("template", message) }
+        }
+        if let values = keys.stringMap("headers") {
+            settings.headerTemplates = values
+            for (header, text) in values.sorted(by: { $0.key < $1.key }) {
+                if let message = HookTemplate.problem(text) { keys.problem("headers", message, entry: header) }
+            }
+        }
+        if settings != Settings() { hook.settings = HookSettings(settings) }
+    }
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
-        hook.template != nil || !hook.headerTemplates.isEmpty
+        hook.settings.get(Settings.self) != nil
             ? templated(hook, summary, send, externalURL: externalURL)
             : Payloads.webhook(
                 status: send.status, alerts: send.alerts, groupLabels: send.groupLabels, receiver: hook.name, externalURL: externalURL, nowMs: nowMs)
@@ -55,10 +78,11 @@ enum WebhookProvider: NotificationProvider {
                 return nil
             }
         }
-        let body = hook.template.flatMap { rendered($0, "template") } ?? plain
-        guard !hook.headerTemplates.isEmpty else { return body }
+        let settings = hook.settings.get(Settings.self) ?? Settings()
+        let body = settings.template.flatMap { rendered($0, "template") } ?? plain
+        guard !settings.headerTemplates.isEmpty else { return body }
         // Header values cannot hold line breaks: they would start a header of their own.
-        let headers = hook.headerTemplates.sorted { $0.key < $1.key }.map { name, text in
+        let headers = settings.headerTemplates.sorted { $0.key < $1.key }.map { name, text in
             (name, JSONText.string((rendered(text, "headers.\(name)") ?? "").filter { $0 != "\r" && $0 != "\n" }))
         }
         return headerPrefix + JSONText.ordered(headers).rendered + "\n" + body

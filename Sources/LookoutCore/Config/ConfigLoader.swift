@@ -9,18 +9,22 @@ import Yams
 /// let config = try ConfigLoader.load(path: "lookout.yml")   // throws ConfigError
 /// ```
 package enum ConfigLoader {
-    package static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> LookoutConfig {
+    /// - Parameter hooks: the hook types hooks may name (`NotificationProviders.all`); with none,
+    ///   a config with hooks is refused.
+    package static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, hooks: [any HookKind.Type] = []
+    ) throws -> LookoutConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigError(problems: [ConfigProblem(file: path, line: 1, column: 1, path: "", message: "cannot read the file")])
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try parse(String(decoding: data, as: UTF8.self), file: path, directory: directory, environment: environment)
+        return try parse(String(decoding: data, as: UTF8.self), file: path, directory: directory, environment: environment, hooks: hooks)
     }
 
     /// - Parameter directory: where relative `*_file` paths are looked up.
     package static func parse(
         _ text: String, file: String, directory: String = FileManager.default.currentDirectoryPath,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, hooks: [any HookKind.Type] = []
     ) throws -> LookoutConfig {
         let root: Node
         do {
@@ -33,7 +37,7 @@ package enum ConfigLoader {
         } catch let error as YamlError {
             throw ConfigError(problems: [syntaxProblem(error, file: file)])
         }
-        var reader = ConfigReader(file: file, directory: directory, environment: environment)
+        var reader = ConfigReader(file: file, directory: directory, environment: environment, hookKinds: hooks)
         var config = reader.readConfig(root)
         let problems = named(reader.problems, root: root)
         let warnings = named(reader.warnings, root: root)

@@ -249,25 +249,32 @@ extension ConfigReader {
         guard let list = sequence(node, "alerts.hooks") else { return [] }
         var hooks: [HookConfig] = []
         var names = Set<String>()
+        let shared = HookConfig.Key.allCases.map(\.rawValue)
         for (index, item) in list.enumerated() {
-            guard let fields = section(item, "alerts.hooks[\(index)]", HookConfig.Key.self) else { continue }
+            let path = "alerts.hooks[\(index)]"
+            // Every provider's keys are known here, so one of another type's is named as such.
+            guard let found = mapping(item, path, known: shared + hookKinds.flatMap { $0.ownKeys }) else { continue }
+            let fields = ConfigSection<HookConfig.Key>(node: item, path: path, checked: found)
             let before = problems.count
             let name = string(fields[.name])
             require(fields, .name)
             if let name, !names.insert(name).inserted, let entry = fields[.name] {
                 problem(entry, "\"\(name)\" is already the name of another hook")
             }
-            let type: HookConfig.HookType = choice(fields[.type], "a hook type") ?? .webhook
+            let type = string(fields[.type]).map(HookType.init(rawValue:)) ?? .webhook
+            guard let kind = hookKinds.first(where: { $0.type == type }) else {
+                let known = hookKinds.map { $0.type.rawValue }
+                let listed = known.count < 2 ? known.joined() : known.dropLast().joined(separator: ", ") + " or " + known.last!
+                problem(
+                    fields[.type]?.value ?? item, fields.path(.type),
+                    "\"\(type)\" is not a hook type (use \(known.isEmpty ? "none: no provider is known" : listed))")
+                continue
+            }
             var hook = HookConfig(name: name ?? "", type: type, url: "")
-            let hookURL = readHookURL(fields, type: type)
-            if type == .pagerduty {
-                if fields.has(.routingKeyFile) || fields.has(.routingKey) {
-                    hook.routingKey = secret(fields, inline: .routingKey, file: .routingKeyFile)
-                } else {
-                    require(fields, .routingKeyFile, "a pagerduty hook needs the integration's routing key")
-                }
-            } else if let node = fields[.routingKeyFile]?.key ?? fields[.routingKey]?.key {
-                problem(node, fields.path(.routingKey), "only applies to type: pagerduty")
+            let hookURL = readHookURL(fields, kind: kind)
+            for (key, entry) in found.sorted(by: { $0.key < $1.key }) where !shared.contains(key) && !kind.ownKeys.contains(key) {
+                let owners = hookKinds.filter { $0.ownKeys.contains(key) }.map { $0.type.rawValue }
+                problem(entry.key, "\(path).\(key)", "only applies to type: \(owners.joined(separator: ", "))")
             }
             if let value = strings(fields[.severities]) { hook.severities = value }
             if let value = stringMap(fields[.matchers]) { hook.matchers = value }
@@ -277,23 +284,12 @@ extension ConfigReader {
             if let value = duration(fields[.groupWait], zeroAllowed: true) { hook.groupWait = value }
             if let value = duration(fields[.groupInterval]) { hook.groupInterval = value }
             if fields.has(.hmacSecretFile) || fields.has(.hmacSecret) { hook.hmacSecret = secret(fields, inline: .hmacSecret, file: .hmacSecretFile) }
-            if type == .email {
-                readMail(fields, into: &hook.mail)
-            } else if let key = HookConfig.Key.mailKeys.compactMap({ fields[$0] }).first {
-                problem(key.key, key.path, "only applies to type: email")
-            }
-            if let entry = fields[.template], let text = string(entry) {
-                hook.template = text
-                if type != .webhook { problem(entry.key, entry.path, "only applies to type: webhook") }
-                if let message = HookTemplate.problem(text) { problem(entry, message) }
-            }
-            if let entry = fields[.headers], let values = stringMap(entry) {
-                hook.headerTemplates = values
-                if type != .webhook { problem(entry.key, entry.path, "only applies to type: webhook") }
-                for (header, text) in values.sorted(by: { $0.key < $1.key }) {
-                    if let message = HookTemplate.problem(text) { problem(entry.value, "\(entry.path).\(header)", message) }
-                }
-            }
+            var own = HookKeys(reader: self, node: item, path: path, entries: found.filter { kind.ownKeys.contains($0.key) })
+            own.reader.problems = []
+            own.reader.warnings = []
+            kind.read(&own, into: &hook)
+            problems += own.reader.problems
+            warnings += own.reader.warnings
             if problems.count == before, name != nil, let hookURL {
                 hook.url = hookURL
                 hooks.append(hook)
@@ -303,65 +299,42 @@ extension ConfigReader {
     }
 
     /// Chat webhook URLs carry their secret in the path: `url_file` or `${ENV}` keeps them out
-    /// of the config. Email hooks take an SMTP URL; PagerDuty's has a default.
-    private mutating func readHookURL(_ fields: ConfigSection<HookConfig.Key>, type: HookConfig.HookType) -> String? {
+    /// of the config. Each provider says what its URL must be (SMTP for email); PagerDuty's has
+    /// a default.
+    private mutating func readHookURL(_ fields: ConfigSection<HookConfig.Key>, kind: any HookKind.Type) -> String? {
         if let file = fields[.urlFile] {
             guard let text = secret(fields, inline: .url, file: .urlFile) else { return nil }
             // Not what it holds: a webhook URL is a secret, and a wrong path may name any file
             // (/etc/shadow) whose contents must not reach a log.
-            guard ProbeURL.problem(text) == nil else {
-                problem(file, "the file does not hold a usable http(s) URL (its contents are not shown: they may be secret)")
+            guard kind.urlProblem(text) == nil else {
+                problem(file, "the file does not hold a usable \(kind.urlDescription) URL (its contents are not shown: they may be secret)")
                 return nil
             }
             return text
         }
         guard let entry = fields[.url] else {
-            if type == .pagerduty { return HookConfig.pagerDutyEventsURL }
+            if let url = kind.defaultURL { return url }
             problem(fields.node, fields.path(.url), "is missing (or give url_file)")
             return nil
         }
-        guard let text = string(entry) else { return nil }
-        if type == .email {
-            let lowered = text.lowercased()
-            guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://"), URLComponents(string: text)?.host?.isEmpty == false else {
-                problem(entry, "\"\(text)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)")
-                return nil
-            }
-            return text
-        }
-        guard let expanded = expandingEnvironment(text, entry.value, entry.path) else { return nil }
-        if let message = ProbeURL.problem(expanded) {
+        guard let text = string(entry), let expanded = expandingEnvironment(text, entry.value, entry.path) else { return nil }
+        if let message = kind.urlProblem(expanded) {
             // An expanded ${ENV} URL is a secret: say which variable, not what it holds.
-            problem(entry, expanded == text ? message : "\(text) does not expand to a usable http(s) URL (its value is not shown: it may be secret)")
+            problem(
+                entry,
+                expanded == text ? message : "\(text) does not expand to a usable \(kind.urlDescription) URL (its value is not shown: it may be secret)")
             return nil
         }
         return expanded
     }
-
-    private mutating func readMail(_ fields: ConfigSection<HookConfig.Key>, into mail: inout MailSettings) {
-        if let entry = fields[.from], let text = string(entry) {
-            if ConfigReader.isMailAddress(text) { mail.from = text } else { problem(entry, "\"\(text)\" is not a mail address") }
-        } else {
-            require(fields, .from, "the sender's address")
-        }
-        if let entry = fields[.to], let list = strings(entry) {
-            for address in list where !ConfigReader.isMailAddress(address) { problem(entry, "\"\(address)\" is not a mail address") }
-            mail.to = list
-            if list.isEmpty { problem(entry, "must list at least one recipient") }
-        } else {
-            require(fields, .to, "the recipients")
-        }
-        mail.username = string(fields[.username])
-        if fields.has(.passwordFile) || fields.has(.password) { mail.password = secret(fields, inline: .password, file: .passwordFile) }
-        if let flag = bool(fields[.starttls]) { mail.startTLS = flag }
-        if let name = string(fields[.caFile]) { mail.caFile = resolvePath(name) }
-    }
 }
 
 extension HookConfig {
+    /// The keys every hook has; a provider's own are its `HookKind.ownKeys`.
     enum Key: String, ConfigKey {
-        case name, type, url, severities, matchers, template, headers
+        case name, type, url
         case urlFile = "url_file"
+        case severities, matchers
         case sendResolved = "send_resolved"
         case groupBy = "group_by"
         case groupWait = "group_wait"
@@ -369,15 +342,6 @@ extension HookConfig {
         case repeatInterval = "repeat_interval"
         case hmacSecretFile = "hmac_secret_file"
         case hmacSecret = "hmac_secret"
-        // pagerduty
-        case routingKey = "routing_key"
-        case routingKeyFile = "routing_key_file"
-        // email
-        case from, to, username, password, starttls
-        case passwordFile = "password_file"
-        case caFile = "ca_file"
-
-        static let mailKeys: [Key] = [.from, .to, .username, .password, .passwordFile, .starttls, .caFile]
     }
 }
 

@@ -11,11 +11,14 @@ struct ConfigReader {
     var warnings: [ConfigProblem] = []
     /// Sources' `module:` names, resolved once the modules are read: (source index, name, node).
     var moduleReferences: [(source: Int, name: String, node: Node)] = []
+    /// The hook types a hook may name, with the keys each reads (the notification providers).
+    let hookKinds: [any HookKind.Type]
 
-    init(file: String, directory: String, environment: [String: String]) {
+    init(file: String, directory: String, environment: [String: String], hookKinds: [any HookKind.Type] = []) {
         self.file = file
         self.directory = directory
         self.environment = environment
+        self.hookKinds = hookKinds
     }
 
     /// The whole file: `LookoutConfig` reads its keys over its defaults.

@@ -20,6 +20,21 @@ struct ConfigSection<Key: ConfigKey> {
     let path: String
     fileprivate let entries: [Key: (key: Node, value: Node)]
 
+    fileprivate init(node: Node, path: String, entries: [Key: (key: Node, value: Node)]) {
+        self.node = node
+        self.path = path
+        self.entries = entries
+    }
+
+    /// The entries of a mapping already checked (by `mapping(_:_:known:)`) that are `Key`s.
+    init(node: Node, path: String, checked: [String: (key: Node, value: Node)]) {
+        var entries: [Key: (key: Node, value: Node)] = [:]
+        for (name, entry) in checked {
+            if let key = Key(rawValue: name) { entries[key] = entry }
+        }
+        self.init(node: node, path: path, entries: entries)
+    }
+
     subscript(_ key: Key) -> ConfigEntry? {
         entries[key].map { ConfigEntry(key: $0.key, value: $0.value, path: path(key)) }
     }
@@ -48,11 +63,7 @@ extension ConfigReader {
     /// `node` as a mapping of `Key`s, reporting unknown keys with a suggestion.
     mutating func section<Key: ConfigKey>(_ node: Node, _ path: String, _: Key.Type = Key.self) -> ConfigSection<Key>? {
         guard let found = mapping(node, path, known: Key.allCases.map(\.rawValue)) else { return nil }
-        var entries: [Key: (key: Node, value: Node)] = [:]
-        for (name, entry) in found {
-            if let key = Key(rawValue: name) { entries[key] = entry }
-        }
-        return ConfigSection(node: node, path: path, entries: entries)
+        return ConfigSection(node: node, path: path, checked: found)
     }
 
     /// `node` as a mapping of two types' keys (a source's own and those it shares with

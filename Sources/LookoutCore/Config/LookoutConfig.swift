@@ -211,13 +211,6 @@ package struct OutagePolicy: Sendable, Equatable {
 
 /// An alert hook, as written in the config.
 package struct HookConfig: Sendable, Equatable {
-    package enum HookType: String, Sendable, CaseIterable {
-        case webhook, alertmanager, slack, teams, pagerduty, discord, ntfy, email
-    }
-
-    /// PagerDuty's Events API v2, where a `pagerduty` hook without `url` sends.
-    package static let pagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
-
     package var name: String
     package var type: HookType
     package var url: String
@@ -236,15 +229,8 @@ package struct HookConfig: Sendable, Equatable {
     /// How often a group that has not changed is sent again.
     package var repeatInterval: Duration = .seconds(4 * 3600)
     package var hmacSecret: String?
-    /// `pagerduty`: the integration's routing key (from `routing_key_file` or `${ENV}`); put in
-    /// the request at delivery, never stored in the outbox.
-    package var routingKey: String?
-    /// `webhook`: a Mustache template of the body (nil: Alertmanager's webhook payload), and of
-    /// extra headers; checked when the config is read.
-    package var template: String?
-    package var headerTemplates: [String: String] = [:]
-    /// `email`: the sender, the recipients, the relay's login and how it is trusted.
-    package var mail = MailSettings()
+    /// What the provider read of its own keys (`routing_key`, `template`, `from`, ...).
+    package var settings = HookSettings()
 
     /// A hook with every other setting at its default.
     package init(name: String, type: HookType = .webhook, url: String) {
@@ -252,20 +238,6 @@ package struct HookConfig: Sendable, Equatable {
         self.type = type
         self.url = url
     }
-}
-
-/// An `email` hook's SMTP settings (its `url` is `smtp://host:port` or `smtps://host:port`).
-package struct MailSettings: Sendable, Equatable {
-    package var from = ""
-    package var to: [String] = []
-    package var username: String?
-    /// From `password_file` or `${ENV}`; never logged or stored.
-    package var password: String?
-    /// STARTTLS required on smtp:// (default): the message and password never go in the clear.
-    package var startTLS = true
-    package var caFile: String?
-
-    package init() {}
 }
 
 /// How long each rollup tier is kept (`rollup_retention`): per-minute rows feed the last day's

@@ -25,6 +25,8 @@ package final class Monitor: Sendable {
     /// The vendors' own status pages (`vendor_status`), read beside the probes.
     package let vendors: VendorWatch
     let configPath: String?
+    /// The hook types a reloaded config's hooks may name.
+    let hookKinds: [any HookKind.Type]
     let shardOverride: Shard?
     package let logger: Logger
     private let current: Mutex<LookoutConfig>
@@ -37,14 +39,16 @@ package final class Monitor: Sendable {
 
     /// - Parameters:
     ///   - configPath: where `reload()` reads the config again; nil for a fixed config.
+    ///   - hookKinds: the hook types a reloaded config may name (`NotificationProviders.all`).
     ///   - shardOverride: `--shard I/N`, which wins over the config's `shard`.
     ///   - sinks: more receivers of every probe result (the store).
     ///   - clientEvents: more receivers of the client's events (the store).
     package init(
-        config: LookoutConfig, configPath: String?, shardOverride: Shard? = nil, transport: CurlTransport = .lookout(),
+        config: LookoutConfig, configPath: String?, hookKinds: [any HookKind.Type] = [], shardOverride: Shard? = nil, transport: CurlTransport = .lookout(),
         sinks: [any ProbeResultSink] = [], clientEvents: [any ClientEventSink] = [], maxConcurrent: Int = 512, logger: Logger
     ) {
         self.configPath = configPath
+        self.hookKinds = hookKinds
         self.shardOverride = shardOverride
         self.logger = logger
         self.current = Mutex(config)
@@ -195,7 +199,7 @@ package final class Monitor: Sendable {
     package func reloadConfig() -> ReloadOutcome {
         guard let configPath else { return .noFile }
         do {
-            let config = try ConfigLoader.load(path: configPath)
+            let config = try ConfigLoader.load(path: configPath, hooks: hookKinds)
             let change = ConfigChange(from: self.config, to: config)
             for prepare in preparers.withLock({ $0 }) { prepare(config) }
             apply(config)
