@@ -44,7 +44,10 @@ struct ProviderRegistryTests {
               hooks: [{name: h, type: slakc, url: "http://127.0.0.1:1/"}]
             """
         let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds) }
-        #expect(error.problems.map(\.message) == [#""slakc" is not a hook type (use webhook, alertmanager, slack, teams, pagerduty, discord, ntfy or email)"#])
+        let message = try #require(error.problems.map(\.message).first)
+        #expect(message.hasPrefix(#""slakc" is not a hook type (use webhook, alertmanager, slack, "#))
+        // Every registered type is offered, however many there are.
+        for provider in NotificationProviders.all { #expect(message.contains(provider.type.rawValue)) }
         // Without providers (a reader below LookoutAlerting), no hook type is known.
         let bare = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml.replacingOccurrences(of: "slakc", with: "slack"), file: "t.yml") }
         #expect(bare.problems.map(\.message) == [#""slack" is not a hook type (use none: no provider is known)"#])
