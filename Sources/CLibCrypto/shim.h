@@ -86,6 +86,19 @@ static inline int lookout_ssl_leaf_der(void *ssl, unsigned char **out) {
 
 static inline void lookout_openssl_free(void *pointer) { OPENSSL_free(pointer); }
 
+/// The peer's leaf certificate as OpenSSL parsed it during the handshake (free with
+/// lookout_x509_free), or NULL. Parsing its DER again would cost OpenSSL 3.0's key decoders
+/// (about 100 µs per certificate) a second time.
+static inline X509 *lookout_ssl_leaf(void *ssl) {
+    return ssl ? SSL_get1_peer_certificate((const SSL *)ssl) : NULL;
+}
+
+/// `x`'s DER in *out (free with lookout_openssl_free); its length, or -1.
+static inline int lookout_x509_der(X509 *x, unsigned char **out) {
+    *out = NULL;
+    return i2d_X509(x, out);
+}
+
 /// A certificate from its DER bytes, or NULL; free it with lookout_x509_free.
 static inline X509 *lookout_x509_from_der(const unsigned char *der, long length) {
     const unsigned char *cursor = der;

@@ -24,7 +24,7 @@ final class EasyHandle: @unchecked Sendable {
     private var tlsVersion: String?
     /// Read from the answering connection (see `received(headerLine:)`).
     private var liveExpiry: Int64?
-    private var leafDER: [UInt8]?
+    private var peerCertificate: PeerCertificate?
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
@@ -232,10 +232,7 @@ final class EasyHandle: @unchecked Sendable {
                 liveExpiry = expiry >= 0 ? expiry : nil
                 if request.describesTLS {
                     if tlsVersion == nil, let version = lookout_ssl_version(ssl) { tlsVersion = String(cString: version) }
-                    var der: UnsafeMutablePointer<UInt8>?
-                    let length = lookout_ssl_leaf_der(ssl, &der)
-                    if length > 0, let der { leafDER = Array(UnsafeBufferPointer(start: der, count: Int(length))) }
-                    lookout_openssl_free(der)
+                    peerCertificate = PeerCertificate(ssl: ssl)
                 }
             }
         } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
@@ -305,7 +302,7 @@ final class EasyHandle: @unchecked Sendable {
         finished.connectOnly = request.connectOnly
         if request.describesTLS {
             finished.tlsVersion = tlsVersion
-            finished.peerCertificate = leafDER.flatMap { PeerCertificate(der: $0) }
+            finished.peerCertificate = peerCertificate
         }
         let waiting = continuation
         continuation = nil

@@ -15,6 +15,21 @@ public struct PeerCertificate: Sendable, Equatable {
     public init?(der: [UInt8]) {
         guard let x509 = der.withUnsafeBufferPointer({ lookout_x509_from_der($0.baseAddress, $0.count) }) else { return nil }
         defer { lookout_x509_free(x509) }
+        self.init(x509, der: der)
+    }
+
+    /// The leaf certificate of a live connection (libcurl's `SSL*`), as OpenSSL already parsed it.
+    init?(ssl: UnsafeMutableRawPointer) {
+        guard let x509 = lookout_ssl_leaf(ssl) else { return nil }
+        defer { lookout_x509_free(x509) }
+        var bytes: UnsafeMutablePointer<UInt8>?
+        let length = lookout_x509_der(x509, &bytes)
+        defer { lookout_openssl_free(bytes) }
+        guard length > 0, let bytes else { return nil }
+        self.init(x509, der: Array(UnsafeBufferPointer(start: bytes, count: Int(length))))
+    }
+
+    private init(_ x509: OpaquePointer, der: [UInt8]) {
         fingerprintSHA256 = SHA256.hex(der)
         subject = PeerCertificate.goName(PeerCertificate.attributes(x509, issuer: false))
         issuer = PeerCertificate.goName(PeerCertificate.attributes(x509, issuer: true))
