@@ -4,7 +4,9 @@
 // handle, easy handles reused after curl_easy_reset. Nothing of Lookout runs: the difference to
 // `lookout-bench probes` is what Lookout's client adds.
 //
-// usage: curl-floor URL TRANSFERS IN_FLIGHT
+// usage: curl-floor URL TRANSFERS IN_FLIGHT [CA_FILE]
+// With CA_FILE (an https:// URL's CA), the CA store is kept between connections as Lookout keeps
+// it: each transfer is a full TLS handshake, the floor of an HTTPS probe through libcurl.
 // prints: CPU µs per transfer (user + system, from the first request to the last answer), the
 // user and system parts, and the failed transfers.
 #include <curl/curl.h>
@@ -17,6 +19,8 @@ static size_t take(char *data, size_t size, size_t count, void *owner) {
     (void)owner;
     return size * count;
 }
+
+static const char *caFile;
 
 static void configure(CURL *easy, const char *url, struct curl_slist *headers, char *errors) {
     curl_easy_setopt(easy, CURLOPT_URL, url);
@@ -34,14 +38,20 @@ static void configure(CURL *easy, const char *url, struct curl_slist *headers, c
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, take);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, take);
+    if (caFile) {
+        curl_easy_setopt(easy, CURLOPT_CAINFO, caFile);
+        curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+        curl_easy_setopt(easy, CURLOPT_CA_CACHE_TIMEOUT, 300L);
+    }
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: curl-floor URL TRANSFERS IN_FLIGHT\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: curl-floor URL TRANSFERS IN_FLIGHT [CA_FILE]\n");
         return 2;
     }
     const char *url = argv[1];
+    caFile = argc == 5 ? argv[4] : NULL;
     long total = strtol(argv[2], NULL, 10), inFlight = strtol(argv[3], NULL, 10);
     if (total < 1 || inFlight < 1 || inFlight > 4096) {
         fprintf(stderr, "curl-floor: TRANSFERS must be at least 1, IN_FLIGHT from 1 to 4096\n");

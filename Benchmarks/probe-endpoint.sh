@@ -64,5 +64,14 @@ for kind in ${PROBE_KINDS:-plain tls tls-system tcp dns}; do
     bb+=("$(round "$bpid" "$bport" "$target" "$module")")
   done
   l=$(median "${lk[@]}"); b=$(median "${bb[@]}")
+  if [ "$kind" = tls ]; then
+    # The floor under any libcurl prober: the same HTTPS GETs from C through libcurl alone
+    # (Benchmarks/curl-floor.c, Lookout's options and CA cache), no /probe served around them.
+    [ -x "$work/curl-floor" ] || ${CC:-clang} -O2 -o "$work/curl-floor" Benchmarks/curl-floor.c $(pkg-config --cflags --libs libcurl)
+    floor=()
+    for _ in 1 2 3; do drain_time_wait; floor+=("$("$work/curl-floor" "$target" 3000 32 "$work/cert.pem" | awk '{print $1}')"); done
+    f=$(median "${floor[@]}")
+    echo "| CPU per HTTPS GET through libcurl alone from C (OpenSSL 3's full handshake each, Lookout's options and CA cache; no /probe around it), 3 rounds: ${floor[*]} µs | \`curl-floor https://... 3000 32 cert.pem\` | $f µs | blackbox_exporter's whole /probe $b µs | libcurl alone ÷ blackbox $(python3 -c "print(round($f / $b, 2))") |"
+  fi
   echo "| CPU per /probe request, $what, same blackbox module (32 in flight, 3 × 5 s): Lookout ${lk[*]} µs, blackbox_exporter ${bb[*]} µs | \`wrk -t2 -c32 -d5s .../probe?target=...&module=$module\` at each | Lookout $l µs | blackbox_exporter $b µs | Lookout ÷ blackbox $(python3 -c "print(round($l / $b, 2))") |"
 done
