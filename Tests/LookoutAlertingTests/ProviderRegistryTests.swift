@@ -53,6 +53,19 @@ struct ProviderRegistryTests {
         #expect(bare.problems.map(\.message) == [#""slack" is not a hook type (use none: no provider is known)"#])
     }
 
+    @Test func aChangedProviderSettingIsAChangedHook() throws {
+        func config(_ template: String) throws -> LookoutConfig {
+            try ConfigLoader.parse(
+                """
+                sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+                alerts:
+                  hooks: [{name: h, url: "http://127.0.0.1:1/", template: "\(template)"}]
+                """, file: "t.yml", hooks: NotificationProviders.hookKinds)
+        }
+        #expect(ConfigChange(from: try config("{{title}}"), to: try config("{{title}}")).hooksChanged == [])
+        #expect(ConfigChange(from: try config("{{title}}"), to: try config("{{headline}}")).hooksChanged == ["h"])
+    }
+
     @Test func aProviderOfItsOwnIsOneTypeAndItsKeys() throws {
         let yaml = """
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]
