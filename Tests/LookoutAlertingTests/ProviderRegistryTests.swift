@@ -53,6 +53,16 @@ struct ProviderRegistryTests {
         #expect(bare.problems.map(\.message) == [#""slack" is not a hook type (use none: no provider is known)"#])
     }
 
+    @Test func aHookOfAnUnknownTypeHasItsOtherProblemsToldInTheSamePass() throws {
+        let yaml = """
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks: [{name: h, type: slakc, url: "http://127.0.0.1:1/", group_wait: soon}]
+            """
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds) }
+        #expect(error.problems.map(\.path) == ["alerts.hooks[0].type", "alerts.hooks[0].group_wait"])
+    }
+
     @Test func aChangedProviderSettingIsAChangedHook() throws {
         func config(_ template: String) throws -> LookoutConfig {
             try ConfigLoader.parse(

@@ -262,20 +262,10 @@ extension ConfigReader {
                 problem(entry, "\"\(name)\" is already the name of another hook")
             }
             let type = string(fields[.type]).map(HookType.init(rawValue:)) ?? .webhook
-            guard let kind = hookKinds.first(where: { $0.type == type }) else {
-                let known = hookKinds.map { $0.type.rawValue }
-                let listed = known.count < 2 ? known.joined() : known.dropLast().joined(separator: ", ") + " or " + known.last!
-                problem(
-                    fields[.type]?.value ?? item, fields.path(.type),
-                    "\"\(type)\" is not a hook type (use \(known.isEmpty ? "none: no provider is known" : listed))")
-                continue
-            }
             var hook = HookConfig(name: name ?? "", type: type, url: "")
-            let hookURL = readHookURL(fields, kind: kind)
-            for (key, entry) in found.sorted(by: { $0.key < $1.key }) where !shared.contains(key) && !kind.ownKeys.contains(key) {
-                let owners = hookKinds.filter { $0.ownKeys.contains(key) }.map { $0.type.rawValue }
-                problem(entry.key, "\(path).\(key)", "only applies to type: \(owners.joined(separator: ", "))")
-            }
+            // With a type nobody knows, the shared keys are still checked in this pass.
+            let kind = hookKind(type, fields)
+            let hookURL = kind.flatMap { readHookURL(fields, kind: $0) }
             if let value = strings(fields[.severities]) { hook.severities = value }
             if let value = stringMap(fields[.matchers]) { hook.matchers = value }
             if let value = bool(fields[.sendResolved]) { hook.sendResolved = value }
@@ -284,18 +274,40 @@ extension ConfigReader {
             if let value = duration(fields[.groupWait], zeroAllowed: true) { hook.groupWait = value }
             if let value = duration(fields[.groupInterval]) { hook.groupInterval = value }
             if fields.has(.hmacSecretFile) || fields.has(.hmacSecret) { hook.hmacSecret = secret(fields, inline: .hmacSecret, file: .hmacSecretFile) }
-            var own = HookKeys(reader: self, node: item, path: path, entries: found.filter { kind.ownKeys.contains($0.key) })
-            own.reader.problems = []
-            own.reader.warnings = []
-            kind.read(&own, into: &hook)
-            problems += own.reader.problems
-            warnings += own.reader.warnings
+            if let kind { readOwnKeys(found, of: kind, fields, into: &hook) }
             if problems.count == before, name != nil, let hookURL {
                 hook.url = hookURL
                 hooks.append(hook)
             }
         }
         return hooks
+    }
+
+    /// The provider a hook's `type:` names, or nil and a problem listing those there are.
+    private mutating func hookKind(_ type: HookType, _ fields: ConfigSection<HookConfig.Key>) -> (any HookKind.Type)? {
+        if let kind = hookKinds.first(where: { $0.type == type }) { return kind }
+        let known = hookKinds.map { $0.type.rawValue }
+        let listed = known.count < 2 ? known.joined() : known.dropLast().joined(separator: ", ") + " or " + known.last!
+        problem(
+            fields[.type]?.value ?? fields.node, fields.path(.type),
+            "\"\(type)\" is not a hook type (use \(known.isEmpty ? "none: no provider is known" : listed))")
+        return nil
+    }
+
+    /// The keys only `kind` reads, read by it; another provider's keys are named as theirs.
+    private mutating func readOwnKeys(
+        _ found: [String: (key: Node, value: Node)], of kind: any HookKind.Type, _ fields: ConfigSection<HookConfig.Key>, into hook: inout HookConfig
+    ) {
+        for (key, entry) in found.sorted(by: { $0.key < $1.key }) where HookConfig.Key(rawValue: key) == nil && !kind.ownKeys.contains(key) {
+            let owners = hookKinds.filter { $0.ownKeys.contains(key) }.map { $0.type.rawValue }
+            problem(entry.key, "\(fields.path).\(key)", "only applies to type: \(owners.joined(separator: ", "))")
+        }
+        var own = HookKeys(reader: self, node: fields.node, path: fields.path, entries: found.filter { kind.ownKeys.contains($0.key) })
+        own.reader.problems = []
+        own.reader.warnings = []
+        kind.read(&own, into: &hook)
+        problems += own.reader.problems
+        warnings += own.reader.warnings
     }
 
     /// Chat webhook URLs carry their secret in the path: `url_file` or `${ENV}` keeps them out
