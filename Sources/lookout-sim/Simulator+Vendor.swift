@@ -1,15 +1,18 @@
 import Foundation
+import LookoutCore
 import MicroHTTPServer
 
 extension Simulator {
     /// `/vendor/ID/api/v2/summary.json`: a vendor's Statuspage v2 summary with one component,
-    /// `API`. All operational until the switch `vendor-ID` is on (`POST /switch/vendor-ID/on`);
-    /// then `API` is a major outage with an incident, "API down", begun when the switch was
-    /// turned on. Tests make a vendor confirm an outage at a moment of their choosing.
+    /// `API`. All operational until the switch `vendor-ID` is on (`POST /switch/vendor-ID/on`,
+    /// `?at=` for a moment to come); then `API` is a major outage with an incident, "API down",
+    /// begun when the switch went on. Tests make a vendor confirm an outage when they choose.
     func vendorSummary(_ request: HTTPRequest) async -> HTTPResponse {
         let id = request.pathParameters["id"]!
-        let since = state.withLock { $0.switchedOnAt["vendor-\(id)"] }
-        let page = ["id": "sim-\(id)", "name": "Sim \(id)", "url": "http://lookout-sim/vendor/\(id)", "updated_at": Simulator.iso8601(since ?? Date())]
+        let since = state.withLock { $0.onSince("vendor-\(id)") }
+        let page = [
+            "id": "sim-\(id)", "name": "Sim \(id)", "url": "http://lookout-sim/vendor/\(id)", "updated_at": Timestamp.rfc3339(since ?? Timestamp.nowMs()),
+        ]
         var component: [String: Any] = [
             "id": "api", "name": "API", "status": since == nil ? "operational" : "major_outage", "group": false, "group_id": NSNull(),
         ]
@@ -20,7 +23,7 @@ extension Simulator {
                 ? ["indicator": "none", "description": "All Systems Operational"] : ["indicator": "critical", "description": "Major System Outage"],
         ]
         if let since {
-            let started = Simulator.iso8601(since)
+            let started = Timestamp.rfc3339(since)
             summary["incidents"] = [
                 [
                     "id": "inc-\(id)", "name": "API down", "status": "investigating", "impact": "critical", "created_at": started, "started_at": started,
@@ -33,11 +36,5 @@ extension Simulator {
             summary["incidents"] = []
         }
         return .json(Simulator.jsonText(summary))
-    }
-
-    static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
     }
 }

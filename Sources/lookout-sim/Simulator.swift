@@ -1,4 +1,5 @@
 import Foundation
+import LookoutCore
 import MicroHTTPServer
 import Synchronization
 
@@ -10,9 +11,14 @@ final class Simulator: Sendable {
         var flaky: [String: Int] = [:]
         /// Provider receivers answer 429 to this many more requests (`POST /providers/throttle`).
         var throttle: (count: Int, retryAfter: Int) = (0, 1)
-        /// Switches turned on by `POST /switch/ID/on`, and when each was.
-        var switches: Set<String> = []
-        var switchedOnAt: [String: Date] = [:]
+        /// Switches turned on by `POST /switch/ID/on`: from when each is on (Unix ms; it may be
+        /// later than now, `?at=`).
+        var switchedOnAt: [String: Int64] = [:]
+
+        /// When switch `id` went on, if it is on now.
+        func onSince(_ id: String) -> Int64? {
+            switchedOnAt[id].flatMap { $0 <= Timestamp.nowMs() ? $0 : nil }
+        }
         /// How long each of the last 10,000 `/slow` answers took by the simulator's own clock,
         /// from the request's arrival to the answer's hand-over, in microseconds (`/slow/stats`).
         var slowMicroseconds: [Int64] = []
@@ -128,7 +134,7 @@ final class Simulator: Sendable {
     /// `ms` set, answers 200 only after that long. Tests break and mend sources at a moment.
     func switched(_ request: HTTPRequest) async -> HTTPResponse {
         let id = request.pathParameters["id"]!
-        guard state.withLock({ $0.switches.contains(id) }) else { return .json(#"{"ok":true}"#) }
+        guard state.withLock({ $0.onSince(id) }) != nil else { return .json(#"{"ok":true}"#) }
         if let milliseconds = request.intQuery("ms") {
             try? await Task.sleep(for: .milliseconds(max(0, milliseconds)))
             return .json(#"{"ok":true}"#)
@@ -137,19 +143,17 @@ final class Simulator: Sendable {
         return .json(Simulator.jsonText(["detail": request.query["detail"] ?? "switch \(id) is on"]), status: (100...599).contains(code) ? code : 503)
     }
 
-    /// `POST /switch/ID/on` or `/off`.
+    /// `POST /switch/ID/on` (now, or `?at=` Unix ms, so a test need not wait to turn it) or `/off`.
     func setSwitch(_ request: HTTPRequest) async -> HTTPResponse {
         let id = request.pathParameters["id"]!
         switch request.pathParameters["state"] {
         case "on":
+            let at = request.intQuery("at").map(Int64.init)
             state.withLock { state in
-                if state.switches.insert(id).inserted { state.switchedOnAt[id] = Date() }
+                if let at { state.switchedOnAt[id] = at } else if state.switchedOnAt[id] == nil { state.switchedOnAt[id] = Timestamp.nowMs() }
             }
         case "off":
-            state.withLock { state in
-                state.switches.remove(id)
-                state.switchedOnAt[id] = nil
-            }
+            state.withLock { _ = $0.switchedOnAt.removeValue(forKey: id) }
         default: return .text("state must be on or off\n", status: 400)
         }
         return .json(Simulator.jsonText(["switch": id, "state": request.pathParameters["state"] ?? ""]))

@@ -54,14 +54,13 @@ struct VendorRealTimeEndToEndTests {
         }
         #expect(firing.contains("reports nothing yet (all operational)"), "\(firing)")
 
-        // The vendor confirms 65 s after our outage began.
+        // The vendor confirms 65 s after our outage began (the simulator turns its page then).
         let downSince = try #require(Timestamp.parseRFC3339(try await source(base)["down_since"] as? String ?? ""))
-        let confirmAt = ContinuousClock.now + .milliseconds(max(0, downSince + 65_000 - Timestamp.nowMs()))
-        try await Task.sleep(until: confirmAt)
-        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/vendor-\(run)/on", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/vendor-\(run)/on?at=\(downSince + 65_000)", method: "POST"))
 
-        // The next read of the page (at most its 1-minute interval later) ties it to our outage.
-        let says = try await eventually(deadline: .seconds(90), "the vendor's confirmation read") { () -> String? in
+        // The first read of the page after that (at most its 1-minute interval later) ties it to
+        // our outage.
+        let says = try await eventually(deadline: .seconds(160), "the vendor's confirmation read") { () -> String? in
             let vendor = try await source(base)["vendor"] as? [String: Any]
             guard let text = vendor?["says"] as? String, text.contains("reports it") else { return nil }
             return text
