@@ -32,12 +32,12 @@ enum EmailProvider: NotificationProvider {
     static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
         var mail = Settings()
         if let from = keys.string("from") {
-            if HookKeys.isMailAddress(from) { mail.from = from } else { keys.problem("from", "\"\(from)\" is not a mail address") }
+            if isMailAddress(from) { mail.from = from } else { keys.problem("from", "\"\(from)\" is not a mail address") }
         } else {
             keys.require("from", "the sender's address")
         }
         if let list = keys.strings("to") {
-            for address in list where !HookKeys.isMailAddress(address) { keys.problem("to", "\"\(address)\" is not a mail address") }
+            for address in list where !isMailAddress(address) { keys.problem("to", "\"\(address)\" is not a mail address") }
             mail.to = list
             if list.isEmpty { keys.problem("to", "must list at least one recipient") }
         } else {
@@ -53,6 +53,13 @@ enum EmailProvider: NotificationProvider {
     static let delivery = NotificationDelivery.own { payload, hook in
         let outcome = await mail(payload, hook)
         return OwnDelivery(reply: "SMTP \(outcome.replyCode)", error: outcome.error.map { "the mail server refused the message: \($0)" })
+    }
+
+    /// `name@host`: one @, something on both sides, no spaces, brackets or line breaks.
+    static func isMailAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return !text.contains { $0.isWhitespace || "<>,;\"".contains($0) }
     }
 
     /// Sends an outbox row through the hook's SMTP server.

@@ -287,10 +287,9 @@ extension ConfigReader {
     private mutating func hookKind(_ type: HookType, _ fields: ConfigSection<HookConfig.Key>) -> (any HookKind.Type)? {
         if let kind = hookKinds.first(where: { $0.type == type }) { return kind }
         let known = hookKinds.map { $0.type.rawValue }
-        let listed = known.count < 2 ? known.joined() : known.dropLast().joined(separator: ", ") + " or " + known.last!
         problem(
             fields[.type]?.value ?? fields.node, fields.path(.type),
-            "\"\(type)\" is not a hook type (use \(known.isEmpty ? "none: no provider is known" : listed))")
+            "\"\(type)\" is not a hook type (use \(known.isEmpty ? "none: no provider is known" : known.listedWithOr))")
         return nil
     }
 
@@ -302,9 +301,10 @@ extension ConfigReader {
             let owners = hookKinds.filter { $0.ownKeys.contains(key) }.map { $0.type.rawValue }
             problem(entry.key, "\(fields.path).\(key)", "only applies to type: \(owners.joined(separator: ", "))")
         }
-        var own = HookKeys(reader: self, node: fields.node, path: fields.path, entries: found.filter { kind.ownKeys.contains($0.key) })
-        own.reader.problems = []
-        own.reader.warnings = []
+        // A reader of its own, whose problems and warnings are then this one's.
+        var own = HookKeys(
+            reader: ConfigReader(file: file, directory: directory, environment: environment), node: fields.node, path: fields.path,
+            entries: found.filter { kind.ownKeys.contains($0.key) })
         kind.read(&own, into: &hook)
         problems += own.reader.problems
         warnings += own.reader.warnings

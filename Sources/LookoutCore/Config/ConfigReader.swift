@@ -215,13 +215,6 @@ struct ConfigReader {
         return text
     }
 
-    /// `name@host`: one @, something on both sides, no spaces, brackets or line breaks.
-    static func isMailAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
-        return !text.contains { $0.isWhitespace || "<>,;\"".contains($0) }
-    }
-
     /// `${NAME}` references replaced from the environment.
     mutating func expandingEnvironment(_ text: String, _ node: Node, _ path: String) -> String? {
         guard text.utf8.contains(UInt8(ascii: "$")) else { return text }
@@ -314,5 +307,12 @@ extension UInt8 {
     /// An ASCII hex digit.
     var isHexDigit: Bool {
         (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+}
+
+extension [String] {
+    /// "a, b or c", for messages that name every choice.
+    var listedWithOr: String {
+        count < 2 ? joined() : dropLast().joined(separator: ", ") + " or " + last!
     }
 }

@@ -157,9 +157,7 @@ extension ConfigReader {
     mutating func choice<Value: RawRepresentable<String> & CaseIterable>(_ entry: ConfigEntry?, _ what: String) -> Value? {
         guard let entry, let text = string(entry) else { return nil }
         if let value = Value(rawValue: text) { return value }
-        let names = Value.allCases.map(\.rawValue)
-        let listed = names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
-        problem(entry, "\"\(text)\" is not \(what) (use \(listed))")
+        problem(entry, "\"\(text)\" is not \(what) (use \(Value.allCases.map(\.rawValue).listedWithOr))")
         return nil
     }
 }

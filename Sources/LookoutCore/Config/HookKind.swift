@@ -79,9 +79,6 @@ package struct HookKeys {
         let at = entries[key]?.value ?? node
         reader.problem(at, "\(path).\(key)" + (entry.map { ".\($0)" } ?? ""), message)
     }
-
-    /// `name@host`: one @, something on both sides, no spaces, brackets or line breaks.
-    package static func isMailAddress(_ text: String) -> Bool { ConfigReader.isMailAddress(text) }
 }
 
 /// A provider's own settings, kept in `HookConfig.settings`.

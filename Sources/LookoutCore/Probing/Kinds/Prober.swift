@@ -81,7 +81,6 @@ package enum Probers {
     package static var httpRequestNames: String { listed(all.filter { $0.isHTTPRequest }) }
 
     private static func listed(_ probers: [any Prober.Type]) -> String {
-        let names = probers.map { $0.kind.rawValue }
-        return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
+        probers.map { $0.kind.rawValue }.listedWithOr
     }
 }
