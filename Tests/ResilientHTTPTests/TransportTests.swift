@@ -72,7 +72,7 @@ struct TransportTests {
     ])
     func classifiesStatuses(status: Int, category: ErrorCategory) async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/status/\(status)")))
+        let result = await transport.perform(TransferRequest(url: url(server, "/status/\(status)"), timeout: Self.patient))
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == category)
         #expect(failure?.reason == "http_\(status)")
@@ -259,11 +259,12 @@ extension TransportTests {
         for _ in 0..<3 {
             let echoed = await pooled.perform(
                 TransferRequest(
-                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8)))
+                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), timeout: Self.patient))
             #expect(echoed.bodyText == "POST x-extra=yes body=5")
             let post = await pooled.perform(
                 TransferRequest(
-                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), maxResponseBytes: 1))
+                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), timeout: Self.patient,
+                    maxResponseBytes: 1))
             #expect(post.exceededSizeLimit)
             let get = await pooled.perform(TransferRequest(url: url(server, "/echo"), timeout: Self.patient))
             #expect(get.bodyText == "GET x-extra=- body=0")
@@ -282,7 +283,7 @@ extension TransportTests {
         #expect(fresh.bodyText == "close")
         let reused = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: Self.patient, freshConnection: false))
         #expect(reused.bodyText == "-")
-        let named = await transport.perform(TransferRequest(url: url(server, "/connection"), headers: [("Connection", "keep-alive")]))
+        let named = await transport.perform(TransferRequest(url: url(server, "/connection"), headers: [("Connection", "keep-alive")], timeout: Self.patient))
         #expect(named.bodyText == "keep-alive")
         await server.stop()
     }
