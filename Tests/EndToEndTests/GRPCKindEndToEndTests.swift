@@ -25,16 +25,20 @@ struct GRPCKindEndToEndTests {
             """)
         let http = CurlTransport()
         let names = ["grpc-server", "grpc-ok", "grpc-down", "grpc-unknown", "grpc-bare", "grpc-closed"]
-        let metrics = try await lookout.metricsOnceProbed(names)
-        #expect(metrics.contains(#"lookout_probe_success{source="grpc-server"} 1"#))
-        #expect(metrics.contains(#"lookout_probe_success{source="grpc-ok"} 1"#))
-        for (name, category, reason) in [
+        _ = try await lookout.metricsOnceProbed(names)
+        let serving = ["grpc-server", "grpc-ok"].map { "lookout_probe_success{source=\"\($0)\"} 1" }
+        let named = [
             ("grpc-down", "server_error", "grpc_not_serving"), ("grpc-unknown", "client_error", "grpc_service_unknown"),
             ("grpc-bare", "client_error", "grpc_unimplemented"), ("grpc-closed", "transient", "connection_refused"),
-        ] {
-            #expect(metrics.contains("lookout_errors_total{source=\"\(name)\",category=\"\(category)\",reason=\"\(reason)\"}"), "\(name)")
+        ].map { "lookout_errors_total{source=\"\($0)\",category=\"\($1)\",reason=\"\($2)\"}" }
+        // Each answer as it is named, probed again until it comes: under a loaded make test
+        // grpcio's first answer on a new connection has once been an HTTP/2 error (then
+        // UNIMPLEMENTED, as named).
+        _ = try await eventually("each answer named: \(serving + named)") {
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics", timeout: .patient)).bodyText
+            return (serving + named).allSatisfy(text.contains) ? text : nil
         }
-        let unknown = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/grpc-unknown")).bodyText
+        let unknown = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/grpc-unknown", timeout: .patient)).bodyText
         #expect(unknown.contains("does not know service payments (NOT_FOUND): unknown service payments"))
         try await lookout.stop()
         server.send(SIGKILL)
