@@ -11,7 +11,7 @@ struct APIEndToEndTests {
     func call(_ url: String, method: String = "GET", token: String? = nil, body: String? = nil) async -> TransferResult {
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
-        return await http.perform(TransferRequest(url: url, method: method, headers: headers, body: body.map { Array($0.utf8) }))
+        return await http.perform(TransferRequest(url: url, method: method, headers: headers, body: body.map { Array($0.utf8) }, timeout: .patient))
     }
 
     func object(_ result: TransferResult) throws -> [String: Any] {

@@ -115,7 +115,7 @@ struct AlertHooksEndToEndTests {
         var lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         _ = try await eventually("two notifications waiting") { () -> Bool? in
-            let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
             return metrics.contains(#"lookout_alert_outbox_pending{hook="chat"} 2"#) ? true : nil
         }
         lookout.send(SIGKILL)
@@ -172,7 +172,7 @@ struct AlertHooksEndToEndTests {
         }
         #expect(log.map { $0["status"] as? String ?? "" } == ["firing", "resolved"])
         #expect(log.allSatisfy { ($0["groupLabels"] as? [String: String])?["alertname"] == "CircuitOpened" })
-        let metrics = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+        let metrics = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics", timeout: .patient)).bodyText
         // At least the one opening (a loaded machine's timeouts can open it again later).
         #expect(metricValue(metrics, #"lookout_circuit_breaker_opens_total{source="blip"}"#).map { $0 >= 1 } == true)
         #expect(metrics.contains(#"lookout_circuit_breaker_state{source="blip",state="closed"} 1"#))
@@ -196,7 +196,7 @@ struct AlertHooksEndToEndTests {
             ])
         let amBase = "http://127.0.0.1:\(amPort)"
         _ = try await eventually("Alertmanager to be ready") { () -> Bool? in
-            await http.perform(TransferRequest(url: "\(amBase)/-/ready")).httpStatus == 200 ? true : nil
+            await http.perform(TransferRequest(url: "\(amBase)/-/ready", timeout: .patient)).httpStatus == 200 ? true : nil
         }
         let (sim, base) = try await startSimulator()
         let config = try writeConfig(

@@ -233,7 +233,7 @@ struct BlackboxDifferentialTests {
         """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("blackbox_exporter") {
-            await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/-/healthy")).httpStatus == 200 ? true : nil
+            await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/-/healthy", timeout: .patient)).httpStatus == 200 ? true : nil
         }
 
         let cases: [(target: String, module: String)] = [
@@ -309,8 +309,8 @@ struct BlackboxDifferentialTests {
         ]
         for (target, module) in cases {
             let query = "target=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&module=\(module)"
-            let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)")).bodyText)
-            let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)")).bodyText)
+            let theirs = samples(await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?\(query)", timeout: .patient)).bodyText)
+            let ours = samples(await http.perform(TransferRequest(url: "\(base)/probe?\(query)", timeout: .patient)).bodyText)
             #expect(
                 theirs.count >= (["tcp", "dns", "icmp", "grpc"].contains { module.hasPrefix($0) } ? 6 : 12),
                 "\(target): blackbox_exporter answered \(theirs)")

@@ -36,7 +36,7 @@ struct DNSKindEndToEndTests {
         }
         // The answer's time is the latency shown; a query nobody answered has none.
         #expect(metrics.contains(#"lookout_probe_latency_seconds_count{source="dns-ok"}"#))
-        let source = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dns-nx")).bodyText
+        let source = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dns-nx", timeout: .patient)).bodyText
         #expect(source.contains("missing.lookout.test does not exist (NXDOMAIN)"))
         try await lookout.stop()
         #expect(try await sim.terminate() == 0)
@@ -98,9 +98,9 @@ struct DNSKindEndToEndTests {
             #expect(metrics.contains("lookout_probe_success{source=\"\(name)\"} 0"), "\(name)")
             #expect(metrics.contains("lookout_errors_total{source=\"\(name)\",category=\"invalid_response\",reason=\"dns_malformed\"}"), "\(name)")
         }
-        let short = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dot-short")).bodyText
+        let short = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dot-short", timeout: .patient)).bodyText
         #expect(short.contains("closed the connection before a whole answer"), "\(short)")
-        let junk = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dot-garbage")).bodyText
+        let junk = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/dot-garbage", timeout: .patient)).bodyText
         #expect(junk.contains("is not a DNS message"), "\(junk)")
         try await lookout.stop()
         #expect(try await sim.terminate() == 0)

@@ -29,7 +29,7 @@ struct DatabaseCommandsEndToEndTests {
         let (lookout, base) = try await startLookout(config: config)
         // Two batches committed (the writer commits at most a second behind the probes).
         _ = try await eventually("records written") { () -> Bool? in
-            let text = await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "\(base)/metrics", timeout: .patient)).bodyText
             let line = text.split(separator: "\n").first { $0.hasPrefix("lookout_db_write_duration_seconds_count ") }
             return (line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) >= 2 ? true : nil
         }

@@ -107,7 +107,7 @@ struct EndpointKindsEndToEndTests {
         // The banner server greets with a line where PostgreSQL answers S or N.
         #expect(metrics.contains(#"lookout_errors_total{source="pg-not-postgres",category="invalid_response",reason="unexpected_answer"}"#))
         #expect(metrics.contains(#"lookout_errors_total{source="pg-refused",category="transient",reason="connection_refused"}"#))
-        let status = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/pg-no-tls")).bodyText
+        let status = await http.perform(TransferRequest(url: lookout.base + "/api/v1/sources/pg-no-tls", timeout: .patient)).bodyText
         #expect(status.contains("offers no TLS"), "\(status)")
         try await lookout.stop()
     }

@@ -180,7 +180,7 @@ struct FailureReasonsEndToEndTests {
     }
 
     static func counters(_ base: String) async throws -> [String: Int] {
-        let result = await CurlTransport().perform(TransferRequest(url: "\(base)/counters"))
+        let result = await CurlTransport().perform(TransferRequest(url: "\(base)/counters", timeout: .patient))
         return try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Int])
     }
 }

@@ -12,7 +12,7 @@ struct HighAvailabilityEndToEndTests {
     let http = CurlTransport()
 
     func lines(_ base: String) async -> String {
-        await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText
+        await http.perform(TransferRequest(url: "\(base)/metrics", timeout: .patient)).bodyText
     }
 
     @Test func threeShardsTwoReplicasTwoAlertmanagers() async throws {
@@ -41,11 +41,11 @@ struct HighAvailabilityEndToEndTests {
             // failing their first join and waiting for a reconnect (a fresh-clone CI run timed
             // out waiting for the cluster once).
             _ = try await eventually("Alertmanager on \(web) ready") { () -> Bool? in
-                await http.perform(TransferRequest(url: "http://127.0.0.1:\(web)/-/ready")).httpStatus == 200 ? true : nil
+                await http.perform(TransferRequest(url: "http://127.0.0.1:\(web)/-/ready", timeout: .patient)).httpStatus == 200 ? true : nil
             }
         }
         _ = try await eventually("the Alertmanager cluster formed") { () -> Bool? in
-            let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(am1)/api/v2/status")).bodyText
+            let status = await http.perform(TransferRequest(url: "http://127.0.0.1:\(am1)/api/v2/status", timeout: .patient)).bodyText
             return status.components(separatedBy: "\"address\"").count - 1 >= 2 ? true : nil
         }
 
@@ -102,7 +102,7 @@ struct HighAvailabilityEndToEndTests {
         // flaky fails while both replicas of its shard run: both notify both Alertmanagers; the
         // receiver hears it once.
         let flakyShard = (owners["flaky"] ?? [0])[0] / 2
-        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/ha-flaky/on", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/ha-flaky/on", method: "POST", timeout: .patient))
         func notifications(_ status: String) async throws -> Int {
             try await simulatorWebhookLog(simBase).compactMap { $0["payload"] as? [String: Any] }.filter { payload in
                 payload["status"] as? String == status
@@ -128,7 +128,7 @@ struct HighAvailabilityEndToEndTests {
         // One replica of that shard dies without a word; the other resolves the incident.
         let killed = flakyShard * 2
         kill(instances[killed].pid, SIGKILL)
-        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/ha-flaky/off", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/ha-flaky/off", method: "POST", timeout: .patient))
         let resolvedAt = try await eventually("the resolved notification") { () -> ContinuousClock.Instant? in
             try await notifications("resolved") >= 1 ? ContinuousClock.now : nil
         }
@@ -144,7 +144,7 @@ struct HighAvailabilityEndToEndTests {
         // answering within the 5-s timeout; that is the page telling the truth.)
         let viewer = bases[(killed + 2) % 6]
         let page = try await eventually(deadline: .seconds(40), "the dead replica marked unreachable") { () -> String? in
-            let page = await http.perform(TransferRequest(url: "\(viewer)/")).bodyText
+            let page = await http.perform(TransferRequest(url: "\(viewer)/", timeout: .patient)).bodyText
             let unreachable = page.components(separatedBy: #"data-peer="unreachable">"#).dropFirst()
             return unreachable.contains { $0.prefix(2_000).contains("(\(bases[killed]))") } ? page : nil
         }

@@ -12,13 +12,13 @@ struct InProcessEndToEndTests {
         let lookout = try await InProcessLookout.start("sources: [{name: dead, url: \"http://127.0.0.1:\(port)/\", interval: 1s}]\n")
         let http = CurlTransport()
         let metrics = try await eventually("the first probe of dead") {
-            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: lookout.base + "/metrics", timeout: .patient)).bodyText
             return text.contains(#"lookout_probe_success{source="dead"} 0"#) ? text : nil
         }
         #expect(metrics.contains(#"lookout_errors_total{source="dead",category="transient",reason="connection_refused"}"#))
-        #expect(await http.perform(TransferRequest(url: lookout.base + "/-/healthy")).httpStatus == 200)
-        #expect(await http.perform(TransferRequest(url: lookout.base + "/api/v1/status")).bodyText.contains(#""dead""#))
+        #expect(await http.perform(TransferRequest(url: lookout.base + "/-/healthy", timeout: .patient)).httpStatus == 200)
+        #expect(await http.perform(TransferRequest(url: lookout.base + "/api/v1/status", timeout: .patient)).bodyText.contains(#""dead""#))
         try await lookout.stop()
-        #expect(await http.perform(TransferRequest(url: lookout.base + "/-/healthy")).httpStatus == nil)
+        #expect(await http.perform(TransferRequest(url: lookout.base + "/-/healthy", timeout: .patient)).httpStatus == nil)
     }
 }

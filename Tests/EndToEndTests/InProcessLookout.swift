@@ -11,7 +11,7 @@ import TestSupport
 ///
 /// ```swift
 /// let lookout = try await InProcessLookout.start("sources: [{name: a, url: \"http://127.0.0.1:1/\"}]\n")
-/// let metrics = await CurlTransport().perform(TransferRequest(url: lookout.base + "/metrics"))
+/// let metrics = await CurlTransport().perform(TransferRequest(url: lookout.base + "/metrics", timeout: .patient))
 /// try await lookout.stop()
 /// ```
 struct InProcessLookout {
@@ -41,7 +41,7 @@ struct InProcessLookout {
     func metricsOnceProbed(_ sources: [String]) async throws -> String {
         let http = CurlTransport()
         return try await eventually("a probe of each of \(sources.joined(separator: ", "))") {
-            let text = await http.perform(TransferRequest(url: base + "/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: base + "/metrics", timeout: .patient)).bodyText
             return sources.allSatisfy { text.contains("lookout_probe_success{source=\"\($0)\"}") } ? text : nil
         }
     }

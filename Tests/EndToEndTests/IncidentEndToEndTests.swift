@@ -56,7 +56,9 @@ struct IncidentEndToEndTests {
             - {name: pager, type: webhook, url: "\(base)/webhook", severities: [critical], group_wait: 2s, group_interval: 1h, repeat_interval: 1h}
         """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, lookoutBase) = try await startLookout(config: config)
-        _ = try await eventually("the first round") { await http.perform(TransferRequest(url: "\(lookoutBase)/-/ready")).httpStatus == 200 ? true : nil }
+        _ = try await eventually("the first round") {
+            await http.perform(TransferRequest(url: "\(lookoutBase)/-/ready", timeout: .patient)).httpStatus == 200 ? true : nil
+        }
 
         // Break three sources at once: a 503 with a message, a refused connection, a timeout.
         await post("\(base)/switch/db/on")
@@ -90,7 +92,8 @@ struct IncidentEndToEndTests {
 
         // The status JSON says since when, and why, while the breakers hold calls back.
         let status =
-            try JSONSerialization.jsonObject(with: Data(await http.perform(TransferRequest(url: "\(lookoutBase)/api/v1/status")).body)) as? [String: Any]
+            try JSONSerialization.jsonObject(with: Data(await http.perform(TransferRequest(url: "\(lookoutBase)/api/v1/status", timeout: .patient)).body))
+            as? [String: Any]
         let sources = status?["sources"] as? [[String: Any]] ?? []
         for source in sources where broken.contains(source["name"] as? String ?? "") {
             let cause = (source["incident"] as? [String: Any])?["cause"] as? [String: Any]
@@ -117,7 +120,7 @@ struct IncidentEndToEndTests {
         }
         // Twenty more evaluations: no repeat, no second page.
         let probed = { () async -> Double in
-            let text = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics", timeout: .patient)).bodyText
             let line = text.split(separator: "\n").first { $0.hasPrefix("lookout_scheduler_probes_started_total ") }
             return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
         }

@@ -77,7 +77,7 @@ struct MonitorEndToEndTests {
         #expect(down.first?.contains("reason=http_503") == true && down.first?.contains("source=breaker") == true)
         #expect(!lookout.text.contains("probe failed"))
 
-        let unauthorised = await http.perform(TransferRequest(url: "\(base)/-/reload", method: "POST", body: []))
+        let unauthorised = await http.perform(TransferRequest(url: "\(base)/-/reload", method: "POST", body: [], timeout: .patient))
         #expect(unauthorised.httpStatus == 403)
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)

@@ -17,7 +17,7 @@ struct NotificationProvidersEndToEndTests {
         try "R0UTINGKEY0123456789abcdefABCDEF\n".write(to: directory.appendingPathComponent("pd.key"), atomically: true, encoding: .utf8)
         try "\(base)/slack/T000/B000/secret\n".write(to: directory.appendingPathComponent("slack.url"), atomically: true, encoding: .utf8)
         // The first two notifications are throttled: 429 with Retry-After: 2.
-        _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=2&retry_after=2", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=2&retry_after=2", method: "POST", timeout: .patient))
         let config = directory.appendingPathComponent("lookout.yml")
         try """
         listen: 127.0.0.1:0
@@ -111,13 +111,13 @@ struct NotificationProvidersEndToEndTests {
         #expect(tested.status == 0, "\(tested.output)")
         #expect(tested.output.contains("hook slack (slack): HTTP 200\nok"))
         #expect(try await runTool(binary, ["hooks", "test", "nope", "--config", config.path]).status == 2)
-        _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=1&retry_after=1", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(base)/providers/throttle?count=1&retry_after=1", method: "POST", timeout: .patient))
         let refused = try await runTool(binary, ["hooks", "test", "discord", "--config", config.path])
         #expect(refused.status == 1)
         #expect(refused.output.contains("HTTP 429"))
         let viaAPI = await http.perform(
             TransferRequest(
-                url: "\(lookoutBase)/api/v1/hooks/pagerduty/test", method: "POST", headers: [("Authorization", "Bearer hooks-admin")]))
+                url: "\(lookoutBase)/api/v1/hooks/pagerduty/test", method: "POST", headers: [("Authorization", "Bearer hooks-admin")], timeout: .patient))
         let answer = try JSONSerialization.jsonObject(with: Data(viaAPI.body)) as? [String: Any]
         #expect(answer?["delivered"] as? Bool == true)
         #expect(answer?["http_status"] as? Int == 202)
@@ -153,7 +153,7 @@ struct NotificationProvidersEndToEndTests {
         let clock = ContinuousClock()
         let started = clock.now
         func failures() async -> Double {
-            let text = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics", timeout: .patient)).bodyText
             let line = text.split(separator: "\n").first { $0.hasPrefix(#"lookout_alert_notifications_total{hook="slack",result="failed"} "#) }
             return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
         }
@@ -163,12 +163,12 @@ struct NotificationProvidersEndToEndTests {
             guard clock.now - started >= .seconds(60) else { return nil }
             return await failures() >= 6 ? true : nil
         }
-        let pending = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics")).bodyText
+        let pending = await http.perform(TransferRequest(url: "\(lookoutBase)/metrics", timeout: .patient)).bodyText
         #expect(pending.contains(#"lookout_alert_outbox_pending{hook="slack"} 2"#))  // firing and resolved, waiting
 
         let receiver = try ChildProcess("lookout-sim", ["--listen", "127.0.0.1:\(receiverPort)"])
         let receiverBase = try await receiver.waitFor(#"listening on (http://127\.0\.0\.1:\d+)/"#)
-        _ = await http.perform(TransferRequest(url: "\(receiverBase)/providers/throttle?count=2&retry_after=3", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(receiverBase)/providers/throttle?count=2&retry_after=3", method: "POST", timeout: .patient))
         // The breaker's next trial comes within 78 s (a minute ±30%); the 429s do not reopen it.
         let entries = try await eventually(deadline: .seconds(150), "both notifications accepted") { () -> [[String: Any]]? in
             let entries = try await simulatorWebhookLog(receiverBase)

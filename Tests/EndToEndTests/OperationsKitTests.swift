@@ -144,7 +144,7 @@ struct OperationsKitTests {
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let scrape = try await eventually("both sources probed") { () -> String? in
-            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
             return text.contains(#"lookout_probe_success{source="file"}"#) && text.contains(#"lookout_probe_success{source="api"}"#) ? text : nil
         }
         var exported = Set<String>()
@@ -274,7 +274,7 @@ struct OperationsKitTests {
         let pod = try ChildProcess("lookout", ["serve", "--config", config.path, "--shard", "auto", "--replicas", "2"], environment: ["HOSTNAME": "lookout-3"])
         let port = try await pod.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         #expect(pod.text.contains("shard=1/2") && pod.text.contains("replica=1"))
-        let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+        let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
         #expect(metrics.contains(#"lookout_shard_info{index="1",count="2"} 1"#))
         #expect(metrics.contains(#"replica="1"} 1"#))
         #expect(try await pod.terminate() == 0)
@@ -312,7 +312,7 @@ struct OperationsKitTests {
         try files.createSymbolicLink(atPath: config, withDestinationPath: "..data/lookout.yml")
         let (lookout, base) = try await startLookout(config: URL(fileURLWithPath: config))
         func names() async -> [String] {
-            let result = await http.perform(TransferRequest(url: "\(base)/api/v1/status"))
+            let result = await http.perform(TransferRequest(url: "\(base)/api/v1/status", timeout: .patient))
             let object = (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any]) ?? [:]
             return (object["sources"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }.sorted()
         }
@@ -321,7 +321,7 @@ struct OperationsKitTests {
         _ = try await eventually(deadline: .seconds(30), "the new source") { await names() == ["a", "b"] ? true : nil }
         try version("v3", head + "  - {name: b, url: \"http://127.0.0.1:1/b\", interval: 5x}\n")
         _ = try await eventually(deadline: .seconds(30), "the failed reload") { () -> Bool? in
-            let text = await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "\(base)/metrics", timeout: .patient)).bodyText
             return text.contains("lookout_config_last_reload_successful 0") ? true : nil
         }
         #expect(await names() == ["a", "b"])
@@ -394,7 +394,7 @@ struct OperationsKitTests {
             try await first.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#), try await second.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#),
         ]
         func owned(_ port: String) async -> Set<String> {
-            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
             return Set(names.filter { text.contains(#"lookout_probes_total{source="\#($0)""#) })
         }
         let shards = [await owned(ports[0]), await owned(ports[1])]
@@ -403,11 +403,11 @@ struct OperationsKitTests {
         #expect(!shards[0].isEmpty && !shards[1].isEmpty)
         // Between them the two shards reach every source (the wait fails if one is never probed).
         _ = try await eventually("every source probed") { () -> [String: Int]? in
-            let result = await http.perform(TransferRequest(url: "\(simBase)/counters"))
+            let result = await http.perform(TransferRequest(url: "\(simBase)/counters", timeout: .patient))
             let counters = (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Int]) ?? [:]
             return names.allSatisfy { (counters["/flaky/\($0)"] ?? 0) >= 1 } ? counters : nil
         }
-        let info0 = await http.perform(TransferRequest(url: "http://127.0.0.1:\(ports[0])/metrics")).bodyText
+        let info0 = await http.perform(TransferRequest(url: "http://127.0.0.1:\(ports[0])/metrics", timeout: .patient)).bodyText
         #expect(info0.contains(#"lookout_shard_info{index="0",count="2"} 1"#))
         #expect(try await first.terminate() == 0)
         #expect(try await second.terminate() == 0)

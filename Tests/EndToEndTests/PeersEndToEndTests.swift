@@ -11,7 +11,7 @@ struct PeersEndToEndTests {
     let http = CurlTransport()
 
     func status(_ base: String, local: Bool = false) async -> [String: Any] {
-        let result = await http.perform(TransferRequest(url: "\(base)/api/v1/status\(local ? "?local=1" : "")"))
+        let result = await http.perform(TransferRequest(url: "\(base)/api/v1/status\(local ? "?local=1" : "")", timeout: .patient))
         return (try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any]) ?? [:]
     }
 
@@ -69,12 +69,12 @@ struct PeersEndToEndTests {
         let usPeers = await status(baseB)["peers"] as? [[String: Any]] ?? []
         #expect(usPeers.count == 1)
 
-        let page = await http.perform(TransferRequest(url: "\(baseA)/")).bodyText
+        let page = await http.perform(TransferRequest(url: "\(baseA)/", timeout: .patient)).bodyText
         #expect(page.contains("<h2>Other instances (4)</h2>"))
         #expect(page.components(separatedBy: #"data-peer="unreachable""#).count - 1 == 3)
         #expect(page.contains("<strong>shared</strong> <span class=\"state down\">down</span>"))  // us's view of it
         #expect(page.contains(#"Elsewhere: us <span class="state down">down</span>"#))  // beside eu's own row for shared
-        let publicPage = await http.perform(TransferRequest(url: "\(baseA)/public")).bodyText
+        let publicPage = await http.perform(TransferRequest(url: "\(baseA)/public", timeout: .patient)).bodyText
         #expect(publicPage.contains("Other instances (4)") && !publicPage.contains("127.0.0.1"))
 
         // A stopped shard is marked unreachable at the next look, never shown as healthy.
@@ -83,7 +83,7 @@ struct PeersEndToEndTests {
             let first = (await status(baseA)["peers"] as? [[String: Any]] ?? []).first
             return first?["reachable"] as? Bool == false && first?["unreachable_since"] is String ? true : nil
         }
-        let after = await http.perform(TransferRequest(url: "\(baseA)/")).bodyText
+        let after = await http.perform(TransferRequest(url: "\(baseA)/", timeout: .patient)).bodyText
         #expect(after.components(separatedBy: #"data-peer="unreachable""#).count - 1 == 4)
         #expect(!after.contains("Elsewhere:"))
         #expect(try await a.terminate() == 0)

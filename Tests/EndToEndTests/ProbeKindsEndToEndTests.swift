@@ -81,7 +81,7 @@ struct ProbeKindsEndToEndTests {
     @Test func downloadsResumeVerifyAndStop() async throws {
         let (sim, base) = try await startSimulator()
         let size = 3_000_000
-        let plain = await CurlTransport().perform(TransferRequest(url: "\(base)/download/\(size)?seed=5", maxResponseBytes: 8 << 20))
+        let plain = await CurlTransport().perform(TransferRequest(url: "\(base)/download/\(size)?seed=5", timeout: .patient, maxResponseBytes: 8 << 20))
         let digest = try #require(plain.header("X-Content-SHA256"))
 
         let resumed = await Self.probe(Self.source(.download, "\(base)/download/\(size)?seed=5&truncate_at=1000000") { $0.sha256 = digest })

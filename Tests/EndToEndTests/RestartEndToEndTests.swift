@@ -21,7 +21,7 @@ struct RestartEndToEndTests {
 
     /// `/api/v1/status` of the Lookout listening on `port`.
     func status(_ port: String) async throws -> [String: Any] {
-        let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status"))
+        let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/status", timeout: .patient))
         return try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any])
     }
 
@@ -31,7 +31,7 @@ struct RestartEndToEndTests {
     }
 
     func counters(_ base: String) async throws -> [String: Int] {
-        let result = await http.perform(TransferRequest(url: "\(base)/counters"))
+        let result = await http.perform(TransferRequest(url: "\(base)/counters", timeout: .patient))
         return try #require(try JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Int])
     }
 
@@ -95,11 +95,11 @@ struct RestartEndToEndTests {
         #expect((incident["cause"] as? [String: Any])?["reason"] as? String == "http_503")
         #expect((incident["failed_probes"] as? Int ?? 0) >= 2)
         _ = try await eventually("the breaker shown open") { () -> Bool? in
-            let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
             return metrics.contains(#"lookout_circuit_breaker_state{source="down",state="open"} 1"#) ? true : nil
         }
         // No call was refused, and none counts as an error of the upstream.
-        let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+        let metrics = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
         #expect(!metrics.contains(#"category="circuit_open""#))
         let refusedRows = try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM error_records WHERE category = 'circuit_open'") ?? 0 }
         #expect(refusedRows == 0)
@@ -132,7 +132,7 @@ struct RestartEndToEndTests {
         let gap = try #require(try await status(port)["monitoring_gap"] as? [String: Any])
         #expect(gap["from"] as? String == Timestamp.rfc3339(stoppedAt))
         #expect((gap["seconds"] as? Int ?? 0) >= 7200)
-        let page = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/")).bodyText
+        let page = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/", timeout: .patient)).bodyText
         #expect(page.contains("Lookout was not running for 2h"))
         #expect(try await reader.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM runs") } == 2)
         // `lookout status` says it too (and exits 0: the one source has not been probed yet).

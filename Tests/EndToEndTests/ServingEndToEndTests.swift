@@ -37,7 +37,7 @@ struct ServingEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (nginx, nginxPort) = try startNginx(directory)
         let target = "http://127.0.0.1:\(nginxPort)/"
-        _ = try await eventually("nginx") { await http.perform(TransferRequest(url: target)).httpStatus == 200 ? true : nil }
+        _ = try await eventually("nginx") { await http.perform(TransferRequest(url: target, timeout: .patient)).httpStatus == 200 ? true : nil }
 
         let blackboxPort = closedPort()
         try "modules:\n  http_2xx:\n    prober: http\n    timeout: 5s\n".write(
@@ -48,7 +48,7 @@ struct ServingEndToEndTests {
                 "--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:\(blackboxPort)",
             ])
         let theirs = try await eventually("blackbox_exporter's probe") { () -> String? in
-            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?target=\(target)&module=http_2xx"))
+            let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(blackboxPort)/probe?target=\(target)&module=http_2xx", timeout: .patient))
             return result.httpStatus == 200 ? result.bodyText : nil
         }
 
@@ -64,7 +64,7 @@ struct ServingEndToEndTests {
         let (lookout, base) = try await startLookout(config: config)
         let ours = await http.perform(
             TransferRequest(
-                url: "\(base)/probe?target=\(target)&module=http_2xx", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "4")]))
+                url: "\(base)/probe?target=\(target)&module=http_2xx", headers: [("X-Prometheus-Scrape-Timeout-Seconds", "4")], timeout: .patient))
         #expect(ours.httpStatus == 200)
         let expected = types(theirs, prefix: "probe_")
         let got = types(ours.bodyText, prefix: "probe_")
@@ -76,12 +76,12 @@ struct ServingEndToEndTests {
         #expect(ours.bodyText.contains("probe_http_status_code 200\n"))
         #expect(ours.bodyText.contains("probe_retries 0\n"))
 
-        let refused = await http.perform(TransferRequest(url: "\(base)/probe?target=http://example.org/&module=http_2xx"))
+        let refused = await http.perform(TransferRequest(url: "\(base)/probe?target=http://example.org/&module=http_2xx", timeout: .patient))
         #expect(refused.httpStatus == 403)
-        let unknown = await http.perform(TransferRequest(url: "\(base)/probe?target=\(target)&module=nope"))
+        let unknown = await http.perform(TransferRequest(url: "\(base)/probe?target=\(target)&module=nope", timeout: .patient))
         #expect(unknown.httpStatus == 400)
         let down = await withRefusingPort { port in
-            await http.perform(TransferRequest(url: "\(base)/probe?target=http://127.0.0.1:\(port)/&module=http_2xx"))
+            await http.perform(TransferRequest(url: "\(base)/probe?target=http://127.0.0.1:\(port)/&module=http_2xx", timeout: .patient))
         }
         #expect(down.bodyText.contains("probe_success 0\n"))
         #expect(down.bodyText.contains(#"probe_failure_info{category="transient",reason="connection_refused"} 1"#))
@@ -114,7 +114,7 @@ struct ServingEndToEndTests {
         let lookout = try ChildProcess("lookout", ["serve", "--config", config.path])
         let port = try await lookout.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
         let scrape = try await eventually("every source in /metrics") { () -> String? in
-            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/metrics", timeout: .patient)).bodyText
             return ["up", "odd.name", "feed"].allSatisfy { text.contains(#"lookout_probe_success{source="\#($0)"}"#) } ? text : nil
         }
         let promtool = try await runTool("/usr/bin/promtool", ["check", "metrics"], input: scrape)
@@ -156,7 +156,7 @@ struct ServingEndToEndTests {
         """.write(to: config, atomically: true, encoding: .utf8)
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("every source probed") { () -> Bool? in
-            let text = await http.perform(TransferRequest(url: "\(base)/metrics")).bodyText
+            let text = await http.perform(TransferRequest(url: "\(base)/metrics", timeout: .patient)).bodyText
             return ["up", "down", "feed"].allSatisfy { text.contains(#"lookout_probes_total{source="\#($0)",result="#) } ? true : nil
         }
         let headers = directory.appendingPathComponent("headers").path

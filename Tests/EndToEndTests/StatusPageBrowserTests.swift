@@ -125,7 +125,7 @@ struct StatusPageBrowserTests {
 
         let (lookout, base) = try await startLookout(config: config)
         _ = try await eventually("every source probed, both incidents firing") { () -> Bool? in
-            let page = await http.perform(TransferRequest(url: "\(base)/")).bodyText
+            let page = await http.perform(TransferRequest(url: "\(base)/", timeout: .patient)).bodyText
             return !page.contains("not probed yet") && page.contains("<h2>Open incidents (2)</h2>") ? true : nil
         }
 
@@ -133,7 +133,7 @@ struct StatusPageBrowserTests {
         func post(_ body: String, path: String = "/api/v1/announcements") async -> (Int, String) {
             let response = await http.perform(
                 TransferRequest(
-                    url: "\(base)\(path)", method: "POST", headers: [("Authorization", "Bearer admin-secret")], body: Array(body.utf8)))
+                    url: "\(base)\(path)", method: "POST", headers: [("Authorization", "Bearer admin-secret")], body: Array(body.utf8), timeout: .patient))
             return (response.httpStatus ?? 0, response.bodyText)
         }
         let missing = await post(#"{"title": "x", "state": "investigating"}"#)
@@ -183,7 +183,7 @@ struct StatusPageBrowserTests {
         #expect(dom.contains("aria-live"))
 
         // The public page: no URL, no error detail, no breaker internals, no admin hint.
-        let publicHTML = await http.perform(TransferRequest(url: "\(base)/public")).bodyText
+        let publicHTML = await http.perform(TransferRequest(url: "\(base)/public", timeout: .patient)).bodyText
         #expect(publicHTML.contains("<h2>Current problems (2)</h2>"))
         for secret in [
             simBase, "127.0.0.1", "http://", "shard 7 unavailable", "retry later", "HTTP 503", "HTTP 500", "Breaker", "breaker", "/api/", "/metrics", "Details",
@@ -192,10 +192,10 @@ struct StatusPageBrowserTests {
             #expect(!publicHTML.contains(secret), "the public page shows \(secret)")
         }
         // The filter works without JavaScript.
-        let filtered = await http.perform(TransferRequest(url: "\(base)/?q=feed")).bodyText
+        let filtered = await http.perform(TransferRequest(url: "\(base)/?q=feed", timeout: .patient)).bodyText
         #expect(filtered.components(separatedBy: #"<tbody id="source-"#).count - 1 == 2)
         // Group badges.
-        let badge = await http.perform(TransferRequest(url: "\(base)/badge/group:Payments/status.svg"))
+        let badge = await http.perform(TransferRequest(url: "\(base)/badge/group:Payments/status.svg", timeout: .patient))
         #expect(badge.httpStatus == 200 && badge.bodyText.contains("Payments: degraded"))
 
         // Kept as test artefacts in .build/test-artefacts/; the README's screenshots are rewritten
@@ -220,7 +220,7 @@ struct StatusPageBrowserTests {
         try writeConfig(announcement: "Checkout errors " + hostile, "We are looking into failed payments. " + hostile, hostileSource: hostile)
         lookout.send(SIGHUP)
         _ = try await eventually("the reloaded announcement and the new source's answer on the page") { () -> Bool? in
-            let page = await http.perform(TransferRequest(url: "\(base)/")).bodyText
+            let page = await http.perform(TransferRequest(url: "\(base)/", timeout: .patient)).bodyText
             return page.contains("Checkout errors &lt;img src=x onerror=") && page.contains("The server said: &lt;img src=x") ? true : nil
         }
         let hostileDOM = try await runTool("/usr/bin/chromium", chromium + ["--window-size=1280,2000", "--dump-dom", "\(base)/"]).output
@@ -229,7 +229,7 @@ struct StatusPageBrowserTests {
         #expect(!hostileDOM.contains("<img src=\"x\""))
         #expect(hostileDOM.contains("<title>Lookout status</title>"))  // the onerror never ran
         // The public page shows the announcement, as text, and no upstream's words.
-        let hostilePublic = await http.perform(TransferRequest(url: "\(base)/public")).bodyText
+        let hostilePublic = await http.perform(TransferRequest(url: "\(base)/public", timeout: .patient)).bodyText
         #expect(hostilePublic.contains("Checkout errors &lt;img src=x onerror="))
         #expect(!hostilePublic.contains("<img src=x") && !hostilePublic.contains("The server said"))
         #expect(try await lookout.terminate() == 0)

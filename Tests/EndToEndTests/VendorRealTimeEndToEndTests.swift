@@ -33,7 +33,7 @@ struct VendorRealTimeEndToEndTests {
         let (sim, simBase) = try await startSimulator()
         defer { sim.send(SIGKILL) }
         let run = UUID().uuidString.prefix(8)
-        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/pay-\(run)/on", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/pay-\(run)/on", method: "POST", timeout: .patient))
         let config = try writeLookoutConfig(
             in: directory,
             """
@@ -56,7 +56,7 @@ struct VendorRealTimeEndToEndTests {
 
         // The vendor confirms 65 s after our outage began (the simulator turns its page then).
         let downSince = try #require(Timestamp.parseRFC3339(try await source(base)["down_since"] as? String ?? ""))
-        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/vendor-\(run)/on?at=\(downSince + 65_000)", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/vendor-\(run)/on?at=\(downSince + 65_000)", method: "POST", timeout: .patient))
 
         // The first read of the page after that (at most its 1-minute interval later) ties it to
         // our outage.
@@ -68,7 +68,7 @@ struct VendorRealTimeEndToEndTests {
         #expect(says.contains("‘API down’") && says.contains("1m after we saw it"), "\(says)")
 
         // Mended: the resolved notification says how late the vendor was.
-        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/pay-\(run)/off", method: "POST"))
+        _ = await http.perform(TransferRequest(url: "\(simBase)/switch/pay-\(run)/off", method: "POST", timeout: .patient))
         let resolved = try await eventually(deadline: .seconds(60), "the resolved notification") {
             try await vendorWords(simBase, status: "resolved").first
         }

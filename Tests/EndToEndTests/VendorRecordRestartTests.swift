@@ -28,7 +28,7 @@ struct VendorRecordRestartTests {
             sources: [{name: pay, url: "http://127.0.0.1:\(closedPort())/", vendor_status: {url: "http://127.0.0.1:\(closedPort())", components: [API]}}]
             """)
         let http = CurlTransport()
-        let metrics = await http.perform(TransferRequest(url: lookout.base + "/metrics")).bodyText
+        let metrics = await http.perform(TransferRequest(url: lookout.base + "/metrics", timeout: .patient)).bodyText
         #expect(metrics.contains(#"lookout_vendor_outages_acknowledged_total{vendor="127.0.0.1"} 3"#), "\(metrics)")
         #expect(metrics.contains(#"lookout_vendor_outages_unacknowledged_total{vendor="127.0.0.1"} 1"#))
         #expect(metrics.contains(#"lookout_vendor_acknowledgement_delay_seconds_sum{vendor="127.0.0.1"} 180"#))

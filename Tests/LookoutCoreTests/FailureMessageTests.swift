@@ -27,7 +27,7 @@ struct FailureMessageTests {
         let server = HTTPServer(configuration: .init(port: 0), router: router)
         try server.start()
         let client = ResilientClient()
-        let outcome = await client.call(upstream: "a", CallRequest(TransferRequest(url: "http://127.0.0.1:\(server.port)/protected", timeout: .seconds(60))))
+        let outcome = await client.call(upstream: "a", CallRequest(TransferRequest(url: "http://127.0.0.1:\(server.port)/protected", timeout: .patient)))
         let failure = try #require(outcome.failure)
         #expect(failure.reason == "http_401")
         #expect(

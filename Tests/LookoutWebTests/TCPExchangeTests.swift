@@ -54,7 +54,7 @@ struct TCPExchangeTests {
             // Far past the line limit; the reader stops at it and the peer's writes then fail.
             for _ in 0..<(TCPExchange.maxRead / chunk.count + 64) where send(connection, chunk, chunk.count, Int32(MSG_NOSIGNAL)) > 0 {}
         }
-        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^220")], timeout: .seconds(60))
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^220")], timeout: .patient)
         #expect(outcome.problem != nil)
         #expect(outcome.peer == "127.0.0.1")
     }
@@ -74,7 +74,7 @@ struct TCPExchangeTests {
             let text = Array("hello\r\nSSH-1.99-old\r\n".utf8)
             _ = send(connection, text, text.count, Int32(MSG_NOSIGNAL))
         }
-        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^SSH-2\\.0")], timeout: .seconds(60))
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^SSH-2\\.0")], timeout: .patient)
         #expect(outcome.failedDueToRegex)
         #expect(outcome.reason == "regex")
     }
@@ -106,7 +106,7 @@ struct TCPExchangeTests {
             let text = Array("500 what is this\r\n".utf8)
             _ = send(connection, text, text.count, Int32(MSG_NOSIGNAL))
         }
-        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [], timeout: .seconds(60), tlsFromStart: true)
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [], timeout: .patient, tlsFromStart: true)
         #expect(outcome.reason == "tls")
         #expect(outcome.problem?.hasPrefix("the TLS handshake failed") == true)
         #expect(outcome.tls == nil)

@@ -56,7 +56,7 @@ struct VendorStatusTests {
         let base = "http://127.0.0.1:\(server.port)"
 
         // Its v2 summary has Statuspage's fields (Atlassian's public API reference).
-        let summary = await CurlTransport().perform(TransferRequest(url: base + "/api/v2/summary.json", timeout: .seconds(60)))
+        let summary = await CurlTransport().perform(TransferRequest(url: base + "/api/v2/summary.json", timeout: .patient))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.body)) as? [String: Any])
         #expect(Set(object.keys) == ["page", "status", "components", "incidents", "scheduled_maintenances"])
         let page = try #require(object["page"] as? [String: Any])
@@ -85,7 +85,7 @@ struct VendorStatusTests {
         let text = String(decoding: summary.body, as: UTF8.self)
         #expect(!text.contains("503") && !text.contains("127.0.0.1:1"))
         for path in ["status", "components", "incidents", "incidents/unresolved", "scheduled-maintenances"] {
-            let answer = await CurlTransport().perform(TransferRequest(url: base + "/api/v2/\(path).json", timeout: .seconds(60)))
+            let answer = await CurlTransport().perform(TransferRequest(url: base + "/api/v2/\(path).json", timeout: .patient))
             #expect(answer.httpStatus == 200 && (try? JSONSerialization.jsonObject(with: Data(answer.body))) is [String: Any], "\(path)")
         }
 

@@ -190,7 +190,7 @@ struct ResilientClientTests {
         ])
         let recorder = Recorder()
         let client = client(recorder)
-        let request = CallRequest(TransferRequest(url: server.url("/shared"), timeout: .seconds(60)))
+        let request = CallRequest(TransferRequest(url: server.url("/shared"), timeout: .patient))
         let calls = (0..<10).map { _ in Task { await client.call(upstream: "a", request) } }
         // Every other call has joined the one in flight before it answers (on two loaded cores a
         // task may start late, and a call begun after the answer is a new request).

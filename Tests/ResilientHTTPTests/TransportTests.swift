@@ -10,7 +10,7 @@ import Testing
 struct TransportTests {
     /// The timeout of requests whose answer the test is about, not their speed: a full `make test`
     /// on two cores has starved the in-process servers for over 10 s at its start.
-    static let patient: Duration = .seconds(60)
+    static let patient: Duration = .patient
     let transport = CurlTransport()
 
     func startServer() throws -> HTTPServer {

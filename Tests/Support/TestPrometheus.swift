@@ -40,7 +40,7 @@ public struct TestPrometheus: Sendable {
     /// The result vector of an instant query; nil while Prometheus cannot answer it.
     public func query(_ promql: String) async -> [[String: Any]]? {
         let encoded = promql.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/query?query=\(encoded)"))
+        let result = await http.perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/query?query=\(encoded)", timeout: .patient))
         guard let body = try? JSONSerialization.jsonObject(with: Data(result.body)) as? [String: Any], body["status"] as? String == "success",
             let data = body["data"] as? [String: Any], let list = data["result"] as? [[String: Any]]
         else { return nil }
