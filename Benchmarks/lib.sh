@@ -66,3 +66,13 @@ build_release() {
   swift build -c release --product lookout-sim >/dev/null
   bin="$(swift build -c release --show-bin-path)"
 }
+
+# A config of COUNT sources ($4) probing nginx on port $1 every INTERVAL ($5), served on LISTEN
+# ($2) with its database at $3: the load of the memory and scrape rows.
+nginx_sources_config() {
+  echo "listen: $2"
+  echo "database: $3"
+  echo "defaults: {interval: $5, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
+  echo "sources:"
+  for i in $(seq 1 "$4"); do echo "  - {name: m$i, url: \"http://127.0.0.1:$1/m/$i\"}"; done
+}

@@ -13,13 +13,7 @@ start_nginx "$port"
 for round in $(seq "${ROUNDS:-2}"); do
   for binary in "$@"; do
     mport=$(free_port)
-    {
-      echo "listen: 127.0.0.1:$mport"
-      echo "database: $work/memory-$round.sqlite"
-      echo "defaults: {interval: 5s, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
-      echo "sources:"
-      for i in $(seq 1 10000); do echo "  - {name: m$i, url: \"http://127.0.0.1:$port/m/$i\"}"; done
-    } > "$work/memory.yml"
+    nginx_sources_config "$port" "127.0.0.1:$mport" "$work/memory-$round.sqlite" 10000 5s > "$work/memory.yml"
     "$binary" serve --config "$work/memory.yml" 2>/dev/null &
     mpid=$!
     wait_for "http://127.0.0.1:$mport/-/healthy"

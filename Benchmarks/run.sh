@@ -240,13 +240,7 @@ rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 bb_rss=$(rss_kib "$bpid")
 memory() {  # count interval label
   local mport; mport=$(free_port)
-  {
-    echo "listen: 127.0.0.1:$mport"
-    echo "database: $work/memory-$1-$3.sqlite"
-    echo "defaults: {interval: $2, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
-    echo "sources:"
-    for i in $(seq 1 "$1"); do echo "  - {name: m$i, url: \"http://127.0.0.1:$port/m/$i\"}"; done
-  } > "$work/memory.yml"
+  nginx_sources_config "$port" "127.0.0.1:$mport" "$work/memory-$1-$3.sqlite" "$1" "$2" > "$work/memory.yml"
   "$bin/lookout" serve --config "$work/memory.yml" 2>/dev/null &
   local mpid=$!
   for _ in $(seq 200); do curl -sf "http://127.0.0.1:$mport/-/healthy" >/dev/null && break; sleep 0.1; done
@@ -265,13 +259,7 @@ memory 10000 5s probing
 # /metrics as Prometheus gets it: `lookout serve` with 10,000 sources probing nginx every 5 s,
 # scraped by curl 9 times over HTTP; the median.
 sport=$(free_port)
-{
-  echo "listen: 127.0.0.1:$sport"
-  echo "database: $work/scrape.sqlite"
-  echo "defaults: {interval: 5s, timeout: 2s, rate_limit: {rate: 100/s, burst: 100}}"
-  echo "sources:"
-  for i in $(seq 1 10000); do echo "  - {name: m$i, url: \"http://127.0.0.1:$port/m/$i\"}"; done
-} > "$work/scrape.yml"
+nginx_sources_config "$port" "127.0.0.1:$sport" "$work/scrape.sqlite" 10000 5s > "$work/scrape.yml"
 "$bin/lookout" serve --config "$work/scrape.yml" 2>/dev/null &
 scpid=$!
 for _ in $(seq 200); do curl -sf "http://127.0.0.1:$sport/-/healthy" >/dev/null && break; sleep 0.1; done
