@@ -96,4 +96,52 @@ struct DocsTests {
         }
         #expect(loaded >= 2)
     }
+
+    /// The config keys the reader knows, as its sources declare them: every `enum …: String,
+    /// ConfigKey` under Sources/, each case's raw value (`case maxBytes = "max_bytes"`, or the
+    /// case's own name).
+    static func declaredConfigKeys() throws -> [(file: String, key: String)] {
+        let sources = root.appendingPathComponent("Sources")
+        let declaration = try NSRegularExpression(pattern: #"enum \w+: String, ConfigKey \{"#)
+        let caseLine = try NSRegularExpression(pattern: #"\bcase ([^\n{}]+)"#)
+        var keys: [(file: String, key: String)] = []
+        for case let file as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)! where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                // The enum's body: up to its closing brace.
+                var depth = 1
+                var index = Range(match.range, in: text)!.upperBound
+                let start = index
+                while depth > 0, index < text.endIndex {
+                    if text[index] == "{" { depth += 1 }
+                    if text[index] == "}" { depth -= 1 }
+                    index = text.index(after: index)
+                }
+                let body = String(text[start..<index])
+                for line in caseLine.matches(in: body, range: NSRange(body.startIndex..., in: body)) {
+                    for part in body[Range(line.range(at: 1), in: body)!].split(separator: ",") {
+                        let named = part.split(separator: "=", maxSplits: 1)
+                        let key = (named.count == 2 ? named[1] : named[0]).trimmingCharacters(in: CharacterSet(charactersIn: " `\""))
+                        if key.allSatisfy({ $0.isLowercase || $0.isNumber || $0 == "_" }) && !key.isEmpty {
+                            keys.append((file.lastPathComponent, key))
+                        }
+                    }
+                }
+            }
+        }
+        return keys
+    }
+
+    /// A key the reader accepts is a key a user can find: each one is named somewhere in the
+    /// README or docs/ (configuration.md, or the page of the feature it belongs to).
+    @Test func everyConfigKeyIsDocumented() throws {
+        let docs = try Self.pages.map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
+        let keys = try Self.declaredConfigKeys()
+        #expect(keys.count > 150, "the scan of Sources/ found \(keys.count) keys")
+        #expect(keys.contains { $0.key == "max_bytes" } && keys.contains { $0.key == "evaluation_interval" })
+        for (file, key) in keys {
+            let named = docs.range(of: "\\b\(key)\\b", options: .regularExpression) != nil
+            #expect(named, "\(key) (read in \(file)) is in no page of the docs")
+        }
+    }
 }
