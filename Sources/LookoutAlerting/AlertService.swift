@@ -20,7 +20,9 @@ package final class AlertService: Sendable {
     let store: AlertStore
     let logger: Logger
     private let evaluator: Mutex<AlertEvaluator>
-    private let silences = Mutex<[Silence]>([])
+    /// The silences in force, and ones ended a moment ago (see `holds`); added and ended in
+    /// `AlertService+Silences.swift`.
+    let silences = Mutex<[Silence]>([])
     /// When each firing alert (by fingerprint) was last sent to each hook (by name), for repeats
     /// and Alertmanager refreshes; a resolve forgets its alert's in one removal.
     private let lastSent = Mutex<[String: [String: Int64]]>([:])
@@ -370,59 +372,12 @@ package final class AlertService: Sendable {
         }
     }
 
-    @discardableResult
-    package func addSilence(_ silence: Silence) throws -> Int64 {
-        let id = try store.add(silence)
-        var saved = silence
-        saved.id = id
-        silences.withLock { $0.append(saved) }
-        return id
-    }
-
-    /// Ends silence `id` now; false when there is no such silence in force.
-    package func expireSilence(_ id: Int64, nowMs: Int64 = Timestamp.nowMs()) throws -> Bool {
-        guard try store.expireSilence(id, nowMs: nowMs) else { return false }
-        silences.withLock { $0.removeAll { $0.id == id } }
-        return true
-    }
-
-    /// The label names a silence may match: those every alert carries, and the rules' own.
-    package var knownLabelNames: Set<String> {
-        Set(["alertname", "severity", "source"]).union(rules.flatMap(\.labels.keys))
-    }
-
-    /// Why `matchers` cannot match any alert (a misspelled label name, a rule or source that
-    /// does not exist), naming the key; nil when they are fine.
-    package func problem(matchers: [String: String]) -> String? {
-        let known = knownLabelNames
-        for key in matchers.keys.sorted() where !known.contains(key) {
-            return "matchers: no alert has a label \"\(key)\" (known: \(known.sorted().joined(separator: ", ")))"
-        }
-        if let rule = matchers["alertname"], !rules.contains(where: { $0.name == rule }) {
-            return "matchers.alertname: no rule is named \"\(rule)\" (rules: \(rules.map(\.name).joined(separator: ", ")))"
-        }
-        if let severity = matchers["severity"], !["critical", "warning", "info"].contains(severity) {
-            return "matchers.severity: \"\(severity)\" is not critical, warning or info"
-        }
-        if let source = matchers["source"], !monitor.config.sources.contains(where: { $0.name == source }) {
-            return "matchers.source: no source is named \"\(source)\""
-        }
-        return nil
-    }
-
-    /// How many silences are kept in memory, ended ones not yet let go included (for tests).
-    package var keptSilences: Int { silences.withLock(\.count) }
-
     /// How long the loop sleeps: the evaluation interval, or less when a group comes due first
     /// (a `group_wait: 5s` waited 15 s); at least a second, so a group whose notification the
     /// database refuses is not planned again in a tight loop.
     package static func nextWait(interval: Duration, groupDueMs: Int64?, nowMs: Int64) -> Duration {
         guard let due = groupDueMs else { return interval }
         return min(interval, max(.seconds(1), .milliseconds(due.addingClamped(nowMs == .min ? .max : -nowMs))))
-    }
-
-    package func activeSilences(nowMs: Int64 = Timestamp.nowMs()) -> [Silence] {
-        silences.withLock { $0.filter { $0.endsAtMs > nowMs } }
     }
 
     /// Evaluates every `alerts.evaluation_interval` (15 s), at once when a source goes down or
