@@ -16,16 +16,15 @@ package enum LookoutRoutes {
             "Content-Security-Policy": StatusPage.contentSecurityPolicy,
         ]
         // With status_page.public, `/` is the page for customers and the full page moves to
-        // `/oncall` (behind the admin token when one is set); `/public` previews the public one.
+        // `/oncall`, behind the admin token (without one it is off, as the admin API is: open, it
+        // would show anyone what the public page leaves out); `/public` previews the public one.
         router.get("/") { request in
             let audience: StatusPage.Audience = monitor.config.statusPage.isPublic ? .public : .onCall
             return page(status.renderBytes(audience: audience, filter: request.query["q"]), request)
         }
         router.get("/public") { request in page(status.renderBytes(audience: .public, filter: request.query["q"]), request) }
         router.get("/oncall") { request in
-            if monitor.config.statusPage.isPublic, monitor.config.adminToken != nil,
-                let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken, browser: true)
-            {
+            if monitor.config.statusPage.isPublic, let refusal = AdminAuth.refusal(request, token: monitor.config.adminToken, browser: true) {
                 return refusal
             }
             return page(status.renderBytes(audience: .onCall, filter: request.query["q"]), request)

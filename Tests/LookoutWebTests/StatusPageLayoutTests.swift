@@ -108,6 +108,23 @@ struct StatusPageLayoutTests {
         #expect(allowed.status == 200 && body(allowed).contains("127.0.0.1"))
     }
 
+    /// Without an admin token the full page is off, as the admin API is: an open `/oncall`
+    /// would show anyone the URLs and errors the public page leaves out. The config says so.
+    @Test func withPublicSetAndNoTokenTheFullPageIsOff() async throws {
+        let yaml = Self.config.replacingOccurrences(of: "status_page: {", with: "status_page: {public: true, ")
+        let config = try ConfigLoader.parse(yaml, file: "t.yml")
+        #expect(config.warnings.map(\.naming).contains { $0.hasPrefix("t.yml:6:") && $0.contains("status_page.public: the full page moves to /oncall") })
+        let router = LookoutRoutes.router(try LookoutContext(monitor: try monitor(yaml)))
+        let refused = await router.respond(to: HTTPRequest(method: "GET", path: "/oncall"))
+        #expect(refused.status == 403)
+        #expect(!body(refused).contains("127.0.0.1") && body(refused).contains("admin_token_file"))
+        #expect(!body(await router.respond(to: HTTPRequest(method: "GET", path: "/"))).contains("127.0.0.1"))
+        // Without public, `/oncall` is the full page, as `/` is, and nothing is warned of.
+        let open = LookoutRoutes.router(try LookoutContext(monitor: try monitor(Self.config)))
+        #expect(body(await open.respond(to: HTTPRequest(method: "GET", path: "/oncall"))).contains("127.0.0.1"))
+        #expect(try ConfigLoader.parse(Self.config, file: "t.yml").warnings.isEmpty)
+    }
+
     @Test func groupBadgesRollUpTheirSources() async throws {
         let monitor = try monitor(Self.config)
         let now = Timestamp.nowMs()

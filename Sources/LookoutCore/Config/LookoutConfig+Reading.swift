@@ -68,6 +68,11 @@ extension LookoutConfig: ConfigReadable {
         readProbeModules(top, &reader)
         if let node = top[.maintenance]?.value { maintenance = reader.readMaintenance(node, sources: sources) }
         reader.read(top[.statusPage], into: &statusPage)
+        if statusPage.isPublic, !top.has(.adminTokenFile), !top.has(.adminToken) {
+            reader.warning(
+                top[.statusPage]?.value, "status_page.public",
+                "the full page moves to /oncall, which needs admin_token_file: without one, /oncall answers 403 and only the public page is served")
+        }
         if let entry = top[.metrics], let metrics = reader.section(entry.value, entry.path, MetricsKey.self),
             let detail: MetricsDetail = reader.choice(metrics[.detail], "a detail")
         {
