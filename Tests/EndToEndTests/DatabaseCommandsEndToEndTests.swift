@@ -62,6 +62,15 @@ struct DatabaseCommandsEndToEndTests {
         #expect(refused.status == 1 && refused.output.contains("already exists"))
         #expect(try await lookout.terminate() == 0)
         #expect(try await sim.terminate() == 0)
+        // Stopped, the file alone holds everything: the WAL was checkpointed into it and emptied,
+        // so a plain copy of lookout.sqlite is whole.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+        let plain = directory.appendingPathComponent("plain/lookout.sqlite")
+        try FileManager.default.createDirectory(at: plain.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: database, toPath: plain.path)
+        let copied = try await DatabaseQueue(path: plain.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") ?? 0 }
+        #expect(copied >= counts.last ?? 1)
     }
 
     /// A kill -9 in the middle of a rollup step loses nothing and counts nothing twice.

@@ -17,6 +17,14 @@ import Synchronization
 package final class LookoutDatabase: Sendable {
     /// GRDB's pool (file) or queue (`:memory:`); both serialize writes and let reads run alongside.
     package var writer: any DatabaseWriter { current.withLock { $0 } }
+
+    /// Closes the connections once nothing writes any more (`serve` has stopped), after a
+    /// checkpoint that moves every commit in the WAL into the file and empties the WAL: the file
+    /// alone then holds everything. Throws while a statement still runs.
+    package func close() throws {
+        try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try writer.close()
+    }
     package let path: String
     private let current: Mutex<any DatabaseWriter>
     private let standInReason = Mutex<String?>(nil)
