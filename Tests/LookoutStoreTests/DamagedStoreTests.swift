@@ -17,6 +17,38 @@ struct DamagedStoreTests {
         return directory
     }
 
+    /// Closing a file folds the WAL into it: a copy of the file alone holds every row. A
+    /// stand-in closes without a checkpoint to refuse (nothing to fold, nothing to warn of).
+    @Test func closingLeavesTheFileWholeAndAStandInClosesQuietly() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("lookout.sqlite").path
+        let database = try LookoutDatabase.openOrStandIn(path: path)
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        for second in 1...50 {
+            writer.record(ProbeResult(source: "a", timestampMs: Int64(second) * 1000, ok: true, httpStatus: 200, durationSeconds: 0.1, bytes: 1))
+        }
+        writer.flush()
+        // The WAL's size: 0 once it is emptied, or gone.
+        let wal = { ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0 }
+        #expect(wal() > 0)
+        // Another connection still open (as in serve, where closing alone left the WAL whole):
+        // the checkpoint empties it all the same.
+        let other = try DatabaseQueue(path: path)
+        #expect(try await other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") } == 50)
+        try database.close()
+        #expect(wal() == 0)
+        let copy = directory.appendingPathComponent("copy.sqlite").path
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        #expect(try await DatabaseQueue(path: copy).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM probe_results") } == 50)
+        try other.close()
+
+        let standIn = try LookoutDatabase.openOrStandIn(path: directory.appendingPathComponent("later/lookout.sqlite").path)
+        #expect(standIn.unwritableReason != nil)
+        try standIn.close()
+        try LookoutDatabase.openOrStandIn(path: ":memory:").close()
+    }
+
     @Test func anUnwritableFileGetsAStandInThatRefusesWritesUntilTheFileOpens() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

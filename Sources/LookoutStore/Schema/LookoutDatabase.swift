@@ -17,18 +17,22 @@ import Synchronization
 package final class LookoutDatabase: Sendable {
     /// GRDB's pool (file) or queue (`:memory:`); both serialize writes and let reads run alongside.
     package var writer: any DatabaseWriter { current.withLock { $0 } }
-
-    /// Closes the connections once nothing writes any more (`serve` has stopped), after a
-    /// checkpoint that moves every commit in the WAL into the file and empties the WAL: the file
-    /// alone then holds everything. Throws while a statement still runs.
-    package func close() throws {
-        try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
-        try writer.close()
-    }
     package let path: String
     private let current: Mutex<any DatabaseWriter>
     private let standInReason = Mutex<String?>(nil)
     private let integrity = Mutex(Integrity.unchecked)
+
+    /// Closes the connections once nothing writes any more (`serve` has stopped). The file first
+    /// gets a checkpoint that moves every commit in the WAL into it and empties the WAL, so the
+    /// file alone then holds everything; a stand-in (`:memory:`, or a file that cannot be
+    /// written) has no WAL of its own to fold. Throws while a statement still runs.
+    package func close() throws {
+        let writer = self.writer
+        if path != ":memory:", unwritableReason == nil {
+            try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        }
+        try writer.close()
+    }
 
     /// What `PRAGMA quick_check` found.
     package enum Integrity: Sendable, Equatable {
