@@ -1,6 +1,7 @@
 import Foundation
 import MicroHTTPServer
 import ResilientHTTP
+import TestSupport
 import Testing
 
 /// A source's own header fields go to its own origin only (issue "Nothing told is lost…", row 9):
@@ -8,7 +9,6 @@ import Testing
 /// `X-Api-Key` to wherever its upstream pointed.
 @Suite("redirects and header fields")
 struct RedirectHeaderTests {
-    static let patient: Duration = .seconds(60)
     let transport = CurlTransport()
 
     /// Answers with the fields that matter here and the request's method.
@@ -40,7 +40,7 @@ struct RedirectHeaderTests {
     }
 
     func get(_ url: String, method: String = "GET", body: [UInt8]? = nil, forward: Bool = false) async -> TransferResult {
-        var request = TransferRequest(url: url, method: method, headers: [("X-Api-Key", "secret"), ("Range", "bytes=5-")], body: body, timeout: Self.patient)
+        var request = TransferRequest(url: url, method: method, headers: [("X-Api-Key", "secret"), ("Range", "bytes=5-")], body: body, timeout: .patient)
         request.forwardHeadersOnRedirect = forward
         return await transport.perform(request)
     }
@@ -80,7 +80,7 @@ struct RedirectHeaderTests {
         let echo = try startEcho()
         let redirecting = try startRedirecting(to: echo)
         var request = TransferRequest(
-            url: "http://127.0.0.1:\(redirecting.port)/loop", headers: [("X-Api-Key", "secret")], timeout: Self.patient, maxRedirects: 3)
+            url: "http://127.0.0.1:\(redirecting.port)/loop", headers: [("X-Api-Key", "secret")], timeout: .patient, maxRedirects: 3)
         request.forwardHeadersOnRedirect = false
         let result = await transport.perform(request)
         #expect(result.redirects == 3)

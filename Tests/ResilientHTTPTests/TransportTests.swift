@@ -8,9 +8,6 @@ import Testing
 /// The transport and the classifier against a real server on loopback.
 @Suite("CurlTransport")
 struct TransportTests {
-    /// The timeout of requests whose answer the test is about, not their speed: a full `make test`
-    /// on two cores has starved the in-process servers for over 10 s at its start.
-    static let patient: Duration = .patient
     let transport = CurlTransport()
 
     func startServer() throws -> HTTPServer {
@@ -45,7 +42,7 @@ struct TransportTests {
 
     @Test func aSuccessfulResponseHasStatusBodyAndPhases() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient))
+        let result = await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: .patient))
         #expect(result.curlCode == 0)
         #expect(result.httpStatus == 200)
         #expect(result.bodyText == #"{"ok":true}"#)
@@ -59,10 +56,10 @@ struct TransportTests {
     @Test func theApplicationNamesItselfAndARequestMayOverrideIt() async throws {
         let server = try startServer()
         let named = CurlTransport(userAgent: "Watcher/2.1")
-        #expect(await named.perform(TransferRequest(url: url(server, "/agent"), timeout: Self.patient)).bodyText == "Watcher/2.1")
-        let own = TransferRequest(url: url(server, "/agent"), headers: [("User-Agent", "Probe/1")], timeout: Self.patient)
+        #expect(await named.perform(TransferRequest(url: url(server, "/agent"), timeout: .patient)).bodyText == "Watcher/2.1")
+        let own = TransferRequest(url: url(server, "/agent"), headers: [("User-Agent", "Probe/1")], timeout: .patient)
         #expect(await named.perform(own).bodyText == "Probe/1")
-        #expect(await transport.perform(TransferRequest(url: url(server, "/agent"), timeout: Self.patient)).bodyText == "-")
+        #expect(await transport.perform(TransferRequest(url: url(server, "/agent"), timeout: .patient)).bodyText == "-")
         await server.stop()
     }
 
@@ -72,7 +69,7 @@ struct TransportTests {
     ])
     func classifiesStatuses(status: Int, category: ErrorCategory) async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/status/\(status)"), timeout: Self.patient))
+        let result = await transport.perform(TransferRequest(url: url(server, "/status/\(status)"), timeout: .patient))
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == category)
         #expect(failure?.reason == "http_\(status)")
@@ -82,7 +79,7 @@ struct TransportTests {
 
     @Test func anExpectedStatusIsNotAFailure() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/status/404"), timeout: Self.patient))
+        let result = await transport.perform(TransferRequest(url: url(server, "/status/404"), timeout: .patient))
         #expect(FailureClassifier.classify(result, acceptedStatuses: [200, 404]) == nil)
         await server.stop()
     }
@@ -107,7 +104,7 @@ struct TransportTests {
 
     @Test func aDroppedConnectionIsAnEmptyReply() async throws {
         let server = try startServer()
-        let failure = FailureClassifier.classify(await transport.perform(TransferRequest(url: url(server, "/drop"), timeout: Self.patient)))
+        let failure = FailureClassifier.classify(await transport.perform(TransferRequest(url: url(server, "/drop"), timeout: .patient)))
         #expect(failure?.category == .transient)
         #expect(failure?.reason == "empty_reply")
         await server.stop()
@@ -115,7 +112,7 @@ struct TransportTests {
 
     @Test func tooManyRedirectsIsAClientError() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/redirect"), timeout: Self.patient, maxRedirects: 3))
+        let result = await transport.perform(TransferRequest(url: url(server, "/redirect"), timeout: .patient, maxRedirects: 3))
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == .clientError)
         #expect(failure?.reason == "too_many_redirects")
@@ -124,7 +121,7 @@ struct TransportTests {
 
     @Test func aBodyPastTheLimitIsTooLarge() async throws {
         let server = try startServer()
-        let result = await transport.perform(TransferRequest(url: url(server, "/big"), timeout: Self.patient, maxResponseBytes: 10_000))
+        let result = await transport.perform(TransferRequest(url: url(server, "/big"), timeout: .patient, maxResponseBytes: 10_000))
         #expect(result.exceededSizeLimit)
         let failure = FailureClassifier.classify(result)
         #expect(failure?.category == .invalidResponse)
@@ -145,7 +142,7 @@ struct TransportTests {
     @Test func manyTransfersRunAtOnceOnOneThread() async throws {
         let server = try startServer()
         let statuses = await withTaskGroup(of: Int?.self) { group in
-            for _ in 0..<100 { group.addTask { await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient)).httpStatus } }
+            for _ in 0..<100 { group.addTask { await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: .patient)).httpStatus } }
             return await group.reduce(into: [Int?]()) { $0.append($1) }
         }
         #expect(statuses.count == 100)
@@ -162,7 +159,7 @@ extension TransportTests {
         let transport = transport
         let (before, status, after) = await Task(executorPreference: transport.executor) {
             let before = currentThreadName()
-            let result = await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient))
+            let result = await transport.perform(TransferRequest(url: url(server, "/ok"), timeout: .patient))
             return (before, result.httpStatus, currentThreadName())
         }.value
         #expect(before == CurlTransport.threadName && after == CurlTransport.threadName)
@@ -188,7 +185,7 @@ extension TransportTests {
         for _ in 0..<6 {
             let sink = ThreadOfWrite()
             let (before, status) = await Task(executorPreference: transport.executor) {
-                var request = TransferRequest(url: url(server, "/ok"), timeout: Self.patient)
+                var request = TransferRequest(url: url(server, "/ok"), timeout: .patient)
                 request.bodySink = sink
                 return (pthread_self(), await transport.perform(request).httpStatus)
             }.value
@@ -202,7 +199,7 @@ extension TransportTests {
     /// size passes; with one (blackbox's `body_size_limit`) the transfer stops past it.
     @Test func aBodyNotKeptIsCountedAndDropped() async throws {
         let server = try startServer()
-        var request = TransferRequest(url: url(server, "/big"), timeout: Self.patient, maxResponseBytes: nil)
+        var request = TransferRequest(url: url(server, "/big"), timeout: .patient, maxResponseBytes: nil)
         request.keepsBody = false
         let result = await transport.perform(request)
         #expect(result.curlCode == 0 && result.httpStatus == 200)
@@ -226,7 +223,7 @@ extension TransportTests {
         func checkedOn(_ path: String) async -> String? {
             let checkedOn = Mutex<String?>(nil)
             let request = CallRequest(
-                TransferRequest(url: url(server, path), timeout: Self.patient),
+                TransferRequest(url: url(server, path), timeout: .patient),
                 validate: { _ in
                     checkedOn.withLock { $0 = currentThreadName() }
                     return nil
@@ -259,14 +256,14 @@ extension TransportTests {
         for _ in 0..<3 {
             let echoed = await pooled.perform(
                 TransferRequest(
-                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), timeout: Self.patient))
+                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), timeout: .patient))
             #expect(echoed.bodyText == "POST x-extra=yes body=5")
             let post = await pooled.perform(
                 TransferRequest(
-                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), timeout: Self.patient,
+                    url: url(server, "/echo"), method: "POST", headers: [("X-Extra", "yes")], body: Array("hello".utf8), timeout: .patient,
                     maxResponseBytes: 1))
             #expect(post.exceededSizeLimit)
-            let get = await pooled.perform(TransferRequest(url: url(server, "/echo"), timeout: Self.patient))
+            let get = await pooled.perform(TransferRequest(url: url(server, "/echo"), timeout: .patient))
             #expect(get.bodyText == "GET x-extra=- body=0")
             #expect(!get.exceededSizeLimit)
         }
@@ -279,11 +276,11 @@ extension TransportTests {
     /// may reuse its connection, or that names its own Connection header, is left as it is.
     @Test func aFreshConnectionAsksTheServerToClose() async throws {
         let server = try startServer()
-        let fresh = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: Self.patient))
+        let fresh = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: .patient))
         #expect(fresh.bodyText == "close")
-        let reused = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: Self.patient, freshConnection: false))
+        let reused = await transport.perform(TransferRequest(url: url(server, "/connection"), timeout: .patient, freshConnection: false))
         #expect(reused.bodyText == "-")
-        let named = await transport.perform(TransferRequest(url: url(server, "/connection"), headers: [("Connection", "keep-alive")], timeout: Self.patient))
+        let named = await transport.perform(TransferRequest(url: url(server, "/connection"), headers: [("Connection", "keep-alive")], timeout: .patient))
         #expect(named.bodyText == "keep-alive")
         await server.stop()
     }
@@ -299,7 +296,7 @@ extension TransportTests {
                 await pooled.perform(TransferRequest(url: "http://127.0.0.1:\(port)/"))
             }
             #expect(refused.osErrno == ECONNREFUSED)
-            let ok = await pooled.perform(TransferRequest(url: url(server, "/ok"), timeout: Self.patient))
+            let ok = await pooled.perform(TransferRequest(url: url(server, "/ok"), timeout: .patient))
             #expect(ok.httpStatus == 200)
             #expect(ok.osErrno == 0)
         }
