@@ -46,6 +46,14 @@ let package = Package(
             name: "CLDNS",
             providers: [.apt(["libldns-dev"])]
         ),
+        // Google's RE2 (Debian's libre2-dev) behind an `extern "C"` shim: plain C to Swift, so no
+        // Swift module needs C++ interop (which every module importing it would have to enable).
+        .target(
+            name: "CRE2",
+            linkerSettings: [.linkedLibrary("re2")]
+        ),
+        // Go's regular expressions in linear time, through CRE2: every pattern from outside.
+        .target(name: "LinearRegex", dependencies: ["CRE2"]),
         // glibc's malloc_trim, which the Glibc module does not declare.
         .target(name: "CMemory"),
         .target(
@@ -65,7 +73,7 @@ let package = Package(
         .target(name: "ClientSocket", dependencies: ["CLibCrypto"]),
         // A line-based TCP conversation (blackbox's tcp `query_response`, STARTTLS and TLS through
         // OpenSSL), and PostgreSQL's way to TLS.
-        .target(name: "TCPExchange", dependencies: ["ClientSocket"]),
+        .target(name: "TCPExchange", dependencies: ["ClientSocket", "LinearRegex"]),
         .target(
             name: "MicroHTTPServer",
             dependencies: ["CMicroHTTPD", "CZlib"]
@@ -73,7 +81,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -141,11 +149,12 @@ let package = Package(
             name: "lookout-fuzz",
             dependencies: [
                 "ResilientHTTP", "LookoutCore", "DNSLookup", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer", "TCPExchange",
-                .product(name: "Logging", package: "swift-log"),
+                "LinearRegex", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "TestSupport", dependencies: ["ResilientHTTP"], path: "Tests/Support", exclude: ["Scripts"]),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
+        .testTarget(name: "LinearRegexTests", dependencies: ["LinearRegex"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
         .testTarget(
             name: "LookoutCoreTests",
@@ -169,6 +178,7 @@ let package = Package(
             name: "LookoutWebTests",
             dependencies: [
                 "LookoutWeb", "LookoutAlerting", "LookoutStore", "MicroHTTPServer", "ResilientHTTP", "TCPExchange", "ClientSocket", "TestSupport",
+                "LinearRegex",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -181,5 +191,6 @@ let package = Package(
             ]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -1,5 +1,5 @@
 import ClientSocket
-import Foundation
+import LinearRegex
 
 #if canImport(Glibc)
     import Glibc
@@ -161,17 +161,19 @@ public enum TCPExchange {
         for step in steps {
             var send = step.send
             if let pattern = step.expect {
-                guard let regex = try? NSRegularExpression(pattern: pattern) else {
-                    outcome.problem = "the expect pattern \(pattern) is not a regular expression"
+                let regex: Regexp
+                do throws(Regexp.SyntaxError) {
+                    regex = try Regexp(pattern)
+                } catch {
+                    outcome.problem = "the expect pattern \(pattern) is not a regular expression: \(error)"
                     outcome.reason = "regex"
                     return outcome
                 }
                 var matched = false
                 while let line = nextLine() {
-                    let range = NSRange(line.startIndex..., in: line)
-                    if let match = regex.firstMatch(in: line, range: range) {
+                    if let match = regex.firstMatch(in: line) {
                         matched = true
-                        if let text = send { send = expand(text, match: match, in: line) }
+                        if let text = send { send = expand(text, match: match) }
                         break
                     }
                 }
@@ -200,19 +202,12 @@ public enum TCPExchange {
     /// `${1}`, `$1`, `${name}` in `template` replaced by what the match captured, as Go's
     /// `Regexp.Expand` does: an unknown or unmatched group is empty, `$$` is `$`, and a `$` that
     /// starts no well-formed reference (`${-1}`, `$*`) is kept as it is.
-    package static func expand(_ template: String, match: NSTextCheckingResult, in line: String) -> String {
+    package static func expand(_ template: String, match: Regexp.Match) -> String {
         var out = ""
         var rest = Substring(template)
         func group(_ name: Substring) -> String {
-            let range: NSRange
-            if let number = groupNumber(name) {
-                guard number < match.numberOfRanges else { return "" }
-                range = match.range(at: number)
-            } else {
-                range = match.range(withName: String(name))
-            }
-            guard range.location != NSNotFound, let swiftRange = Range(range, in: line) else { return "" }
-            return String(line[swiftRange])
+            let captured = groupNumber(name).map { match[$0] } ?? match[String(name)]
+            return captured.map(String.init) ?? ""
         }
         while let dollar = rest.firstIndex(of: "$") {
             out += rest[..<dollar]

@@ -1,5 +1,6 @@
 import DNSLookup
 import Foundation
+import LinearRegex
 import LookoutCore
 import ResilientHTTP
 import TCPExchange
@@ -42,7 +43,7 @@ enum ProbeAnswerFuzzing {
     /// The `conversation` target: the first byte is the size of the chunks the rest arrives in;
     /// the first line is the template of what is sent back (`${1}`, `$name`), as a module's
     /// `send` may be, and every later line is matched as `expect` matches it.
-    static let expect = try! NSRegularExpression(pattern: "^(?<code>[0-9]{3})[ -]([^ ]*)(.*)$")
+    static let expect = try! Regexp("^(?P<code>[0-9]{3})[ -]([^ ]*)(.*)$")
 
     static func conversation(_ data: [UInt8]) {
         guard let first = data.first else { return }
@@ -59,8 +60,8 @@ enum ProbeAnswerFuzzing {
                     template = line
                     continue
                 }
-                if let match = expect.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) {
-                    _ = TCPExchange.expand(template, match: match, in: line)
+                if let match = expect.firstMatch(in: line) {
+                    _ = TCPExchange.expand(template, match: match)
                 }
             }
             guard lines.wantsMore else { return }

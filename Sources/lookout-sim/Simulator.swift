@@ -38,6 +38,7 @@ final class Simulator: Sendable {
         var router = Router()
         let routes: [(String, String, Router.Handler)] = [
             ("GET", "/ok", { _ in .json(#"{"ok":true}"#) }),
+            ("GET", "/text", text),
             ("GET", "/status/:code", status),
             ("GET", "/flaky/:id", flaky),
             ("GET", "/flaky/:id/reset", flakyReset),
@@ -107,6 +108,17 @@ final class Simulator: Sendable {
         let detail = request.query["detail"] ?? "simulated status \(code)"
         var response = HTTPResponse.json(Simulator.jsonText(["detail": detail]), status: code)
         if let retryAfter = request.query["retry_after"] { response.headers.set("Retry-After", retryAfter) }
+        return response
+    }
+
+    /// A body of the caller's choosing, for what regular expressions make of it: `repeat`
+    /// `count` times (at most 16 Mi), then `then`; `header` becomes `X-Text`.
+    func text(_ request: HTTPRequest) async -> HTTPResponse {
+        let count = min(max(0, request.intQuery("count") ?? 1), 16 << 20)
+        var body = Array(String(repeating: request.query["repeat"] ?? "", count: count).utf8)
+        body += Array((request.query["then"] ?? "").utf8)
+        var response = HTTPResponse(headers: ["Content-Type": "text/plain; charset=utf-8"], body: .bytes(body))
+        if let header = request.query["header"] { response.headers.set("X-Text", header) }
         return response
     }
 

@@ -154,7 +154,7 @@ struct ConfigTableTests {
         ),
         (
             "probe_modules:\n  m: {kind: http, allow: [\"(\"]}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
-            #"t.yml:2:27: probe_modules.m.allow[0]: "(" is not a regular expression"#
+            #"t.yml:2:27: probe_modules.m.allow[0]: "(" is not a regular expression in Go's syntax (RE2): missing ) at offset 0; blackbox_exporter refuses it too"#
         ),
         (
             "rollup_retention: {minute: 6h}\nsources:\n  - {name: a, url: \"http://x/\"}\n",

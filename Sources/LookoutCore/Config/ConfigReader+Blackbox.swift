@@ -112,13 +112,7 @@ extension ConfigReader {
                 guard let step = mapping(item, itemPath, known: ["expect", "send", "starttls"]) else { continue }
                 var read = ProbeModule.TCPQueryStep()
                 if let node = step["starttls"]?.value, let flag = bool(node, "\(itemPath).starttls") { read.startTLS = flag }
-                if let node = step["expect"]?.value, let pattern = string(node, "\(itemPath).expect") {
-                    if (try? NSRegularExpression(pattern: pattern)) == nil {
-                        problem(node, "\(itemPath).expect", "\"\(pattern)\" is not a regular expression")
-                    } else {
-                        read.expect = pattern
-                    }
-                }
+                if let node = step["expect"]?.value, let pattern = pattern(node, "\(itemPath).expect") { read.expect = pattern }
                 if let node = step["send"]?.value, let text = string(node, "\(itemPath).send") { read.send = text }
                 if read.expect != nil || read.send != nil || read.startTLS { module.tcpQueryResponse.append(read) }
             }
@@ -376,11 +370,7 @@ extension ConfigReader {
                 problem(item, "\(place).regexp", "is missing")
                 continue
             }
-            guard let regexp = string(node, "\(place).regexp") else { continue }
-            guard (try? NSRegularExpression(pattern: regexp)) != nil else {
-                problem(node, "\(place).regexp", "\"\(regexp)\" is not a regular expression")
-                continue
-            }
+            guard let regexp = pattern(node, "\(place).regexp") else { continue }
             let allowMissing = fields["allow_missing"].flatMap { bool($0.value, "\(place).allow_missing") } ?? false
             specs.append(ProbeModule.HeaderRegex(header: header, regexp: regexp, allowMissing: allowMissing))
         }
@@ -391,12 +381,7 @@ extension ConfigReader {
         guard let node, let list = sequence(node, path) else { return [] }
         var patterns: [String] = []
         for (index, item) in list.enumerated() {
-            guard let pattern = string(item, "\(path)[\(index)]") else { continue }
-            if (try? NSRegularExpression(pattern: pattern)) == nil {
-                problem(item, "\(path)[\(index)]", "\"\(pattern)\" is not a regular expression")
-            } else {
-                patterns.append(pattern)
-            }
+            if let pattern = pattern(item, "\(path)[\(index)]") { patterns.append(pattern) }
         }
         return patterns
     }

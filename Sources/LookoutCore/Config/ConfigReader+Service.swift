@@ -140,10 +140,7 @@ extension ConfigReader {
             if let entry = fields[.allow], let patterns = sequence(entry) {
                 for (index, item) in patterns.enumerated() {
                     let path = "\(entry.path)[\(index)]"
-                    guard let pattern = string(item, path) else { continue }
-                    if (try? NSRegularExpression(pattern: pattern)) == nil {
-                        problem(item, path, "\"\(pattern)\" is not a regular expression")
-                    } else {
+                    if let pattern = pattern(item, path) {
                         module.allow.append(pattern)
                         if ProbeModule.allowsAnyHost(pattern) {
                             warning(

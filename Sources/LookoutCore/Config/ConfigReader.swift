@@ -13,6 +13,8 @@ struct ConfigReader {
     var moduleReferences: [(source: Int, name: String, node: Node)] = []
     /// The hook types a hook may name, with the keys each reads (the notification providers).
     let hookKinds: [any HookKind.Type]
+    /// The bytes of regular expressions read so far from this file, aliases expanded.
+    private var patternBytes = 0
 
     init(file: String, directory: String, environment: [String: String], hookKinds: [any HookKind.Type] = []) {
         self.file = file
@@ -26,6 +28,33 @@ struct ConfigReader {
         var config = LookoutConfig()
         if let top = section(root, "", LookoutConfig.Key.self) { config.read(top, &self) }
         return config
+    }
+
+    /// The most bytes of regular expressions one file may hold, every alias counted again: more
+    /// than the file itself can hold without YAML aliases (`[&p …, *p, *p]`), which would otherwise
+    /// make a kilobyte file into gigabytes of patterns, each checked on every probe.
+    static let maxPatternBytes = 1 << 20
+
+    /// The regular expression at `node`, in Go's syntax, or nil with a problem: not a string,
+    /// not a pattern RE2 compiles, or past the file's `maxPatternBytes`.
+    mutating func pattern(_ node: Node, _ path: String) -> String? {
+        guard let pattern = string(node, path) else { return nil }
+        let before = patternBytes
+        patternBytes += pattern.utf8.count
+        guard patternBytes <= ConfigReader.maxPatternBytes else {
+            if before <= ConfigReader.maxPatternBytes {
+                problem(
+                    node, path,
+                    "the regular expressions of \((file as NSString).lastPathComponent) add up to more than \(ConfigReader.maxPatternBytes >> 20) MiB here, YAML aliases counted each time they are used; list fewer or shorter patterns"
+                )
+            }
+            return nil
+        }
+        if let why = RegexCache.problem(pattern) {
+            problem(node, path, why)
+            return nil
+        }
+        return pattern
     }
 
     mutating func problem(_ node: Node?, _ path: String, _ message: String) {

@@ -121,14 +121,7 @@ extension LookoutConfig: ConfigReadable {
         if let file = top[.probeModulesFile] {
             var allow: [String]?
             if let entry = top[.probeAllow], let patterns = reader.sequence(entry) {
-                allow = patterns.enumerated().compactMap { index, item in
-                    guard let pattern = reader.string(item, "\(entry.path)[\(index)]") else { return nil }
-                    guard (try? NSRegularExpression(pattern: pattern)) != nil else {
-                        reader.problem(item, "\(entry.path)[\(index)]", "\"\(pattern)\" is not a regular expression")
-                        return nil
-                    }
-                    return pattern
-                }
+                allow = patterns.enumerated().compactMap { index, item in reader.pattern(item, "\(entry.path)[\(index)]") }
             }
             for (name, module) in reader.readBlackboxFile(file.value, allow: allow).sorted(by: { $0.key < $1.key }) {
                 if probeModules[name] != nil {

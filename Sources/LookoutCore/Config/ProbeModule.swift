@@ -133,7 +133,7 @@ package struct ProbeModule: Sendable, Equatable {
     }
 
     static func matchesWhole(_ pattern: String, _ text: String) -> Bool {
-        RegexCache.matches("\\A(?:\(pattern))\\z", text)
+        RegexCache.matchesWhole(pattern, text)
     }
 
     /// Whether `pattern` lets through URLs of hosts nobody named: it matches made-up targets on
