@@ -32,6 +32,23 @@ struct BlackboxDifferentialTests {
         return samples
     }
 
+    /// The example files of Debian's own package, which blackbox_exporter 0.23 takes, pass
+    /// `check-config` as `probe_modules_file` (an older spelling and a CA file that is not there
+    /// are warnings, as blackbox logs them).
+    @Test(arguments: ["example.yml", "blackbox.yml"])
+    func debiansExampleFilesAreTakenAsTheyAre(_ name: String) async throws {
+        let example = "/usr/share/doc/prometheus-blackbox-exporter/examples/\(name)"
+        let theirs = try await runTool("/usr/bin/prometheus-blackbox-exporter", ["--config.file=\(example)", "--config.check"])
+        #expect(theirs.status == 0, "\(theirs.output)")
+        let directory = try makeTemporaryDirectory("blackbox-examples")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeLookoutConfig(
+            in: directory,
+            "probe_modules_file: \(example)\nprobe_allow: [\"http://127\\\\.0\\\\.0\\\\.1/.*\"]\nsources:\n  - {name: a, url: \"http://127.0.0.1:1/\"}\n")
+        let ours = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["check-config", "--config", config.path])
+        #expect(ours.status == 0, "\(ours.output)")
+    }
+
     @Test func probeAnswersAsBlackboxExporterDoes() async throws {
         let directory = try makeTemporaryDirectory("blackbox-diff")
         defer { try? FileManager.default.removeItem(at: directory) }

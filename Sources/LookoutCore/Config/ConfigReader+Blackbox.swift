@@ -15,7 +15,7 @@ extension ConfigReader {
         "fail_if_body_matches_regexp", "fail_if_body_not_matches_regexp", "basic_auth", "bearer_token", "bearer_token_file", "tls_config",
         "preferred_ip_protocol", "ip_protocol_fallback", "body_size_limit", "valid_http_versions", "fail_if_header_matches", "fail_if_header_not_matches",
         "body_file", "proxy_url", "no_proxy", "proxy_connect_header", "skip_resolve_phase_with_proxy", "enable_http2", "enable_http3", "authorization",
-        "oauth2", "http_headers", "proxy_from_environment",
+        "oauth2", "http_headers", "proxy_from_environment", "no_follow_redirects",
     ]
 
     /// Reads the file `node` names; its problems carry its own name and positions.
@@ -175,7 +175,16 @@ extension ConfigReader {
                 node, "\(path).insecure_skip_verify",
                 "the module does not verify certificates, as asked: expired, untrusted and wrong-host certificates pass; prefer ca_file")
         }
-        if let node = tls["ca_file"]?.value { module.caFile = readableFile(node, "\(path).ca_file") }
+        if let node = tls["ca_file"]?.value, let name = string(node, "\(path).ca_file") {
+            let resolved = resolvePath(name)
+            if FileManager.default.fileExists(atPath: resolved) {
+                module.caFile = readableFile(node, "\(path).ca_file")
+            } else {
+                // As blackbox_exporter, which reads it when it probes: a secret mounted later.
+                module.caFile = resolved
+                warning(node, "\(path).ca_file", "\(resolved) does not exist: the module's probes fail until it does")
+            }
+        }
     }
 
     private mutating func readBlackboxHTTP(_ node: Node, _ path: String, into module: inout ProbeModule) {
@@ -209,6 +218,11 @@ extension ConfigReader {
             }
         }
         if let node = fields["follow_redirects"]?.value, let follow = bool(node, "\(path).follow_redirects") { module.followRedirects = follow }
+        // blackbox 0.23 still reads its older spelling, over follow_redirects, and warns of it.
+        if let node = fields["no_follow_redirects"]?.value, let noFollow = bool(node, "\(path).no_follow_redirects") {
+            module.followRedirects = !noFollow
+            warning(node, "\(path).no_follow_redirects", "is deprecated in blackbox_exporter; write follow_redirects: \(!noFollow)")
+        }
         if let node = fields["compression"]?.value, let text = string(node, "\(path).compression"), !text.isEmpty {
             if ["gzip", "br", "deflate", "identity"].contains(text) {
                 module.compression = text

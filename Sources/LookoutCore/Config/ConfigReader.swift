@@ -75,7 +75,15 @@ struct ConfigReader {
             return nil
         }
         var entries: [String: (key: Node, value: Node)] = [:]
-        for (key, value) in mapping {
+        var budget = ConfigReader.maxMergedPairs
+        let (own, merged) = ConfigReader.mergingKeys(mapping, budget: &budget)
+        if budget < 0 {
+            problem(
+                node, path.isEmpty ? "(top level)" : path, "its merge keys (<<) bring in more than \(ConfigReader.maxMergedPairs) keys; merge fewer mappings")
+        }
+        for (index, (key, value)) in (own + merged).enumerated() {
+            // A key of the mapping's own wins over a merged one, and an earlier merge over a later.
+            if index >= own.count, let name = key.scalar?.string, entries[name] != nil { continue }
             guard let name = key.scalar?.string else {
                 problem(key, path, "keys must be plain names")
                 continue
@@ -90,6 +98,31 @@ struct ConfigReader {
             entries[name] = (key, value)
         }
         return entries
+    }
+
+    /// The most keys merge keys may bring into one mapping, each alias counted every time.
+    static let maxMergedPairs = 10_000
+
+    /// A mapping's own pairs, and apart the pairs its YAML merge keys bring in (`<<: *base`,
+    /// `<<: [*a, *b]`, nested merges too), in the order YAML 1.1 and Go's yaml.v2 (which
+    /// blackbox_exporter reads with) give them precedence. `budget` goes below 0 when the merges
+    /// bring in more than it allows (an alias bomb through merge keys); what is past it is left out.
+    static func mergingKeys(_ mapping: Node.Mapping, budget: inout Int, depth: Int = 0) -> (own: [(Node, Node)], merged: [(Node, Node)]) {
+        var own: [(Node, Node)] = []
+        var merged: [(Node, Node)] = []
+        for (key, value) in mapping {
+            guard key.scalar?.string == "<<", key.scalar?.style == .plain, depth < 32 else {
+                own.append((key, value))
+                continue
+            }
+            for source in value.sequence.map(Array.init) ?? [value] {
+                guard let inner = source.mapping, budget >= 0 else { continue }
+                let (innerOwn, innerMerged) = mergingKeys(inner, budget: &budget, depth: depth + 1)
+                budget -= innerOwn.count + innerMerged.count
+                if budget >= 0 { merged += innerOwn + innerMerged }
+            }
+        }
+        return (own, merged)
     }
 
     /// The closest known name within two edits, or one that starts the same way.
