@@ -14,15 +14,18 @@
 #define LOOKOUT_DNS_BAD_TYPE -3
 #define LOOKOUT_DNS_BAD_CLASS -4
 #define LOOKOUT_DNS_BAD_SOURCE -5
+/// Not an ldns status: an answer came with another ID than the question's (a forged or stray
+/// answer, or garbage), which a client must not take (RFC 5452 section 9.1).
+#define LOOKOUT_DNS_OTHER_ID -6
 
 /// Sends one query for `name`/`type`/`klass` to `server` (an IPv4 or IPv6 literal) on `port`,
 /// from `source` (an address literal of the same family, or NULL for any), over TCP when `tcp`,
-/// with the RD bit when `recursion`, waiting at most `timeout_ms`, once (no retry, no fallback
-/// to TCP on truncation). Returns an ldns status (0: an answer came, in `*answer`) or a
-/// LOOKOUT_DNS_BAD_* code.
+/// with the RD bit when `recursion` and the message ID `id`, waiting at most `timeout_ms`, once
+/// (no retry, no fallback to TCP on truncation). Returns an ldns status (0: an answer with the
+/// same ID came, in `*answer`), a LOOKOUT_DNS_BAD_* code or LOOKOUT_DNS_OTHER_ID.
 static inline int lookout_dns_query(
     const char *server, uint16_t port, const char *source, const char *name, const char *type, const char *klass, int tcp, int recursion,
-    int timeout_ms, ldns_pkt **answer) {
+    int timeout_ms, uint16_t id, ldns_pkt **answer) {
     *answer = NULL;
     ldns_rdf *address = ldns_rdf_new_frm_str(strchr(server, ':') ? LDNS_RDF_TYPE_AAAA : LDNS_RDF_TYPE_A, server);
     if (!address) return LOOKOUT_DNS_BAD_SERVER;
@@ -67,14 +70,29 @@ static inline int lookout_dns_query(
     struct timeval timeout = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     ldns_resolver_set_timeout(resolver, timeout);
     ldns_resolver_set_retrans(resolver, (uint8_t)(timeout_ms / 1000 > 255 ? 255 : timeout_ms / 1000 + 1));
-    ldns_status status = ldns_resolver_send(answer, resolver, dname, rr_type, rr_class, recursion ? LDNS_RD : 0);
+    // ldns_resolver_send would pick the ID itself and take any answer: ask with ours, and check it.
+    ldns_pkt *question = NULL;
+    int status = (int)ldns_resolver_prepare_query_pkt(&question, resolver, dname, rr_type, rr_class, recursion ? LDNS_RD : 0);
+    if (status == LDNS_STATUS_OK) {
+        ldns_pkt_set_id(question, id);
+        status = (int)ldns_resolver_send_pkt(answer, resolver, question);
+        ldns_pkt_free(question);
+        if (status == LDNS_STATUS_OK && *answer && ldns_pkt_id(*answer) != id) {
+            ldns_pkt_free(*answer);
+            *answer = NULL;
+            status = LOOKOUT_DNS_OTHER_ID;
+        }
+    }
     ldns_rdf_deep_free(dname);
     // The source stays ours whether or not this ldns's deep free would take it.
     ldns_resolver_set_source(resolver, NULL);
     if (from) ldns_rdf_deep_free(from);
     ldns_resolver_deep_free(resolver);
-    return (int)status;
+    return status;
 }
+
+/// 1 when the answer says it was cut to fit (the TC bit): over UDP, ask again over TCP.
+static inline int lookout_dns_truncated(const ldns_pkt *packet) { return ldns_pkt_tc(packet) ? 1 : 0; }
 
 /// A query for `name`/`type`/`klass` with `id` and the RD bit when `recursion`, for a transport
 /// of the caller's own (DNS over TLS); NULL with a LOOKOUT_DNS_BAD_* code in `*status`.

@@ -85,9 +85,21 @@ public enum DNSQueryError: Error, Sendable, Equatable {
     case network(String)
     /// An answer came that is no well-formed DNS message (cut short, garbage, another ID).
     case malformed(String)
+    /// The answer over UDP was cut to fit (TC), and asking again over TCP failed.
+    case truncated(String)
     /// DNS over TLS: the handshake failed. `reason` is `cert_expired` (on the certificate's
     /// validity), `cert_invalid` (untrusted, another name) or `tls_handshake`.
     case tls(reason: String, detail: String)
+}
+
+extension DNSQueryError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .badQuery(let text), .network(let text), .malformed(let text), .truncated(let text): text
+        case .timeout: "no answer in time"
+        case .tls(_, let detail): detail
+        }
+    }
 }
 
 /// Sends DNS queries through ldns, on `BlockingCall`'s threads (ldns waits in the calling
@@ -103,9 +115,11 @@ public enum DNSResolver {
         let timeoutMs = Int32(clamping: max(1, query.timeout.components.seconds * 1000 + query.timeout.components.attoseconds / 1_000_000_000_000_000))
         var packet: UnsafeMutablePointer<ldns_pkt>?
         let started = ContinuousClock.now
+        // Never 0: a stream of zero bytes must not pass for the answer.
+        let id = UInt16.random(in: 1...UInt16.max)
         let status = lookout_dns_query(
             query.server, query.port, query.source, name, query.type.uppercased(), query.recordClass.uppercased(), query.overTCP ? 1 : 0,
-            query.recursionDesired ? 1 : 0, timeoutMs, &packet)
+            query.recursionDesired ? 1 : 0, timeoutMs, id, &packet)
         let elapsed = ContinuousClock.now - started
         switch status {
         case LOOKOUT_DNS_BAD_SERVER: return .failure(.badQuery("\(query.server) is not an IP address"))
@@ -113,6 +127,7 @@ public enum DNSResolver {
         case LOOKOUT_DNS_BAD_TYPE: return .failure(.badQuery("\(query.type) is not a record type"))
         case LOOKOUT_DNS_BAD_CLASS: return .failure(.badQuery("\(query.recordClass) is not a record class"))
         case LOOKOUT_DNS_BAD_SOURCE: return .failure(.badQuery("\(query.source ?? "") is not an IP address to send from"))
+        case LOOKOUT_DNS_OTHER_ID: return .failure(.malformed("the answer is for another question (its ID differs): a forged or stray answer"))
         default: break
         }
         guard status == 0, let packet else {
@@ -123,6 +138,18 @@ public enum DNSResolver {
             return .failure(.network(text))
         }
         defer { lookout_dns_packet_free(packet) }
+        if !query.overTCP, lookout_dns_truncated(packet) == 1 {
+            // What a resolver does with a truncated answer (RFC 7766 section 5): ask over TCP,
+            // in the time left.
+            var again = query
+            again.overTCP = true
+            again.timeout = query.timeout - elapsed
+            guard again.timeout > .zero else { return .failure(.truncated("the answer over UDP was truncated, and no time was left to ask over TCP")) }
+            switch perform(again) {
+            case .success(let answer): return .success(answer)
+            case .failure(let error): return .failure(.truncated("the answer over UDP was truncated, and over TCP: \(error)"))
+            }
+        }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return .success(answer(of: packet, seconds: seconds))
     }

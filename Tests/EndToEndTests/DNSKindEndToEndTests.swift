@@ -42,6 +42,29 @@ struct DNSKindEndToEndTests {
         #expect(try await sim.terminate() == 0)
     }
 
+    /// Row 2 of the third attack: an answer to another ID is forged or stray and never taken
+    /// (as blackbox_exporter's client refuses it), over UDP and over TCP; a TCP stream of zeros is
+    /// no answer; a truncated answer over UDP is asked again over TCP, and named when that fails.
+    @Test(arguments: [
+        ("forged.test", "", "invalid_response", "dns_malformed"), ("forged.test", "?transport=tcp", "invalid_response", "dns_malformed"),
+        ("zeros.test", "?transport=tcp", "invalid_response", "dns_malformed"), ("zeros.test", "", "invalid_response", "dns_malformed"),
+        ("truncated-only.test", "", "invalid_response", "dns_truncated"), ("truncated.test", "", "", ""), ("other.test", "", "", ""),
+    ])
+    func refusesForgedAndBrokenAnswers(_ name: String, _ options: String, _ category: String, _ reason: String) async throws {
+        let (server, port) = try await startHostileDNSServer()
+        defer { server.send(SIGKILL) }
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let probed = try await runTool(binary, ["probe", "dns://127.0.0.1:\(port)/\(name)\(options)", "--kind", "dns", "--json", "--timeout", "5s"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(probed.output.utf8)) as? [String: Any], "\(probed.output)")
+        if reason.isEmpty {
+            #expect(probed.status == 0, "\(probed.output)")
+            #expect(json["ok"] as? Bool == true, "\(probed.output)")
+        } else {
+            #expect(probed.status == 1, "\(probed.output)")
+            #expect(json["category"] as? String == category && json["reason"] as? String == reason, "\(probed.output)")
+        }
+    }
+
     /// DNS over TLS in front of the simulator, with a trusted and an untrusted certificate; and
     /// servers that answer badly: TLS that sends bytes that are no DNS message, one that promises
     /// more than it sends, and a UDP server that answers garbage. Each is a failure with its

@@ -42,6 +42,15 @@ public func startBannerServerWithPostgres(cert: String, key: String) async throw
     return (server, (port, tls, postgres, postgresPlain))
 }
 
+/// Starts `Scripts/hostile-dns.py`, a DNS server that forges IDs, answers zeros and truncates
+/// by the name asked (UDP and TCP on one port). Returns it with its port.
+public func startHostileDNSServer() async throws -> (ChildProcess, Int) {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/hostile-dns.py").path
+    let server = try ChildProcess("/usr/bin/python3", ["-u", script])
+    guard let port = Int(try await server.waitFor(#"listening (\d+)"#)) else { throw TestFailure("the DNS server printed no port") }
+    return (server, port)
+}
+
 /// Starts `Scripts/http-proxy.py`, a forward proxy for plain http:// on a free loopback port;
 /// it prints "proxied METHOD URL" for each request. Returns it with its port.
 public func startHTTPProxy() async throws -> (ChildProcess, Int) {

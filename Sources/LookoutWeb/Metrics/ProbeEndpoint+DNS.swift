@@ -28,7 +28,7 @@ extension ProbeEndpoint {
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(
             headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
-            body: .bytes(ProbeEndpoint.renderDNS(outcome, settings: settings, server: server, duration: duration).bytes))
+            body: .bytes(ProbeEndpoint.renderDNS(outcome, settings: settings, query: query, duration: duration).bytes))
     }
 
     /// `IP`, `IP:PORT` or `[IPv6]:PORT`; nil when the host is not an address.
@@ -52,7 +52,7 @@ extension ProbeEndpoint {
     }
 
     /// The dns prober's series, in blackbox_exporter's order, with Lookout's verdict series.
-    static func renderDNS(_ outcome: Result<DNSAnswer, DNSQueryError>, settings: DNSModuleSettings, server: String, duration: Double) -> ExpositionWriter {
+    static func renderDNS(_ outcome: Result<DNSAnswer, DNSQueryError>, settings: DNSModuleSettings, query: DNSQuery, duration: Double) -> ExpositionWriter {
         let writer = ExpositionWriter()
         func gauge(_ name: String, _ help: String, _ value: Double) {
             writer.single(name, type: .gauge, help: help, value: value)
@@ -60,11 +60,7 @@ extension ProbeEndpoint {
         let answer = try? outcome.get()
         var failure: Failure?
         switch outcome {
-        case .failure(.timeout): failure = Failure(category: .timeout, reason: "dns_timeout", detail: "no answer from \(server) in time")
-        case .failure(.network(let text)): failure = Failure(category: .transient, reason: "dns_unreachable", detail: text)
-        case .failure(.tls(let reason, let text)): failure = Failure(category: .tlsError, reason: reason, detail: text)
-        case .failure(.malformed(let text)): failure = Failure(category: .invalidResponse, reason: "dns_malformed", detail: text)
-        case .failure(.badQuery(let text)): failure = Failure(category: .clientError, reason: "dns_bad_query", detail: text)
+        case .failure(let error): failure = DNSProber.failure(error, query)
         case .success(let answer):
             if let problem = settings.problem(answer) { failure = Failure(category: .invalidResponse, reason: "dns_answer_mismatch", detail: problem) }
         }
@@ -83,10 +79,10 @@ extension ProbeEndpoint {
             gauge("probe_dns_serial", "Returns the serial number of the zone", Double(answer.answer.lazy.compactMap(\.serial).last ?? 0))
         }
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
-        gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.", Double(addressHash(server)))
-        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", server.contains(":") ? 6 : 4)
+        gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.", Double(addressHash(query.server)))
+        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", query.server.contains(":") ? 6 : 4)
         let call = CallOutcome(
-            upstream: "/probe", url: "dns://\(server)", startedAtMs: 0, final: nil, failure: failure, attempts: [], durationSeconds: duration,
+            upstream: "/probe", url: "dns://\(query.server)", startedAtMs: 0, final: nil, failure: failure, attempts: [], durationSeconds: duration,
             upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil)
         writeVerdict(Probed(call: call, retries: 0), into: writer)
         return writer

@@ -50,7 +50,7 @@ package enum DNSProber: Prober {
         return result
     }
 
-    static func failure(_ error: DNSQueryError, _ query: DNSQuery) -> Failure {
+    package static func failure(_ error: DNSQueryError, _ query: DNSQuery) -> Failure {
         switch error {
         case .timeout:
             Failure(category: .timeout, reason: "dns_timeout", detail: "no answer from \(query.server):\(query.port) in time")
@@ -58,6 +58,8 @@ package enum DNSProber: Prober {
             Failure(category: .transient, reason: "dns_unreachable", detail: "\(query.server):\(query.port): \(text)")
         case .malformed(let text):
             Failure(category: .invalidResponse, reason: "dns_malformed", detail: "the DNS server \(query.server):\(query.port) answered badly: \(text)")
+        case .truncated(let text):
+            Failure(category: .invalidResponse, reason: "dns_truncated", detail: "\(query.server):\(query.port): \(text)")
         case .tls(let reason, let text):
             Failure(category: .tlsError, reason: reason, detail: "\(query.server):\(query.port): \(text)")
         case .badQuery(let text):
