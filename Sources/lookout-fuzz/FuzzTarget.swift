@@ -38,6 +38,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// A TCP server's side of a `query_response` conversation: its bytes cut into lines as they
     /// arrive in chunks of any size, each matched, and what a match captured sent back.
     case conversation
+    /// A regular expression from outside and a text to match it on (split at the first NUL):
+    /// compiled as Go's syntax by RE2, matched anywhere, whole and with its groups.
+    case regex
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -114,6 +117,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             ProbeAnswerFuzzing.run(data)
         case .conversation:
             ProbeAnswerFuzzing.conversation(data)
+        case .regex:
+            ProbeAnswerFuzzing.regex(data)
         case .vendorPage:
             for format in [nil] + VendorPage.Format.allCases.map(Optional.some) {
                 guard case .success(let page) = VendorPage.parse(data, as: format, nowMs: 1_800_000_000_000) else { continue }

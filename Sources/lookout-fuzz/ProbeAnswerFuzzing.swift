@@ -73,4 +73,23 @@ enum ProbeAnswerFuzzing {
             }
         }
     }
+
+    /// The `regex` target: what a config's pattern and an upstream's text can do to RE2 and to
+    /// Lookout's reading of a match. A match anywhere and a first match agree; a whole match is a
+    /// match; every group is a part of the text.
+    static func regex(_ data: [UInt8]) {
+        let split = data.firstIndex(of: 0) ?? data.endIndex
+        let pattern = String(decoding: data[..<split], as: UTF8.self)
+        let text = String(decoding: data[split...].dropFirst(), as: UTF8.self)
+        _ = RegexCache.problem(pattern)
+        guard let regex = try? Regexp(pattern, maxMemory: 1 << 20) else { return }
+        let found = regex.firstMatch(in: text)
+        precondition(regex.matches(text) == (found != nil), "matches and firstMatch disagree")
+        if regex.matchesWhole(text) { precondition(found != nil, "a whole match that is no match") }
+        if let found {
+            precondition(found.groups.count == regex.groupCount + 1)
+            for case let group? in found.groups { precondition(group.utf8.count <= text.utf8.count) }
+            _ = TCPExchange.expand("${1}$name${0}", match: found)
+        }
+    }
 }
