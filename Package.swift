@@ -54,6 +54,8 @@ let package = Package(
         ),
         // Go's regular expressions in linear time, through CRE2: every pattern from outside.
         .target(name: "LinearRegex", dependencies: ["CRE2"]),
+        // Five-field cron schedules read in a time zone: when a push source's job should call in.
+        .target(name: "CronSchedule"),
         // glibc's malloc_trim, which the Glibc module does not declare.
         .target(name: "CMemory"),
         .target(
@@ -81,7 +83,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex", "CronSchedule",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -155,6 +157,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["ResilientHTTP"], path: "Tests/Support", exclude: ["Scripts"]),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
         .testTarget(name: "LinearRegexTests", dependencies: ["LinearRegex"]),
+        .testTarget(name: "CronScheduleTests", dependencies: ["CronSchedule"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
         .testTarget(
             name: "LookoutCoreTests",

@@ -10,7 +10,10 @@ struct Lookout: AsyncParsableCommand {
         commandName: "lookout",
         abstract: "Watches the HTTP sources a product depends on, through a resilient client.",
         version: LookoutVersion.string,
-        subcommands: [Serve.self, CheckConfig.self, Probe.self, Status.self, SilenceCommand.self, HooksCommand.self, DatabaseCommand.self, RulesCommand.self])
+        subcommands: [
+            Serve.self, CheckConfig.self, Probe.self, Status.self, SilenceCommand.self, HooksCommand.self, DatabaseCommand.self, RulesCommand.self,
+            PushURLCommand.self,
+        ])
 
     /// SPEC: bad usage exits 2 (ArgumentParser's default is 64).
     static func main() async {

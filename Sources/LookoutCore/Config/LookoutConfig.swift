@@ -93,6 +93,13 @@ package struct SourceConfig: Sendable, Equatable {
     /// Behind a reference: inline, an absent module still took 800 bytes of every copy of every
     /// source (the registry keeps one more), 16 MB at 10,000 sources.
     private var moduleStorage: Shared<ProbeModule>?
+    /// `kind: push`: when its job must call in, and its token.
+    package var push: PushSettings? {
+        get { pushStorage?.value }
+        set { pushStorage = newValue.map(Shared.init) }
+    }
+    /// Behind a reference, as `module` is: only push sources have one.
+    private var pushStorage: Shared<PushSettings>?
     /// Downloads: more bytes than this fail as `too_large`.
     package var maxBytes: Int64?
     /// When failed probes make an outage, and when it ends.

@@ -28,6 +28,12 @@ extension SourceConfig {
         case displayName = "display_name"
         case description
         case `public`
+        // kind: push
+        case expectEvery = "expect_every"
+        case schedule
+        case timeZone = "time_zone"
+        case grace, token
+        case tokenFile = "token_file"
     }
 
     enum RetryBudgetKey: String, ConfigKey {
@@ -91,7 +97,11 @@ extension ConfigReader {
                     problem(entry, "\"\(text)\" is not a kind (use \(Probers.names))")
                 }
             }
-            if require(own, .url), let text = url(own[.url], kind: source.kind) { source.url = text }
+            if source.kind == .push {
+                readPush(own, into: &source)
+            } else if require(own, .url), let text = url(own[.url], kind: source.kind) {
+                source.url = text
+            }
             readPolicy(policy, into: &source)
             if let entry = own[.auth] { source.policy.auth = readAuth(entry.value, entry.path) }
             if let entry = own[.fallback], let text = string(entry) {

@@ -34,6 +34,9 @@ package struct ProbeResult: Sendable, Equatable {
     package var duringOffline = false
     /// The source was in a maintenance window: not counted in availability or SLO figures.
     package var duringMaintenance = false
+    /// A failure that opens an outage at once, whatever `failure_threshold` says: a push
+    /// source's job reporting a failure, or not calling in within its grace.
+    package var decisive = false
     /// The upstream asked not to be called again before this time (its Retry-After or
     /// RateLimit reset), capped by the source's `max_retry_after`; nil: no wait asked.
     package var serverWaitUntilMs: Int64?

@@ -6,9 +6,14 @@ import ResilientHTTP
 package struct SourceProber: Sendable {
     package let client: ResilientClient
     package let downloads: DownloadProber
+    /// What push sources' jobs have said.
+    package let pushes: PushLedger
 
-    package init(client: ResilientClient, downloadProgress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }) {
+    package init(
+        client: ResilientClient, pushes: PushLedger = PushLedger(), downloadProgress: @escaping @Sendable (String, DownloadProgress) -> Void = { _, _ in }
+    ) {
         self.client = client
+        self.pushes = pushes
         self.downloads = DownloadProber(client: client, progress: downloadProgress)
     }
 

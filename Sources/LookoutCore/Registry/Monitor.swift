@@ -24,6 +24,8 @@ package final class Monitor: Sendable {
     package let maintenance = MaintenanceCalendar()
     /// The vendors' own status pages (`vendor_status`), read beside the probes.
     package let vendors: VendorWatch
+    /// What push sources' jobs have said (`/push/TOKEN`).
+    package let pushes: PushLedger
     let configPath: String?
     /// The hook types a reloaded config's hooks may name.
     let hookKinds: [any HookKind.Type]
@@ -65,7 +67,9 @@ package final class Monitor: Sendable {
         self.connectivity = connectivity
         let client = ResilientClient(transport: transport, events: [registry, connectivity] + clientEvents)
         self.client = client
-        let prober = SourceProber(client: client) { name, progress in registry.updateDownload(name, progress) }
+        let pushes = PushLedger()
+        self.pushes = pushes
+        let prober = SourceProber(client: client, pushes: pushes) { name, progress in registry.updateDownload(name, progress) }
         let maintenance = self.maintenance
         self.scheduler = ProbeScheduler(
             prober: prober, sinks: [registry] + sinks, connectivity: connectivity,
@@ -123,6 +127,7 @@ package final class Monitor: Sendable {
     /// Lists the config's sources in the registry; probing starts with `run()`.
     package func start() {
         registry.apply(ownSources)
+        pushes.setSources(ownSources)
         vendors.configure(ownSources.compactMap { source in source.vendorStatus.map { (source.name, $0) } })
         maintenance.set(configured: config.maintenance, sources: ownSources)
     }
@@ -133,6 +138,7 @@ package final class Monitor: Sendable {
         current.withLock { $0 = config }
         let sources = ownSources
         let removed = registry.apply(sources)
+        pushes.setSources(sources)
         maintenance.set(configured: config.maintenance, sources: sources)
         vendors.configure(sources.compactMap { source in source.vendorStatus.map { (source.name, $0) } })
         let saved = savedBreakers.withLock { saved -> [String: PersistedBreaker] in

@@ -30,9 +30,10 @@ package struct OutageTracker: Sendable, Equatable {
         case closed
     }
 
-    /// Takes one probe's outcome at `atMs`; returns the change it made, if any.
+    /// Takes one probe's outcome at `atMs`; returns the change it made, if any. A `decisive`
+    /// failure opens the outage at once.
     @discardableResult
-    package mutating func record(ok: Bool, atMs: Int64, policy: OutagePolicy) -> Change? {
+    package mutating func record(ok: Bool, atMs: Int64, policy: OutagePolicy, decisive: Bool = false) -> Change? {
         recent = (recent << 1) | (ok ? 0 : 1)
         if ok {
             consecutiveFailures = 0
@@ -46,7 +47,7 @@ package struct OutageTracker: Sendable, Equatable {
         consecutiveSuccesses = 0
         if consecutiveFailures == 0, !down || failingSinceMs == nil { failingSinceMs = atMs }
         consecutiveFailures += 1
-        guard !down, opens(policy) else { return nil }
+        guard !down, decisive || opens(policy) else { return nil }
         down = true
         return .opened(sinceMs: failingSinceMs ?? atMs)
     }

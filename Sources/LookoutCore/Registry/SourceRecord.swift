@@ -296,7 +296,7 @@ package struct SourceRecord: Sendable {
         let change = followIncident(result)
         // A failure while Lookout itself is offline is not the upstream's: it neither opens nor
         // holds an outage.
-        if result.ok || !result.duringOffline { outage.record(ok: result.ok, atMs: result.timestampMs, policy: source.outage) }
+        if result.ok || !result.duringOffline { outage.record(ok: result.ok, atMs: result.timestampMs, policy: source.outage, decisive: result.decisive) }
         tally.probed = true
         tally.lastOk = result.ok
         tally.lastHTTPStatus = result.httpStatus ?? 0

@@ -214,6 +214,17 @@ extension LookoutDatabase {
                 table.column("incident", .text)
             }
         }
+        migrator.registerMigration("v13: push calls") { db in
+            // Each push source's last calls from its job, so a restart neither forgets a ping
+            // nor pages for one that came before it (PushStore).
+            try db.create(table: "push_calls", options: .withoutRowID) { table in
+                table.column("source", .text).notNull().primaryKey()
+                table.column("last_success_ms", .integer)
+                table.column("last_failure_ms", .integer)
+                table.column("message", .text)
+                table.column("exit_status", .integer)
+            }
+        }
         return migrator
     }
 

@@ -1,0 +1,122 @@
+import Foundation
+import ResilientHTTP
+import TestSupport
+import Testing
+
+/// `kind: push` through the real binary: a job's calls over HTTP, a silence past its grace told
+/// once to a webhook and its end told after the next call, a failure with the job's words, a
+/// wrong token, a run's duration, and a restart that keeps the last call; the token shown nowhere.
+@Suite("push sources end to end", .serialized)
+struct PushEndToEndTests {
+    let http = CurlTransport()
+    static let token = "push-test-token-0123456789"
+
+    func call(_ url: String, method: String = "GET", body: String? = nil) async -> TransferResult {
+        var request = TransferRequest(url: url, method: method, timeout: .patient)
+        if let body { request.body = Array(body.utf8) }
+        return await http.perform(request)
+    }
+
+    func notifications(_ simBase: String) async throws -> [(status: String, description: String)] {
+        try await simulatorWebhookLog(simBase).compactMap { entry in
+            guard let payload = entry["payload"] as? [String: Any], let alert = (payload["alerts"] as? [[String: Any]])?.first,
+                (alert["labels"] as? [String: String])?["alertname"] == "SourceDown"
+            else { return nil }
+            return (alert["status"] as? String ?? "", (alert["annotations"] as? [String: String])?["description"] ?? "")
+        }
+    }
+
+    @Test func aJobsCallsSilenceAndFailureReachAPerson() async throws {
+        let directory = try makeTemporaryDirectory("push")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "\(PushEndToEndTests.token)\n".write(to: directory.appendingPathComponent("push.token"), atomically: true, encoding: .utf8)
+        let (sim, simBase) = try await startSimulator()
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
+            defaults: {interval: 300ms}
+            sources:
+              - {name: nightly, kind: push, expect_every: 2s, grace: 1s, token_file: push.token}
+            alerts:
+              evaluation_interval: 200ms
+              hooks:
+                - {name: chat, type: webhook, url: "\(simBase)/webhook", group_wait: 0s, send_resolved: true}
+            """)
+        var (lookout, base) = try await startLookout(config: config)
+        let push = "\(base)/push/\(PushEndToEndTests.token)"
+        #expect(await call(push + "?msg=exported%2012%20files").bodyText == "OK\n")
+        // Silent past 2 s + 1 s: one notification naming the silence.
+        let silence = try await eventually("the silence told") { try await notifications(simBase).first }
+        #expect(silence.status == "firing")
+        #expect(silence.description.contains("no ping since") && silence.description.contains("(expected every 2s, grace 1s)"), "\(silence.description)")
+        // The next call ends it, told at once.
+        #expect(await call(push, method: "POST").httpStatus == 200)
+        let recovered = try await eventually("the recovery told") { try await notifications(simBase).count >= 2 ? notifications(simBase)[1] : nil }
+        #expect(recovered.status == "resolved")
+        // A failure with the job's words: down at the call, whatever failure_threshold says.
+        #expect(await call(push + "/fail", method: "POST", body: "disk full on /export\n").httpStatus == 200)
+        let failed = try await eventually("the failure told") { try await notifications(simBase).count >= 3 ? notifications(simBase)[2] : nil }
+        #expect(failed.status == "firing" && failed.description.contains("The server said: disk full on /export"), "\(failed.description)")
+        // An exit status 0 is a success; a run timed from /start gives the probe its latency.
+        #expect(await call(push + "/start").httpStatus == 200)
+        #expect(await call(push + "/0").httpStatus == 200)
+        _ = try await eventually("the recovery after the failure") { try await notifications(simBase).count >= 4 ? true : nil }
+        let scrape = await call("\(base)/metrics").bodyText
+        #expect(metricValue(scrape, #"lookout_probe_latency_seconds_count{source="nightly"}"#).map { $0 >= 1 } == true, "no latency recorded")
+        // A wrong token, an unknown action, an exit status past 255: 404, nothing recorded, the
+        // token never echoed.
+        let before = try await notifications(simBase).count
+        for wrong in ["\(base)/push/not-the-token-0123456789", push + "/reboot", push + "/256", push + "/1/2"] {
+            let answer = await call(wrong)
+            #expect(answer.httpStatus == 404, "\(wrong)")
+            #expect(!answer.bodyText.contains(PushEndToEndTests.token) && !answer.bodyText.contains("not-the-token"), "\(answer.bodyText)")
+        }
+        // A flood is refused with Retry-After once the token's burst is spent.
+        var limited: TransferResult?
+        for _ in 0..<30 where limited == nil {
+            let answer = await call(push)
+            if answer.httpStatus == 429 { limited = answer }
+        }
+        #expect(limited?.header("Retry-After") != nil)
+        #expect(try await notifications(simBase).count == before)
+        // Nowhere to be read: the log, the metrics, the page, the API, the notifications.
+        let shown = [
+            lookout.text, await call("\(base)/metrics").bodyText, await call("\(base)/").bodyText, await call("\(base)/api/v1/sources/nightly").bodyText,
+            try String(data: JSONSerialization.data(withJSONObject: try await simulatorWebhookLog(simBase)), encoding: .utf8) ?? "",
+        ]
+        for text in shown { #expect(!text.contains(PushEndToEndTests.token)) }
+        // A restart keeps the last call: once the start's grace has passed, the silence is
+        // counted from that call, not from the start.
+        #expect(try await lookout.terminate() == 0)
+        (lookout, base) = try await startLookout(config: config)
+        let afterRestart = try await eventually("the silence after the restart") { () -> String? in
+            let notes = try await notifications(simBase)
+            return notes.count > before && notes.last?.status == "firing" ? notes.last?.description : nil
+        }
+        #expect(!afterRestart.contains("Lookout started"), "\(afterRestart)")
+        #expect(try await lookout.terminate() == 0)
+        #expect(try await sim.terminate() == 0)
+    }
+
+    /// `lookout push-url` prints what to give the job; for a source of another kind it says so.
+    @Test func printsTheURLToGiveTheJob() async throws {
+        let directory = try makeTemporaryDirectory("push-url")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "\(PushEndToEndTests.token)\n".write(to: directory.appendingPathComponent("push.token"), atomically: true, encoding: .utf8)
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
+            external_url: https://lookout.example.com/
+            sources:
+              - {name: nightly, kind: push, schedule: "0 3 * * *", time_zone: Europe/Berlin, token_file: push.token}
+              - {name: api, url: "http://127.0.0.1:1/"}
+            """)
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let printed = try await runTool(binary, ["push-url", "nightly", "--config", config.path])
+        #expect(printed.status == 0)
+        #expect(printed.output.hasPrefix("https://lookout.example.com/push/\(PushEndToEndTests.token)\n"), "\(printed.output)")
+        #expect(printed.output.contains(#"curl -fsS -m 10 --retry 5 -o /dev/null "https://lookout.example.com/push/\#(PushEndToEndTests.token)/$?""#))
+        let other = try await runTool(binary, ["push-url", "api", "--config", config.path])
+        #expect(other.status == 1 && other.output.contains("api is a http source, not kind: push"), "\(other.output)")
+    }
+}
