@@ -151,7 +151,7 @@ let package = Package(
             name: "lookout-fuzz",
             dependencies: [
                 "ResilientHTTP", "LookoutCore", "DNSLookup", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer", "TCPExchange",
-                "LinearRegex", .product(name: "Logging", package: "swift-log"),
+                "LinearRegex", "CronSchedule", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "TestSupport", dependencies: ["ResilientHTTP"], path: "Tests/Support", exclude: ["Scripts"]),

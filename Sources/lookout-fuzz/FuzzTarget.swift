@@ -1,3 +1,4 @@
+import CronSchedule
 import DNSLookup
 import Foundation
 import LookoutAlerting
@@ -41,6 +42,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// A regular expression from outside and a text to match it on (split at the first NUL):
     /// compiled as Go's syntax by RE2, matched anywhere, whole and with its groups.
     case regex
+    /// A push source's cron schedule, and its next and previous runs in a time zone that keeps
+    /// daylight saving.
+    case cron
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -119,6 +123,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             ProbeAnswerFuzzing.conversation(data)
         case .regex:
             ProbeAnswerFuzzing.regex(data)
+        case .cron:
+            guard let schedule = try? CronSchedule(String(decoding: data, as: UTF8.self)) else { return }
+            let zone = TimeZone(identifier: "Europe/Berlin")!
+            let start = Date(timeIntervalSince1970: 1_774_700_000)  // the week Berlin springs forward in 2026
+            if let next = schedule.next(after: start, in: zone) { precondition(next > start, "a next run before the time asked") }
+            if let previous = schedule.previous(atOrBefore: start, in: zone) { precondition(previous <= start, "a previous run after the time asked") }
         case .vendorPage:
             for format in [nil] + VendorPage.Format.allCases.map(Optional.some) {
                 guard case .success(let page) = VendorPage.parse(data, as: format, nowMs: 1_800_000_000_000) else { continue }
