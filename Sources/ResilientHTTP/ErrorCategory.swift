@@ -35,6 +35,8 @@ public struct Failure: Sendable, Equatable, Error {
     public var detail: String
     /// A message the upstream put in its error body, if any.
     public var serverMessage: String?
+    /// Where in a larger operation it happened ("step 2 of 3, create-order"), said first.
+    public var context: String?
 
     /// Creates a failure; `detail` is cut to 1000 characters, and it and `serverMessage` are made
     /// printable.
@@ -51,6 +53,17 @@ public struct Failure: Sendable, Equatable, Error {
         self.serverMessage = serverMessage.map(PrintableText.escape)
     }
 
+    /// The failure with each of `secrets` (4 characters or more) replaced by `[redacted]` in
+    /// what it says: an upstream that repeats a token in its error must not get it stored.
+    public func hiding(_ secrets: [String]) -> Failure {
+        var failure = self
+        for secret in secrets where secret.count >= 4 {
+            failure.detail = failure.detail.replacingOccurrences(of: secret, with: "[redacted]")
+            failure.serverMessage = failure.serverMessage?.replacingOccurrences(of: secret, with: "[redacted]")
+        }
+        return failure
+    }
+
     /// What a 401 from a source without credentials says in `detail`.
     public static let noCredentials = "the source has no credentials configured"
 
@@ -63,8 +76,9 @@ public struct Failure: Sendable, Equatable, Error {
     /// The message without whose call it was, for a line that already names the source: "the
     /// server answered 503. The server said: down for maintenance".
     public var whatHappened: String {
-        guard let serverMessage, !serverMessage.isEmpty else { return explanation }
-        return explanation + " The server said: \(serverMessage)"
+        let said = context.map { "\($0): \(explanation)" } ?? explanation
+        guard let serverMessage, !serverMessage.isEmpty else { return said }
+        return said + " The server said: \(serverMessage)"
     }
 
     private var explanation: String {

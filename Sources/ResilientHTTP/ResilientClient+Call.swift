@@ -141,7 +141,8 @@ extension ResilientClient {
                 break
             }
             func judge() -> Failure? {
-                FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses) ?? request.validate?(result)
+                let failure = FailureClassifier.classify(result, acceptedStatuses: request.acceptedStatuses) ?? request.validate?(result)
+                return request.secrets.isEmpty ? failure : failure?.hiding(request.secrets)
             }
             // Reading a large body (a feed's items, a big JSON document or error page) would hold
             // up the transfer thread, and with it the timing of every other transfer, when this

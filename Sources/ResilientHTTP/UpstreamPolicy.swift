@@ -132,6 +132,9 @@ public struct CallRequest: Sendable {
     /// recovery is seen at the next call, not at the end of an open period of up to
     /// `open_timeout_max`. A forced-open breaker still refuses it.
     public var breakerTrial = false
+    /// Values that must not be kept or shown (what a flow captured): an upstream's answer that
+    /// repeats one has it replaced before the failure is reported.
+    public var secrets: [String] = []
 
     /// A call whose deadline defaults to six times the transfer's timeout; identical GETs share one
     /// call unless `singleFlight` is false.

@@ -31,15 +31,16 @@ extension Simulator {
         return .json(Simulator.jsonText(["access_token": token, "token_type": "Bearer", "expires_in": ttl]))
     }
 
-    func protected(_ request: HTTPRequest) async -> HTTPResponse {
+    /// Whether the request carries a bearer token `/oauth/token` issued that has not expired, or
+    /// `staticToken`.
+    func hasLiveToken(_ request: HTTPRequest) -> Bool {
         let header = request.headers["Authorization"] ?? ""
         let token = header.hasPrefix("Bearer ") ? String(header.dropFirst("Bearer ".count)) : ""
-        let live =
-            token == Simulator.staticToken
-            || state.withLock { state in
-                state.tokens[token].map { $0 > Date() } ?? false
-            }
-        guard live else {
+        return token == Simulator.staticToken || state.withLock { state in state.tokens[token].map { $0 > Date() } ?? false }
+    }
+
+    func protected(_ request: HTTPRequest) async -> HTTPResponse {
+        guard hasLiveToken(request) else {
             var response = HTTPResponse.json(#"{"error":"invalid_token","error_description":"missing or expired token"}"#, status: 401)
             response.headers.set("WWW-Authenticate", #"Bearer error="invalid_token""#)
             return response

@@ -58,6 +58,8 @@ final class Simulator: Sendable {
             ("GET", "/download/:bytes", download),
             ("POST", "/oauth/token", oauthToken),
             ("GET", "/protected", protected),
+            ("POST", "/orders", createOrder),
+            ("DELETE", "/orders/:id", deleteOrder),
             ("GET", "/ratelimit", rateLimit),
             ("GET", "/redirect", redirect),
             // A gzip body whatever was asked (1,200 bytes of text uncompressed), for what a

@@ -1,14 +1,21 @@
 import ArgumentParser
 import Foundation
 import LookoutCore
+import LookoutService
 import ResilientHTTP
 
 struct Probe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Probes one URL now and reports what happened; exits 0 on success, 1 on failure.")
+        abstract: "Probes one URL, or a configured source (--config F --source NAME), now and reports what happened; exits 0 on success, 1 on failure.")
 
     @Argument(help: "The URL to probe.")
-    var url: String
+    var url: String?
+
+    @Option(help: "A config file whose source to probe (with --source).")
+    var config: String?
+
+    @Option(help: "The configured source to probe, as the scheduler would (each step for a flow).")
+    var source: String?
 
     @Option(help: ArgumentHelp("Probe kind: \(Probers.names)."))
     var kind: String = "http"
@@ -23,18 +30,25 @@ struct Probe: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        if source != nil || config != nil {
+            guard source != nil, config != nil, url == nil else { throw ValidationError("give --config and --source together, without a URL") }
+            return
+        }
+        guard let url else { throw ValidationError("give a URL, or --config F --source NAME") }
         guard SourceKind(rawValue: kind) != nil else { throw ValidationError("--kind must be \(Probers.names)") }
         guard ConfigValues.duration(timeout) != nil else {
             throw ValidationError("--timeout \"\(timeout)\" is not a duration (use 500ms, 30s, 5m, 1h)")
         }
         if let message = Probers.prober(for: SourceKind(rawValue: kind) ?? .http).urlProblem(url) { throw ValidationError(message) }
-        if let sha256, sha256.range(of: "^[0-9a-fA-F]{64}$", options: .regularExpression) == nil {
+        if let sha256, sha256.utf8.count != 64 || !sha256.utf8.allSatisfy(\.isHexDigit) {
             throw ValidationError("--sha256 must be 64 hex digits")
         }
         if sha256 != nil && kind != "download" { throw ValidationError("--sha256 applies to --kind download") }
     }
 
     func run() async throws {
+        if let config, let name = source { return try await probeConfigured(name, config: config) }
+        guard let url else { return }
         var source = SourceConfig(
             name: URLComponents(string: url)?.host ?? url, kind: SourceKind(rawValue: kind)!, url: url,
             interval: .seconds(3600), timeout: ConfigValues.duration(timeout)!)
@@ -50,6 +64,32 @@ struct Probe: AsyncParsableCommand {
         } else {
             print(ProbeReport(url: url, kind: kind, result: result).summary())
         }
+        if !result.ok { throw ExitCode(1) }
+    }
+
+    /// One probe of a configured source, with its policies; a push source is judged by its
+    /// job's calls, which only a running `serve` hears.
+    func probeConfigured(_ name: String, config path: String) async throws {
+        let loaded: LookoutConfig
+        do {
+            loaded = try LookoutApp.loadConfig(path: path)
+        } catch let error as ConfigError {
+            printError(error.description)
+            throw ExitCode(1)
+        }
+        guard let source = loaded.sources.first(where: { $0.name == name }) else {
+            printError("\(path): no source is named \"\(name)\"")
+            throw ExitCode(1)
+        }
+        guard source.kind != .push else {
+            printError("\(name) is a push source: its job calls Lookout, nothing is asked (lookout push-url \(name) --config \(path))")
+            throw ExitCode(1)
+        }
+        let prober = SourceProber(client: ResilientClient())
+        prober.configure(source)
+        let result = await prober.probe(source)
+        let report = ProbeReport(url: source.url, kind: source.kind.rawValue, result: result)
+        print(json ? report.json() : report.summary())
         if !result.ok { throw ExitCode(1) }
     }
 }
@@ -78,7 +118,28 @@ struct ProbeReport {
             ("recovery", string(failure?.recoverySuggestion)), ("server_message", string(failure?.serverMessage)),
             ("sha256", string(result.download?.sha256)),
         ]
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        let steps: [(String, String)] = result.steps.map { [("steps", "[" + $0.map(stepJSON).joined(separator: ",") + "]")] } ?? []
+        return "{" + (fields + steps).map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    func stepJSON(_ step: FlowStepOutcome) -> String {
+        let outcome: String = step.ok.map { $0 ? "passed" : "failed" } ?? "not run"
+        let status: String = step.httpStatus.map(String.init) ?? "null"
+        let reason: String = step.reason.map(LogfmtLogHandler.jsonString) ?? "null"
+        let seconds = String(format: "%.6f", step.seconds)
+        let name = LogfmtLogHandler.jsonString(step.name)
+        return #"{"name":\#(name),"finally":\#(step.isFinally),"outcome":"\#(outcome)","http_status":\#(status),"seconds":\#(seconds),"reason":\#(reason)}"#
+    }
+
+    /// A flow's steps, one line each: what each did and how long it took.
+    var stepLines: [String] {
+        (result.steps ?? []).enumerated().map { index, step in
+            let outcome = step.ok.map { $0 ? "passed" : "FAILED" } ?? "not run"
+            let status = step.httpStatus.map { "  HTTP \($0)" } ?? ""
+            let reason = step.reason.map { "  \($0)" } ?? ""
+            return
+                "  \(step.isFinally ? "finally" : "step \(index + 1)")  \(step.name)  \(outcome)\(status)  \(String(format: "%.0f ms", step.seconds * 1000))\(reason)"
+        }
     }
 
     func summary() -> String {
@@ -93,13 +154,13 @@ struct ProbeReport {
         guard let failure = result.failure else {
             let retried = result.attempts > 1 ? "  after \(result.attempts) attempts" : ""
             let bytes = result.httpStatus == nil && result.bytes == 0 ? "" : "  \(result.bytes) bytes"
-            return "OK  \(url)  \(status)  \(timing)\(bytes)\(verified)\(retried)"
+            return (["OK  \(url)  \(status)  \(timing)\(bytes)\(verified)\(retried)"] + stepLines).joined(separator: "\n")
         }
         let attempts = "\(result.attempts) attempt\(result.attempts == 1 ? "" : "s")"
         var lines = ["FAIL  \(url)  \(status)  \(timing)  \(attempts)", "  \(failure.title) (\(failure.category.rawValue)/\(failure.reason))"]
         if let message = result.message { lines.append("  \(message)") }
         lines.append("  \(failure.recoverySuggestion)")
-        return lines.joined(separator: "\n")
+        return (lines + stepLines).joined(separator: "\n")
     }
 }
 

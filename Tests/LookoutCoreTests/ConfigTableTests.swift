@@ -82,7 +82,7 @@ struct ConfigTableTests {
         ),
         (
             "sources:\n  - name: a\n    kind: ftp\n    url: http://x/\n",
-            #"t.yml:3:11: sources[0].kind: "ftp" is not a kind (use http, json, rss, download, tcp, tls, dns, icmp, grpc or push)"#
+            #"t.yml:3:11: sources[0].kind: "ftp" is not a kind (use http, json, rss, download, tcp, tls, dns, icmp, grpc, push or flow)"#
         ),
         (
             "sources:\n  - name: a\n    kind: tcp\n    url: http://x/\n",

@@ -7,7 +7,7 @@ import Testing
 @Suite("prober registry")
 struct ProberRegistryTests {
     @Test func everyRegisteredKindParsesAndNothingElse() {
-        #expect(Probers.all.map { $0.kind.rawValue } == ["http", "json", "rss", "download", "tcp", "tls", "dns", "icmp", "grpc", "push"])
+        #expect(Probers.all.map { $0.kind.rawValue } == ["http", "json", "rss", "download", "tcp", "tls", "dns", "icmp", "grpc", "push", "flow"])
         for prober in Probers.all {
             #expect(SourceKind(rawValue: prober.kind.rawValue) == prober.kind)
             #expect(ObjectIdentifier(Probers.prober(for: prober.kind)) == ObjectIdentifier(prober))
@@ -15,7 +15,7 @@ struct ProberRegistryTests {
         }
         #expect(SourceKind(rawValue: "ftp") == nil)
         #expect(SourceKind(rawValue: "") == nil)
-        #expect(Probers.names == "http, json, rss, download, tcp, tls, dns, icmp, grpc or push")
+        #expect(Probers.names == "http, json, rss, download, tcp, tls, dns, icmp, grpc, push or flow")
         // Which kinds are one HTTP request decides where a module may be used.
         #expect(Probers.httpRequestNames == "http, json or rss")
         let refused = #expect(throws: ConfigError.self) {

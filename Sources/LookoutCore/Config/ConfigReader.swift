@@ -367,7 +367,7 @@ extension UInt8 {
     }
 
     /// An ASCII hex digit.
-    var isHexDigit: Bool {
+    package var isHexDigit: Bool {
         (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }

@@ -100,6 +100,12 @@ package struct SourceConfig: Sendable, Equatable {
     }
     /// Behind a reference, as `module` is: only push sources have one.
     private var pushStorage: Shared<PushSettings>?
+    /// `kind: flow`: its steps and clean-up.
+    package var flow: FlowSettings? {
+        get { flowStorage?.value }
+        set { flowStorage = newValue.map(Shared.init) }
+    }
+    private var flowStorage: Shared<FlowSettings>?
     /// Downloads: more bytes than this fail as `too_large`.
     package var maxBytes: Int64?
     /// When failed probes make an outage, and when it ends.

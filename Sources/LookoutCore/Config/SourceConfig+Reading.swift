@@ -34,6 +34,8 @@ extension SourceConfig {
         case timeZone = "time_zone"
         case grace, token
         case tokenFile = "token_file"
+        // kind: flow
+        case steps, finally
     }
 
     enum RetryBudgetKey: String, ConfigKey {
@@ -99,6 +101,8 @@ extension ConfigReader {
             }
             if source.kind == .push {
                 readPush(own, into: &source)
+            } else if source.kind == .flow {
+                readFlow(own, into: &source)
             } else if require(own, .url), let text = url(own[.url], kind: source.kind) {
                 source.url = text
             }

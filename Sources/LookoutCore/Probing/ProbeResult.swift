@@ -37,6 +37,8 @@ package struct ProbeResult: Sendable, Equatable {
     /// A failure that opens an outage at once, whatever `failure_threshold` says: a push
     /// source's job reporting a failure, or not calling in within its grace.
     package var decisive = false
+    /// A flow's steps, each with what it did.
+    package var steps: [FlowStepOutcome]?
     /// The upstream asked not to be called again before this time (its Retry-After or
     /// RateLimit reset), capped by the source's `max_retry_after`; nil: no wait asked.
     package var serverWaitUntilMs: Int64?

@@ -253,6 +253,23 @@ package struct StatusAPI: Sendable {
             json.field("message") { $0.string(result.message) }
             json.field("recovery") { $0.string(failure?.recoverySuggestion) }
             json.field("server_message") { $0.string(failure?.serverMessage) }
+            if let steps = result.steps {
+                // A flow's steps: what each did, never what it captured.
+                json.field("steps") { json in
+                    json.array { json in
+                        for step in steps {
+                            json.object { json in
+                                json.field("name") { $0.string(step.name) }
+                                json.field("finally") { $0.bool(step.isFinally) }
+                                json.field("outcome") { $0.string(step.ok.map { $0 ? "passed" : "failed" } ?? "not run") }
+                                json.field("http_status") { $0.int(step.httpStatus.map(Int64.init)) }
+                                json.field("seconds") { $0.number(step.seconds) }
+                                json.field("reason") { $0.string(step.reason) }
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -64,7 +64,7 @@ extension Prober {
 package enum Probers {
     package static let all: [any Prober.Type] = [
         HTTPProber.self, JSONProber.self, FeedProber.self, DownloadProber.self, TCPProber.self, TLSProber.self, DNSProber.self, ICMPProber.self,
-        GRPCProber.self, PushProber.self,
+        GRPCProber.self, PushProber.self, FlowProber.self,
     ]
 
     private static let byKind: [SourceKind: any Prober.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.kind, $0) })
