@@ -4,7 +4,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Build dependencies: the C libraries Lookout links, and pkg-config to find them.
-APT_BUILD := libre2-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libldns-dev libtcmalloc-minimal4 pkg-config
+APT_BUILD := libre2-dev libpsl-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libldns-dev libtcmalloc-minimal4 pkg-config
 # Test tools: Prometheus (promtool), Alertmanager, blackbox_exporter and nginx for end-to-end tests;
 # iproute2 and openssl for fault and TLS tests.
 APT_TEST := curl prometheus prometheus-alertmanager prometheus-blackbox-exporter nginx-light chromium iproute2 openssl systemd python3-aiosmtpd python3-grpcio python3-feedparser dnsmasq-base

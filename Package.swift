@@ -54,6 +54,14 @@ let package = Package(
         ),
         // Go's regular expressions in linear time, through CRE2: every pattern from outside.
         .target(name: "LinearRegex", dependencies: ["CRE2"]),
+        .systemLibrary(
+            name: "CPSL",
+            pkgConfig: "libpsl",
+            providers: [.apt(["libpsl-dev"])]
+        ),
+        // A host's registrable domain (the Public Suffix List, through libpsl) and what RDAP says
+        // of its registration: domain_expiry's parts, no Lookout knowledge.
+        .target(name: "DomainRegistration", dependencies: ["CPSL"]),
         // Five-field cron schedules read in a time zone: when a push source's job should call in.
         .target(name: "CronSchedule"),
         // glibc's malloc_trim, which the Glibc module does not declare.
@@ -83,7 +91,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex", "CronSchedule",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex", "CronSchedule", "DomainRegistration",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
@@ -158,6 +166,7 @@ let package = Package(
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
         .testTarget(name: "LinearRegexTests", dependencies: ["LinearRegex"]),
         .testTarget(name: "CronScheduleTests", dependencies: ["CronSchedule"]),
+        .testTarget(name: "DomainRegistrationTests", dependencies: ["DomainRegistration"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),
         .testTarget(
             name: "LookoutCoreTests",

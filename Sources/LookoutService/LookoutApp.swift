@@ -145,6 +145,19 @@ package struct LookoutApp: Sendable {
                         }
                     }
                 }),
+            .init(
+                service: RunningPart("domains") {
+                    await monitor.watchDomains { fetched in
+                        guard database.unwritableReason == nil else { return true }
+                        do {
+                            try RDAPStore(database: database).save(fetched)
+                            return true
+                        } catch {
+                            logger.error("cannot keep the RDAP bootstrap file", metadata: ["database": "\(database.path)", "error": "\(error)"])
+                            return false
+                        }
+                    }
+                }),
             // A changed config file is reloaded by itself (a ConfigMap update, an editor's save).
             .init(
                 service: RunningPart("config-watch") {

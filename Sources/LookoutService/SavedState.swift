@@ -77,6 +77,7 @@ package struct SavedState {
             monitor.restore(breakers: try BreakerStore.load(database))
             monitor.vendors.restore(try VendorStore(database: database).load())
             monitor.pushes.restore(try PushStore(database: database).load())
+            if let bootstrap = try RDAPStore(database: database).load() { monitor.domains.restore(bootstrap: bootstrap) }
             try HistoryStore.restore(into: monitor.registry, from: database, nowMs: Timestamp.nowMs())
             // Maintenance first: the restored alerts' holds include it.
             monitor.maintenance.set(added: try MaintenanceStore(database: database).current(nowMs: Timestamp.nowMs()))

@@ -59,6 +59,8 @@ final class Simulator: Sendable {
             ("POST", "/oauth/token", oauthToken),
             ("GET", "/protected", protected),
             ("POST", "/orders", createOrder),
+            ("GET", "/rdap/dns.json", rdapBootstrap),
+            ("GET", "/rdap/domain/:name", rdapDomain),
             ("DELETE", "/orders/:id", deleteOrder),
             ("GET", "/ratelimit", rateLimit),
             ("GET", "/redirect", redirect),

@@ -1,4 +1,5 @@
 import Foundation
+import LookoutCore
 import ResilientHTTP
 import TestSupport
 import Testing
@@ -63,14 +64,20 @@ struct PushEndToEndTests {
         _ = try await eventually("the recovery after the failure") { try await notifications(simBase).count >= 4 ? true : nil }
         let scrape = await call("\(base)/metrics").bodyText
         #expect(metricValue(scrape, #"lookout_probe_latency_seconds_count{source="nightly"}"#).map { $0 >= 1 } == true, "no latency recorded")
-        // A wrong token, an unknown action, an exit status past 255: 404, nothing recorded, the
-        // token never echoed.
-        let before = try await notifications(simBase).count
-        for wrong in ["\(base)/push/not-the-token-0123456789", push + "/reboot", push + "/256", push + "/1/2"] {
+        // A wrong token, an unknown action, an exit status past 255: 404, the token never echoed,
+        // and nothing recorded: the job's failure stands (a failure lasts until a success, so
+        // this holds however slow the machine is).
+        #expect(await call(push + "/fail?msg=marker%20failure").httpStatus == 200)
+        _ = try await eventually("the marked failure told") {
+            try await notifications(simBase).last.map { $0.status == "firing" && $0.description.contains("marker failure") } == true ? true : nil
+        }
+        for wrong in ["\(base)/push/not-the-token-0123456789", push + "/reboot", push + "/256", push + "/1/2", "\(base)/push/not-the-token-0123456789/0"] {
             let answer = await call(wrong)
             #expect(answer.httpStatus == 404, "\(wrong)")
             #expect(!answer.bodyText.contains(PushEndToEndTests.token) && !answer.bodyText.contains("not-the-token"), "\(answer.bodyText)")
         }
+        let state = await call("\(base)/api/v1/sources/nightly").bodyText
+        #expect(state.contains("marker failure") && state.contains(#""state":"down""#), "\(state)")
         // A flood is refused with Retry-After once the token's burst is spent.
         var limited: TransferResult?
         for _ in 0..<30 where limited == nil {
@@ -78,7 +85,9 @@ struct PushEndToEndTests {
             if answer.httpStatus == 429 { limited = answer }
         }
         #expect(limited?.header("Retry-After") != nil)
-        #expect(try await notifications(simBase).count == before)
+        _ = try await eventually("the recovery from the flood's first call") {
+            try await notifications(simBase).last?.status == "resolved" ? true : nil
+        }
         // Nowhere to be read: the log, the metrics, the page, the API, the notifications.
         let shown = [
             lookout.text, await call("\(base)/metrics").bodyText, await call("\(base)/").bodyText, await call("\(base)/api/v1/sources/nightly").bodyText,
@@ -88,10 +97,17 @@ struct PushEndToEndTests {
         // A restart keeps the last call: once the start's grace has passed, the silence is
         // counted from that call, not from the start.
         #expect(try await lookout.terminate() == 0)
+        let restarted = Date()
         (lookout, base) = try await startLookout(config: config)
+        // A probe of the new process (not a cause restored from before the stop) that says so.
         let afterRestart = try await eventually("the silence after the restart") { () -> String? in
-            let notes = try await notifications(simBase)
-            return notes.count > before && notes.last?.status == "firing" ? notes.last?.description : nil
+            let body = await call("\(base)/api/v1/sources/nightly").body
+            guard let json = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                let last = (json["source"] as? [String: Any])?["last_result"] as? [String: Any], let at = last["at"] as? String,
+                let ms = Timestamp.parseRFC3339(at), Double(ms) / 1000 > restarted.timeIntervalSince1970, let message = last["message"] as? String,
+                message.contains("no ping since")
+            else { return nil }
+            return message
         }
         #expect(!afterRestart.contains("Lookout started"), "\(afterRestart)")
         #expect(try await lookout.terminate() == 0)

@@ -15,6 +15,12 @@ extension LookoutConfig: ConfigReadable {
         case adminToken = "admin_token"
         case probeModules = "probe_modules"
         case statusPage = "status_page"
+        case rdap
+    }
+
+    enum RDAPKey: String, ConfigKey {
+        case bootstrapURL = "bootstrap_url"
+        case servers
     }
 
     enum ConnectivityKey: String, ConfigKey { case canaries }
@@ -49,6 +55,18 @@ extension LookoutConfig: ConfigReadable {
             if list.count > 64 { reader.problem(entry, "at most 64 peers (\(list.count) listed)") }
             peers = list.prefix(64).enumerated().compactMap { reader.url($0.element, "\(entry.path)[\($0.offset)]") }.map {
                 $0.hasSuffix("/") ? String($0.dropLast()) : $0
+            }
+        }
+        if let entry = top[.rdap], let fields = reader.section(entry.value, entry.path, RDAPKey.self) {
+            if let value = reader.url(fields[.bootstrapURL]) { rdap.bootstrapURL = value }
+            if let entry = fields[.servers], let servers = reader.stringMap(entry) {
+                for (tld, url) in servers.sorted(by: { $0.key < $1.key }) {
+                    if let problem = ProbeURL.problem(url) {
+                        reader.problem(entry.value, "\(entry.path).\(tld)", problem)
+                    } else {
+                        rdap.servers[tld.lowercased()] = url
+                    }
+                }
             }
         }
         if let value = reader.url(top[.externalURL]) {

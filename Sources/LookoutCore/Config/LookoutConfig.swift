@@ -108,6 +108,11 @@ package struct SourceConfig: Sendable, Equatable {
     private var flowStorage: Shared<FlowSettings>?
     /// Downloads: more bytes than this fail as `too_large`.
     package var maxBytes: Int64?
+    /// `domain_expiry`: watch when the registration of `registrationDomain` expires.
+    package var watchesDomain = false
+    /// The domain `domain_expiry` names, or the registrable domain of the URL's host; nil when
+    /// it has none (an address).
+    package var registrationDomain: String?
     /// When failed probes make an outage, and when it ends.
     package var outage = OutagePolicy()
     /// The longest a source told to wait (Retry-After, RateLimit reset) goes unprobed.
@@ -296,6 +301,8 @@ package struct LookoutConfig: Sendable, Equatable {
     package var rawRetention: Duration = .seconds(6 * 3600)
     package var rollupRetention = RollupRetention()
     package var externalURL: String?
+    /// Where `domain_expiry` asks when a domain's registration expires.
+    package var rdap = RDAPSettings()
     /// nil: admin endpoints answer 403.
     package var adminToken: String?
     package var shard = Shard()

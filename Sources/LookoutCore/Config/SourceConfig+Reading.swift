@@ -1,3 +1,4 @@
+import DomainRegistration
 import Foundation
 import ResilientHTTP
 import Yams
@@ -16,6 +17,7 @@ extension SourceConfig {
         case forwardHeadersOnRedirect = "forward_headers_on_redirect"
         case maxBytes = "max_bytes"
         case maxRetryAfter = "max_retry_after"
+        case domainExpiry = "domain_expiry"
     }
 
     /// The keys only a source gives.
@@ -167,6 +169,9 @@ extension ConfigReader {
                 }
             }
             checkKindSpecific(source, own, policy)
+            if source.watchesDomain, source.registrationDomain == nil {
+                source.registrationDomain = URLComponents(string: source.url)?.host.flatMap { PublicSuffix.registrableDomain(of: $0) }
+            }
             if source.timeout > source.interval {
                 let node = policy[.timeout]?.value ?? policy[.interval]?.value ?? item
                 warning(
@@ -323,6 +328,18 @@ extension ConfigReader {
             }
         }
         if let value = bool(policy[.forwardHeadersOnRedirect]) { source.forwardHeadersOnRedirect = value }
+        if let entry = policy[.domainExpiry], let text = entry.value.scalar?.string {
+            // true, false, or the domain to watch when it is not the URL's (an address, a CDN).
+            if let flag = Bool(text.lowercased()) {
+                source.watchesDomain = flag
+                if flag { source.registrationDomain = nil }
+            } else if !text.isEmpty, text.contains("."), text.utf8.allSatisfy({ $0.isLetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) {
+                source.watchesDomain = true
+                source.registrationDomain = text.lowercased()
+            } else {
+                problem(entry, "\"\(text)\" is not true, false or a domain name (e.g. acme.com)")
+            }
+        }
         if let value = size(policy[.maxBytes]) { source.maxBytes = value }
         read(policy[.expect], into: &source.expect)
         if let entry = policy[.retry] { readRetry(entry, into: &source.policy.retry) }

@@ -26,6 +26,8 @@ package final class Monitor: Sendable {
     package let vendors: VendorWatch
     /// What push sources' jobs have said (`/push/TOKEN`).
     package let pushes: PushLedger
+    /// When the registrations of `domain_expiry` sources' domains expire.
+    package let domains: DomainWatch
     let configPath: String?
     /// The hook types a reloaded config's hooks may name.
     let hookKinds: [any HookKind.Type]
@@ -55,6 +57,7 @@ package final class Monitor: Sendable {
         self.logger = logger
         self.current = Mutex(config)
         self.vendors = VendorWatch(transport: transport)
+        self.domains = DomainWatch(transport: transport, logger: logger)
         let registry = SourceRegistry(logger: logger)
         self.registry = registry
         let connectivity = ConnectivityMonitor { offline in
@@ -128,6 +131,7 @@ package final class Monitor: Sendable {
     package func start() {
         registry.apply(ownSources)
         pushes.setSources(ownSources)
+        domains.configure(ownSources, settings: config.rdap)
         vendors.configure(ownSources.compactMap { source in source.vendorStatus.map { (source.name, $0) } })
         maintenance.set(configured: config.maintenance, sources: ownSources)
     }
@@ -139,6 +143,7 @@ package final class Monitor: Sendable {
         let sources = ownSources
         let removed = registry.apply(sources)
         pushes.setSources(sources)
+        domains.configure(sources, settings: config.rdap)
         maintenance.set(configured: config.maintenance, sources: sources)
         vendors.configure(sources.compactMap { source in source.vendorStatus.map { (source.name, $0) } })
         let saved = savedBreakers.withLock { saved -> [String: PersistedBreaker] in
@@ -177,6 +182,16 @@ package final class Monitor: Sendable {
         await vendors.run { [self] in
             observeVendors()
             if let changed = vendors.unsaved(), !save(changed) { vendors.saveFailed() }
+        }
+    }
+
+    /// Asks when watched domains expire as they fall due, until cancelled, and hands what is known
+    /// to the registry; `save` gets a newly fetched RDAP bootstrap file.
+    package func watchDomains(save: @escaping @Sendable (DomainWatch.SavedBootstrap) -> Bool = { _ in true }) async {
+        await domains.run { [self] in
+            let readings = domains.readings
+            registry.setDomainExpiries(Dictionary(readings.map { ($0.source, $0.reading.expiresMs) }) { first, _ in first })
+            if let fetched = domains.unsavedBootstrap() { _ = save(fetched) }
         }
     }
 

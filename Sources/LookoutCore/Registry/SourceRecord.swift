@@ -27,6 +27,9 @@ package struct SourceRecord: Sendable {
         package var lastPhases = PhaseTimings()
         /// When the first of the last probe's certificates expires, in seconds since 1970.
         package var certificateExpirySeconds: Double?
+        /// When the registration of the source's domain expires (`domain_expiry`), in seconds
+        /// since 1970; nil when not watched or not known.
+        package var domainExpirySeconds: Double?
         package var lastSuccessMs: Int64?
         package var successes: UInt64 = 0
         package var failures: UInt64 = 0

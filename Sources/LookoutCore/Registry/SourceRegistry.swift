@@ -140,6 +140,17 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
+    /// When each watched source's domain registration expires (nil: not known), from
+    /// `DomainWatch`.
+    package func setDomainExpiries(_ expiries: [String: Int64?]) {
+        state.withLock { state in
+            for (source, expiresMs) in expiries {
+                guard let position = state.positions[source] else { continue }
+                state.records[position].tally.domainExpirySeconds = expiresMs.map { Double($0 / 1000) }
+            }
+        }
+    }
+
     /// An outage of `source` in progress when Lookout last stopped (see `SourceRecord.restoreOutage`).
     package func restoreOutage(source: String, downSinceMs: Int64, failedProbes: Int, cause: ProbeResult) {
         state.withLock { state in

@@ -136,6 +136,9 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     /// Days until the TLS certificate the last probe saw expires (negative once it has); no
     /// value for a source without one.
     case certificateDaysLeft = "cert_days_left"
+    /// Days until the registration of the source's domain expires (`domain_expiry`); no value
+    /// when it is not watched or not known (an address, a registry without RDAP).
+    case domainDaysLeft = "domain_days_left"
     /// 1 when a probe succeeded only after retries within the window (default 1m), counted as it
     /// happened: a recovery between two evaluations is not missed.
     case recoveredAfterRetries = "recovered_after_retries"
@@ -151,7 +154,7 @@ package enum AlertMetric: String, Sendable, CaseIterable {
 
     /// Whether a paging rule on it tells of an outage (and so fires only while the source is
     /// down); a certificate's days are told whatever the source's state.
-    package var followsOutage: Bool { self != .certificateDaysLeft }
+    package var followsOutage: Bool { self != .certificateDaysLeft && self != .domainDaysLeft }
 
     /// Measured per source (otherwise across all sources).
     package var perSource: Bool {

@@ -72,6 +72,8 @@ extension AlertEvaluator.Inputs {
                 case .insecureBlocked: return summary.map { $0.insecureBlocked ? 1 : 0 }
                 case .certificateDaysLeft:
                     return records[index].tally.certificateExpirySeconds.map { ($0 - Double(now) / 1000) / 86_400 }
+                case .domainDaysLeft:
+                    return records[index].tally.domainExpirySeconds.map { ($0 - Double(now) / 1000) / 86_400 }
                 case .recoveredAfterRetries:
                     // Events, not a rate: no coverage needed; no history at all is no data.
                     return snapshot.counts(index, windowMs: window?.totalMilliseconds ?? HealthWindow.minute).map { $0.retrySucceeded > 0 ? 1 : 0 }

@@ -83,6 +83,9 @@ package struct AlertRule: Sendable, Equatable {
             "CertificateExpiresSoon", "warning", "cert_days_left < 14", .zero, "{source}: its TLS certificate expires in less than 14 days",
             "(lookout_tls_cert_expiry_timestamp_seconds - time()) / 86400 < 14"),
         rule(
+            "DomainExpiresSoon", "warning", "domain_days_left < 30", .zero, "{source}: its domain's registration expires in less than 30 days",
+            "(lookout_domain_expiry_timestamp_seconds - time()) / 86400 < 30"),
+        rule(
             "RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries",
             "increase(lookout_retries_total[5m]) > 0 and on(source) lookout_probe_success == 1"),
         rule(

@@ -225,6 +225,15 @@ extension LookoutDatabase {
                 table.column("exit_status", .integer)
             }
         }
+        migrator.registerMigration("v14: rdap bootstrap") { db in
+            // IANA's RDAP bootstrap file as last fetched, so a restart finds registries without
+            // it (RDAPStore).
+            try db.create(table: "rdap_bootstrap", options: .withoutRowID) { table in
+                table.column("id", .integer).notNull().primaryKey()
+                table.column("fetched_at_ms", .integer).notNull()
+                table.column("body", .blob).notNull()
+            }
+        }
         return migrator
     }
 

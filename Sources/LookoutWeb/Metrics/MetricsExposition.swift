@@ -257,6 +257,16 @@ package struct MetricsExposition: Sendable {
                 writer.sample("lookout_tls_cert_expiry_timestamp_seconds", prefixes, i, value: expiry)
             }
         }
+        writer.family(
+            "lookout_domain_expiry_timestamp_seconds", type: .gauge, help: "When the registration of the source's domain expires, by RDAP (domain_expiry).")
+        // Built only when some source is watched: a label per source on every scrape otherwise.
+        let watched = tallies.contains { $0.domainExpirySeconds != nil }
+        let domains = ExpositionWriter.Labels.suffixes("domain", watched ? snapshot.records.map { $0.source.registrationDomain ?? "" } : [])
+        for i in tallies.indices where watched && snapshot.records[i].source.registrationDomain != nil {
+            if let expiry = tallies[i].domainExpirySeconds {
+                writer.sample("lookout_domain_expiry_timestamp_seconds", prefixes, i, domains, i, value: expiry)
+            }
+        }
     }
 
     private func renderHealth(
