@@ -159,7 +159,7 @@ let package = Package(
             name: "lookout-fuzz",
             dependencies: [
                 "ResilientHTTP", "LookoutCore", "DNSLookup", "LookoutStore", "LookoutAlerting", "LookoutWeb", "MicroHTTPServer", "TCPExchange",
-                "LinearRegex", "CronSchedule", .product(name: "Logging", package: "swift-log"),
+                "LinearRegex", "CronSchedule", "DomainRegistration", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "TestSupport", dependencies: ["ResilientHTTP"], path: "Tests/Support", exclude: ["Scripts"]),

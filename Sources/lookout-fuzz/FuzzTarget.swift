@@ -1,4 +1,5 @@
 import CronSchedule
+import DomainRegistration
 import DNSLookup
 import Foundation
 import LookoutAlerting
@@ -45,6 +46,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// A push source's cron schedule, and its next and previous runs in a time zone that keeps
     /// daylight saving.
     case cron
+    /// What a registry answers over RDAP: IANA's bootstrap file and a domain's record.
+    case rdap
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -123,6 +126,14 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             ProbeAnswerFuzzing.conversation(data)
         case .regex:
             ProbeAnswerFuzzing.regex(data)
+        case .rdap:
+            if let bootstrap = try? RDAP.Bootstrap(json: data) {
+                for servers in bootstrap.servers.values { precondition(!servers.isEmpty, "a TLD without a server") }
+            }
+            let now = Date(timeIntervalSince1970: 1_795_000_000)
+            if let expires = try? RDAP.expiration(json: data, now: now) {
+                precondition(expires.timeIntervalSince1970 >= 473_385_600 && expires.timeIntervalSince(now) <= 100 * 365 * 86_400)
+            }
         case .cron:
             guard let schedule = try? CronSchedule(String(decoding: data, as: UTF8.self)) else { return }
             let zone = TimeZone(identifier: "Europe/Berlin")!

@@ -135,4 +135,37 @@ struct PushEndToEndTests {
         let other = try await runTool(binary, ["push-url", "api", "--config", config.path])
         #expect(other.status == 1 && other.output.contains("api is a http source, not kind: push"), "\(other.output)")
     }
+
+    /// Two replicas of one shard, each listing both as peers: a call that reaches one counts on
+    /// the other too.
+    @Test func aCallToOneReplicaCountsForItsPeer() async throws {
+        let directory = try makeTemporaryDirectory("push-replicas")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "\(PushEndToEndTests.token)\n".write(to: directory.appendingPathComponent("push.token"), atomically: true, encoding: .utf8)
+        let ports = [closedPort(), closedPort()]
+        let config = try writeLookoutConfig(
+            in: directory,
+            """
+            peers: [\(ports.map { "\"http://127.0.0.1:\($0)\"" }.joined(separator: ", "))]
+            sources:
+              - {name: nightly, kind: push, expect_every: 1h, token_file: push.token}
+            """)
+        var replicas: [(ChildProcess, String)] = []
+        for (index, port) in ports.enumerated() {
+            let database = directory.appendingPathComponent("replica-\(index).sqlite").path
+            let process = try ChildProcess(
+                "lookout", ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--replica", index == 0 ? "a" : "b", "--db", database])
+            _ = try await process.waitFor(#"msg=listening address=127\.0\.0\.1:(\d+)"#)
+            replicas.append((process, "http://127.0.0.1:\(port)"))
+        }
+        #expect(await call(replicas[0].1 + "/push/\(PushEndToEndTests.token)/fail?msg=export%20failed%20on%20a").httpStatus == 200)
+        for (_, base) in replicas {
+            let message = try await eventually("the failure on \(base)") { () -> String? in
+                let text = await call("\(base)/api/v1/sources/nightly").bodyText
+                return text.contains("export failed on a") ? text : nil
+            }
+            #expect(message.contains(#""state":"down""#), "\(message)")
+        }
+        for (process, _) in replicas { #expect(try await process.terminate() == 0) }
+    }
 }

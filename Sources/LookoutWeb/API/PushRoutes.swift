@@ -8,9 +8,15 @@ import ResilientHTTP
 /// after the token is a success, `/fail` a failure, `/start` the start of a run, `/N` an exit
 /// status 0–255. The token is the credential: no admin token; an unknown one is a 404 that says
 /// nothing of which exist, and no answer, log line or page ever shows one. `msg=` or a text body
-/// (at most 10 KiB, made printable) is the job's own words.
+/// (at most 10 KiB, made printable) is the job's own words. A call is forwarded once to every
+/// peer (`peers`), so each replica of the source's shard hears it, whichever one the job reached.
 struct PushRoutes {
     let context: LookoutContext
+    /// For forwarding calls to peers: one attempt each, short, never retried.
+    let transport = CurlTransport()
+
+    /// Marks a call forwarded by a peer (its instance id): recorded, not forwarded again.
+    static let forwardedHeader = "X-Lookout-Forwarded"
 
     /// The most of a job's words kept.
     static let maxMessageBytes = 10 << 10
@@ -26,6 +32,9 @@ struct PushRoutes {
         guard (1...2).contains(parts.count), let source = monitor.pushes.source(forToken: String(parts[0])) else {
             return .text("no push source has this token\n", status: 404)
         }
+        let forwardedBy = request.headers[PushRoutes.forwardedHeader]
+        // Our own call come back (a peer list that names this instance too): already recorded.
+        if forwardedBy == context.instanceID { return .text("OK\n") }
         let message = PushRoutes.message(request)
         let event: PushLedger.Event
         switch parts.count == 2 ? String(parts[1]) : nil {
@@ -49,9 +58,36 @@ struct PushRoutes {
             } catch {
                 monitor.logger.error("cannot keep a push source's call in the database", metadata: ["source": "\(source)", "error": "\(error)"])
             }
+            if forwardedBy == nil { forward(request, parts: parts) }
             // Judged now, not at the next tick: an outage starts or ends within seconds.
             if event != .start { _ = await monitor.scheduler.probeNow(source) }
             return .text("OK\n")
+        }
+    }
+
+    /// Sends the call on to every peer, in the background: a peer of another shard does not know
+    /// the token (404), one that is down is not waited for. Nothing of it is logged: its URL holds
+    /// the token.
+    func forward(_ request: HTTPRequest, parts: [Substring]) {
+        let peers = context.monitor.config.peers
+        guard !peers.isEmpty else { return }
+        var path = "/push/" + parts.joined(separator: "/")
+        if let message = request.query["msg"], let encoded = message.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+            path += "?msg=" + encoded
+        }
+        let headers = [(PushRoutes.forwardedHeader, context.instanceID)]
+        let target = path
+        let body = request.body
+        let transport = self.transport
+        Task.detached {
+            await withTaskGroup(of: Void.self) { group in
+                for peer in peers {
+                    group.addTask {
+                        _ = await transport.perform(
+                            TransferRequest(url: peer + target, method: "POST", headers: headers, body: body, timeout: .seconds(5), maxResponseBytes: 4096))
+                    }
+                }
+            }
         }
     }
 
