@@ -1,6 +1,6 @@
 import CronSchedule
-import DomainRegistration
 import DNSLookup
+import DomainRegistration
 import Foundation
 import LookoutAlerting
 import LookoutCore
