@@ -54,6 +54,13 @@ struct Status: AsyncParsableCommand {
             } else if let last, let seconds = last["latency_seconds"] as? Double {
                 detail = String(format: "%.0f ms", seconds * 1000)
             }
+            // A flow's steps, each with what it did.
+            if let steps = last?["steps"] as? [[String: Any]] {
+                let parts = steps.map { step in
+                    "\(step["name"] as? String ?? "") \(step["outcome"] as? String ?? "")" + ((step["http_status"] as? Int).map { " \($0)" } ?? "")
+                }
+                detail += "  [steps: \(parts.joined(separator: ", "))]"
+            }
             if let breaker = source["breaker"] as? [String: Any], let state = breaker["state"] as? String, state != "closed" {
                 detail += "  [breaker \(state)]"
             }

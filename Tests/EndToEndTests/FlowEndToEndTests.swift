@@ -85,6 +85,11 @@ struct FlowEndToEndTests {
             try JSONSerialization.jsonObject(with: Data(await http.perform(TransferRequest(url: "\(simBase)/counters", timeout: .patient)).body))
                 as? [String: Int])
         #expect(counters.keys.filter { $0.hasPrefix("/orders/order-") }.count >= 2, "\(counters)")
+        // The on-call page and lookout status say what each step did.
+        let page = await http.perform(TransferRequest(url: "\(base)/", timeout: .patient)).bodyText
+        #expect(page.contains("create-order ✗ 401") && page.contains("finally delete-order not run"), "the page shows no steps")
+        let binaryStatus = try await runTool(ChildProcess.binDirectory.appendingPathComponent("lookout").path, ["status", "--url", base])
+        #expect(binaryStatus.output.contains("[steps: login passed 200, create-order failed 401, delete-order not run]"), "\(binaryStatus.output)")
         // lookout probe --source runs one as the scheduler does, each step on a line.
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
         let probed = try await runTool(binary, ["probe", "--config", config.path, "--source", "rejected"])

@@ -123,6 +123,16 @@ extension StatusPage {
             html += "OK\(last.httpStatus.map { " · HTTP \($0)" } ?? "")"
             if last.attempts > 1 { html += " <small>after \(last.attempts) attempts</small>" }
         }
+        if let steps = last.steps {
+            // A flow's steps, what each did: never what it captured.
+            let parts = steps.map { step in
+                let outcome = step.ok.map { $0 ? "✓" : "✗" } ?? "not run"
+                let status = step.httpStatus.map { " \($0)" } ?? ""
+                let time = step.ok == nil ? "" : " \(StatusPage.milliseconds(step.seconds))"
+                return "\(step.isFinally ? "finally " : "")\(HTML.escape(step.name)) \(outcome)\(status)\(time)"
+            }
+            html += "<br><small class=\"steps\">\(parts.joined(separator: " · "))</small>"
+        }
         if let wait = entry.serverWait(nowMs: nowMs) {
             html += "<br><small class=\"hint\">\(HTML.escape(wait.message.prefix(1).uppercased() + wait.message.dropFirst()))</small>"
         }
