@@ -341,6 +341,12 @@ echo "| start-up to the first scrape (1,000 sources) | \`lookout serve\` until \
 # beside the upstream's own clock and blackbox_exporter's reading of it.
 ./Benchmarks/latency.sh >> "$rows"
 
+# Catastrophic regexes on long bodies beside blackbox_exporter, and the CPU left after them.
+bin=$bin ./Benchmarks/regex.sh >> "$rows"
+
+# Push calls and flow steps: CPU per call and per step.
+bin=$bin ./Benchmarks/push-flow.sh >> "$rows"
+
 # Memory with a ceiling: 100 failing sources over 10 minutes; 160 concurrent /probe calls of a
 # 64 MiB body.
 ./Benchmarks/memory.sh >> "$rows"

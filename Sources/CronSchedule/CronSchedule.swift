@@ -106,38 +106,24 @@ public struct CronSchedule: Sendable, Equatable, CustomStringConvertible {
     /// forward) is the first one after the change; a time they repeat (autumn) is its first
     /// occurrence.
     public func next(after date: Date, in timeZone: TimeZone) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let hours = self.hours.sorted()
-        let minutes = self.minutes.sorted()
-        let startOfDay = calendar.startOfDay(for: date)
-        for offset in 0..<(5 * 366) {
-            guard let day = calendar.date(byAdding: .day, value: offset, to: startOfDay) else { return nil }
-            var parts = calendar.dateComponents([.year, .month, .day, .weekday], from: day)
-            guard runs(on: parts) else { continue }
-            parts.weekday = nil
-            for hour in hours {
-                for minute in minutes {
-                    parts.hour = hour
-                    parts.minute = minute
-                    guard let candidate = calendar.date(from: parts), candidate > date else { continue }
-                    return candidate
-                }
-            }
-        }
-        return nil
+        search(from: date, in: timeZone, forward: true)
     }
 
     /// The last time at or before `date` the schedule ran, read in `timeZone`, within about 5
     /// years, or nil.
     public func previous(atOrBefore date: Date, in timeZone: TimeZone) -> Date? {
+        search(from: date, in: timeZone, forward: false)
+    }
+
+    /// Day by day from `date`'s, forward or back, the first run past `date` on a day it runs.
+    private func search(from date: Date, in timeZone: TimeZone, forward: Bool) -> Date? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let hours = self.hours.sorted(by: >)
-        let minutes = self.minutes.sorted(by: >)
+        let hours = forward ? self.hours.sorted() : self.hours.sorted(by: >)
+        let minutes = forward ? self.minutes.sorted() : self.minutes.sorted(by: >)
         let startOfDay = calendar.startOfDay(for: date)
         for offset in 0..<(5 * 366) {
-            guard let day = calendar.date(byAdding: .day, value: -offset, to: startOfDay) else { return nil }
+            guard let day = calendar.date(byAdding: .day, value: forward ? offset : -offset, to: startOfDay) else { return nil }
             var parts = calendar.dateComponents([.year, .month, .day, .weekday], from: day)
             guard runs(on: parts) else { continue }
             parts.weekday = nil
@@ -145,7 +131,7 @@ public struct CronSchedule: Sendable, Equatable, CustomStringConvertible {
                 for minute in minutes {
                     parts.hour = hour
                     parts.minute = minute
-                    guard let candidate = calendar.date(from: parts), candidate <= date else { continue }
+                    guard let candidate = calendar.date(from: parts), forward ? candidate > date : candidate <= date else { continue }
                     return candidate
                 }
             }

@@ -70,17 +70,7 @@ struct Probe: AsyncParsableCommand {
     /// One probe of a configured source, with its policies; a push source is judged by its
     /// job's calls, which only a running `serve` hears.
     func probeConfigured(_ name: String, config path: String) async throws {
-        let loaded: LookoutConfig
-        do {
-            loaded = try LookoutApp.loadConfig(path: path)
-        } catch let error as ConfigError {
-            printError(error.description)
-            throw ExitCode(1)
-        }
-        guard let source = loaded.sources.first(where: { $0.name == name }) else {
-            printError("\(path): no source is named \"\(name)\"")
-            throw ExitCode(1)
-        }
+        let (_, source) = try configuredSource(name, config: path)
         guard source.kind != .push else {
             printError("\(name) is a push source: its job calls Lookout, nothing is asked (lookout push-url \(name) --config \(path))")
             throw ExitCode(1)

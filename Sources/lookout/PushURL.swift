@@ -16,17 +16,7 @@ struct PushURLCommand: AsyncParsableCommand {
     var config: String
 
     func run() async throws {
-        let loaded: LookoutConfig
-        do {
-            loaded = try LookoutApp.loadConfig(path: config)
-        } catch let error as ConfigError {
-            printError(error.description)
-            throw ExitCode(1)
-        }
-        guard let source = loaded.sources.first(where: { $0.name == name }) else {
-            printError("\(config): no source is named \"\(name)\"")
-            throw ExitCode(1)
-        }
+        let (loaded, source) = try configuredSource(name, config: config)
         guard let push = source.push else {
             printError("\(config): \(name) is a \(source.kind) source, not kind: push")
             throw ExitCode(1)
@@ -47,4 +37,21 @@ struct PushURLCommand: AsyncParsableCommand {
         if let external = config.externalURL { return external.hasSuffix("/") ? String(external.dropLast()) : external }
         return "http://\(config.listen)"
     }
+}
+
+/// The config at `path` and its source `name`; exits 1 with the problems, or with "no source is
+/// named", for a command that acts on one configured source.
+func configuredSource(_ name: String, config path: String) throws -> (LookoutConfig, SourceConfig) {
+    let loaded: LookoutConfig
+    do {
+        loaded = try LookoutApp.loadConfig(path: path)
+    } catch let error as ConfigError {
+        printError(error.description)
+        throw ExitCode(1)
+    }
+    guard let source = loaded.sources.first(where: { $0.name == name }) else {
+        printError("\(path): no source is named \"\(name)\"")
+        throw ExitCode(1)
+    }
+    return (loaded, source)
 }

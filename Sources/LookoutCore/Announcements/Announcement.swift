@@ -50,11 +50,12 @@ package struct Announcement: Sendable, Equatable {
         if let title {
             if title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "title: must not be empty" }
             if title.count > maxTitle { return "title: at most \(maxTitle) characters (got \(title.count))" }
-            if title.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "title: must be one line" }
+            if let problem = DisplayText.problem(title, multiline: false) { return "title: \(problem)" }
         }
         if let message {
             if message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return "message: must not be empty" }
             if message.count > maxMessage { return "message: at most \(maxMessage) characters (got \(message.count))" }
+            if let problem = DisplayText.problem(message, multiline: true) { return "message: \(problem)" }
         }
         if sources.count > maxSources { return "sources: at most \(maxSources)" }
         if let unknown = sources.first(where: { !known.contains($0) }) { return "sources: no source is named \"\(unknown)\"" }

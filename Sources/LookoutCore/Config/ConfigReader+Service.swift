@@ -45,6 +45,7 @@ extension ConfigReader {
             }
             let matchers = stringMap(fields[.matchers]) ?? [:]
             let note = string(fields[.note]) ?? ""
+            if let entry = fields[.note], let problem = DisplayText.problem(note, multiline: true) { self.problem(entry, problem) }
             var schedule: MaintenanceWindow.Schedule?
             switch (fields[.recurring], fields[.start], fields[.end]) {
             case (let recurring?, nil, nil):

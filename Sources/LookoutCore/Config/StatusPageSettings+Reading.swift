@@ -14,6 +14,8 @@ extension StatusPageSettings: ConfigReadable {
         if let entry = page[.title], let value = reader.string(entry) {
             if value.isEmpty || value.count > 100 {
                 reader.problem(entry, "must be 1 to 100 characters")
+            } else if let problem = DisplayText.problem(value, multiline: false) {
+                reader.problem(entry, problem)
             } else {
                 title = value
             }

@@ -101,6 +101,9 @@ struct MaintenanceRoutes: Sendable {
         }
         guard ends > starts else { return APIRoutes.error("ends_at must be after starts_at (and in the future)", status: 400) }
         guard body["note"] == nil || body["note"] is String else { return APIRoutes.error("note must be a string", status: 400) }
+        if let note = body["note"] as? String, let problem = DisplayText.problem(note, multiline: true) {
+            return APIRoutes.error("note: \(problem)", status: 400)
+        }
         let store = MaintenanceStore(database: database)
         do {
             let id = try store.add(
