@@ -222,7 +222,8 @@ final class Simulator: Sendable {
     func redirect(_ request: HTTPRequest) async -> HTTPResponse {
         let remaining = request.intQuery("n") ?? 1
         let location = remaining > 1 ? "/redirect?n=\(remaining - 1)" : "/ok"
-        return HTTPResponse(status: 302, headers: ["Location": location], body: .bytes([]))
+        // A body, as real servers send with a redirect ("Found. Redirecting to …").
+        return HTTPResponse(status: 302, headers: ["Location": location, "Content-Type": "text/plain"], body: .bytes(Array("Found. Redirecting to \(location)\n".utf8)))
     }
 
     func rateLimit(_ request: HTTPRequest) async -> HTTPResponse {

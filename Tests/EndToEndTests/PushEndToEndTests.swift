@@ -76,6 +76,18 @@ struct PushEndToEndTests {
             #expect(answer.httpStatus == 404, "\(wrong)")
             #expect(!answer.bodyText.contains(PushEndToEndTests.token) && !answer.bodyText.contains("not-the-token"), "\(answer.bodyText)")
         }
+        // A body past the server's 1 MiB limit is refused whole (413) and records nothing; a
+        // thousand unknown tokens are each a 404 that names nothing.
+        let huge = await call(push + "/0", method: "POST", body: String(repeating: "x", count: 2 << 20))
+        #expect(huge.httpStatus == 413, "\(huge.httpStatus ?? 0)")
+        for index in 0..<1000 {
+            let answer = await call("\(base)/push/unknown-token-\(String(format: "%06d", index))")
+            guard answer.httpStatus == 404, answer.bodyText == "no push source has this token\n" else {
+                Issue.record("unknown token \(index): \(answer.httpStatus ?? 0) \(answer.bodyText)")
+                break
+            }
+        }
+        #expect(await call("\(base)/-/healthy").httpStatus == 200)
         let state = await call("\(base)/api/v1/sources/nightly").bodyText
         #expect(state.contains("marker failure") && state.contains(#""state":"down""#), "\(state)")
         // A flood is refused with Retry-After once the token's burst is spent.

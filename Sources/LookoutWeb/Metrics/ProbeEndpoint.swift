@@ -253,7 +253,10 @@ package struct ProbeEndpoint: Sendable {
         let ssl = outcome.url.lowercased().hasPrefix("https://") && result?.httpStatus != nil
         gauge("probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl ? 1 : 0)
         gauge("probe_http_status_code", "Response HTTP status code", Double(result?.httpStatus ?? 0))
-        let bodyRead = outcome.failure?.reason != "compression_mismatch"
+        // A redirect that ends the probe (not followed, or one too many) is not read as the
+        // answer's body: blackbox_exporter 0.23 gives 0 whatever the redirect carried.
+        let endedOnRedirect = result?.httpStatus.map { (300...399).contains($0) } ?? false
+        let bodyRead = outcome.failure?.reason != "compression_mismatch" && !endedOnRedirect
         // What was read, up to `body_size_limit` (a reader stops there).
         let bodyLength = min(result?.bodyBytes ?? 0, module.bodySizeLimit ?? .max)
         gauge("probe_http_uncompressed_body_length", "Length of uncompressed response body", Double(bodyRead ? bodyLength : 0))
