@@ -48,6 +48,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case cron
     /// What a registry answers over RDAP: IANA's bootstrap file and a domain's record.
     case rdap
+    /// A flow's `{{NAME}}` templates, and what its captures and cookie jar take from an answer:
+    /// the text before the first NUL is the template, the capture's path and pattern and a
+    /// `Set-Cookie` value; the rest is the answer's body.
+    case flow
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -126,6 +130,20 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             ProbeAnswerFuzzing.conversation(data)
         case .regex:
             ProbeAnswerFuzzing.regex(data)
+        case .flow:
+            let split = data.firstIndex(of: 0) ?? data.endIndex
+            let spec = String(decoding: data[..<split], as: UTF8.self)
+            if let template = FlowTemplate(spec) {
+                let values = Dictionary(template.names.map { ($0, "v") }) { first, _ in first }
+                precondition(template.expanded(values) != nil, "a template with every value did not expand")
+            }
+            let answer = TransferResult(httpStatus: 200, headers: [("Set-Cookie", spec), ("X-Spec", spec)], body: Array(data[split...].dropFirst()))
+            for from in [FlowCapture.From.json(spec), .header("X-Spec"), .regex("(" + spec + ")")] {
+                if let value = FlowProber.captured(FlowCapture(name: "x", from: from), from: answer) { precondition(!value.isEmpty) }
+            }
+            var cookies: [(name: String, value: String)] = []
+            FlowProber.keepCookies(answer, into: &cookies)
+            precondition(cookies.count <= 1 && cookies.allSatisfy { !$0.name.isEmpty })
         case .rdap:
             if let bootstrap = try? RDAP.Bootstrap(json: data) {
                 for servers in bootstrap.servers.values { precondition(!servers.isEmpty, "a TLD without a server") }

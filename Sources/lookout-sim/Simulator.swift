@@ -223,7 +223,8 @@ final class Simulator: Sendable {
         let remaining = request.intQuery("n") ?? 1
         let location = remaining > 1 ? "/redirect?n=\(remaining - 1)" : "/ok"
         // A body, as real servers send with a redirect ("Found. Redirecting to …").
-        return HTTPResponse(status: 302, headers: ["Location": location, "Content-Type": "text/plain"], body: .bytes(Array("Found. Redirecting to \(location)\n".utf8)))
+        return HTTPResponse(
+            status: 302, headers: ["Location": location, "Content-Type": "text/plain"], body: .bytes(Array("Found. Redirecting to \(location)\n".utf8)))
     }
 
     func rateLimit(_ request: HTTPRequest) async -> HTTPResponse {

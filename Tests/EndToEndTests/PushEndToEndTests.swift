@@ -64,6 +64,13 @@ struct PushEndToEndTests {
         _ = try await eventually("the recovery after the failure") { try await notifications(simBase).count >= 4 ? true : nil }
         let scrape = await call("\(base)/metrics").bodyText
         #expect(metricValue(scrape, #"lookout_probe_latency_seconds_count{source="nightly"}"#).map { $0 >= 1 } == true, "no latency recorded")
+        // A non-zero exit status is a failure naming it; the next success ends it.
+        #expect(await call(push + "/3").httpStatus == 200)
+        _ = try await eventually("the exit status told") {
+            try await notifications(simBase).last.map { $0.status == "firing" && $0.description.contains("the job exited with status 3") } == true ? true : nil
+        }
+        #expect(await call(push).httpStatus == 200)
+        _ = try await eventually("the recovery after the exit status") { try await notifications(simBase).last?.status == "resolved" ? true : nil }
         // A wrong token, an unknown action, an exit status past 255: 404, the token never echoed,
         // and nothing recorded: the job's failure stands (a failure lasts until a success, so
         // this holds however slow the machine is).

@@ -152,7 +152,7 @@ package enum FlowProber: Prober {
         }
     }
 
-    static func captured(_ capture: FlowCapture, from result: TransferResult) -> String? {
+    package static func captured(_ capture: FlowCapture, from result: TransferResult) -> String? {
         let value: String?
         switch capture.from {
         case .header(let name): value = result.header(name)
@@ -176,7 +176,7 @@ package enum FlowProber: Prober {
     }
 
     /// `Set-Cookie`'s name and value, kept for the next steps (a later one replaces an earlier).
-    static func keepCookies(_ result: TransferResult, into cookies: inout [(name: String, value: String)]) {
+    package static func keepCookies(_ result: TransferResult, into cookies: inout [(name: String, value: String)]) {
         for header in result.headers where header.name.lowercased() == "set-cookie" {
             let pair = header.value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
             guard let equals = pair.firstIndex(of: "=") else { continue }
