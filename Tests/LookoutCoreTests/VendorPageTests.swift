@@ -129,7 +129,9 @@ struct VendorPageTests {
         let odd = try parse(#"{"ongoing_incidents":[{"name":"x","current_worst_impact":"catastrophic"}]}"#).get()
         #expect(odd.level == .degraded)
         #expect(VendorStatusConfig(url: "https://status.acme.test/api/v1/summary").candidates.map(\.url) == ["https://status.acme.test/api/v1/summary"])
-        #expect(VendorStatusConfig(url: "https://status.acme.test").candidates.contains { $0.format == .incidentIOWidget })
+        // Under a base URL every candidate is read by its shape, as with format: it would be.
+        let candidates = VendorStatusConfig(url: "https://status.acme.test").candidates
+        #expect(candidates.contains { $0.url == "https://status.acme.test/api/v1/summary" } && candidates.allSatisfy { $0.format == nil })
     }
 
     @Test func instatusInBothShapes() throws {
@@ -318,6 +320,18 @@ struct VendorPageTests {
             Issue.record("an unknown group was accepted")
         } catch {
             #expect("\(error)".contains("did you mean \"pay\""), "\(error)")
+        }
+    }
+
+    /// Row 5 of the third attack: a document in no known shape is no page, in every format and
+    /// detected; never "all operational".
+    @Test(arguments: [nil] + VendorPage.Format.allCases.filter { $0 != .feed }.map(Optional.some))
+    func aDocumentInNoKnownShapeIsUnreadable(_ format: VendorPage.Format?) {
+        for document in ["{}", #"{"page": {}}"#, #"{"data": {}}"#] {
+            guard case .failure = VendorPage.parse(Array(document.utf8), as: format) else {
+                Issue.record("\(document) as \(format.map { "\($0)" } ?? "detected") read as a page")
+                continue
+            }
         }
     }
 }

@@ -227,4 +227,29 @@ struct VendorStatusTests {
         #expect(entries["plain"] == nil)
         await server.stop()
     }
+
+    /// Row 5 of the third attack: a server that answers `{}` everywhere is unreadable, and an
+    /// incident.io widget found under a base URL with a full outage is read as one.
+    @Test func aBaseURLReadsEachDocumentByItsShape() async throws {
+        let widget = Mutex("{}")
+        var router = Router()
+        router.get("/*") { request in
+            let body = request.path == "/api/v1/summary" ? widget.withLock { $0 } : "{}"
+            return HTTPResponse(headers: ["Content-Type": "application/json"], body: .bytes(Array(body.utf8)))
+        }
+        let server = HTTPServer(configuration: .init(port: 0), router: router)
+        try server.start()
+        let (monitor, _) = try lookout(#"sources: [{name: pay, url: "http://127.0.0.1:1/", vendor_status: {url: "http://127.0.0.1:\#(server.port)"}}]"#)
+        await monitor.vendors.poll(nowMs: Timestamp.nowMs(), force: true)
+        let empty = try #require(monitor.vendors.readings.first)
+        #expect(empty.page == nil && empty.problem != nil, "\(empty.problem ?? "no problem")")
+        widget.withLock {
+            $0 =
+                #"{"page_title":"Acme","ongoing_incidents":[{"id":"1","name":"API down","status":"identified","current_worst_impact":"full_outage"}],"in_progress_maintenances":[],"scheduled_maintenances":[]}"#
+        }
+        await monitor.vendors.poll(nowMs: Timestamp.nowMs(), force: true)
+        let read = try #require(monitor.vendors.readings.first)
+        #expect(read.page?.format == .incidentIOWidget && read.page?.level == .majorOutage, "\(String(describing: read.page?.level))")
+        await server.stop()
+    }
 }

@@ -96,6 +96,12 @@ extension VendorPage {
 
     static func instatus(_ object: [String: Any]) -> Result<VendorPage, Problem> {
         let page = object["page"] as? [String: Any]
+        guard
+            page?["status"] is String || (object["status"] as? [String: Any])?["type"] is String || object["activeIncidents"] != nil
+                || object["activeMaintenances"] != nil
+        else {
+            return .failure(Problem(message: "the page has none of Instatus's fields (page.status, status.type, activeIncidents): not Instatus"))
+        }
         // Two shapes in use: `page.status` (UP, HASISSUES, UNDERMAINTENANCE) or `status.type`.
         let word = page.flatMap { text($0["status"]) } ?? (object["status"] as? [String: Any]).flatMap { text($0["type"]) }
         var incidents: [Incident] = []

@@ -26,7 +26,9 @@ package struct VendorStatusConfig: Sendable, Equatable, Hashable {
     /// The shortest interval accepted.
     package static let minimumInterval: Duration = .seconds(60)
 
-    /// The documents tried on a base URL, in turn, with the format each holds.
+    /// The documents tried on a base URL, in turn. Each is read as `format` when one is given,
+    /// and otherwise by the shape it has: a document found under a base URL reads as it would
+    /// with `format:`, and one in no known shape (`{}`) is unreadable, never "operational".
     package var candidates: [(url: String, format: VendorPage.Format?)] {
         let lower = url.lowercased()
         if lower.hasSuffix(".json") || lower.hasSuffix(".atom") || lower.hasSuffix(".rss") || lower.hasSuffix("/api/v1/summary") || lower.contains("?") {
@@ -37,6 +39,6 @@ package struct VendorStatusConfig: Sendable, Equatable, Hashable {
             ("/api/v2/summary.json", .statuspage), ("/summary.json", .instatus), ("/index.json", .betterstack), ("/api/v1/summary", .incidentIOWidget),
             ("/history.atom", .feed),
         ]
-        return all.filter { format == nil || $0.1 == format }.map { (base + $0.0, $0.1) }
+        return all.filter { format == nil || $0.1 == format }.map { (base + $0.0, format) }
     }
 }
