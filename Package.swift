@@ -164,7 +164,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["ResilientHTTP"], path: "Tests/Support", exclude: ["Scripts"]),
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "ResilientHTTP", "TestSupport"]),
-        .testTarget(name: "LinearRegexTests", dependencies: ["LinearRegex"]),
+        .testTarget(name: "LinearRegexTests", dependencies: ["LinearRegex"], exclude: ["Fixtures"]),
         .testTarget(name: "CronScheduleTests", dependencies: ["CronSchedule"]),
         .testTarget(name: "DomainRegistrationTests", dependencies: ["DomainRegistration"]),
         .testTarget(name: "ResilientHTTPTests", dependencies: ["ResilientHTTP", "MicroHTTPServer", "TestSupport"]),

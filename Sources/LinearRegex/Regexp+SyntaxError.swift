@@ -74,20 +74,86 @@ extension Regexp {
         }
     }
 
-    /// What RE2 accepts and Go's `regexp` refuses: `\C` (any single byte), outside `\Q…\E`.
+    /// What RE2 accepts and Go's `regexp` refuses, outside `\Q…\E` and character classes: `\C`
+    /// (any single byte), a repeat count over 1,000 (`x{9876543210}`, which RE2 reads as text),
+    /// a group name that is not ASCII letters, digits and `_`, and 1,000 groups nested (Go counts
+    /// the height of the whole expression; groups are what nests in practice).
     static func goOnly(_ pattern: String) -> SyntaxError? {
         let characters = Array(pattern)
         var index = 0
+        var depth = 0
+        var inClass = false
+        func digits(from start: Int) -> (value: Int, end: Int)? {
+            var end = start
+            var value = 0
+            while end < characters.count, let digit = characters[end].wholeNumberValue, characters[end].isASCII {
+                value = min(value * 10 + digit, 1_000_000)
+                end += 1
+            }
+            return end > start ? (value, end) : nil
+        }
         while index < characters.count {
+            let character = characters[index]
             defer { index += 1 }
-            guard characters[index] == "\\", index + 1 < characters.count else { continue }
-            index += 1
-            switch characters[index] {
-            case "C": return SyntaxError(pattern: pattern, message: "invalid escape sequence", argument: "\\C")
-            case "Q":
-                // Literal up to the first `\E` (Go's parser looks for it as plain text).
-                while index + 1 < characters.count, !(characters[index] == "\\" && characters[index + 1] == "E") { index += 1 }
+            if character == "\\", index + 1 < characters.count {
                 index += 1
+                switch characters[index] {
+                case "C": return SyntaxError(pattern: pattern, message: "invalid escape sequence", argument: "\\C")
+                case "Q":
+                    // Literal up to the first `\E` (Go's parser looks for it as plain text).
+                    while index + 1 < characters.count, !(characters[index] == "\\" && characters[index + 1] == "E") { index += 1 }
+                    index += 1
+                default: break
+                }
+                continue
+            }
+            if inClass {
+                if character == "[", index + 1 < characters.count, characters[index + 1] == ":" {
+                    // A POSIX class inside a class: `[[:alpha:]]`.
+                    if let close = (index + 2..<max(index + 2, characters.count - 1)).first(where: { characters[$0] == ":" && characters[$0 + 1] == "]" }) {
+                        index = close + 1
+                    }
+                } else if character == "]" {
+                    inClass = false
+                }
+                continue
+            }
+            switch character {
+            case "[":
+                inClass = true
+                // `]` first (after `^`) is a member, not the end.
+                if index + 1 < characters.count, characters[index + 1] == "^" { index += 1 }
+                if index + 1 < characters.count, characters[index + 1] == "]" { index += 1 }
+            case "(":
+                depth += 1
+                if depth >= 1000 { return SyntaxError(pattern: pattern, message: "expression nests too deeply", argument: "") }
+                if index + 3 < characters.count, characters[index + 1] == "?", characters[index + 2] == "P", characters[index + 3] == "<" {
+                    let nameStart = index + 4
+                    if let close = characters[nameStart...].firstIndex(of: ">") {
+                        let name = characters[nameStart..<close]
+                        if name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+                            return SyntaxError(pattern: pattern, message: "invalid named capture", argument: "(?P<" + String(name) + ">")
+                        }
+                    }
+                }
+            case ")":
+                depth = max(0, depth - 1)
+            case "{":
+                // Go refuses a count over 1,000 where RE2 would read `{…}` as text.
+                guard let (low, afterLow) = digits(from: index + 1), afterLow < characters.count else { continue }
+                var high = low
+                var end = afterLow
+                if characters[end] == "," {
+                    if let (value, afterHigh) = digits(from: end + 1) {
+                        high = value
+                        end = afterHigh
+                    } else {
+                        end += 1
+                    }
+                }
+                if end < characters.count, characters[end] == "}", max(low, high) > 1000 {
+                    return SyntaxError(pattern: pattern, message: "invalid repeat count", argument: String(characters[index...end]))
+                }
             default: break
             }
         }

@@ -125,7 +125,10 @@ struct RegexDifferentialTests {
     }
 
     /// What Go refuses, blackbox_exporter and Lookout both refuse; what Go takes, both take.
-    @Test(arguments: [(#"(a)\1"#, false), (#"\C"#, false), ("(?=a)", false), ("a++", false), (#"\Z"#, false), (#"(?P<v>\d+)\z"#, true), ("a{,3}", true)])
+    @Test(arguments: [
+        (#"(a)\1"#, false), (#"\C"#, false), ("(?=a)", false), ("a++", false), (#"\Z"#, false), (#"(?P<v>\d+)\z"#, true), ("a{,3}", true),
+        ("x{9876543210}", false), ("(?P<中文>a)", false),
+    ])
     func bothExportersRefuseWhatGoRefuses(_ pattern: String, _ valid: Bool) async throws {
         let directory = try makeTemporaryDirectory("regex-refused")
         defer { try? FileManager.default.removeItem(at: directory) }
