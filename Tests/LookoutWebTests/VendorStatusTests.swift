@@ -182,7 +182,7 @@ struct VendorStatusTests {
         #expect(json.contains("1m after we saw it"))
         var metrics = MetricsExposition(context: context).render(nowMs: start + 65_000)
         #expect(metrics.contains(#"lookout_vendor_reports_problem{source="pay",vendor="127.0.0.1"} 1"#))
-        #expect(metrics.contains(#"lookout_vendor_page_up{vendor="127.0.0.1"} 1"#))
+        #expect(metrics.contains(#"lookout_vendor_page_up{vendor="127.0.0.1",page="http://127.0.0.1:\#(server.port)"} 1"#), "\(metrics)")
 
         // The outage ends: counted for the vendor as acknowledged a minute late; the resolved
         // notification says so.
@@ -250,6 +250,34 @@ struct VendorStatusTests {
         await monitor.vendors.poll(nowMs: Timestamp.nowMs(), force: true)
         let read = try #require(monitor.vendors.readings.first)
         #expect(read.page?.format == .incidentIOWidget && read.page?.level == .majorOutage, "\(String(describing: read.page?.level))")
+        await server.stop()
+    }
+
+    /// Row 6 of the third attack: pages on one host have a breaker each and a series each: one
+    /// that is down pauses none of the others.
+    @Test func pagesOnOneHostAreWatchedApart() async throws {
+        var router = Router()
+        router.get("/down/*") { _ in HTTPResponse(status: 500, headers: [:], body: .bytes(Array("down".utf8))) }
+        router.get("/up/*") { _ in
+            HTTPResponse(
+                headers: ["Content-Type": "application/json"], body: .bytes(Array(#"{"status":{"indicator":"none"},"components":[],"incidents":[]}"#.utf8)))
+        }
+        let server = HTTPServer(configuration: .init(port: 0), router: router)
+        try server.start()
+        let base = "http://127.0.0.1:\(server.port)"
+        let (monitor, context) = try lookout(
+            """
+            sources:
+              - {name: a, url: "http://127.0.0.1:1/", vendor_status: {url: "\(base)/down"}}
+              - {name: b, url: "http://127.0.0.1:1/", vendor_status: {url: "\(base)/up"}}
+            """)
+        // Enough failed reads of the first page to open any breaker they share.
+        for round in 0..<8 { await monitor.vendors.poll(nowMs: Timestamp.nowMs() + Int64(round) * 1000, force: true) }
+        #expect(monitor.vendors.reading("\(base)/up")?.problem == nil, "\(monitor.vendors.reading("\(base)/up")?.problem ?? "")")
+        #expect(monitor.vendors.reading("\(base)/down")?.problem != nil)
+        let metrics = MetricsExposition(context: context).render()
+        #expect(metrics.contains(#"lookout_vendor_page_up{vendor="127.0.0.1",page="\#(base)/up"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"lookout_vendor_page_up{vendor="127.0.0.1",page="\#(base)/down"} 0"#))
         await server.stop()
     }
 }

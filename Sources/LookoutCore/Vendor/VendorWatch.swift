@@ -178,7 +178,9 @@ package final class VendorWatch: Sendable {
                 if let etag = before.etag { headers.append(("If-None-Match", etag)) }
                 if let lastModified = before.lastModified { headers.append(("If-Modified-Since", lastModified)) }
             }
-            let upstream = "vendor:" + VendorWatch.host(url)
+            // A breaker per configured page, as documented: one host's page that is down must not
+            // pause its other pages.
+            let upstream = "vendor:" + before.config.url
             client.configure(upstream: upstream, policy: UpstreamPolicy(retry: .none, rateLimit: nil))
             let outcome = await client.call(
                 upstream: upstream,

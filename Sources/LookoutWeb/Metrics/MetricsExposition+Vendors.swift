@@ -9,7 +9,9 @@ extension MetricsExposition {
         let place = place(snapshot)
         writer.family("lookout_vendor_page_up", type: .gauge, help: "Whether the vendor's status page was read at its last try (1) or not (0).")
         for reading in readings where reading.lastSuccessMs != nil || reading.problem != nil {
-            writer.sample("lookout_vendor_page_up", labels: [("vendor", reading.vendor)] + place, value: reading.problem == nil ? 1 : 0)
+            // One series per configured page: several pages on one host differ by `page`.
+            writer.sample(
+                "lookout_vendor_page_up", labels: [("vendor", reading.vendor), ("page", reading.config.url)] + place, value: reading.problem == nil ? 1 : 0)
         }
         writer.family(
             "lookout_vendor_reports_problem", type: .gauge,
