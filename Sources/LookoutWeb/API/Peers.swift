@@ -60,7 +60,8 @@ package final class Peers: Sendable {
     private let urls: @Sendable () -> [String]
     private let instanceID: String
     private let state = Mutex<[String: Peer]>([:])
-    private let transport = CurlTransport.lookout()
+    /// How instances reach each other: the peers' status, and push calls forwarded to them.
+    package let transport = CurlTransport.lookout()
 
     package init(urls: @escaping @Sendable () -> [String], instanceID: String = "") {
         self.urls = urls

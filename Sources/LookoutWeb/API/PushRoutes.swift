@@ -12,8 +12,6 @@ import ResilientHTTP
 /// peer (`peers`), so each replica of the source's shard hears it, whichever one the job reached.
 struct PushRoutes {
     let context: LookoutContext
-    /// For forwarding calls to peers: one attempt each, short, never retried.
-    let transport = CurlTransport()
 
     /// Marks a call forwarded by a peer (its instance id): recorded, not forwarded again.
     static let forwardedHeader = "X-Lookout-Forwarded"
@@ -78,7 +76,9 @@ struct PushRoutes {
         let headers = [(PushRoutes.forwardedHeader, context.instanceID)]
         let target = path
         let body = request.body
-        let transport = self.transport
+        // The transport instances already talk to each other through (a transport of its own
+        // would start its threads in every serve, push sources or not).
+        let transport = context.peers.transport
         Task.detached {
             await withTaskGroup(of: Void.self) { group in
                 for peer in peers {

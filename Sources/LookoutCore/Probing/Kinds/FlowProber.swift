@@ -135,15 +135,7 @@ package enum FlowProber: Prober {
         let wantsJSON = expect.jsonPath != nil || step.captures.contains { if case .json = $0.from { true } else { false } }
         if expect.maxLatency == nil && expect.bodyContains == nil && !wantsJSON { return nil }
         return { result in
-            if let limit = expect.maxLatency, result.totalSeconds > limit.seconds {
-                return Failure(
-                    category: .invalidResponse, reason: "slow_response", httpStatus: result.httpStatus,
-                    detail: "the answer took \(Int(result.totalSeconds * 1000)) ms, more than the \(ConfigValues.format(limit)) allowed")
-            }
-            if let needle = expect.bodyContains, !result.bodyText.contains(needle) {
-                return Failure(
-                    category: .invalidResponse, reason: "body_mismatch", httpStatus: result.httpStatus, detail: "the body does not contain \"\(needle)\"")
-            }
+            if let failure = expect.sharedCheck(result) { return failure }
             if wantsJSON, var failure = JSONProber.json(result.body, assertion: expect.jsonPath) {
                 failure.httpStatus = result.httpStatus
                 return failure
