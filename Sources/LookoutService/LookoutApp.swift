@@ -122,7 +122,7 @@ package struct LookoutApp: Sendable {
         let longestCall = loaded.sources.map(SourceProber.deadline(for:)).max() ?? .zero
         let retention = Retention(
             retention: loaded.retention, rawRetention: loaded.rawRetention, tiers: loaded.rollupRetention,
-            rollupGrace: longestCall + .seconds(60))
+            rollupGrace: longestCall + .seconds(60), claimKeep: SLAStore.keep(for: loaded.sources))
         var parts: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: RunningPart("writer") { await writer.run() }),
             .init(service: RunningPart("monitor") { await monitor.run() }),

@@ -42,6 +42,8 @@ package struct LookoutContext: Sendable {
         let alerts = AlertService(monitor: monitor, store: AlertStore(database: database), logger: logger)
         let outbox = OutboxDeliverer(hooks: { monitor.config.hooks }, store: OutboxStore(database: database), client: ResilientClient(), logger: logger)
         alerts.onStored { outbox.poke() }
+        // Each outage's start and end by its policy, for the SLA reports.
+        monitor.registry.onOutageEdge { [weak writer] edge in writer?.enqueue(.outageEdge(edge, location: monitor.config.location)) }
         self.monitor = monitor
         self.writer = writer
         self.database = database

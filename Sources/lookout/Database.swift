@@ -93,13 +93,18 @@ struct DatabaseCommand: AsyncParsableCommand {
             // The rollup tiers are kept as long as the config says: without it, they are rolled
             // up but not pruned.
             var tiers: RollupRetention?
+            var claimKeep = SLAStore.defaultKeep
             if let config {
-                do { tiers = try LookoutApp.loadConfig(path: config).rollupRetention } catch {
+                do {
+                    let loaded = try LookoutApp.loadConfig(path: config)
+                    tiers = loaded.rollupRetention
+                    claimKeep = SLAStore.keep(for: loaded.sources)
+                } catch {
                     printError("lookout: \(error)")
                     throw ExitCode(1)
                 }
             }
-            let deleted = try Retention(retention: retention, rawRetention: raw, tiers: tiers)
+            let deleted = try Retention(retention: retention, rawRetention: raw, tiers: tiers, claimKeep: claimKeep)
                 .prune(database, nowMs: Timestamp.nowMs())
             for (table, count) in deleted.sorted(by: { $0.key < $1.key }) where count > 0 {
                 print("\(table): \(count) rows deleted")

@@ -24,14 +24,14 @@ struct OutageTrackerTests {
         #expect(!tracker.down)
         // The second failure in a row opens it, counted from the first.
         var fresh = OutageTracker()
-        #expect(run("..xxx.", policy, tracker: &fresh) == [3: .opened(sinceMs: 10_000), 5: .closed])
+        #expect(run("..xxx.", policy, tracker: &fresh) == [3: .opened(sinceMs: 10_000), 5: .closed(sinceMs: 10_000, upAtMs: 25_000, failedProbes: 3)])
     }
 
     @Test func aThresholdOfOneOpensAtTheFirstFailure() {
         var tracker = OutageTracker()
         var policy = OutagePolicy()
         policy.failureThreshold = 1
-        #expect(run(".x.", policy, tracker: &tracker) == [1: .opened(sinceMs: 5_000), 2: .closed])
+        #expect(run(".x.", policy, tracker: &tracker) == [1: .opened(sinceMs: 5_000), 2: .closed(sinceMs: 5_000, upAtMs: 10_000, failedProbes: 1)])
     }
 
     @Test func aFlappingSourceOpensByItsWindowAndEndsAfterItsSuccesses() {
@@ -41,9 +41,11 @@ struct OutageTrackerTests {
         policy.windowProbes = 10
         policy.successThreshold = 3
         var tracker = OutageTracker()
-        // The third failure of the last ten opens it; three successes in a row end it, two do not.
+        // The third failure of the last ten opens it; three successes in a row end it, two do
+        // not. For an SLA it ends at the first success of those three (probe 8, at 40 s), and
+        // counts the window's three failures and the one after.
         let changes = run("x.x.x..x...", policy, tracker: &tracker)
-        #expect(changes == [4: .opened(sinceMs: 20_000), 10: .closed])
+        #expect(changes == [4: .opened(sinceMs: 20_000), 10: .closed(sinceMs: 20_000, upAtMs: 40_000, failedProbes: 4)])
         // Failures spread wider than the window never open it.
         var sparse = OutageTracker()
         #expect(run("x....x.....x.....x", policy, tracker: &sparse).isEmpty)

@@ -24,7 +24,10 @@ extension LookoutConfig: ConfigReadable {
     }
 
     enum ConnectivityKey: String, ConfigKey { case canaries }
-    enum GroupKey: String, ConfigKey { case vendorStatus = "vendor_status" }
+    enum GroupKey: String, ConfigKey {
+        case vendorStatus = "vendor_status"
+        case sla
+    }
     enum MetricsKey: String, ConfigKey { case detail }
     enum AlertsKey: String, ConfigKey {
         case rules, defaults, hooks
@@ -231,6 +234,13 @@ extension LookoutConfig {
         guard let groups = reader.mapping(entry.value, entry.path, known: named.sorted()) else { return }
         for (name, group) in groups.sorted(by: { $0.key < $1.key }) {
             guard let fields = reader.section(group.value, "\(entry.path).\(name)", GroupKey.self) else { continue }
+            // Members without an `sla` of their own share the defaults': read over them once.
+            let members = sources.indices.filter { sources[$0].group == name && !sources[$0].ownsSLA }
+            if let slaEntry = fields[.sla], let first = members.first {
+                var sla = sources[first].sla
+                reader.readSLA(slaEntry, into: &sla)
+                for index in members { sources[index].sla = sla }
+            }
             guard let vendorEntry = fields[.vendorStatus], let vendor = reader.vendorStatus(vendorEntry) else { continue }
             for index in sources.indices where sources[index].group == name && sources[index].vendorStatus == nil {
                 sources[index].vendorStatus = vendor

@@ -100,6 +100,14 @@ package struct SourceConfig: Sendable, Equatable {
     }
     /// Behind a reference, as `module` is: only push sources have one.
     private var pushStorage: Shared<PushSettings>?
+    /// `sla`: what its vendor promised (its own, its group's or the defaults').
+    package var sla: SLASettings? {
+        get { slaStorage?.value }
+        set { slaStorage = newValue.map(Shared.init) }
+    }
+    private var slaStorage: Shared<SLASettings>?
+    /// The source gave `sla` itself (a group's does not override it).
+    var ownsSLA = false
     /// `kind: flow`: its steps and clean-up.
     package var flow: FlowSettings? {
         get { flowStorage?.value }

@@ -18,6 +18,7 @@ extension SourceConfig {
         case maxBytes = "max_bytes"
         case maxRetryAfter = "max_retry_after"
         case domainExpiry = "domain_expiry"
+        case sla
     }
 
     /// The keys only a source gives.
@@ -109,6 +110,7 @@ extension ConfigReader {
                 source.url = text
             }
             readPolicy(policy, into: &source)
+            source.ownsSLA = policy.has(.sla)
             if let entry = own[.auth] { source.policy.auth = readAuth(entry.value, entry.path) }
             if let entry = own[.fallback], let text = string(entry) {
                 source.fallback = text
@@ -340,6 +342,7 @@ extension ConfigReader {
                 problem(entry, "\"\(text)\" is not true, false or a domain name (e.g. acme.com)")
             }
         }
+        if let entry = policy[.sla] { readSLA(entry, into: &source.sla) }
         if let value = size(policy[.maxBytes]) { source.maxBytes = value }
         read(policy[.expect], into: &source.expect)
         if let entry = policy[.retry] { readRetry(entry, into: &source.policy.retry) }

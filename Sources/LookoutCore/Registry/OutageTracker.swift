@@ -20,6 +20,11 @@ package struct OutageTracker: Sendable, Equatable {
     package private(set) var down = false
     /// The first failed probe of the run of failures that opened the outage (or is under way).
     package private(set) var failingSinceMs: Int64?
+    /// The first success of the run of successes under way while down: where an outage that
+    /// `success_threshold` successes close ends for an SLA (its first success).
+    package private(set) var recoveringSinceMs: Int64?
+    /// Failed probes of the outage: those of the run that opened it and every one since.
+    package private(set) var failedProbes = 0
 
     package init() {}
 
@@ -27,7 +32,9 @@ package struct OutageTracker: Sendable, Equatable {
     package enum Change: Sendable, Equatable {
         /// The outage began; it counts from the first failed probe of its run, `sinceMs`.
         case opened(sinceMs: Int64)
-        case closed
+        /// The outage that began at `sinceMs` ended; it was up from `upAtMs`, the first success
+        /// of the run that closed it, after `failedProbes` failed probes.
+        case closed(sinceMs: Int64, upAtMs: Int64, failedProbes: Int)
     }
 
     /// Takes one probe's outcome at `atMs`; returns the change it made, if any. A `decisive`
@@ -38,30 +45,58 @@ package struct OutageTracker: Sendable, Equatable {
         if ok {
             consecutiveFailures = 0
             consecutiveSuccesses += 1
+            if consecutiveSuccesses == 1 { recoveringSinceMs = atMs }
             if !down { failingSinceMs = nil }
             guard down, consecutiveSuccesses >= policy.successThreshold else { return nil }
             down = false
+            let closed = Change.closed(sinceMs: failingSinceMs ?? atMs, upAtMs: recoveringSinceMs ?? atMs, failedProbes: failedProbes)
             failingSinceMs = nil
-            return .closed
+            recoveringSinceMs = nil
+            failedProbes = 0
+            return closed
         }
         consecutiveSuccesses = 0
+        recoveringSinceMs = nil
         if consecutiveFailures == 0, !down || failingSinceMs == nil { failingSinceMs = atMs }
         consecutiveFailures += 1
+        if down { failedProbes = failedProbes.addingClamped(1) }
         guard !down, decisive || opens(policy) else { return nil }
         down = true
+        // The window's failures opened it, or the run of them.
+        failedProbes = max(consecutiveFailures, (recent & windowMask(policy)).nonzeroBitCount)
         return .opened(sinceMs: failingSinceMs ?? atMs)
     }
 
     /// Takes back an outage that was open when Lookout stopped.
-    package mutating func restore(downSinceMs: Int64) {
+    package mutating func restore(downSinceMs: Int64, failedProbes: Int = 0) {
         down = true
         failingSinceMs = downSinceMs
+        self.failedProbes = max(0, failedProbes)
+    }
+
+    private func windowMask(_ policy: OutagePolicy) -> UInt64 {
+        guard let probes = policy.windowProbes, probes > 0 else { return 0 }
+        return probes >= 64 ? .max : (1 << UInt64(probes)) - 1
     }
 
     private func opens(_ policy: OutagePolicy) -> Bool {
         if consecutiveFailures >= policy.failureThreshold { return true }
-        guard let failures = policy.windowFailures, let probes = policy.windowProbes, probes > 0 else { return false }
-        let mask: UInt64 = probes >= 64 ? .max : (1 << UInt64(probes)) - 1
-        return (recent & mask).nonzeroBitCount >= failures
+        guard let failures = policy.windowFailures, policy.windowProbes ?? 0 > 0 else { return false }
+        return (recent & windowMask(policy)).nonzeroBitCount >= failures
+    }
+}
+
+/// An outage's start or end by its source's policy, as the registry tells it.
+package struct OutageEdge: Sendable {
+    package var source: String
+    package var change: OutageTracker.Change
+    /// At the start, the upstream's failure that opened it (its cause); at the end, the success
+    /// that closed it.
+    package var cause: ProbeResult
+
+    package init(source: String, change: OutageTracker.Change, cause: ProbeResult) {
+        self.source = source
+        self.change = change
+        self.cause = cause
     }
 }

@@ -256,7 +256,7 @@ package struct SourceRecord: Sendable {
         }
         incident = restored
         last = cause
-        if failedProbes >= source.outage.failureThreshold { outage.restore(downSinceMs: downSinceMs) }
+        if failedProbes >= source.outage.failureThreshold { outage.restore(downSinceMs: downSinceMs, failedProbes: failedProbes) }
     }
 
     /// Until when the upstream asked not to be probed (Retry-After, RateLimit reset), if that
@@ -288,18 +288,23 @@ package struct SourceRecord: Sendable {
         }
     }
 
+    /// Takes one result; returns what it changed in the incident the log follows and in the
+    /// outage by the source's policy.
     @discardableResult
-    mutating func record(_ result: ProbeResult) -> OutageChange? {
+    mutating func record(_ result: ProbeResult) -> (OutageChange?, OutageTracker.Change?) {
         guard !result.heldBack else {
             heldBackCalls += 1
             lastHeldBackMs = result.timestampMs
-            return nil
+            return (nil, nil)
         }
         last = result
         let change = followIncident(result)
         // A failure while Lookout itself is offline is not the upstream's: it neither opens nor
         // holds an outage.
-        if result.ok || !result.duringOffline { outage.record(ok: result.ok, atMs: result.timestampMs, policy: source.outage, decisive: result.decisive) }
+        var edge: OutageTracker.Change?
+        if result.ok || !result.duringOffline {
+            edge = outage.record(ok: result.ok, atMs: result.timestampMs, policy: source.outage, decisive: result.decisive)
+        }
         tally.probed = true
         tally.lastOk = result.ok
         tally.lastHTTPStatus = result.httpStatus ?? 0
@@ -326,10 +331,10 @@ package struct SourceRecord: Sendable {
             if progress.verified == false { tally.verifyFailures += 1 }
         }
         // Maintenance is planned: availability and SLO figures leave it out.
-        guard !result.duringMaintenance else { return change }
+        guard !result.duringMaintenance else { return (change, edge) }
         health.record(result)
         hasHealth = true
-        return change
+        return (change, edge)
     }
 
     /// Follows the outage: begun by a failure, ended by a success. A failure while Lookout is

@@ -23,6 +23,9 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     /// Called when a source goes down or comes back up by its outage policy (the alert service
     /// evaluates then, instead of at its next tick).
     private let downListeners = Mutex<[@Sendable () -> Void]>([])
+    /// Told each outage's start and end by the source's policy, with its cause (the store keeps
+    /// them as the SLA's evidence).
+    private let edgeListeners = Mutex<[@Sendable (OutageEdge) -> Void]>([])
     /// Where a source going down, failing differently and coming back up are told; a line for
     /// each change, not for each failed probe.
     private let logger: Logger?
@@ -63,15 +66,23 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     }
 
     package func record(_ result: ProbeResult) {
-        let (change, flipped) = state.withLock { state -> (SourceRecord.OutageChange?, Bool) in
-            guard let position = state.positions[result.source] else { return (nil, false) }
-            let wasDown = state.records[position].outage.down
-            let change = state.records[position].record(result)
+        let (change, edge) = state.withLock { state -> (SourceRecord.OutageChange?, OutageEdge?) in
+            guard let position = state.positions[result.source] else { return (nil, nil) }
+            let (change, flip) = state.records[position].record(result)
             if !result.heldBack && !result.duringMaintenance { state.rounds.record(result, marks: &state.records[position].roundMarks) }
-            return (change, state.records[position].outage.down != wasDown)
+            return (change, flip.map { OutageEdge(source: result.source, change: $0, cause: state.records[position].incident?.cause ?? result) })
         }
         if let change, let logger { SourceRegistry.log(change, to: logger) }
-        if flipped { for listener in downListeners.withLock({ $0 }) { listener() } }
+        if let edge {
+            for listener in downListeners.withLock({ $0 }) { listener() }
+            for listener in edgeListeners.withLock({ $0 }) { listener(edge) }
+        }
+    }
+
+    /// Calls `listener` (outside any lock, on the prober's task) with each outage's start and
+    /// end by its source's policy.
+    package func onOutageEdge(_ listener: @escaping @Sendable (OutageEdge) -> Void) {
+        edgeListeners.withLock { $0.append(listener) }
     }
 
     /// Calls `listener` (outside any lock) whenever a source goes down or comes back up by its

@@ -234,6 +234,26 @@ extension LookoutDatabase {
                 table.column("body", .blob).notNull()
             }
         }
+        migrator.registerMigration("v15: sla outages") { db in
+            // Every outage by its source's policy, from its first failed probe to its first
+            // success, with the cause that opened it: an SLA report's evidence (SLAStore). Kept
+            // for a year past `retention`, a few rows a source.
+            try db.create(table: "sla_outages", options: .withoutRowID) { table in
+                table.column("source_id", .integer).notNull()
+                table.column("started_ms", .integer).notNull()
+                table.column("ended_ms", .integer)
+                table.column("failed_probes", .integer).notNull()
+                table.column("category", .text).notNull()
+                table.column("reason", .text).notNull()
+                table.column("http_status", .integer)
+                table.column("detail", .text).notNull()
+                table.column("server_message", .text)
+                table.column("location", .text)
+                table.column("vendor_acknowledged_ms", .integer)
+                table.column("vendor_incident", .text)
+                table.primaryKey(["source_id", "started_ms"])
+            }
+        }
         return migrator
     }
 

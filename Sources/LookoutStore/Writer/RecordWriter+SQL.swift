@@ -108,6 +108,8 @@ extension RecordWriter {
             ])
         case .forgetOutages:
             try statements.db.execute(sql: "DELETE FROM outages")
+        case .outageEdge(let edge, let location):
+            try SLAStore.write(edge, location: location, sourceId: try statements.id(edge.source), statements.db)
         case .outage(let source, nil):
             try statements.statement(8, "DELETE FROM outages WHERE source_id = ?").execute(arguments: [try statements.id(source)])
         case .breakerState(let source, let state, let atMs):

@@ -253,9 +253,13 @@ package final class RecordWriter: ProbeResultSink, ClientEventSink {
         }
         guard !batch.isEmpty || !rollups.isEmpty else { return }
         let started = ContinuousClock.now
+        // A source first written now was first seen at its earliest result here (the SLA
+        // reports count nothing before it), never later than now.
+        var firstSeenMs = Timestamp.nowMs()
+        for case .probe(let result) in batch where result.timestampMs < firstSeenMs { firstSeenMs = max(0, result.timestampMs) }
         do {
-            let (added, found) = try database.writer.write { db in
-                let statements = BatchStatements(db, ids: sourceIds, nowMs: Timestamp.nowMs())
+            let (added, found) = try database.writer.write { [firstSeenMs] db in
+                let statements = BatchStatements(db, ids: sourceIds, nowMs: firstSeenMs)
                 for record in batch { try RecordWriter.insert(record, statements) }
                 var found: [(RollupKey, Rollup)] = []
                 for (key, minute) in rollups {

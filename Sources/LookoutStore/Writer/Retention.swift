@@ -17,13 +17,22 @@ package struct Retention: Sendable {
     package var tiers: RollupRetention?
     /// How long minute rows may still change: the longest call of any source, and a margin.
     package var rollupGraceMs: Int64
+    /// Raw results inside an outage that ended less than this ago are kept whatever
+    /// `raw_retention` says: an SLA claim may still need them (`SLAStore.keep(for:)`).
+    package var claimKeepMs: Int64
     package static let chunk = 2_000
+    /// `sla_outages` rows are kept at least this long (a year of reports, and a claim after it).
+    package static let slaHistoryMs: Int64 = 400 * 86_400_000
 
-    package init(retention: Duration, rawRetention: Duration, tiers: RollupRetention?, rollupGrace: Duration = .milliseconds(RollupTiers.graceMs)) {
+    package init(
+        retention: Duration, rawRetention: Duration, tiers: RollupRetention?, rollupGrace: Duration = .milliseconds(RollupTiers.graceMs),
+        claimKeep: Duration = SLAStore.defaultKeep
+    ) {
         retentionMs = retention.totalMilliseconds
         rawRetentionMs = rawRetention.totalMilliseconds
         self.tiers = tiers
         rollupGraceMs = rollupGrace.totalMilliseconds
+        claimKeepMs = claimKeep.totalMilliseconds
     }
 
     /// Rolls up, then deletes what is older than the limits; returns the rows deleted per table.
@@ -54,6 +63,10 @@ package struct Retention: Sendable {
                 old
             ),
             ("silences", "SELECT rowid FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
+            (
+                "sla_outages", "SELECT rowid FROM sla_outages WHERE ended_ms < ? LIMIT \(Retention.chunk)",
+                nowMs - max(retentionMs, Retention.slaHistoryMs, claimKeepMs)
+            ),
             // An announcement goes with its timeline once it was resolved before the limit.
             (
                 "announcement_updates",
@@ -74,10 +87,6 @@ package struct Retention: Sendable {
         statements += [
             // Written in time order, without an index: deleted from the front. A row that started
             // before an older one finished waits behind it, at most the longest call.
-            (
-                "probe_results", "DELETE FROM raw_results WHERE id IN (SELECT id FROM raw_results ORDER BY id LIMIT \(Retention.chunk)) AND ts_ms < ?", raw,
-                "raw"
-            ),
             (HistoryTier.minute.view, Retention.deleteBefore(.minute), minuteCutoff, HistoryTier.minute.name),
             (HistoryTier.hour.view, Retention.deleteBefore(.hour), hourCutoff, HistoryTier.hour.name),
             // Keyed by source first: one seek per source, never a scan of every day.
@@ -90,6 +99,7 @@ package struct Retention: Sendable {
             ),
         ]
         var deleted: [String: Int] = [:]
+        deleted["probe_results"] = try pruneRaw(database, before: raw, nowMs: nowMs)
         for (table, statement, cutoff, tier) in statements {
             while true {
                 let count = try database.writer.write { db -> Int in
@@ -99,11 +109,40 @@ package struct Retention: Sendable {
                     return count
                 }
                 deleted[table, default: 0] += count
-                // The raw rows' chunk may hold young rows among old ones: go on while any go.
-                if count == 0 || (tier != "raw" && count < Retention.chunk) { break }
+                if count < Retention.chunk { break }
             }
         }
         return deleted
+    }
+
+    /// Deletes raw results before `cutoff` from the front, a chunk at a time, except those
+    /// inside an outage whose claim window is open (SLA evidence): those stay, and the next chunk
+    /// starts after them, so they never stall pruning. A chunk may hold young rows among old
+    /// ones (a call that started before an older one finished): it goes on while any row of the
+    /// chunk was old.
+    func pruneRaw(_ database: LookoutDatabase, before cutoff: Int64, nowMs: Int64) throws -> Int {
+        var after: Int64 = 0
+        var total = 0
+        let open = Int64.max
+        while true {
+            let (count, next) = try database.writer.write { db -> (Int, Int64?) in
+                let chunk = try Row.fetchAll(
+                    db, sql: "SELECT id, ts_ms FROM raw_results WHERE id > ? ORDER BY id LIMIT \(Retention.chunk)", arguments: [after])
+                guard let last: Int64 = chunk.last?["id"], chunk.contains(where: { ($0["ts_ms"] as Int64? ?? .max) < cutoff }) else { return (0, nil) }
+                try db.execute(
+                    sql: """
+                        DELETE FROM raw_results WHERE id > ? AND id <= ? AND ts_ms < ? AND NOT EXISTS (SELECT 1 FROM sla_outages o
+                          WHERE o.source_id = raw_results.source_id AND o.started_ms <= raw_results.ts_ms
+                          AND raw_results.ts_ms <= COALESCE(o.ended_ms, \(open)) AND COALESCE(o.ended_ms, \(open)) >= ?)
+                        """, arguments: [after, last, cutoff, nowMs - claimKeepMs])
+                let count = db.changesCount
+                try RecordWriter.addRowCounts(["raw": -count], db)
+                return (count, last)
+            }
+            total += count
+            guard let next else { return total }
+            after = next
+        }
     }
 
     /// A chunk of a time-first tier before the cutoff, found by its key.

@@ -70,6 +70,8 @@ package enum StoreRecord: Sendable {
     /// Every stored outage is stale: queued first when they could not be read at the start (a
     /// file read-only or full then), so the first write that works clears them before this run's.
     case forgetOutages
+    /// An outage by its source's policy began or ended (`sla_outages`), seen from `location`.
+    case outageEdge(OutageEdge, location: String?)
 
     /// When too many wait for the database, which go first (lowest first, oldest first):
     /// 0, raw results and error records, the many; 1, an outage's failed probes, breaker states
@@ -80,7 +82,7 @@ package enum StoreRecord: Sendable {
         switch self {
         case .probe, .error: 0
         case .transition, .breakerState, .outage(_, .some): 1
-        case .outage(_, nil), .forgetOutages: 2
+        case .outage(_, nil), .forgetOutages, .outageEdge: 2
         }
     }
 
