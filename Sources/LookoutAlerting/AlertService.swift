@@ -221,7 +221,9 @@ package final class AlertService: Sendable {
 
     /// Why each firing alert is held back from notifications, by fingerprint: a silence, a
     /// source it depends on being down (that one pages), or a critical alert of the same source
-    /// (which carries the news; its warning and info alerts would only repeat it).
+    /// (which carries the news; its warning and info alerts would only repeat it). An alert about
+    /// something other than the outage (a certificate, a domain, an SLA budget) is news of its
+    /// own and is not held back by it.
     func holds(firing: [Alert], snapshot: RegistrySnapshot, nowMs: Int64) -> [String: AlertHold] {
         // A silence that ended over an hour ago leaves the list here, so the list grows only with
         // silences in force; one that ended just now stays a while, in case the wall clock
@@ -249,7 +251,7 @@ package final class AlertService: Sendable {
             } else if let source = alert.source, let parents = blocked[source] {
                 holds[alert.fingerprint] = AlertHold(
                     silenced: false, reason: "blocked by \(parents.joined(separator: ", ")), which \(parents.count == 1 ? "is" : "are") down")
-            } else if alert.severity != "critical", let source = alert.source, let rule = critical[source] {
+            } else if alert.severity != "critical", alert.isAboutOutage, let source = alert.source, let rule = critical[source] {
                 holds[alert.fingerprint] = AlertHold(silenced: false, reason: "held back by \(rule), which is critical")
             }
         }

@@ -45,6 +45,7 @@ package enum LookoutRoutes {
         MaintenanceRoutes(context: context).install(into: &router)
         AnnouncementRoutes(context: context, page: status).install(into: &router)
         AvailabilityRoutes(context: context).install(into: &router)
+        SLARoutes(context: context).install(into: &router)
         StatuspageRoutes(page: status).install(into: &router)
         Badges(context: context).install(into: &router)
         PushRoutes(context: context).install(into: &router)

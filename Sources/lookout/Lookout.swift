@@ -12,7 +12,7 @@ struct Lookout: AsyncParsableCommand {
         version: LookoutVersion.string,
         subcommands: [
             Serve.self, CheckConfig.self, Probe.self, Status.self, SilenceCommand.self, HooksCommand.self, DatabaseCommand.self, RulesCommand.self,
-            PushURLCommand.self,
+            PushURLCommand.self, SLACommand.self,
         ])
 
     /// SPEC: bad usage exits 2 (ArgumentParser's default is 64).

@@ -106,6 +106,32 @@ struct NotificationGroupTests {
         #expect(step(3_630_000).isEmpty)
     }
 
+    /// A budget spent while the source is down is news of its own (told after group_wait, not at
+    /// the repeat), and the outage's recovery is still told while the budget alert fires on.
+    @Test func anAlertAboutSomethingElseIsAStoryOfItsOwn() {
+        var groups = NotificationGroups()
+        let down = alert("SourceDown", at: 0, id: 1)
+        var budget = alert("SLABudgetExhausted", at: 60_000, id: 2)
+        budget.severity = "warning"
+        budget.annotations[Alert.notAnOutage] = "false"
+        var firing = [down]
+        func step(_ now: Int64, resolved: [String: Alert] = [:]) -> [NotificationGroups.Send] {
+            let (sends, next) = groups.plan(hooks: hooks, firing: firing, held: [], resolved: resolved, nowMs: now)
+            groups = next
+            return sends
+        }
+        _ = step(0)
+        #expect(step(30_000).map(\.status) == ["firing"])
+        firing = [down, budget]
+        #expect(step(60_000).isEmpty)
+        let told = step(90_000)
+        #expect(told.map(\.status) == ["firing"] && told.first?.alerts.map(\.rule) == ["SLABudgetExhausted"])
+        firing = [budget]
+        let recovered = step(120_000, resolved: [down.fingerprint: down])
+        #expect(recovered.map(\.status) == ["resolved"] && recovered.first?.alerts.map(\.rule) == ["SourceDown"])
+        #expect(step(135_000).isEmpty)
+    }
+
     @Test func aGroupOnlyHeldBackEndsQuietlyAndComesBackWhenTheHoldEnds() {
         var groups = NotificationGroups()
         let firing = [alert("SourceDown", at: 0, id: 1)]

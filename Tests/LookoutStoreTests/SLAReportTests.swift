@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import LookoutCore
 import LookoutStore
@@ -227,6 +228,35 @@ struct SLAReportTests {
         #expect(november.downtimeMs == Self.hour && december.downtimeMs == Self.hour)
         #expect(november.outages[0].goesOnAfter && !november.outages[0].beganBefore && november.outages[0].endMs == Self.utc(2026, 12, 1))
         #expect(december.outages[0].beganBefore && december.outages[0].startMs == Self.utc(2026, 12, 1))
+    }
+
+    /// `raw_retention: 1d` deletes a month's raw results, except those of an outage whose claim
+    /// window is open; once it has closed they go too, and the outage's row stays for the report.
+    @Test func rawResultsOfAnOutageInAClaimWindowSurvivePruning() throws {
+        let run = try Run([Self.source(Self.promised)])
+        let start = Self.utc(2026, 11, 1)
+        let end = Self.utc(2026, 12, 1)
+        let outage = Self.utc(2026, 11, 3, 10)..<Self.utc(2026, 11, 3, 10, 20)
+        try run.ran([start..<end])
+        run.probe("payments-api", fromMs: start, toMs: end, every: Self.minute, down: [outage])
+        func rows(_ span: Range<Int64>) throws -> Int {
+            try run.database.writer.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM raw_results WHERE ts_ms >= ? AND ts_ms < ?", arguments: [span.lowerBound, span.upperBound]) ?? 0
+            }
+        }
+        #expect(try rows(start..<end) == 30 * 1440)
+        let keep = SLAStore.keep(for: run.sources)
+        #expect(keep == .seconds((60 + 31) * 86_400))
+        let retention = Retention(retention: .seconds(90 * 86_400), rawRetention: .seconds(86_400), tiers: nil, claimKeep: keep)
+        // Ten days after the month: the outage's 20 failed probes and its first success stay.
+        let deleted = try retention.prune(run.database, nowMs: end + 10 * Self.day)
+        #expect(try rows(outage.lowerBound..<outage.upperBound + 1) == 21)
+        #expect(try rows(start..<end) == 21)
+        #expect(deleted["probe_results"] == 30 * 1440 - 21)
+        // Past the claim window they go; the report still has the outage.
+        try retention.prune(run.database, nowMs: end + 100 * Self.day)
+        #expect(try rows(start..<end) == 0)
+        #expect(try run.report("2026-11", nowMs: end + 100 * Self.day).downtimeMs == 20 * Self.minute)
     }
 
     @Test func periodsAndTheirProblems() throws {

@@ -101,7 +101,10 @@ struct NotificationGroups: Sendable {
         for hook in hooks where NotificationProviders.provider(hook).grouped {
             for alert in firing where alert.id != nil && !held.contains(alert.fingerprint) && HookRouter.accepts(hook, alert) {
                 let labels = NotificationGroups.labels(hook.groupBy, alert)
-                let key = NotificationGroups.key(hook.name, labels)
+                // An alert about something other than the outage (a certificate, a domain, an SLA
+                // budget) is a story of its own: grouped apart, so it is told when it fires and the
+                // outage's recovery is told when it comes, whichever lasts longer.
+                let key = NotificationGroups.key(hook.name, labels) + (alert.isAboutOutage ? "" : "\u{1F}apart")
                 current[key, default: (hook, labels, [])].alerts.append(alert)
             }
         }

@@ -27,8 +27,6 @@ package struct SLASettings: Sendable, Equatable {
     package enum Exclusion: String, Sendable, CaseIterable {
         /// Our own maintenance windows (config and admin API).
         case maintenance
-        /// Maintenance the vendor announced on its status page.
-        case vendorMaintenance = "vendor_maintenance"
     }
 
     /// The promised uptime, a ratio (0.9995 for `99.95%`).
@@ -95,6 +93,11 @@ extension SLASettings: ConfigReadable {
             for (index, name) in names.enumerated() {
                 if let exclusion = Exclusion(rawValue: name) {
                     exclude.insert(exclusion)
+                } else if name == "vendor_maintenance" {
+                    reader.problem(
+                        entry.value.sequence?[index], "\(entry.path)[\(index)]",
+                        "vendor_maintenance is not kept yet: Lookout reads a vendor's announced maintenance as it happens but does not store it for later periods; list your own windows under maintenance instead"
+                    )
                 } else {
                     reader.problem(
                         entry.value.sequence?[index], "\(entry.path)[\(index)]",
@@ -158,7 +161,8 @@ extension ConfigReader {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let value: Double?
         if trimmed.hasSuffix("%") {
-            value = Double(trimmed.dropLast().trimmingCharacters(in: .whitespaces)).map { $0 / 100 }
+            // 99.99 / 100 is 0.9998999…: rounded to 12 places, the ratio the text means.
+            value = Double(trimmed.dropLast().trimmingCharacters(in: .whitespaces)).map { ($0 / 100 * 1e12).rounded() / 1e12 }
         } else {
             value = Double(trimmed).flatMap { $0 <= 1 ? $0 : nil }
         }

@@ -30,6 +30,8 @@ package struct SourceRecord: Sendable {
         /// When the registration of the source's domain expires (`domain_expiry`), in seconds
         /// since 1970; nil when not watched or not known.
         package var domainExpirySeconds: Double?
+        /// Where the source stands against its `sla` (nil: none, or not worked out yet).
+        package var sla: SLAStanding?
         package var lastSuccessMs: Int64?
         package var successes: UInt64 = 0
         package var failures: UInt64 = 0

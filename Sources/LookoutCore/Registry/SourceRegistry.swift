@@ -162,6 +162,16 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         }
     }
 
+    /// Where each source with an `sla` stands (from `SLAWatch`); others have none.
+    package func setSLA(_ standings: [String: SLAStanding]) {
+        state.withLock { state in
+            for index in state.records.indices {
+                let standing = standings[state.records[index].name]
+                if state.records[index].tally.sla != standing { state.records[index].tally.sla = standing }
+            }
+        }
+    }
+
     /// An outage of `source` in progress when Lookout last stopped (see `SourceRecord.restoreOutage`).
     package func restoreOutage(source: String, downSinceMs: Int64, failedProbes: Int, cause: ProbeResult) {
         state.withLock { state in

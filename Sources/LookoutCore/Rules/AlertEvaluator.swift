@@ -39,6 +39,8 @@ package struct AlertEvaluator: Sendable {
         /// Whether a source is down (its outage policy): the paging rules of a source that is
         /// not fire nothing, and resolve at once when it comes back.
         package var down: (String) -> Bool
+        /// What a source's alert texts may name beyond `{source}`: `{sla_budget}` → "…".
+        package var notes: (String) -> [String: String] = { _ in [:] }
 
         package init(
             sources: [String], offline: Bool, down: @escaping (String) -> Bool, service: @escaping Lookup,
@@ -188,8 +190,11 @@ package struct AlertEvaluator: Sendable {
         labels["severity"] = rule.severity
         if let source { labels["source"] = source }
         var annotations: [String: String] = [:]
+        let notes = source.map(inputs.notes) ?? [:]
         for (key, template) in rule.annotations {
-            annotations[key] = template.replacingOccurrences(of: "{source}", with: source ?? "")
+            var text = template.replacingOccurrences(of: "{source}", with: source ?? "")
+            for (name, value) in notes where text.contains("{\(name)}") { text = text.replacingOccurrences(of: "{\(name)}", with: value) }
+            annotations[key] = text
         }
         // A paging rule about something a working source can have (a certificate about to
         // expire) is no outage: it says so, and takes no cause or down time from the source.

@@ -139,6 +139,11 @@ package enum AlertMetric: String, Sendable, CaseIterable {
     /// Days until the registration of the source's domain expires (`domain_expiry`); no value
     /// when it is not watched or not known (an address, a registry without RDAP).
     case domainDaysLeft = "domain_days_left"
+    /// Of this SLA period's downtime budget, the share left (≤ 0 once spent); no value for a
+    /// source without an `sla`.
+    case slaBudgetLeft = "sla_budget_left"
+    /// 1 from the end of an SLA period below its target until its claim deadline; 0 otherwise.
+    case slaPreviousMissed = "sla_previous_missed"
     /// 1 when a probe succeeded only after retries within the window (default 1m), counted as it
     /// happened: a recovery between two evaluations is not missed.
     case recoveredAfterRetries = "recovered_after_retries"
@@ -154,7 +159,9 @@ package enum AlertMetric: String, Sendable, CaseIterable {
 
     /// Whether a paging rule on it tells of an outage (and so fires only while the source is
     /// down); a certificate's days are told whatever the source's state.
-    package var followsOutage: Bool { self != .certificateDaysLeft && self != .domainDaysLeft }
+    package var followsOutage: Bool {
+        self != .certificateDaysLeft && self != .domainDaysLeft && self != .slaBudgetLeft && self != .slaPreviousMissed
+    }
 
     /// Measured per source (otherwise across all sources).
     package var perSource: Bool {

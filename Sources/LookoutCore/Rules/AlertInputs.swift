@@ -74,6 +74,8 @@ extension AlertEvaluator.Inputs {
                     return records[index].tally.certificateExpirySeconds.map { ($0 - Double(now) / 1000) / 86_400 }
                 case .domainDaysLeft:
                     return records[index].tally.domainExpirySeconds.map { ($0 - Double(now) / 1000) / 86_400 }
+                case .slaBudgetLeft: return records[index].tally.sla?.budgetRemaining
+                case .slaPreviousMissed: return records[index].tally.sla.map { $0.missedSentence == nil ? 0 : 1 }
                 case .recoveredAfterRetries:
                     // Events, not a rate: no coverage needed; no history at all is no data.
                     return snapshot.counts(index, windowMs: window?.totalMilliseconds ?? HealthWindow.minute).map { $0.retrySucceeded > 0 ? 1 : 0 }
@@ -86,6 +88,10 @@ extension AlertEvaluator.Inputs {
             let incident = records[index].incident
             guard let cause = incident?.cause ?? records[index].last, let failure = cause.failure, let message = cause.message else { return nil }
             return AlertEvaluator.Context(message: message, recovery: failure.recoverySuggestion, downSinceMs: incident?.downSinceMs)
+        }
+        notes = { name in
+            guard let index = positions[name], let sla = records[index].tally.sla else { return [:] }
+            return ["sla_budget": sla.budgetSentence, "sla_missed": sla.missedSentence ?? "", "sla_report": sla.reportPath]
         }
     }
 }

@@ -86,6 +86,13 @@ package struct AlertRule: Sendable, Equatable {
             "DomainExpiresSoon", "warning", "domain_days_left < 30", .zero, "{source}: its domain's registration expires in less than 30 days",
             "(lookout_domain_expiry_timestamp_seconds - time()) / 86400 < 30"),
         rule(
+            "SLABudgetExhausted", "warning", "sla_budget_left <= 0", .zero, "{sla_budget}",
+            "lookout_sla_budget_remaining_ratio <= 0", description: "The SLA report and its evidence: {sla_report}"),
+        rule(
+            "SLAPeriodMissed", "warning", "sla_previous_missed == 1", .zero, "{sla_missed}",
+            #"lookout_sla_uptime_ratio{period="previous"} < ignoring(period) lookout_sla_target_ratio"#,
+            description: "The SLA report to file the claim with: {sla_report}. The alert resolves when the claim window closes."),
+        rule(
             "RecoveredAfterRetries", "info", "recovered_after_retries == 1", .zero, "{source}: succeeded only after retries",
             "increase(lookout_retries_total[5m]) > 0 and on(source) lookout_probe_success == 1"),
         rule(
@@ -113,12 +120,14 @@ package struct AlertRule: Sendable, Equatable {
         return rules
     }
 
-    private static func rule(_ name: String, _ severity: String, _ expression: String, _ forDuration: Duration, _ summary: String, _ promQL: String)
-        -> AlertRule
-    {
+    private static func rule(
+        _ name: String, _ severity: String, _ expression: String, _ forDuration: Duration, _ summary: String, _ promQL: String, description: String? = nil
+    ) -> AlertRule {
         // The default expressions are fixed text, checked by the tests.
         let parsed = (try? AlertExpressionParser.parse(expression)) ?? .number(0)
-        var rule = AlertRule(name: name, severity: severity, expression: parsed, forDuration: forDuration, annotations: ["summary": summary])
+        var annotations = ["summary": summary]
+        annotations["description"] = description
+        var rule = AlertRule(name: name, severity: severity, expression: parsed, forDuration: forDuration, annotations: annotations)
         rule.promQL = promQL
         return rule
     }

@@ -30,7 +30,9 @@ package enum PrometheusRules {
             var labels = rule.labels
             labels["severity"] = rule.severity
             text += "        labels: {" + labels.sorted { $0.key < $1.key }.map { "\($0.key): \(quoted($0.value))" }.joined(separator: ", ") + "}\n"
-            let annotations = rule.annotations.mapValues { $0.replacingOccurrences(of: "{source}", with: "{{ $labels.source }}") }
+            let annotations = rule.annotations.mapValues { text in
+                PrometheusRules.placeholders.reduce(text) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
+            }
             if !annotations.isEmpty {
                 text +=
                     "        annotations: {" + annotations.sorted { $0.key < $1.key }.map { "\($0.key): \(quoted($0.value))" }.joined(separator: ", ") + "}\n"
@@ -38,6 +40,15 @@ package enum PrometheusRules {
         }
         return text
     }
+
+    /// What the alert texts' placeholders become in Prometheus's templates, where only the
+    /// labels and the value are known.
+    static let placeholders: [String: String] = [
+        "{source}": "{{ $labels.source }}",
+        "{sla_budget}": "{{ $labels.source }} has used its SLA downtime budget for this period",
+        "{sla_missed}": "{{ $labels.source }} ended the last SLA period below its target",
+        "{sla_report}": "/sla?source={{ $labels.source }}",
+    ]
 
     /// A YAML double-quoted scalar.
     static func quoted(_ value: String) -> String {

@@ -5,12 +5,16 @@ extension SLAStore {
     /// The SLA reports of `sources` (those with an `sla`) over `period`, or each one's current
     /// period when nil, at `nowMs`; `windows` are the config's maintenance windows (the admin
     /// API's are read here, ended ones included). One read of each table for all sources.
-    package func reports(sources: [SourceConfig], period: SLAPeriod?, windows: [MaintenanceWindow], nowMs: Int64) throws -> [SLAReport] {
+    /// With `previous`, each source's period before its current one (`period` nil).
+    package func reports(sources: [SourceConfig], period: SLAPeriod?, previous: Bool = false, windows: [MaintenanceWindow], nowMs: Int64) throws
+        -> [SLAReport]
+    {
         let promised = sources.compactMap { source in source.sla.map { (source, $0) } }
         guard !promised.isEmpty else { return [] }
         let asked = promised.map { source, sla -> (SourceConfig, SLASettings, SLAPeriod, Range<Int64>) in
             let zone = TimeZone(identifier: sla.timeZone) ?? TimeZone(identifier: "UTC")!
-            let chosen = period ?? SLAPeriod.holding(nowMs, kind: sla.period, in: zone)
+            let current = SLAPeriod.holding(nowMs, kind: sla.period, in: zone)
+            let chosen = period ?? (previous ? current.previous(in: zone) : current)
             let (start, end) = chosen.bounds(in: zone)
             return (source, sla, chosen, start..<end)
         }

@@ -42,7 +42,8 @@ package struct SLAStore: Sendable {
                 ])
         case .closed(let sinceMs, let upAtMs, let failedProbes):
             try db.execute(
-                sql: "UPDATE sla_outages SET ended_ms = MAX(started_ms, ?), failed_probes = MAX(failed_probes, ?) WHERE source_id = ? AND ended_ms IS NULL AND started_ms <= ?",
+                sql:
+                    "UPDATE sla_outages SET ended_ms = MAX(started_ms, ?), failed_probes = MAX(failed_probes, ?) WHERE source_id = ? AND ended_ms IS NULL AND started_ms <= ?",
                 arguments: [upAtMs, failedProbes, sourceId, upAtMs])
             guard db.changesCount == 0 else { return }
             try db.execute(

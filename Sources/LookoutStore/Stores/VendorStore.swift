@@ -23,6 +23,10 @@ package struct VendorStore: Sendable {
                 try db.execute(
                     sql: "INSERT INTO vendor_outages (source, vendor, down_since_ms, acknowledged_at_ms, incident) VALUES (?, ?, ?, ?, ?)",
                     arguments: [source, followed.vendor, followed.downSinceMs, followed.acknowledgedAtMs, followed.incident])
+                // The SLA evidence keeps the vendor's word on the outage.
+                if let acknowledged = followed.acknowledgedAtMs {
+                    try SLAStore.acknowledge(source: source, downSinceMs: followed.downSinceMs, atMs: acknowledged, incident: followed.incident, db)
+                }
             }
         }
     }

@@ -63,10 +63,7 @@ package struct Retention: Sendable {
                 old
             ),
             ("silences", "SELECT rowid FROM silences WHERE ends_at_ms < ? LIMIT \(Retention.chunk)", old),
-            (
-                "sla_outages", "SELECT rowid FROM sla_outages WHERE ended_ms < ? LIMIT \(Retention.chunk)",
-                nowMs - max(retentionMs, Retention.slaHistoryMs, claimKeepMs)
-            ),
+
             // An announcement goes with its timeline once it was resolved before the limit.
             (
                 "announcement_updates",
@@ -84,6 +81,15 @@ package struct Retention: Sendable {
         ]
         // Counted under the names of SPEC section 5 (the views of the history tables).
         var statements = plans.map { (table: $0.0, sql: "DELETE FROM \($0.0) WHERE rowid IN (\($0.1))", cutoff: $0.2, tier: String?.none) }
+        // Without a rowid: by its key. Kept a year past the longest claim window.
+        statements.append(
+            (
+                "sla_outages",
+                """
+                DELETE FROM sla_outages WHERE (source_id, started_ms) IN
+                  (SELECT source_id, started_ms FROM sla_outages WHERE ended_ms < ? LIMIT \(Retention.chunk))
+                """, nowMs - max(retentionMs, Retention.slaHistoryMs, claimKeepMs), nil
+            ))
         statements += [
             // Written in time order, without an index: deleted from the front. A row that started
             // before an older one finished waits behind it, at most the longest call.

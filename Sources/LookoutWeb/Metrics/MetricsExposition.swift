@@ -267,6 +267,28 @@ package struct MetricsExposition: Sendable {
                 writer.sample("lookout_domain_expiry_timestamp_seconds", prefixes, i, domains, i, value: expiry)
             }
         }
+        renderSLA(tallies, prefixes, writer)
+    }
+
+    /// Each `sla` source's standing: this period's uptime so far and the budget left, the last
+    /// period's uptime once ended, and the target.
+    private func renderSLA(_ tallies: [SourceRecord.Tally], _ prefixes: ExpositionWriter.Labels, _ writer: ExpositionWriter) {
+        writer.family("lookout_sla_uptime_ratio", type: .gauge, help: "Uptime by the source's SLA measure over its current (or previous) period.")
+        let promised = tallies.contains { $0.sla != nil }
+        let current = ExpositionWriter.Labels.suffixes("period", promised ? ["current", "previous"] : [])
+        for i in tallies.indices {
+            guard let sla = tallies[i].sla else { continue }
+            if let uptime = sla.uptime { writer.sample("lookout_sla_uptime_ratio", prefixes, i, current, 0, value: uptime) }
+            if let uptime = sla.previousUptime { writer.sample("lookout_sla_uptime_ratio", prefixes, i, current, 1, value: uptime) }
+        }
+        writer.family("lookout_sla_budget_remaining_ratio", type: .gauge, help: "Of this SLA period's downtime budget, the share left (0 or less once spent).")
+        for i in tallies.indices {
+            if let left = tallies[i].sla?.budgetRemaining { writer.sample("lookout_sla_budget_remaining_ratio", prefixes, i, value: left) }
+        }
+        writer.family("lookout_sla_target_ratio", type: .gauge, help: "The uptime the source's SLA promises.")
+        for i in tallies.indices {
+            if let target = tallies[i].sla?.target { writer.sample("lookout_sla_target_ratio", prefixes, i, value: target) }
+        }
     }
 
     private func renderHealth(
