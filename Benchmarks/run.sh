@@ -22,6 +22,7 @@ worst() { python3 -c "import sys; print(max(float(v) for v in sys.argv[1:]))" "$
 "$bin/lookout-bench" metrics >> "$rows"
 # History over 400 simulated days: size per week and per tier, extrapolated to 10,000 sources.
 "$bin/lookout-bench" history 5 400 >> "$rows"
+"$bin/lookout-bench" sla 10000 12 >> "$rows"
 drain_time_wait
 "$bin/lookout-bench" probes "http://127.0.0.1:$port/" 20000 64 >> "$rows"
 # The same GETs from C through libcurl alone (Benchmarks/curl-floor.c, Lookout's options): the

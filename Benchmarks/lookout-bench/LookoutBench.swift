@@ -62,6 +62,15 @@ enum LookoutBench {
                 FileHandle.standardError.write(Data("lookout-bench history: \(error)\n".utf8))
                 exit(1)
             }
+        case "sla":
+            let sources = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
+            let months = arguments.count > 2 ? Int(arguments[2]) ?? 12 : 12
+            do {
+                try sla(sources: max(1, min(sources, 100_000)), months: max(1, min(months, 12)), keepAt: arguments.count > 3 ? arguments[3] : nil)
+            } catch {
+                FileHandle.standardError.write(Data("lookout-bench sla: \(error)\n".utf8))
+                exit(1)
+            }
         case "probes":
             guard arguments.count >= 4, let count = Int(arguments[2]), let concurrency = Int(arguments[3]) else { usage() }
             await probes(url: arguments[1], count: count, concurrency: concurrency)

@@ -102,7 +102,7 @@ struct OperationsKitTests {
         #expect(config.status == 0, "\(config.output)")
         let rules = try await runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-rules.yml").path])
         #expect(rules.status == 0, "\(rules.output)")
-        #expect(rules.output.contains("16 rules found"))
+        #expect(rules.output.contains("18 rules found"))
         // The location rules: one location failing is no page, two are one (promtool's unit test).
         let locations = try await runTool("/usr/bin/promtool", ["check", "rules", deploy.appendingPathComponent("lookout-location-rules.yml").path])
         #expect(locations.status == 0 && locations.output.contains("2 rules found"), "\(locations.output)")

@@ -107,7 +107,8 @@ struct SLAPage {
         figures.append(("Claim by", HTML.escape(report.claimByDay)))
         figures.append(("Not measured", HTML.escape(SLAReport.duration(report.unmeasuredMs)) + " <small>(Lookout not running)</small>"))
         if report.excludedMs > 0 { figures.append(("Maintenance excluded", HTML.escape(SLAReport.duration(report.excludedMs)))) }
-        figures.append(("Period", "\(SLAPage.time(report.startMs)) – \(SLAPage.time(report.endMs)) <small>(\(HTML.escape(report.settings.timeZone)))</small>"))
+        let days = "\(SLAPeriod.day(report.startMs, in: report.timeZone)) – \(SLAPeriod.day(report.endMs - 1, in: report.timeZone))"
+        figures.append(("Period", "\(HTML.escape(days)) <small>(\(HTML.escape(report.settings.timeZone)))</small>"))
         var html = "<section class=\"sla \(report.met ? "met" : "missed")\" id=\"\(HTML.escape(report.source))\">\n"
         html += "<h2>\(HTML.escape(report.source))</h2>\n<dl>"
         for (name, value) in figures { html += "<div><dt>\(name)</dt><dd>\(value)</dd></div>" }
@@ -151,9 +152,9 @@ struct SLAPage {
         return html + "</tbody></table>\n"
     }
 
-    /// `2026-11-20 08:11:35 UTC`.
+    /// `2026-11-20 08:11:35 UTC` (to the second: the CSV and JSON keep the milliseconds).
     static func time(_ ms: Int64) -> String {
         let text = Timestamp.rfc3339(ms)
-        return HTML.escape(text.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC"))
+        return HTML.escape(text.prefix(19).replacingOccurrences(of: "T", with: " ") + " UTC")
     }
 }
