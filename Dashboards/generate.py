@@ -152,6 +152,20 @@ panel("Errors by reason", "timeseries", "ops", [
     {"expr": f'max by (source, category, reason) (rate(lookout_errors_total{{{SRC}}}[{RI}]) and on (source) {INFO})', "legendFormat": "{{source}} {{category}}/{{reason}}"}],
     12, 67, 12, 8, "Failed attempts per second by category and reason.")
 
+CUR = 'period="current"'
+row("SLA", 75)
+panel("SLA downtime budget left (least 20)", "bargauge", "percentunit", [
+    dict({"expr": f'bottomk(20, max by (source) {f("lookout_sla_budget_remaining_ratio")})', "legendFormat": "{{source}}"}, **inst)],
+    0, 76, 12, 10, "Of each sla source's downtime budget for its current period, the share left (0 or less: spent; SLABudgetExhausted fires). The 20 with the least left. Evidence: /sla.",
+    options={"orientation": "horizontal", "displayMode": "gradient", "reduceOptions": {"calcs": ["lastNotNull"]}},
+    fieldConfig={"defaults": {"unit": "percentunit", "min": -1, "max": 1, "thresholds": {"mode": "absolute", "steps": [
+        {"color": "red", "value": None}, {"color": "orange", "value": 0}, {"color": "green", "value": 0.5}]}}, "overrides": []})
+panel("SLA uptime this period (lowest 20)", "bargauge", "percentunit", [
+    dict({"expr": f'bottomk(20, max by (source) {f("lookout_sla_uptime_ratio", CUR)})', "legendFormat": "{{source}}"}, **inst)],
+    12, 76, 12, 10, "Uptime by the SLA measure over each source's current period so far (time Lookout was not running is left out), the 20 lowest.",
+    options={"orientation": "horizontal", "displayMode": "basic", "reduceOptions": {"calcs": ["lastNotNull"]}},
+    fieldConfig={"defaults": {"unit": "percentunit", "decimals": 3}, "overrides": []})
+
 def var(name, label, query, **extra):
     v = {"name": name, "label": label, "type": "query", "datasource": DS, "definition": query,
          "query": {"query": query, "refId": name}, "refresh": 2, "includeAll": True, "multi": True,

@@ -211,7 +211,7 @@ struct OperationsKitTests {
         try """
         listen: 127.0.0.1:0
         database: \(directory.path)/lookout.sqlite
-        defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 2, base: 10ms, max: 20ms}}, circuit_breaker: {failure_threshold: 2, open_timeout: 2s}}
+        defaults: {interval: 1s, timeout: 2s, retry: {server_error: {max_attempts: 2, base: 10ms, max: 20ms}}, circuit_breaker: {failure_threshold: 2, open_timeout: 2s}, sla: {target: 99.9%}}
         sources:
           - {name: api, group: Payments, url: "\(simBase)/ok"}
           - {name: checkout, group: Payments, url: "\(simBase)/status/503"}

@@ -28,7 +28,8 @@ package struct RunStore: Sendable {
     package static let heartbeat: Duration = .seconds(30)
     /// Shorter gaps are a restart, not a stretch without monitoring worth telling.
     package static let minimumGap: Int64 = 120_000
-    /// Runs kept, newest first; older rows are deleted at each start.
+    /// Runs kept, newest first, beyond the SLA history's 400 days; older rows are deleted at
+    /// each start.
     static let kept = 100
 
     package init(database: LookoutDatabase) {
@@ -44,9 +45,12 @@ package struct RunStore: Sendable {
             let previous = try DatabaseValue.fetchOne(db, sql: "SELECT MAX(alive_at_ms) FROM runs WHERE typeof(alive_at_ms) = 'integer'")
                 .flatMap { Int64.fromDatabaseValue($0) }
             try db.execute(sql: "INSERT OR REPLACE INTO runs (started_at_ms, alive_at_ms) VALUES (?, ?)", arguments: [nowMs, nowMs])
+            // The last `kept` runs, and every run of the SLA history (the reports tell the time
+            // between runs as not measured: a run forgotten would turn measured time into a gap).
             try db.execute(
-                sql: "DELETE FROM runs WHERE started_at_ms < (SELECT started_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?)",
-                arguments: [RunStore.kept - 1])
+                sql:
+                    "DELETE FROM runs WHERE started_at_ms < ? AND started_at_ms < (SELECT started_at_ms FROM runs ORDER BY started_at_ms DESC LIMIT 1 OFFSET ?)",
+                arguments: [nowMs - Retention.slaHistoryMs, RunStore.kept - 1])
             // A damaged file may hold any number: only a time before this start counts.
             guard let previous, previous >= 0, previous <= nowMs, nowMs - previous > RunStore.minimumGap else { return nil }
             return MonitoringGap(fromMs: previous, toMs: nowMs)
