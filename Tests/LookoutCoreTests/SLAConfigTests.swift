@@ -1,3 +1,4 @@
+import Foundation
 import LookoutCore
 import Testing
 
@@ -60,5 +61,54 @@ struct SLAConfigTests {
         let error = #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml") }
         #expect(error?.problems.map(\.line) == [3])
         #expect(error?.problems.map { "\($0.path): \($0.message)" } == [expected])
+    }
+}
+
+/// What the rules read of a source's SLA, and what they say: a missed period is told once with
+/// its credit and deadline; a spent budget on a source that is up.
+@Suite("SLA rules")
+struct SLARuleTests {
+    static let utc = TimeZone(identifier: "UTC")!
+
+    func report(_ period: String, downMs: Int64, nowMs: Int64, settings: SLASettings) throws -> SLAReport {
+        let bounds = try SLAPeriod(parsing: period).bounds(in: Self.utc)
+        let outage = SLAOutage(
+            startedMs: bounds.startMs + 86_400_000, endedMs: bounds.startMs + 86_400_000 + downMs, failedProbes: 10, category: "server_error",
+            reason: "http_503")
+        return SLAReport(
+            source: "payments-api", settings: settings, period: try SLAPeriod(parsing: period), nowMs: nowMs, outages: [outage], unmeasured: Intervals(),
+            excluded: Intervals())
+    }
+
+    @Test func aMissedPeriodAndASpentBudgetAreTold() throws {
+        var sla = SLASettings()
+        sla.target = 0.9995
+        sla.credits = [.init(below: 0.9995, credit: 0.10), .init(below: 0.99, credit: 0.25)]
+        var source = SourceConfig(name: "payments-api", url: "http://127.0.0.1:1/")
+        source.sla = sla
+        // 1 December 2026, 10:00 UTC: November had 1h 18m down (99.82 %); December 30 minutes so far.
+        let now = try SLAPeriod(parsing: "2026-12").bounds(in: Self.utc).startMs + 2 * 86_400_000
+        let november = try report("2026-11", downMs: 4_680_000, nowMs: now, settings: sla)
+        let december = try report("2026-12", downMs: 1_800_000, nowMs: now, settings: sla)
+        #expect(november.missedSentence == "payments-api: 99.8194% in November against 99.95% promised — a 10% credit; claim by 2027-01-30")
+        let standing = SLAStanding(current: december, previous: november, nowMs: now)
+        #expect(standing.missedSentence == november.missedSentence)
+        #expect(standing.reportPath == "/sla?period=2026-11&source=payments-api")
+        #expect(standing.budgetRemaining.map { $0 < 0 } == true)
+
+        let registry = SourceRegistry(sources: [source])
+        registry.record(ProbeResult(source: "payments-api", timestampMs: now, ok: true, httpStatus: 200))
+        registry.setSLA(["payments-api": standing])
+        var evaluator = AlertEvaluator(rules: AlertRule.defaults)
+        _ = evaluator.evaluate(nowMs: now, AlertEvaluator.Inputs(registry.snapshot(nowMs: now)))
+        let firing = Dictionary(uniqueKeysWithValues: evaluator.firing.map { ($0.rule, $0) })
+        // Both fire on a source that is up, and say what they are.
+        #expect(firing["SLAPeriodMissed"]?.annotations["summary"] == november.missedSentence)
+        #expect(firing["SLAPeriodMissed"]?.annotations["description"]?.contains("/sla?period=2026-11&source=payments-api") == true)
+        #expect(firing["SLABudgetExhausted"]?.annotations["summary"]?.hasPrefix("payments-api has used its 22m 19s of downtime for December") == true)
+        #expect(firing["SourceDown"] == nil)
+        // Past the claim deadline the missed period is no longer told.
+        let late = SLAStanding(current: december, previous: november, nowMs: november.claimByMs + 1)
+        #expect(late.missedSentence == nil)
     }
 }
