@@ -8,12 +8,18 @@ import MicroHTTPServer
 extension Simulator {
     /// Records the request; answers 429 while throttled, 400 with the provider's body when
     /// `check` finds a problem, else `accepted`.
-    private func receive(
-        _ request: HTTPRequest, check: ([String: Any]) -> String?, rejected: (String) -> HTTPResponse, accepted: ([String: Any]) -> HTTPResponse
+    /// `throttled` answers a throttled request (default: 429 with `Retry-After: S`).
+    func receive(
+        _ request: HTTPRequest, check: ([String: Any]) -> String?, rejected: (String) -> HTTPResponse, accepted: ([String: Any]) -> HTTPResponse,
+        throttled: ((Int) -> HTTPResponse)? = nil
     ) -> HTTPResponse {
         var delivery = WebhookDelivery(
             receivedAtMs: Int64(Date().timeIntervalSince1970 * 1000), delivery: request.headers["X-Lookout-Delivery"],
             signature: request.headers["X-Lookout-Signature"], contentType: request.headers["Content-Type"], body: request.body, path: request.path)
+        delivery.method = request.method
+        delivery.query = request.query
+        delivery.authorization = request.headers["Authorization"]
+        delivery.gotifyKey = request.headers["X-Gotify-Key"]
         let retryAfter = state.withLock { state -> Int? in
             guard state.throttle.count > 0 else { return nil }
             state.throttle.count -= 1
@@ -22,6 +28,7 @@ extension Simulator {
         if let retryAfter {
             delivery.throttled = true
             state.withLock { $0.webhooks.append(delivery) }
+            if let throttled { return throttled(retryAfter) }
             var response = HTTPResponse.json(#"{"error":"rate_limited"}"#, status: 429)
             response.headers.set("Retry-After", String(retryAfter))
             return response

@@ -14,6 +14,12 @@ struct WebhookDelivery: Sendable {
     var problem: String?
     /// The receiver answered 429 (throttled) instead of taking it.
     var throttled = false
+    var method = "POST"
+    /// The query string, and the headers a provider authenticates with (Authorization,
+    /// X-Gotify-Key), for tests that check where a token went.
+    var query: [String: String] = [:]
+    var authorization: String?
+    var gotifyKey: String?
 }
 
 /// `/webhook` stores every payload; `/webhook/log` lists them in arrival order as JSON.
@@ -46,6 +52,10 @@ extension Simulator {
             entry["path"] = delivery.path
             entry["problem"] = delivery.problem ?? NSNull()
             entry["throttled"] = delivery.throttled
+            entry["method"] = delivery.method
+            entry["query"] = delivery.query
+            entry["authorization"] = delivery.authorization ?? NSNull()
+            entry["gotify_key"] = delivery.gotifyKey ?? NSNull()
             return entry
         }
         return .json(Simulator.jsonText(entries))

@@ -12,6 +12,11 @@ struct ProviderRegistryTests {
         let extra: [HookType: String] = [
             "pagerduty": #"url: "http://127.0.0.1:1/base/oncall", routing_key: "${HOME}""#,
             "email": #"url: "smtp://127.0.0.1:1", starttls: false, from: lookout@example.test, to: [oncall@example.test]"#,
+            "telegram": #"bot_token: "${HOME}", chat_id: "42""#,
+            "matrix": #"url: "http://127.0.0.1:1", room_id: "!r:example.org", access_token: "${HOME}""#,
+            "pushover": #"token: "${HOME}", user_key: "${HOME}""#,
+            "gotify": #"url: "http://127.0.0.1:1", token: "${HOME}""#,
+            "incidentio": #"url: "http://127.0.0.1:1/x", token: "${HOME}""#,
         ]
         return try #require(
             try ConfigLoader.parse(
@@ -35,6 +40,45 @@ struct ProviderRegistryTests {
         for provider in NotificationProviders.all {
             #expect(shared.isDisjoint(with: provider.ownKeys), "\(provider.type)")
         }
+    }
+
+    /// Each new provider's own keys, refused with the reason and position when wrong.
+    @Test(arguments: [
+        (#"type: telegram, bot_token: "${HOME}""#, #"alerts.hooks[0].chat_id: is missing: the chat (or channel, @name) to send to"#),
+        (#"type: telegram, chat_id: "1""#, #"alerts.hooks[0].bot_token_file: is missing: a telegram hook needs the bot's token (from @BotFather)"#),
+        (
+            #"type: telegram, bot_token: "${HOME}", chat_id: "1", message_thread_id: x"#,
+            #"alerts.hooks[0].message_thread_id: "x" is not a topic's id (a whole number)"#
+        ),
+        (
+            #"type: matrix, url: "http://127.0.0.1:1", room_id: lobby, access_token: "${HOME}""#,
+            #"alerts.hooks[0].room_id: "lobby" is not a room id (!id:server) or alias (#name:server)"#
+        ),
+        (#"type: pushover, token: "${HOME}""#, #"alerts.hooks[0].user_key_file: is missing: a pushover hook needs the user or group key"#),
+        (#"type: gotify, url: "http://127.0.0.1:1""#, #"alerts.hooks[0].token_file: is missing: a gotify hook needs an application token"#),
+        (#"type: incidentio, url: "http://127.0.0.1:1", token: "${HOME}", chat_id: "1""#, #"alerts.hooks[0].chat_id: only applies to type: telegram"#),
+    ])
+    func newProvidersReadTheirOwnKeys(hook: String, expected: String) throws {
+        let yaml = """
+            sources: [{name: acme, url: "http://127.0.0.1:1/"}]
+            alerts:
+              hooks: [{name: h, \(hook)}]
+            """
+        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds) }
+        #expect(error.problems.map { "\($0.path): \($0.message)" }.contains(expected), "\(error.problems.map { "\($0.path): \($0.message)" })")
+    }
+
+    /// What Telegram, Matrix and Gotify put in the request at delivery: the token in the path or
+    /// a header (never in the outbox's payload), Matrix's PUT with the delivery as transaction id.
+    @Test func tokensGoInTheRequestNotThePayload() throws {
+        let telegram = try hook("telegram")
+        let request = OutboxDeliverer.request(telegram, payload: "{}", delivery: "7")
+        #expect(request.url.hasSuffix("/bot\(ProcessInfo.processInfo.environment["HOME"] ?? "")/sendMessage"))
+        let matrix = OutboxDeliverer.request(try hook("matrix"), payload: "{}", delivery: "42")
+        #expect(matrix.method == "PUT" && matrix.url.hasSuffix("/_matrix/client/v3/rooms/%21r%3Aexample%2Eorg/send/m.room.message/lookout-42"))
+        #expect(matrix.headers.contains { $0.name == "Authorization" && $0.value.hasPrefix("Bearer ") })
+        let gotify = OutboxDeliverer.request(try hook("gotify"), payload: "{}", delivery: "1")
+        #expect(gotify.url == "http://127.0.0.1:1/message" && gotify.headers.contains { $0.name == "X-Gotify-Key" })
     }
 
     @Test func theReaderKnowsOnlyTheTypesItIsHanded() throws {

@@ -101,6 +101,7 @@ package final class OutboxDeliverer: Sendable {
         let reason = outcome.failure.map { $0.message(operation: "notifying \(hook.name)") } ?? "cancelled"
         // The hook's breaker held the call back: try again when it lets one through.
         var asked = outcome.final.flatMap { ServerWait.requested(by: $0) }
+        if let told = outcome.final.flatMap(NotificationProviders.provider(hook).askedWait) { asked = max(asked ?? .zero, told) }
         if outcome.failure?.category == .circuitOpen, let next = outcome.breaker?.nextAttemptAtMs {
             asked = .milliseconds(max(0, next - Timestamp.nowMs()))
         }
@@ -172,9 +173,11 @@ package final class OutboxDeliverer: Sendable {
         let provider = NotificationProviders.provider(hook)
         let parts = WebhookProvider.split(payload)
         let body = Array(provider.atDelivery(parts.body, hook).utf8)
+        let target = provider.target(hook, delivery: delivery)
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), ("X-Lookout-Delivery", delivery), ("User-Agent", LookoutVersion.userAgent),
         ]
+        headers += target.headers
         // A template's headers replace the defaults of the same name.
         for (name, value) in parts.headers {
             headers.removeAll { $0.name.lowercased() == name.lowercased() }
@@ -184,7 +187,7 @@ package final class OutboxDeliverer: Sendable {
             headers.append(("X-Lookout-Signature", "sha256=" + SHA256.hmacHex(key: Array(secret.utf8), message: body)))
         }
         return TransferRequest(
-            url: provider.deliveryURL(hook), method: "POST", headers: headers, body: body, timeout: .seconds(10), freshConnection: false)
+            url: target.url, method: target.method, headers: headers, body: body, timeout: .seconds(10), freshConnection: false)
     }
 
     /// 1 s, 2 s, 4 s… up to a minute.
@@ -197,10 +200,12 @@ package final class OutboxDeliverer: Sendable {
 
     /// Each hook is an upstream of its own: its own breaker, which a 429 does not trip (the
     /// receiver is up; its Retry-After is waited out); retries inside a try are few, the outbox
-    /// backoff does the rest.
+    /// backoff does the rest. A 429 is not retried inside the try: the outbox waits what the
+    /// receiver said, in its Retry-After or, for Telegram and Matrix, in its body (`askedWait`).
     private func configure(_ hook: HookConfig) {
         var retry = RetryPolicy.standard
         for (category, rule) in retry.rules { retry.rules[category]?.maxAttempts = min(2, rule.maxAttempts) }
+        retry.rules[.rateLimited]?.maxAttempts = 1
         client.configure(
             upstream: OutboxDeliverer.upstream(hook),
             policy: UpstreamPolicy(

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import LookoutCore
+import ResilientHTTP
 
 /// Where a hook template that cannot be used is told (payloads are made outside any service).
 let templateLogger = Logger(label: "lookout.hooks")
@@ -123,6 +124,46 @@ package enum ProviderPayloads {
     }
 
     /// Cuts `text` to `limit` characters, marking the cut.
+    /// Text for a provider that reads HTML (Telegram, Matrix, Google Chat cards): `&`, `<`, `>`
+    /// and quotes escaped, so an upstream's "<a href=…>" or "</b>" stays text.
+    static func htmlText(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// The lines a chat message shows under its headline: since when, the cause in the
+    /// upstream's words, the vendor's word, the alerts; `bold` marks a label up.
+    static func lines(_ summary: Summary, escape: (String) -> String, bold: (String) -> String) -> [String] {
+        var lines: [String] = []
+        lines.append("\(bold(summary.causeLabel + ":")) \(escape(summary.gist))")
+        if let since = summary.since { lines.append(escape(since)) }
+        if let vendor = summary.vendor { lines.append("\(bold("Vendor:")) \(escape(vendor))") }
+        lines.append("\(bold("Alerts:")) \(escape(summary.rules)) (\(escape(summary.severity)))")
+        return lines
+    }
+
+    /// A number from a JSON answer's field path (`parameters.retry_after`), as a wait in
+    /// `unit` seconds; nil when absent, not a number, negative or over an hour.
+    static func waitField(_ answer: TransferResult, _ path: [String], unit: Double = 1) -> Duration? {
+        guard answer.body.count <= 65_536, var node = try? JSONSerialization.jsonObject(with: Data(answer.body)) else { return nil }
+        for key in path {
+            guard let object = node as? [String: Any], let next = object[key] else { return nil }
+            node = next
+        }
+        guard let number = (node as? NSNumber)?.doubleValue, number.isFinite, number >= 0 else { return nil }
+        return Duration.clamping(seconds: min(number * unit, 3600))
+    }
+
     static func clip(_ text: String, _ limit: Int) -> String {
         text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
     }
