@@ -352,6 +352,10 @@ bin=$bin ./Benchmarks/push-flow.sh >> "$rows"
 # 64 MiB body.
 ./Benchmarks/memory.sh >> "$rows"
 
+# The process's weight beside blackbox_exporter's: binary and ldd, RSS at 100 and 10,000
+# sources, start-up at 1,000, with the Swift runtime shared and linked statically.
+./Benchmarks/lean.sh >> "$rows"
+
 {
   echo "# Benchmarks"
   echo
