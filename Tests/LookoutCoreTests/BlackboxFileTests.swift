@@ -170,6 +170,25 @@ struct BlackboxFileTests {
         #expect(config.probeModules["m"]?.body == #"{"query": "ping"}"#)
     }
 
+    /// A device, a FIFO or a directory named as a file is refused when the config is read:
+    /// /dev/zero would be read for ever, a FIFO would block the reader (the POST went with an
+    /// empty body and no Content-Length), and blackbox refuses such a CA file too.
+    @Test func devicesAndFIFOsAreNoFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bb-fifo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("body.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {method: POST, body_file: /dev/zero}}\n").first?.contains("/dev/zero is a device, not a regular file")
+                == true)
+        #expect(
+            problems("modules:\n  m: {prober: http, http: {method: POST, body_file: \"\(fifo)\"}}\n").first?.contains("is a FIFO, not a regular file") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {ca_file: /dev/zero}}}\n").first?.contains("/dev/zero is a device") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {bearer_token_file: /dev/zero}}\n").first?.contains("/dev/zero is a device") == true)
+        #expect(problems("modules:\n  m: {prober: http, http: {bearer_token_file: /tmp}}\n").first?.contains("/tmp is a directory") == true)
+    }
+
     /// insecure_skip_verify is honoured, as blackbox does, and warned about.
     @Test func insecureSkipVerifyIsHonouredWithAWarning() throws {
         let config = try load("modules:\n  m: {prober: http, http: {tls_config: {insecure_skip_verify: true}}}\n")

@@ -306,6 +306,10 @@ struct ConfigReader {
             let path = parent.isEmpty ? fileKey : "\(parent).\(fileKey)"
             guard let name = string(file, path) else { return nil }
             let resolved = resolvePath(name)
+            if let reason = ConfigReader.notARegularFile(resolved, limit: 1 << 20) {
+                problem(file, path, reason)
+                return nil
+            }
             guard let data = FileManager.default.contents(atPath: resolved) else {
                 problem(file, path, "cannot read \(resolved)")
                 return nil
@@ -343,7 +347,26 @@ struct ConfigReader {
             problem(node, path, "cannot read \(resolved)")
             return nil
         }
+        if let reason = ConfigReader.notARegularFile(resolved, limit: nil) {
+            problem(node, path, reason)
+            return nil
+        }
         return resolved
+    }
+
+    /// Why `path` (symbolic links followed) cannot be read as a file named in a config, or nil:
+    /// a device such as /dev/zero reads for ever, a FIFO blocks the reader until someone writes,
+    /// a directory is no file; past `limit` bytes it is not what the key takes.
+    static func notARegularFile(_ path: String, limit: Int64?) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }  // missing or unreadable: said by the caller
+        let kind = info.st_mode & S_IFMT
+        guard kind == S_IFREG else {
+            let what = kind == S_IFDIR ? "a directory" : kind == S_IFIFO ? "a FIFO" : kind == S_IFSOCK ? "a socket" : "a device"
+            return "\(path) is \(what), not a regular file: name a file"
+        }
+        if let limit, Int64(info.st_size) > limit { return "\(path) is \(info.st_size) bytes; at most \(limit) are read" }
+        return nil
     }
 
     func resolvePath(_ name: String) -> String {
