@@ -36,7 +36,9 @@ public enum TCPExchange {
         public var resolveSeconds: Double = 0
         /// What went wrong, for people; nil when every step passed.
         public var problem: String?
-        /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`, `tls`
+        /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`, `tls`,
+        /// `line_too_long` (a line past `maxLine`), `answer_too_large` (past `maxRead` without
+        /// the line), `send_too_large` (an expanded `send` past `maxSend`)
         /// (the handshake failed), `tls_certificate` (on the certificate), `tls_expired` (on its
         /// validity period), `starttls_unavailable`, `protocol` (an answer no such server gives).
         public var reason: String?
@@ -56,6 +58,9 @@ public enum TCPExchange {
     public static let maxLine = 64 << 10
     /// At most this much is read over the whole conversation (an endless banner).
     public static let maxRead = 1 << 20
+    /// A `send` with its `${1}` references expanded is at most this long: a capture repeated
+    /// thousands of times would otherwise build hundreds of megabytes for one probe.
+    public static let maxSend = 64 << 10
 
     /// - Parameters:
     ///   - source: the local address to connect from (an IP literal), or any.
@@ -173,11 +178,30 @@ public enum TCPExchange {
                 while let line = nextLine() {
                     if let match = regex.firstMatch(in: line) {
                         matched = true
-                        if let text = send { send = expand(text, match: match) }
+                        if let text = send {
+                            guard let expanded = expand(text, match: match, limit: maxSend) else {
+                                outcome.problem = "the send after \(pattern), with what it captured, is over \(maxSend >> 10) KiB; at most that is sent"
+                                outcome.reason = "send_too_large"
+                                return outcome
+                            }
+                            send = expanded
+                        }
                         break
                     }
                 }
                 guard matched else {
+                    // Too long a line, or too much without one, is said as such: it is no
+                    // timeout (it came at once) and no regex failure (nothing was matched against it).
+                    if lines.lineTooLong {
+                        outcome.problem = "the server sent a line over \(maxLine >> 10) KiB without a newline, waiting for \(pattern)"
+                        outcome.reason = "line_too_long"
+                        return outcome
+                    }
+                    if lines.readTooMuch {
+                        outcome.problem = "the server sent over \(maxRead >> 20) MiB without a line matching \(pattern)"
+                        outcome.reason = "answer_too_large"
+                        return outcome
+                    }
                     // As blackbox_exporter: a regex failure when the peer ended the conversation
                     // without the line; a read that timed out is a timeout, not a regex failure.
                     outcome.failedDueToRegex = lines.closed
@@ -202,7 +226,8 @@ public enum TCPExchange {
     /// `${1}`, `$1`, `${name}` in `template` replaced by what the match captured, as Go's
     /// `Regexp.Expand` does: an unknown or unmatched group is empty, `$$` is `$`, and a `$` that
     /// starts no well-formed reference (`${-1}`, `$*`) is kept as it is.
-    package static func expand(_ template: String, match: Regexp.Match) -> String {
+    /// With `limit`, nil as soon as the result would pass `limit` bytes (never built whole).
+    package static func expand(_ template: String, match: Regexp.Match, limit: Int = .max) -> String? {
         var out = ""
         var rest = Substring(template)
         func group(_ name: Substring) -> String {
@@ -210,6 +235,7 @@ public enum TCPExchange {
             return captured.map(String.init) ?? ""
         }
         while let dollar = rest.firstIndex(of: "$") {
+            guard out.utf8.count <= limit else { return nil }
             out += rest[..<dollar]
             rest = rest[rest.index(after: dollar)...]
             if rest.first == "$" {
@@ -228,7 +254,8 @@ public enum TCPExchange {
             out += group(name)
             rest = braced ? after.dropFirst() : after
         }
-        return out + rest
+        out += rest
+        return out.utf8.count <= limit ? out : nil
     }
 
     /// A group's number as Go reads one in a template: ASCII digits, no leading zero, below
@@ -252,6 +279,10 @@ package struct LineBuffer: Sendable {
 
     /// Whether reading more could give another line.
     package var wantsMore: Bool { !closed && buffer.count <= TCPExchange.maxLine && readTotal <= TCPExchange.maxRead }
+    /// Reading stopped at a line past `maxLine` (no newline in it).
+    package var lineTooLong: Bool { buffer.count > TCPExchange.maxLine && !buffer.contains(0x0A) }
+    /// Reading stopped past `maxRead`.
+    package var readTooMuch: Bool { readTotal > TCPExchange.maxRead }
 
     package mutating func append(_ bytes: ArraySlice<UInt8>) {
         buffer += bytes

@@ -1,6 +1,8 @@
 import ClientSocket
 import Foundation
 import LinearRegex
+import LookoutCore
+import ResilientHTTP
 import TestSupport
 import Testing
 
@@ -56,8 +58,22 @@ struct TCPExchangeTests {
             for _ in 0..<(TCPExchange.maxRead / chunk.count + 64) where send(connection, chunk, chunk.count, Int32(MSG_NOSIGNAL)) > 0 {}
         }
         let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^220")], timeout: .patient)
-        #expect(outcome.problem != nil)
+        #expect(outcome.reason == "line_too_long", "\(outcome.problem ?? "")")
+        #expect(outcome.problem?.contains("a line over 64 KiB") == true)
         #expect(outcome.peer == "127.0.0.1")
+    }
+
+    /// Short lines past 1 MiB in all, none matching: named as such, not a timeout.
+    @Test func tooMuchWithoutTheLineIsAnAnswerTooLarge() async throws {
+        let port = try peer { connection in
+            let chunk = Array(String(repeating: "250-nothing to see here\r\n", count: 400).utf8)
+            for _ in 0..<(2 * TCPExchange.maxRead / chunk.count) where send(connection, chunk, chunk.count, Int32(MSG_NOSIGNAL)) > 0 {}
+            var byte: UInt8 = 0
+            _ = recv(connection, &byte, 1, 0)
+        }
+        let outcome = await TCPExchange.run(host: "127.0.0.1", port: port, steps: [.init(expect: "^220")], timeout: .patient)
+        #expect(outcome.reason == "answer_too_large", "\(outcome.problem ?? "")")
+        #expect(Failure(outcome)?.reason == "answer_too_large")
     }
 
     @Test func aPeerThatSaysNothingTimesOutAndIsNoRegexFailure() async throws {
@@ -132,5 +148,9 @@ struct TCPExchangeTests {
         // What Go keeps as text, and what it reads as a name no group has (found by the fuzzer:
         // `${-6}` trapped).
         #expect(TCPExchange.expand("a${-1}b $* ${1 $01 $1x ${nosuch} $", match: match) == "a${-1}b $* ${1    $")
+        // A capture repeated 2,000 times is refused as it grows, never built whole.
+        let big = try #require(try Regexp("^(.*)$").firstMatch(in: String(repeating: "x", count: 60_000)))
+        #expect(TCPExchange.expand(String(repeating: "${1}", count: 2000), match: big, limit: TCPExchange.maxSend) == nil)
+        #expect(TCPExchange.expand("${1}", match: big, limit: TCPExchange.maxSend)?.utf8.count == 60_000)
     }
 }

@@ -147,6 +147,9 @@ extension Failure {
             case "tls_expired": (.tlsError, "cert_expired")
             case "starttls_unavailable": (.tlsError, "starttls_unavailable")
             case "protocol": (.invalidResponse, "unexpected_answer")
+            case "line_too_long": (.invalidResponse, "line_too_long")
+            case "answer_too_large": (.invalidResponse, "answer_too_large")
+            case "send_too_large": (.invalidResponse, "send_too_large")
             default: (.transient, "connection_failed")
             }
         self.init(category: category, reason: reason, detail: problem)
