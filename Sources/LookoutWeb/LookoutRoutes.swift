@@ -47,12 +47,14 @@ package enum LookoutRoutes {
         AvailabilityRoutes(context: context).install(into: &router)
         SLARoutes(context: context).install(into: &router)
         StatuspageRoutes(page: status).install(into: &router)
-        Badges(context: context).install(into: &router)
+        let badges = Badges(context: context)
+        badges.install(into: &router)
         PushRoutes(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)
         router.get("/probe") { request in await probe.handle(request) }
         router.notFound = { path in
-            path.hasPrefix("/api/")
+            if path.hasPrefix("/badge/") { return badges.unrouted(path) }
+            return path.hasPrefix("/api/")
                 ? APIRoutes.error("no such endpoint: \(path) (see /api/v1/status, /api/v1/sources/NAME, /api/v1/alerts)", status: 404)
                 // A push URL carries its token: never echoed.
                 : .text(path.hasPrefix("/push/") ? "not found\n" : "not found: \(path)\n", status: 404)

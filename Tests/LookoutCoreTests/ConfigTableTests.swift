@@ -190,7 +190,7 @@ struct ConfigTableTests {
         ),
         (
             "alerts:\n  hooks:\n    - {name: h, type: pager, url: \"http://x/\"}\nsources:\n  - {name: a, url: \"http://x/\"}\n",
-            #"t.yml:3:23: alerts.hooks[0].type: "pager" is not a hook type (use webhook, alertmanager, slack, teams, pagerduty, discord, ntfy or email)"#
+            #"t.yml:3:23: alerts.hooks[0].type: "pager" is not a hook type (use webhook, alertmanager, slack, teams, pagerduty, discord, ntfy, email, telegram, mattermost, googlechat, matrix, pushover, gotify, incidentio or splunk_oncall)"#
         ),
         (
             "alerts:\n  hooks:\n    - name: h\n      url: \"http://x/\"\n      template: \"{{#alerts}}{{rule}}\"\nsources:\n  - {name: a, url: \"http://x/\"}\n",
@@ -253,6 +253,22 @@ struct ConfigTableTests {
         } catch {
             Issue.record("unexpected \(error)")
         }
+    }
+
+    /// One problem per cause: a source with a bad display_name keeps its name, so the
+    /// maintenance window, group and announcement naming it are no errors of their own.
+    @Test func aSourcesOwnProblemDoesNotCascade() {
+        let yaml = """
+            sources:
+              - {name: evil-1, url: "http://127.0.0.1:1/", display_name: "", depends_on: [ok-1]}
+              - {name: ok-1, url: "http://127.0.0.1:1/", fallback: evil-1}
+            maintenance:
+              - {name: m, sources: [evil-1], start: "2026-11-24T10:00:00Z", end: "2026-11-24T11:00:00Z"}
+            announcements:
+              - {title: Down, message: m, state: identified, at: "2026-11-24T10:00:00Z", sources: [evil-1]}
+            """
+        let error = #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml, file: "t.yml", hooks: NotificationProviders.hookKinds) }
+        #expect(error?.problems.map(\.path) == ["sources[0].display_name"], "\(error?.description ?? "")")
     }
 
     @Test func nestedDefaultsAreOverriddenKeyByKey() throws {

@@ -220,6 +220,23 @@ struct VendorPageTests {
         #expect(rss.incidents[0].latestUpdate == "Better.")
     }
 
+    /// Entities are decoded once: in escaped text by the XML, in a CDATA section only by the
+    /// HTML inside it. A title that says `&amp;` (one Lookout reading another's feed) keeps it.
+    @Test func entitiesAreDecodedOnce() throws {
+        let now = try #require(Timestamp.parseRFC3339("2026-11-27T12:30:00Z"))
+        let feed = try parse(
+            """
+            <rss version="2.0"><channel><title>Fish &amp;amp; Chips status</title><description>x</description>
+            <item><title>Write &amp;amp; read</title><description><![CDATA[<p><strong>Identified</strong> - Tom &amp;amp; Jerry &lt;3</p>]]></description>
+            <pubDate>Fri, 27 Nov 2026 12:00:00 +0000</pubDate><guid>a</guid></item>
+            </channel></rss>
+            """, nowMs: now
+        ).get()
+        #expect(feed.incidents.first?.name == "Write &amp; read")
+        #expect(feed.incidents.first?.latestUpdate == "Tom &amp; Jerry <3")
+        #expect(XMLSlice.decodeEntities("&amp;lt; &lt; &bogus; & &amp;amp;") == "&lt; < &bogus; & &amp;")
+    }
+
     @Test(arguments: [
         ("", "the page is empty"),
         ("<html><body>Status</body></html>", "not a feed"),

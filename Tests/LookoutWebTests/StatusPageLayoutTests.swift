@@ -138,6 +138,21 @@ struct StatusPageLayoutTests {
         #expect(unknown.status == 404 && body(unknown).contains("no such group"))
     }
 
+    /// A group named with `/` has its badges (the path arrives decoded); any other path under
+    /// /badge/ is the documented 404 badge, never a text answer echoing the path.
+    @Test func aGroupWithASlashHasBadgesAndEveryUnknownBadgeIsABadge() async throws {
+        let monitor = try monitor(Self.config.replacingOccurrences(of: "group: Edge", with: "group: \"Edge/EU\""))
+        monitor.registry.record(ProbeResult(source: "cdn", timestampMs: Timestamp.nowMs(), ok: true, httpStatus: 200))
+        let router = LookoutRoutes.router(try LookoutContext(monitor: monitor))
+        let status = await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Edge/EU/status.svg"))
+        #expect(status.status == 200 && body(status).contains("Edge/EU: operational"), "\(body(status))")
+        let uptime = await router.respond(to: HTTPRequest(method: "GET", path: "/badge/group:Edge/EU/uptime/24h.svg"))
+        #expect(uptime.status == 200 && body(uptime).contains("uptime 24h"))
+        let unknown = await router.respond(to: HTTPRequest(method: "GET", path: "/badge/a/b/c/<script>.svg"))
+        #expect(unknown.status == 404 && unknown.headers["Content-Type"]?.hasPrefix("image/svg+xml") == true)
+        #expect(body(unknown).contains("no such badge") && !body(unknown).contains("<script>"))
+    }
+
     @Test func dayBarsSayTheDayTheFigureAndTheAlerts() {
         let axis = DayAxis(nowMs: Timestamp.parseRFC3339("2026-11-24T12:00:00Z")!)
         var days = [BucketCounts?](repeating: BucketCounts(probes: 100), count: 90)

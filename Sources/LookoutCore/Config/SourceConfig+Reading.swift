@@ -184,7 +184,10 @@ extension ConfigReader {
                 // Inherited settings were checked once, under defaults.
                 checkRetriesFit(source, policy, fallback: item)
             }
-            if problems.count == before { sources.append(source) }
+            // A source with a problem of its own (a bad display_name) still has its name: kept,
+            // so what names it later (maintenance, groups, announcements) is not a second error
+            // for the same cause. The config is refused either way.
+            if problems.count == before || seen[source.name] == index { sources.append(source) }
         }
         for fallback in fallbacks {
             let path = "sources[\(fallback.index)].\(SourceConfig.Key.fallback.rawValue)"

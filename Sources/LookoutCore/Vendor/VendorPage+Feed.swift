@@ -62,7 +62,7 @@ extension VendorPage {
 
 /// A part of a well-formed XML document, searched by element name (prefixes ignored). For the
 /// few elements a feed entry has; not a general XML reader.
-struct XMLSlice {
+package struct XMLSlice {
     var bytes: ArraySlice<UInt8>
     /// The start tag's attributes, as written.
     var attributes: ArraySlice<UInt8> = []
@@ -81,22 +81,30 @@ struct XMLSlice {
         return next(named: [name], from: &index)
     }
 
-    /// The text inside, its CDATA sections as written and its entities decoded.
+    /// The text inside: entities decoded outside CDATA sections, a CDATA section as written
+    /// (its `&amp;` is the HTML's own: decoding it here too decoded it twice).
     var text: String {
-        var out: [UInt8] = []
+        var out = ""
+        var run: [UInt8] = []
+        func flush() {
+            out += XMLSlice.decodeEntities(String(decoding: run, as: UTF8.self))
+            run.removeAll(keepingCapacity: true)
+        }
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "<"), starts("<![CDATA[", at: index), let end = find("]]>", from: index + 9) {
-                out += bytes[(index + 9)..<(end - 3)]
+                flush()
+                out += String(decoding: bytes[(index + 9)..<(end - 3)], as: UTF8.self)
                 index = end
             } else if bytes[index] == UInt8(ascii: "<"), let close = bytes[index...].firstIndex(of: UInt8(ascii: ">")) {
                 index = close + 1  // a tag inside: dropped
             } else {
-                out.append(bytes[index])
+                run.append(bytes[index])
                 index += 1
             }
         }
-        return XMLSlice.decodeEntities(String(decoding: out, as: UTF8.self))
+        flush()
+        return out
     }
 
     /// An attribute's value from the start tag, entities decoded.
@@ -111,13 +119,25 @@ struct XMLSlice {
         return nil
     }
 
-    static func decodeEntities(_ text: String) -> String {
+    /// One pass, left to right: `&amp;lt;` is `&lt;`, never `<` (a replacement per entity in
+    /// turn decoded what an earlier one made).
+    package static func decodeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
-        var out = text
-        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&#39;", "'"), ("&nbsp;", " "), ("&amp;", "&")] {
-            out = out.replacingOccurrences(of: entity, with: character)
+        let entities: [Substring: String] = ["&lt;": "<", "&gt;": ">", "&quot;": "\"", "&apos;": "'", "&#39;": "'", "&nbsp;": " ", "&amp;": "&"]
+        var out = ""
+        var rest = Substring(text)
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            let candidate = rest[amp...].prefix(7)
+            if let semicolon = candidate.firstIndex(of: ";"), let decoded = entities[rest[amp...semicolon]] {
+                out += decoded
+                rest = rest[rest.index(after: semicolon)...]
+            } else {
+                out += "&"
+                rest = rest[rest.index(after: amp)...]
+            }
         }
-        return out
+        return out + rest
     }
 
     private func next(named names: Set<String>, from index: inout Int) -> XMLSlice? {

@@ -23,6 +23,20 @@ package struct Badges: Sendable {
         }
     }
 
+    /// A `/badge/…` path no route took: a group whose name holds `/` (the page links it
+    /// percent-encoded, and the path arrives decoded), read by its kind at the end; anything
+    /// else is the documented 404 badge, never a text answer echoing the path.
+    package func unrouted(_ path: String) -> HTTPResponse {
+        let rest = path.dropFirst("/badge/".count)
+        for kind in ["status.svg", "response-time.svg"] + Badges.windows.keys.sorted().map({ "uptime/\($0).svg" }) {
+            let suffix = "/" + kind
+            if rest.hasPrefix("group:"), rest.hasSuffix(suffix), rest.count > suffix.count + 6 {
+                return groupBadge(String(rest.dropFirst(6).dropLast(suffix.count)), kind: kind)
+            }
+        }
+        return Badges.svg(label: "lookout", value: "no such badge", color: Badges.colors.neutral, status: 404)
+    }
+
     package func badge(_ name: String, kind: String) -> HTTPResponse {
         if name.hasPrefix("group:") { return groupBadge(String(name.dropFirst(6)), kind: kind) }
         let snapshot = context.monitor.snapshot(names: [name])
