@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "LookoutCore",
             dependencies: [
-                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex", "CronSchedule", "DomainRegistration",
+                "ResilientHTTP", "DNSLookup", "ICMPEcho", "ClientSocket", "TCPExchange", "LinearRegex", "CronSchedule", "DomainRegistration", "CMemory",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),

@@ -254,6 +254,26 @@ struct VendorPageTests {
         #expect(problem.message.contains(expected), "\(problem.message)")
     }
 
+    /// Containers are counted before any is built: 60,000 components (3.5 MB) or a 4 MB page of
+    /// `[]` is refused at once; a real summary (hundreds) is read.
+    @Test func aPageOfTooManyObjectsOrListsIsNotBuilt() throws {
+        let component = #"{"id":"c","name":"Component","status":"operational","group":false},"#
+        let huge = #"{"status":{"indicator":"none"},"components":["# + String(repeating: component, count: 60_000).dropLast() + "]}"
+        guard case .failure(let tooMany) = parse(huge) else {
+            Issue.record("60,000 components were read")
+            return
+        }
+        #expect(tooMany.message.contains("more than 20000 JSON objects and lists"))
+        let lists = "{\"components\":" + String(repeating: "[", count: 30_000) + String(repeating: "]", count: 30_000) + "}"
+        guard case .failure(let nested) = parse(lists) else {
+            Issue.record("30,000 lists were read")
+            return
+        }
+        #expect(nested.message.contains("JSON objects and lists"))
+        let fine = #"{"status":{"indicator":"none"},"components":["# + String(repeating: component, count: 300).dropLast() + "]}"
+        #expect(try !parse(fine).get().components.isEmpty)
+    }
+
     @Test func hostilePagesAreBoundedAndEscapedAndNeverOperationalByDefault() throws {
         // Wrong types everywhere: skipped, not trapped.
         let wrong = try parse(

@@ -1,3 +1,4 @@
+internal import CMemory
 import Foundation
 import ResilientHTTP
 import Synchronization
@@ -80,6 +81,8 @@ package final class VendorWatch: Sendable {
 
     /// A page bigger than this is not read.
     static let maxBytes = 4 << 20
+    /// A page this large has its parse's memory handed back to the system after it.
+    static let releaseAfterBytes = 256 << 10
     static let timeout: Duration = .seconds(10)
     /// A page that failed is read again this soon, whatever its interval (a vendor page that was
     /// merely down for a moment).
@@ -199,7 +202,11 @@ package final class VendorWatch: Sendable {
                 reading.dueMs = nowMs + before.config.interval.totalMilliseconds
                 return reading
             }
-            switch VendorPage.parse(result.body, as: format, nowMs: nowMs) {
+            let parsed = VendorPage.parse(result.body, as: format, nowMs: nowMs)
+            // A large page's containers are freed now: the allocator hands their pages back
+            // instead of keeping them for a peak that comes once per read.
+            if result.body.count > VendorWatch.releaseAfterBytes { lookout_release_free_memory() }
+            switch parsed {
             case .success(let page):
                 reading.page = page
                 reading.document = url
