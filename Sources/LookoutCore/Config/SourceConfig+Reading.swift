@@ -64,9 +64,13 @@ extension ConfigReader {
 
     mutating func readSources(_ node: Node?, defaultsNode: Node?, root: Node) -> [SourceConfig] {
         var defaults = SourceConfig(name: "", url: "")
+        var defaultsWroteRetry = false
         if let defaultsNode, let policy = section(defaultsNode, "defaults", SourceConfig.PolicyKey.self) {
             readPolicy(policy, into: &defaults)
-            checkRetriesFit(defaults, policy, fallback: defaultsNode)
+            // Only retries someone wrote are worth a warning: the built-in ones that a short
+            // interval cuts off are what the user chose by choosing it, and nothing to act on.
+            defaultsWroteRetry = policy.has(.retry)
+            if defaultsWroteRetry { checkRetriesFit(defaults, policy, fallback: defaultsNode) }
         }
         guard let node else {
             problem(root, "sources", "is missing: list at least one source to watch")
@@ -180,7 +184,7 @@ extension ConfigReader {
                     node, policy.path(.timeout),
                     "\(ConfigValues.format(source.timeout)) is longer than the interval (\(ConfigValues.format(source.interval))): each probe is cut off at the interval, so the timeout never applies"
                 )
-            } else if policy.has(.retry) || policy.has(.interval) || policy.has(.timeout) {
+            } else if policy.has(.retry) || (defaultsWroteRetry && (policy.has(.interval) || policy.has(.timeout))) {
                 // Inherited settings were checked once, under defaults.
                 checkRetriesFit(source, policy, fallback: item)
             }
