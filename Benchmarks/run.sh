@@ -364,5 +364,11 @@ bin=$bin ./Benchmarks/push-flow.sh >> "$rows"
   echo "| benchmark | command | figure | reference (same run) | ratio |"
   echo "| --- | --- | --- | --- | --- |"
   cat "$rows"
-} > Benchmarks/RESULTS.md
+  # The history of earlier rounds stays, below the new table.
+  if [ -f Benchmarks/RESULTS.md ] && grep -q '^## History of rounds' Benchmarks/RESULTS.md; then
+    echo
+    sed -n '/^## History of rounds/,$p' Benchmarks/RESULTS.md
+  fi
+} > "$work/RESULTS.md"
+mv "$work/RESULTS.md" Benchmarks/RESULTS.md
 cat Benchmarks/RESULTS.md
