@@ -12,10 +12,22 @@ struct DNSKindEndToEndTests {
         let (sim, _) = try await startSimulator(["--listen", "127.0.0.1:0", "--dns-listen", "127.0.0.1:0"])
         let port = try await sim.waitFor(#"DNS for lookout\.test\. on 127\.0\.0\.1:(\d+)"#)
         let server = "dns://127.0.0.1:\(port)"
+        // A dns source takes a dns module: what passes (NXDOMAIN expected; records held to a pattern).
+        let modules = FileManager.default.temporaryDirectory.appendingPathComponent("dns-modules-\(UUID().uuidString).yml")
+        try """
+        modules:
+          nx: {prober: dns, dns: {query_name: x, valid_rcodes: [NXDOMAIN]}}
+          ten: {prober: dns, dns: {query_name: x, validate_answer_rrs: {fail_if_none_matches_regexp: ["10\\\\.9\\\\.9\\\\.9"]}}}
+        """.write(to: modules, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: modules) }
         let lookout = try await InProcessLookout.start(
             """
+            probe_modules_file: \(modules.path)
             defaults: {interval: 1s, timeout: 1s}
             sources:
+              - {name: dns-nx-expected, kind: dns, url: "\(server)/missing.lookout.test", module: nx}
+              - {name: dns-ok-not-nx, kind: dns, url: "\(server)/ok.lookout.test", module: nx}
+              - {name: dns-ok-not-ten, kind: dns, url: "\(server)/ok.lookout.test", module: ten}
               - {name: dns-ok, kind: dns, url: "\(server)/ok.lookout.test"}
               - {name: dns-tcp, kind: dns, url: "\(server)/two.lookout.test?transport=tcp"}
               - {name: dns-mx, kind: dns, url: "\(server)/mail.lookout.test?type=MX"}
@@ -25,8 +37,13 @@ struct DNSKindEndToEndTests {
               - {name: dns-silent, kind: dns, url: "\(server)/drop.lookout.test"}
             """)
         let http = CurlTransport()
-        let names = ["dns-ok", "dns-tcp", "dns-mx", "dns-nx", "dns-servfail", "dns-nodata", "dns-silent"]
+        let names = [
+            "dns-ok", "dns-tcp", "dns-mx", "dns-nx", "dns-servfail", "dns-nodata", "dns-silent", "dns-nx-expected", "dns-ok-not-nx", "dns-ok-not-ten",
+        ]
         let metrics = try await lookout.metricsOnceProbed(names)
+        #expect(metrics.contains(#"lookout_probe_success{source="dns-nx-expected"} 1"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="dns-ok-not-nx",category="invalid_response",reason="dns_rcode"}"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="dns-ok-not-ten",category="invalid_response",reason="dns_record_mismatch"}"#))
         for name in ["dns-ok", "dns-tcp", "dns-mx"] { #expect(metrics.contains("lookout_probe_success{source=\"\(name)\"} 1"), "\(name)") }
         for (name, category, reason) in [
             ("dns-nx", "invalid_response", "dns_nxdomain"), ("dns-servfail", "server_error", "dns_servfail"),

@@ -92,7 +92,11 @@ struct SourceModuleTests {
             problems("probe_modules: {a: {kind: http, allow: [x]}}\nsources:\n  - {name: s, url: \"http://x/\", module: b}\n")
                 == [#"t.yml:3:41: sources[0].module: no probe module is named "b" (configured: a)"#])
         #expect(
-            problems("sources:\n  - {name: s, kind: tcp, url: \"tcp://x:1\", module: b}\n").first?.contains("only applies to http, json or rss sources")
+            problems("sources:\n  - {name: s, kind: tcp, url: \"tcp://x:1\", module: b}\n").first?.contains("only applies to http, json or rss and dns sources")
                 == true)
+        // A dns source takes a dns module, and only one.
+        #expect(
+            problems("probe_modules: {a: {kind: http, allow: [x]}}\nsources:\n  - {name: s, kind: dns, url: \"dns://127.0.0.1/x.test\", module: a}\n")
+                .first?.contains(#""a" is a http module; a dns source takes a dns module (prober: dns)"#) == true)
     }
 }

@@ -156,7 +156,15 @@ extension LookoutConfig: ConfigReadable {
         }
         for reference in reader.moduleReferences where sources.indices.contains(reference.source) {
             if let module = probeModules[reference.name] {
-                sources[reference.source].module = module
+                // A dns source takes what a dns module says passes (valid_rcodes, the record
+                // checks); the question is still its URL's.
+                if sources[reference.source].kind == .dns, module.dns == nil {
+                    reader.problem(
+                        reference.node, "sources[\(reference.source)].module",
+                        "\"\(reference.name)\" is a \(module.kind) module; a dns source takes a dns module (prober: dns)")
+                } else {
+                    sources[reference.source].module = module
+                }
             } else {
                 let known = probeModules.keys.sorted().joined(separator: ", ")
                 reader.problem(

@@ -148,10 +148,10 @@ extension ConfigReader {
                 }
             }
             if let entry = own[.module], let name = string(entry) {
-                if Probers.prober(for: source.kind).isHTTPRequest {
+                if Probers.prober(for: source.kind).isHTTPRequest || source.kind == .dns {
                     moduleReferences.append((index, name, entry.value))
                 } else {
-                    problem(entry, "only applies to \(Probers.httpRequestNames) sources")
+                    problem(entry, "only applies to \(Probers.httpRequestNames) and dns sources")
                 }
             }
             if let entry = own[.caFile] { source.caFile = readableFile(entry.value, entry.path) }

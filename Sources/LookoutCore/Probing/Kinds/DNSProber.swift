@@ -42,7 +42,7 @@ package enum DNSProber: Prober {
         case .success(let answer):
             result.durationSeconds = answer.seconds
             result.attemptSeconds = answer.seconds
-            result.failure = failure(answer, query)
+            result.failure = failure(answer, query, module: source.module?.dns)
             result.ok = result.failure == nil
         }
         if result.failure != nil { result.callKind = .failedWithoutRetry }
@@ -65,6 +65,17 @@ package enum DNSProber: Prober {
         case .badQuery(let text):
             Failure(category: .clientError, reason: "dns_bad_query", detail: text)
         }
+    }
+
+    /// With a dns `module`, what it says passes (`valid_rcodes: [NXDOMAIN]` for a name that
+    /// must not exist; its record checks); an rcode it accepts is no failure even with no record.
+    static func failure(_ answer: DNSAnswer, _ query: DNSQuery, module: DNSModuleSettings?) -> Failure? {
+        guard let module else { return failure(answer, query) }
+        guard let problem = module.problem(answer) else { return nil }
+        guard module.validRcodes.contains(answer.rcodeName) else {
+            return failure(answer, query) ?? Failure(category: .invalidResponse, reason: "dns_rcode", detail: problem)
+        }
+        return Failure(category: .invalidResponse, reason: "dns_record_mismatch", detail: "\(query.name) \(query.type): \(problem)")
     }
 
     /// Nil when the answer is NOERROR with a record; otherwise what is wrong, in the server's terms.
