@@ -22,6 +22,13 @@ struct SLAWatch: Sendable {
             return
         }
         let store = SLAStore(database: database)
+        // What each vendor that is to be excluded says now: maintenance in progress.
+        let announcing = sources.filter { source in
+            guard source.sla?.exclude.contains(.vendorMaintenance) == true, let vendor = source.vendorStatus else { return false }
+            return monitor.vendors.view(vendor, source: source.name).state == .maintenance
+        }
+        try store.noteVendorMaintenance(
+            announcing.map(\.name), nowMs: nowMs, continuesWithinMs: 2 * SLAWatch.interval.totalMilliseconds + SLAWatch.settle.totalMilliseconds)
         let current = try store.reports(sources: sources, period: nil, windows: config.maintenance, nowMs: nowMs)
         let previous = try store.reports(sources: sources, period: nil, previous: true, windows: config.maintenance, nowMs: nowMs)
         let base = config.externalURL ?? ""

@@ -53,7 +53,7 @@ struct SLAConfigTests {
             "sla: {time_zone: Mars/Olympus}",
             #"sources[0].sla.time_zone: "Mars/Olympus" is not a time zone this machine knows (use an IANA name such as Europe/Berlin, or UTC)"#
         ),
-        ("sla: {exclude: [weekends]}", #"sources[0].sla.exclude[0]: "weekends" is not something to exclude (use maintenance)"#),
+        ("sla: {exclude: [weekends]}", #"sources[0].sla.exclude[0]: "weekends" is not something to exclude (use maintenance or vendor_maintenance)"#),
         ("sla: {taget: 99%}", #"sources[0].sla.taget: unknown key "taget"; did you mean "target"?"#),
     ])
     func badValuesAreClearErrors(text: String, expected: String) {

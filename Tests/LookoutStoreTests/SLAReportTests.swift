@@ -259,6 +259,42 @@ struct SLAReportTests {
         #expect(try run.report("2026-11", nowMs: end + 100 * Self.day).downtimeMs == 20 * Self.minute)
     }
 
+    /// The vendor's word is evidence: its acknowledgement and lag on the outage; with
+    /// `exclude: [vendor_maintenance]`, the minutes its page said maintenance was in progress
+    /// are left out like our own windows.
+    @Test func theVendorsAcknowledgementAndAnnouncedMaintenanceAreInTheReport() throws {
+        var sla = Self.promised
+        sla.exclude = [.vendorMaintenance]
+        let run = try Run([Self.source(sla)])
+        let start = Self.utc(2026, 11, 1)
+        let end = Self.utc(2026, 12, 1)
+        try run.ran([start - Self.day..<end + Self.day])
+        let outage = Self.utc(2026, 11, 3, 10)..<Self.utc(2026, 11, 3, 10, 20)
+        run.probe("payments-api", fromMs: start, toMs: Self.utc(2026, 11, 3, 10, 5), every: Self.minute, down: [outage])
+        // While it is down, the vendor's page acknowledges it 4 minutes in.
+        try VendorStore(database: run.database).save(
+            VendorWatch.Saved(
+                followed: [
+                    "payments-api": .init(
+                        vendor: "acme", downSinceMs: outage.lowerBound, acknowledgedAtMs: outage.lowerBound + 4 * Self.minute, incident: "Elevated errors")
+                ]))
+        run.probe("payments-api", fromMs: Self.utc(2026, 11, 3, 10, 5), toMs: end, every: Self.minute, down: [outage])
+        // The vendor announced maintenance from 10:10 to 10:15, read once a minute.
+        let store = SLAStore(database: run.database)
+        let first10: Int64 = Self.utc(2026, 11, 3, 10, 10)
+        for step in 0...5 {
+            try store.noteVendorMaintenance(["payments-api"], nowMs: first10 + Int64(step) * Self.minute, continuesWithinMs: 2 * Self.minute)
+        }
+        let report = try run.report("2026-11", nowMs: end)
+        let first = try #require(report.outages.first)
+        #expect(first.vendorLagMs == 4 * Self.minute && first.stored.vendorIncident == "Elevated errors")
+        #expect(report.excludedMs == 5 * Self.minute && first.excludedMs == 5 * Self.minute)
+        #expect(report.downtimeMs == 15 * Self.minute)
+        // Without vendor_maintenance in `exclude`, the same minutes count.
+        run.sources[0].sla?.exclude = []
+        #expect(try run.report("2026-11", nowMs: end).downtimeMs == 20 * Self.minute)
+    }
+
     @Test func periodsAndTheirProblems() throws {
         #expect(try SLAPeriod(parsing: "2026-11").description == "2026-11")
         #expect(try SLAPeriod(parsing: "2026-W53").title == "week 53 of 2026")

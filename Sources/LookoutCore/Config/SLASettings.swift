@@ -27,6 +27,9 @@ package struct SLASettings: Sendable, Equatable {
     package enum Exclusion: String, Sendable, CaseIterable {
         /// Our own maintenance windows (config and admin API).
         case maintenance
+        /// Maintenance the source's vendor announced on its status page (`vendor_status`), as
+        /// Lookout read it while running.
+        case vendorMaintenance = "vendor_maintenance"
     }
 
     /// The promised uptime, a ratio (0.9995 for `99.95%`).
@@ -93,11 +96,6 @@ extension SLASettings: ConfigReadable {
             for (index, name) in names.enumerated() {
                 if let exclusion = Exclusion(rawValue: name) {
                     exclude.insert(exclusion)
-                } else if name == "vendor_maintenance" {
-                    reader.problem(
-                        entry.value.sequence?[index], "\(entry.path)[\(index)]",
-                        "vendor_maintenance is not kept yet: Lookout reads a vendor's announced maintenance as it happens but does not store it for later periods; list your own windows under maintenance instead"
-                    )
                 } else {
                     reader.problem(
                         entry.value.sequence?[index], "\(entry.path)[\(index)]",

@@ -254,6 +254,16 @@ extension LookoutDatabase {
                 table.primaryKey(["source_id", "started_ms"])
             }
         }
+        migrator.registerMigration("v16: sla vendor maintenance") { db in
+            // When each source's vendor said on its page that maintenance was in progress, as
+            // read once a minute: what `exclude: [vendor_maintenance]` leaves out of an SLA.
+            try db.create(table: "sla_vendor_maintenance", options: .withoutRowID) { table in
+                table.column("source_id", .integer).notNull()
+                table.column("started_ms", .integer).notNull()
+                table.column("ended_ms", .integer).notNull()
+                table.primaryKey(["source_id", "started_ms"])
+            }
+        }
         return migrator
     }
 

@@ -23,6 +23,7 @@ extension SLAStore {
         let outages = try outages(fromMs: fromMs, toMs: toMs)
         let (gaps, firstSeen) = try unmeasured(fromMs: fromMs, toMs: toMs, nowMs: nowMs)
         let added = try MaintenanceStore(database: database).current(nowMs: fromMs)
+        let vendors = try vendorMaintenance(fromMs: fromMs, toMs: toMs)
         // Each window's stretches once, not once per source it covers.
         let stretches = (windows + added).map { ($0, Intervals($0.occurrences(in: fromMs..<toMs))) }
         return asked.map { source, sla, chosen, span in
@@ -31,6 +32,9 @@ extension SLAStore {
                 for (window, spans) in stretches where window.covers(source) {
                     for stretch in spans.clamped(to: span).spans { excluded.insert(stretch) }
                 }
+            }
+            if sla.exclude.contains(.vendorMaintenance), let announced = vendors[source.name] {
+                for stretch in announced.clamped(to: span).spans { excluded.insert(stretch) }
             }
             var notMeasured = gaps.clamped(to: span)
             // Before the source was first probed nobody measured it (a rename keeps the date).

@@ -64,6 +64,44 @@ package struct SLAStore: Sendable {
                 """, arguments: [atMs, incident, source, max(atMs, downSinceMs), downSinceMs])
     }
 
+    /// Notes that each of `sources`' vendors says maintenance is in progress at `nowMs`: a row
+    /// seen within `continuesWithinMs` goes on to now, otherwise a new one begins.
+    package func noteVendorMaintenance(_ sources: [String], nowMs: Int64, continuesWithinMs: Int64) throws {
+        guard !sources.isEmpty else { return }
+        try database.writer.write { db in
+            for name in sources {
+                try db.execute(sql: "INSERT INTO sources (name, first_seen_ms) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", arguments: [name, nowMs])
+                guard let id = try SourceIds.id(of: name, db) else { continue }
+                try db.execute(
+                    sql: """
+                        UPDATE sla_vendor_maintenance SET ended_ms = ? WHERE source_id = ? AND started_ms = (SELECT MAX(started_ms)
+                          FROM sla_vendor_maintenance WHERE source_id = ? AND ended_ms >= ? AND ended_ms <= ?)
+                        """, arguments: [nowMs, id, id, nowMs - continuesWithinMs, nowMs])
+                if db.changesCount == 0 {
+                    try db.execute(
+                        sql: "INSERT OR IGNORE INTO sla_vendor_maintenance (source_id, started_ms, ended_ms) VALUES (?, ?, ?)", arguments: [id, nowMs, nowMs])
+                }
+            }
+        }
+    }
+
+    /// Each source's vendor maintenance that touches `[fromMs, toMs)`, by name.
+    package func vendorMaintenance(fromMs: Int64, toMs: Int64) throws -> [String: Intervals] {
+        try database.writer.read { db in
+            let names = try SourceIds.names(db)
+            var found: [String: Intervals] = [:]
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT source_id, started_ms, ended_ms FROM sla_vendor_maintenance WHERE started_ms < ? AND ended_ms > ?", arguments: [toMs, fromMs])
+            while let row = try rows.next() {
+                guard let id = row.integer("source_id"), let name = names[id], let start = row.integer("started_ms"), let end = row.integer("ended_ms"),
+                    start < end
+                else { continue }
+                found[name, default: Intervals()].insert(start..<end)
+            }
+            return found
+        }
+    }
+
     /// The stored outages of each source that touch `[fromMs, toMs)`, by source name. Rows are
     /// read as a damaged file may hold them: one with a value of the wrong type is left out.
     package func outages(fromMs: Int64, toMs: Int64) throws -> [String: [SLAOutage]] {

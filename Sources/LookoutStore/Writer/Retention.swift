@@ -81,6 +81,14 @@ package struct Retention: Sendable {
         ]
         // Counted under the names of SPEC section 5 (the views of the history tables).
         var statements = plans.map { (table: $0.0, sql: "DELETE FROM \($0.0) WHERE rowid IN (\($0.1))", cutoff: $0.2, tier: String?.none) }
+        statements.append(
+            (
+                "sla_vendor_maintenance",
+                """
+                DELETE FROM sla_vendor_maintenance WHERE (source_id, started_ms) IN
+                  (SELECT source_id, started_ms FROM sla_vendor_maintenance WHERE ended_ms < ? LIMIT \(Retention.chunk))
+                """, nowMs - max(retentionMs, Retention.slaHistoryMs, claimKeepMs), nil
+            ))
         // Without a rowid: by its key. Kept a year past the longest claim window.
         statements.append(
             (
