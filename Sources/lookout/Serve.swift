@@ -77,18 +77,7 @@ struct Serve: AsyncParsableCommand {
         }
         for warning in loaded.warnings { logger.warning("config: \(warning.naming)") }
         var replicaName = replica
-        if shard == "auto" {
-            // In a StatefulSet the pod's host name is NAME-ORDINAL.
-            let host = ProcessInfo.processInfo.environment["HOSTNAME"] ?? ProcessInfo.processInfo.hostName
-            switch Shard.fromPod(hostName: host, replicas: replicas, count: loaded.shard.count) {
-            case .success(let placed):
-                shardOverride = placed.shard
-                replicaName = replicaName ?? "\(placed.replica)"
-            case .failure(let problem):
-                printError("lookout: not starting: \(problem.message)")
-                throw ExitCode(1)
-            }
-        }
+        if shard == "auto" { (shardOverride, replicaName) = try placeFromPod(shardCount: loaded.shard.count) }
         let app: LookoutApp
         do {
             app = try LookoutApp.build(
@@ -98,12 +87,36 @@ struct Serve: AsyncParsableCommand {
             printError("lookout: \(error)")
             throw ExitCode(1)
         }
+        try await Serve.runUntilStopped(app, signals: signals, logger: logger)
+        Serve.close(app.context.database, logger: logger)
+        logWriter.flush(within: .seconds(2))
+        // Then leave at once, skipping exit(): its handlers (C libraries' cleanups, run while
+        // libcurl's and libmicrohttpd's threads still exist) have nothing left to do for us, and a
+        // loaded CI run saw a serve that had logged "stopped" still alive 30 s later, inside exit.
+        _exit(0)
+    }
+
+    /// `--shard auto`: the shard and replica of a StatefulSet pod, whose host name is
+    /// NAME-ORDINAL; exit 1 when the name says neither.
+    func placeFromPod(shardCount: Int) throws -> (Shard, String?) {
+        let host = ProcessInfo.processInfo.environment["HOSTNAME"] ?? ProcessInfo.processInfo.hostName
+        switch Shard.fromPod(hostName: host, replicas: replicas, count: shardCount) {
+        case .success(let placed):
+            return (placed.shard, replica ?? "\(placed.replica)")
+        case .failure(let problem):
+            printError("lookout: not starting: \(problem.message)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Runs the app's services until SIGTERM or SIGINT (SIGHUP reloads the config, as
+    /// POST /-/reload does); exit 1 when a service stops on an error.
+    static func runUntilStopped(_ app: LookoutApp, signals: AsyncStream<Int32>, logger: Logger) async throws {
         let monitor = app.monitor
         var lifecycle = ServiceGroupConfiguration(services: app.services, logger: logger)
         lifecycle.maximumGracefulShutdownDuration = .seconds(8)
         let group = ServiceGroup(configuration: lifecycle)
         do {
-            // SIGHUP reloads the config (as POST /-/reload does); SIGTERM and SIGINT shut down.
             let handling = Task {
                 for await signal in signals {
                     if signal == SIGHUP {
@@ -121,12 +134,14 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(1)
         }
         logger.info("stopped")
-        // Everything is written; closing checkpoints the WAL into the file, so the file alone
-        // holds it all (a copy of lookout.sqlite taken after a stop is whole). On a thread of its
-        // own and waited for 5 s at most: loaded CI runs saw a serve that had logged "stopped"
-        // still alive 30 s later, with no warning from a close that failed. A checkpoint that
-        // does not finish loses nothing: the WAL file keeps what it holds for the next start.
-        let database = app.context.database
+    }
+
+    /// Closes the database once everything is written: closing checkpoints the WAL into the file,
+    /// so the file alone holds it all (a copy of lookout.sqlite taken after a stop is whole). On a
+    /// thread of its own and waited for 5 s at most: loaded CI runs saw a serve that had logged
+    /// "stopped" still alive 30 s later, with no warning from a close that failed. A checkpoint
+    /// that does not finish loses nothing: the WAL file keeps what it holds for the next start.
+    static func close(_ database: LookoutDatabase, logger: Logger) {
         let closed = DispatchSemaphore(value: 0)
         startNamedThread("lookout-close") {
             do {
@@ -139,10 +154,5 @@ struct Serve: AsyncParsableCommand {
         if closed.wait(timeout: .now() + 5) == .timedOut {
             logger.warning("the database did not close within 5 s; stopping anyway (its WAL file keeps what it holds)")
         }
-        logWriter.flush(within: .seconds(2))
-        // Then leave at once, skipping exit(): its handlers (C libraries' cleanups, run while
-        // libcurl's and libmicrohttpd's threads still exist) have nothing left to do for us, and a
-        // loaded CI run saw a serve that had logged "stopped" still alive 30 s later, inside exit.
-        _exit(0)
     }
 }

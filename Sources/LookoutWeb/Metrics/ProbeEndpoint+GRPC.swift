@@ -18,7 +18,7 @@ extension ProbeEndpoint {
         GRPCHealth.prepare(&transfer, url: address, service: settings.service)
         module.applyConnection(to: &transfer)
         let policy = UpstreamPolicy(retry: .none, rateLimit: nil)
-        let call = await context.monitor.client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")
+        let call = await client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")
         let duration = (ContinuousClock.now - started).seconds
         let result = call.final
         let answer = result.map(GRPCHealth.answer)

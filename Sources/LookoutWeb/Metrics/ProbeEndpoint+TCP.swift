@@ -24,7 +24,7 @@ extension ProbeEndpoint {
         module.applyConnection(to: &transfer)
         transfer.connectOnly = true
         let policy = UpstreamPolicy(retry: .none, rateLimit: nil)
-        let outcome = await context.monitor.client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")
+        let outcome = await client.callOnce(CallRequest(transfer, deadline: timeout, singleFlight: false), policy: policy, label: "/probe")
         let duration = (ContinuousClock.now - started).seconds
         let probed = Probed(call: outcome, retries: max(0, outcome.attempts.count - 1))
         return HTTPResponse(

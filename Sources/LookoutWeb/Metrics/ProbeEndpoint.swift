@@ -24,8 +24,12 @@ package struct ProbeEndpoint: Sendable {
         let count = Atomic<Int>(0)
     }
 
+    /// The client `/probe` calls go through (one attempt each, no breaker kept per target).
+    let client: ResilientClient
+
     package init(context: LookoutContext, concurrencyLimit: Int = ProbeEndpoint.defaultConcurrencyLimit) {
         self.context = context
+        self.client = context.monitor.client
         self.concurrencyLimit = concurrencyLimit
     }
 
@@ -62,7 +66,7 @@ package struct ProbeEndpoint: Sendable {
         }
         let timeout = ProbeEndpoint.timeout(module, request)
         let started = ContinuousClock.now
-        let outcome = await ProbeEndpoint.probe(target, module: module, timeout: timeout, client: context.monitor.client)
+        let outcome = await ProbeEndpoint.probe(target, module: module, timeout: timeout, client: client)
         let duration = (ContinuousClock.now - started).seconds
         return HTTPResponse(
             headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
