@@ -151,7 +151,18 @@ struct DNSKindEndToEndTests {
     @Test func asksADebianResolver() async throws {
         let directory = try makeTemporaryDirectory("dnsmasq")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let dnsmasq = try await Dnsmasq.start(in: directory)
+        // An upstream that takes questions and never answers: dnsmasq forwards slow.test to it.
+        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) == 0 && getsockname(silent, $0, &length) == 0 }
+        }
+        #expect(bound)
+        let dnsmasq = try await Dnsmasq.start(in: directory, silentUpstream: UInt16(bigEndian: address.sin_port))
         defer { dnsmasq.stop() }
         let resolver = dnsmasq.address
         let lookout = try await InProcessLookout.start(
@@ -162,14 +173,18 @@ struct DNSKindEndToEndTests {
               - {name: resolver-mx, kind: dns, url: "dns://\(resolver)/lookout.test?type=MX&transport=tcp"}
               - {name: resolver-nx, kind: dns, url: "dns://\(resolver)/missing.lookout.test"}
               - {name: resolver-refused, kind: dns, url: "dns://\(resolver)/example.com"}
+              - {name: resolver-aaaa, kind: dns, url: "dns://\(resolver)/api.lookout.test?type=AAAA"}
+              - {name: resolver-timeout, kind: dns, url: "dns://\(resolver)/x.slow.test"}
             """)
-        let names = ["resolver-a", "resolver-mx", "resolver-nx", "resolver-refused"]
+        let names = ["resolver-a", "resolver-mx", "resolver-nx", "resolver-refused", "resolver-aaaa", "resolver-timeout"]
         let metrics = try await lookout.metricsOnceProbed(names)
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-a"} 1"#))
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-mx"} 1"#))
         #expect(metrics.contains(#"lookout_errors_total{source="resolver-nx",category="invalid_response",reason="dns_nxdomain"}"#))
         #expect(metrics.contains(#"lookout_errors_total{source="resolver-refused",category="#), "\(metrics)")
         #expect(metrics.contains(#"reason="dns_refused"}"#))
+        #expect(metrics.contains(#"lookout_probe_success{source="resolver-aaaa"} 1"#))
+        #expect(metrics.contains(#"lookout_errors_total{source="resolver-timeout",category="timeout",reason="dns_timeout"}"#), "\(metrics)")
         try await lookout.stop()
     }
 }

@@ -81,7 +81,9 @@ public struct Dnsmasq: Sendable {
     public let address: String
     let pidFile: String
 
-    public static func start(in directory: URL) async throws -> Dnsmasq {
+    /// `silentUpstream`: a UDP port that takes questions and never answers, which dnsmasq
+    /// forwards `slow.test` to (a real resolver whose upstream is gone).
+    public static func start(in directory: URL, silentUpstream: UInt16? = nil) async throws -> Dnsmasq {
         let port = closedPort()
         let pidFile = directory.appendingPathComponent("dnsmasq-\(port).pid").path
         let log = directory.appendingPathComponent("dnsmasq-\(port).log").path
@@ -90,8 +92,8 @@ public struct Dnsmasq: Sendable {
             [
                 "-f", "/usr/sbin/dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--port=\(port)", "--listen-address=127.0.0.1",
                 "--bind-interfaces", "--user=root", "--group=root", "--pid-file=\(pidFile)", "--log-facility=\(log)",
-                "--host-record=api.lookout.test,127.0.0.7", "--mx-host=lookout.test,mail.lookout.test,10", "--local=/lookout.test/",
-            ])
+                "--host-record=api.lookout.test,127.0.0.7,fd00::7", "--mx-host=lookout.test,mail.lookout.test,10", "--local=/lookout.test/",
+            ] + (silentUpstream.map { ["--server=/slow.test/127.0.0.1#\($0)"] } ?? []))
         guard started.status == 0 else { throw TestFailure("dnsmasq did not start: \(started.output)") }
         let dnsmasq = Dnsmasq(address: "127.0.0.1:\(port)", pidFile: pidFile)
         _ = try await eventually(deadline: .seconds(30), "dnsmasq to start") { () -> Bool? in
