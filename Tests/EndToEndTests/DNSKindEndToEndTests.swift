@@ -165,18 +165,24 @@ struct DNSKindEndToEndTests {
         let dnsmasq = try await Dnsmasq.start(in: directory, silentUpstream: UInt16(bigEndian: address.sin_port))
         defer { dnsmasq.stop() }
         let resolver = dnsmasq.address
+        let authority = try await Dnsmasq.start(in: directory, authoritative: true)
+        defer { authority.stop() }
+        let modules = directory.appendingPathComponent("modules.yml")
+        try "modules:\n  soa: {prober: dns, dns: {query_name: lookout.test, query_type: SOA}}\n".write(to: modules, atomically: true, encoding: .utf8)
         let lookout = try await InProcessLookout.start(
             """
+            probe_modules_file: \(modules.path)
             defaults: {interval: 1s, timeout: 2s}
             sources:
               - {name: resolver-a, kind: dns, url: "dns://\(resolver)/api.lookout.test"}
+              - {name: resolver-soa, kind: dns, url: "dns://\(authority.address)/lookout.test?type=SOA"}
               - {name: resolver-mx, kind: dns, url: "dns://\(resolver)/lookout.test?type=MX&transport=tcp"}
               - {name: resolver-nx, kind: dns, url: "dns://\(resolver)/missing.lookout.test"}
               - {name: resolver-refused, kind: dns, url: "dns://\(resolver)/example.com"}
               - {name: resolver-aaaa, kind: dns, url: "dns://\(resolver)/api.lookout.test?type=AAAA"}
               - {name: resolver-timeout, kind: dns, url: "dns://\(resolver)/x.slow.test"}
             """)
-        let names = ["resolver-a", "resolver-mx", "resolver-nx", "resolver-refused", "resolver-aaaa", "resolver-timeout"]
+        let names = ["resolver-a", "resolver-soa", "resolver-mx", "resolver-nx", "resolver-refused", "resolver-aaaa", "resolver-timeout"]
         let metrics = try await lookout.metricsOnceProbed(names)
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-a"} 1"#))
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-mx"} 1"#))
@@ -185,6 +191,11 @@ struct DNSKindEndToEndTests {
         #expect(metrics.contains(#"reason="dns_refused"}"#))
         #expect(metrics.contains(#"lookout_probe_success{source="resolver-aaaa"} 1"#))
         #expect(metrics.contains(#"lookout_errors_total{source="resolver-timeout",category="timeout",reason="dns_timeout"}"#), "\(metrics)")
+        #expect(metrics.contains(#"lookout_probe_success{source="resolver-soa"} 1"#))
+        // /probe reads the zone's serial as blackbox_exporter does.
+        let probe = await CurlTransport().perform(TransferRequest(url: lookout.base + "/probe?target=\(authority.address)&module=soa", timeout: .patient))
+            .bodyText
+        #expect(probe.contains("probe_dns_serial \(Dnsmasq.serial)"), "\(probe)")
         try await lookout.stop()
     }
 }

@@ -80,10 +80,14 @@ public func startDNSOverTLSRelay(cert: String, key: String, upstream: String, mo
 public struct Dnsmasq: Sendable {
     public let address: String
     let pidFile: String
+    /// The SOA serial of lookout.test.
+    public static let serial: UInt32 = 2_026_112_801
 
     /// `silentUpstream`: a UDP port that takes questions and never answers, which dnsmasq
     /// forwards `slow.test` to (a real resolver whose upstream is gone).
-    public static func start(in directory: URL, silentUpstream: UInt16? = nil) async throws -> Dnsmasq {
+    /// `authoritative`: answers for lookout.test as its authoritative server, SOA included
+    /// (dnsmasq then refuses to forward anything else).
+    public static func start(in directory: URL, silentUpstream: UInt16? = nil, authoritative: Bool = false) async throws -> Dnsmasq {
         let port = closedPort()
         let pidFile = directory.appendingPathComponent("dnsmasq-\(port).pid").path
         let log = directory.appendingPathComponent("dnsmasq-\(port).log").path
@@ -93,7 +97,10 @@ public struct Dnsmasq: Sendable {
                 "-f", "/usr/sbin/dnsmasq", "--keep-in-foreground", "--no-resolv", "--no-hosts", "--port=\(port)", "--listen-address=127.0.0.1",
                 "--bind-interfaces", "--user=root", "--group=root", "--pid-file=\(pidFile)", "--log-facility=\(log)",
                 "--host-record=api.lookout.test,127.0.0.7,fd00::7", "--mx-host=lookout.test,mail.lookout.test,10", "--local=/lookout.test/",
-            ] + (silentUpstream.map { ["--server=/slow.test/127.0.0.1#\($0)"] } ?? []))
+            ] + (silentUpstream.map { ["--server=/slow.test/127.0.0.1#\($0)"] } ?? [])
+                // Authoritative for lookout.test, with an SOA whose serial the tests read.
+                + (authoritative
+                    ? ["--auth-server=ns.lookout.test,127.0.0.1", "--auth-zone=lookout.test", "--auth-soa=\(Dnsmasq.serial),hostmaster.lookout.test"] : []))
         guard started.status == 0 else { throw TestFailure("dnsmasq did not start: \(started.output)") }
         let dnsmasq = Dnsmasq(address: "127.0.0.1:\(port)", pidFile: pidFile)
         _ = try await eventually(deadline: .seconds(30), "dnsmasq to start") { () -> Bool? in
