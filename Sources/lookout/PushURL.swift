@@ -39,16 +39,20 @@ struct PushURLCommand: AsyncParsableCommand {
     }
 }
 
-/// The config at `path` and its source `name`; exits 1 with the problems, or with "no source is
-/// named", for a command that acts on one configured source.
-func configuredSource(_ name: String, config path: String) throws -> (LookoutConfig, SourceConfig) {
-    let loaded: LookoutConfig
+/// The config at `path`; exits 1 with its problems.
+func loadedConfig(_ path: String) throws -> LookoutConfig {
     do {
-        loaded = try LookoutApp.loadConfig(path: path)
+        return try LookoutApp.loadConfig(path: path)
     } catch let error as ConfigError {
         printError(error.description)
         throw ExitCode(1)
     }
+}
+
+/// The config at `path` and its source `name`; exits 1 with the problems, or with "no source is
+/// named", for a command that acts on one configured source.
+func configuredSource(_ name: String, config path: String) throws -> (LookoutConfig, SourceConfig) {
+    let loaded = try loadedConfig(path)
     guard let source = loaded.sources.first(where: { $0.name == name }) else {
         printError("\(path): no source is named \"\(name)\"")
         throw ExitCode(1)

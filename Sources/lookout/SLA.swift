@@ -30,13 +30,7 @@ struct SLACommand: AsyncParsableCommand {
     var config: String
 
     func run() async throws {
-        let loaded: LookoutConfig
-        do {
-            loaded = try LookoutApp.loadConfig(path: config)
-        } catch let error as ConfigError {
-            printError(error.description)
-            throw ExitCode(1)
-        }
+        let loaded = try loadedConfig(config)
         let database: LookoutDatabase
         do {
             database = try LookoutDatabase(path: loaded.database)

@@ -12,10 +12,9 @@ enum IncidentIOProvider: NotificationProvider {
     }
 
     static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
-        guard keys.has("token_file") || keys.has("token") else {
-            return keys.require("token_file", "an incidentio hook needs the alert source's token")
+        if let token = keys.requiredSecret(inline: "token", file: "token_file", "an incidentio hook needs the alert source's token") {
+            hook.settings = HookSettings(Settings(token: token))
         }
-        if let token = keys.secret(inline: "token", file: "token_file") { hook.settings = HookSettings(Settings(token: token)) }
     }
 
     static func target(_ hook: HookConfig, delivery: String) -> DeliveryTarget {

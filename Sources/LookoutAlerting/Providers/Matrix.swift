@@ -16,10 +16,8 @@ enum MatrixProvider: NotificationProvider {
 
     static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
         keys.require("room_id", "the room to send to, e.g. \"!abc123:example.org\"")
-        guard keys.has("access_token_file") || keys.has("access_token") else {
-            return keys.require("access_token_file", "a matrix hook needs the sending user's access token")
-        }
-        guard let token = keys.secret(inline: "access_token", file: "access_token_file"), let room = keys.string("room_id") else { return }
+        let token = keys.requiredSecret(inline: "access_token", file: "access_token_file", "a matrix hook needs the sending user's access token")
+        guard let token, let room = keys.string("room_id") else { return }
         guard room.hasPrefix("!") || room.hasPrefix("#"), room.contains(":") else {
             return keys.problem("room_id", "\"\(room)\" is not a room id (!id:server) or alias (#name:server)")
         }

@@ -15,10 +15,9 @@ enum PagerDutyProvider: NotificationProvider {
     }
 
     static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
-        guard keys.has("routing_key_file") || keys.has("routing_key") else {
-            return keys.require("routing_key_file", "a pagerduty hook needs the integration's routing key")
+        if let key = keys.requiredSecret(inline: "routing_key", file: "routing_key_file", "a pagerduty hook needs the integration's routing key") {
+            hook.settings = HookSettings(Settings(routingKey: key))
         }
-        if let key = keys.secret(inline: "routing_key", file: "routing_key_file") { hook.settings = HookSettings(Settings(routingKey: key)) }
     }
 
     static func atDelivery(_ payload: String, _ hook: HookConfig) -> String {

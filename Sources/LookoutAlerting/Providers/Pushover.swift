@@ -14,9 +14,9 @@ enum PushoverProvider: NotificationProvider {
     }
 
     static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
-        guard keys.has("token_file") || keys.has("token") else { return keys.require("token_file", "a pushover hook needs the application's API token") }
-        guard keys.has("user_key_file") || keys.has("user_key") else { return keys.require("user_key_file", "a pushover hook needs the user or group key") }
-        guard let token = keys.secret(inline: "token", file: "token_file"), let user = keys.secret(inline: "user_key", file: "user_key_file") else { return }
+        let token = keys.requiredSecret(inline: "token", file: "token_file", "a pushover hook needs the application's API token")
+        let user = keys.requiredSecret(inline: "user_key", file: "user_key_file", "a pushover hook needs the user or group key")
+        guard let token, let user else { return }
         hook.settings = HookSettings(Settings(token: token, userKey: user))
     }
 

@@ -18,10 +18,8 @@ enum TelegramProvider: NotificationProvider {
 
     static func read(_ keys: inout HookKeys, into hook: inout HookConfig) {
         keys.require("chat_id", "the chat (or channel, @name) to send to")
-        guard keys.has("bot_token_file") || keys.has("bot_token") else {
-            return keys.require("bot_token_file", "a telegram hook needs the bot's token (from @BotFather)")
-        }
-        guard let token = keys.secret(inline: "bot_token", file: "bot_token_file"), let chat = keys.string("chat_id") else { return }
+        let token = keys.requiredSecret(inline: "bot_token", file: "bot_token_file", "a telegram hook needs the bot's token (from @BotFather)")
+        guard let token, let chat = keys.string("chat_id") else { return }
         var thread: Int64?
         if let text = keys.string("message_thread_id") {
             guard let number = Int64(text), number > 0 else { return keys.problem("message_thread_id", "\"\(text)\" is not a topic's id (a whole number)") }

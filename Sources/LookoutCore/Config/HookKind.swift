@@ -65,6 +65,16 @@ package struct HookKeys {
         reader.secret(inline: entries[inline]?.value, file: entries[file]?.value, parent: path, inlineKey: inline, fileKey: file)
     }
 
+    /// A secret the hook cannot go without: given inline (`${ENV}`) under `inline` or in the file
+    /// `file` names; "`file`: is missing: `hint`" when neither key is there.
+    package mutating func requiredSecret(inline: String, file: String, _ hint: String) -> String? {
+        guard has(file) || has(inline) else {
+            require(file, hint)
+            return nil
+        }
+        return secret(inline: inline, file: file)
+    }
+
     /// A file the key names, relative to the config's folder, made absolute (not read).
     package mutating func filePath(_ key: String) -> String? { string(key).map(reader.resolvePath) }
 
