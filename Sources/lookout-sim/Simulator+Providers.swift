@@ -4,7 +4,8 @@ import MicroHTTPServer
 /// Receivers that check a notification the way each provider documents its API, and answer as
 /// the provider does: Slack incoming webhooks, Teams Workflows webhooks, PagerDuty Events API v2,
 /// Discord webhooks and ntfy's JSON publishing. `POST /providers/throttle?count=N&retry_after=S`
-/// makes the next N requests answer 429 with `Retry-After: S`. Every request is in `/webhook/log`.
+/// makes the next N requests answer 429 with `Retry-After: S` (with `&path=PREFIX`, the next N
+/// to paths starting with PREFIX). Every request is in `/webhook/log`.
 extension Simulator {
     /// Records the request; answers 429 while throttled, 400 with the provider's body when
     /// `check` finds a problem, else `accepted`.
@@ -21,6 +22,10 @@ extension Simulator {
         delivery.authorization = request.headers["Authorization"]
         delivery.gotifyKey = request.headers["X-Gotify-Key"]
         let retryAfter = state.withLock { state -> Int? in
+            if let prefix = state.throttleByPath.keys.first(where: { request.path.hasPrefix($0) }), let rule = state.throttleByPath[prefix], rule.count > 0 {
+                state.throttleByPath[prefix] = (rule.count - 1, rule.retryAfter)
+                return rule.retryAfter
+            }
             guard state.throttle.count > 0 else { return nil }
             state.throttle.count -= 1
             return state.throttle.retryAfter
@@ -152,7 +157,11 @@ extension Simulator {
     func throttleProviders(_ request: HTTPRequest) async -> HTTPResponse {
         let count = max(0, request.intQuery("count") ?? 1)
         let retryAfter = max(0, request.intQuery("retry_after") ?? 1)
-        state.withLock { $0.throttle = (count, retryAfter) }
+        if let path = request.query["path"], !path.isEmpty {
+            state.withLock { $0.throttleByPath[path] = (count, retryAfter) }
+        } else {
+            state.withLock { $0.throttle = (count, retryAfter) }
+        }
         return .json(Simulator.jsonText(["count": count, "retry_after": retryAfter]))
     }
 }

@@ -11,6 +11,8 @@ final class Simulator: Sendable {
         var flaky: [String: Int] = [:]
         /// Provider receivers answer 429 to this many more requests (`POST /providers/throttle`).
         var throttle: (count: Int, retryAfter: Int) = (0, 1)
+        /// Throttles of one receiver's requests, by path prefix (`?path=/telegram/`).
+        var throttleByPath: [String: (count: Int, retryAfter: Int)] = [:]
         /// Switches turned on by `POST /switch/ID/on`: from when each is on (Unix ms; it may be
         /// later than now, `?at=`).
         var switchedOnAt: [String: Int64] = [:]

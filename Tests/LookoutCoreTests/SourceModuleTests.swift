@@ -52,7 +52,8 @@ struct SourceModuleTests {
         let prober = SourceProber(client: ResilientClient())
         let post = await prober.probe(named.sources[0])
         #expect(post.ok, "\(String(describing: post.failure))")
-        #expect(seen.withLock { $0 } == [#"POST lookout {"q": "ping"}"#])
+        // The module's request (a loaded machine may time out and retry it: each try is the same).
+        #expect(!seen.withLock { $0 }.isEmpty && Set(seen.withLock { $0 }) == [#"POST lookout {"q": "ping"}"#])
         let hits = await prober.probe(named.sources[1])
         #expect(hits.failure?.reason == "body_mismatch")
     }

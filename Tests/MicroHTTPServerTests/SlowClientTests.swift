@@ -44,7 +44,8 @@ struct SlowClientTests {
         #expect(outcome.closed)
         #expect(outcome.text.isEmpty)
         #expect(server.statistics.slowConnectionsClosed == 1)
-        #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
+        // Others are still served (given a loaded machine's patience, not a 10 s default).
+        #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok", timeout: .patient)).httpStatus == 200)
         await server.stop()
     }
 
