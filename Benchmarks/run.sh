@@ -356,6 +356,10 @@ bin=$bin ./Benchmarks/push-flow.sh >> "$rows"
 # sources, start-up at 1,000, with the Swift runtime shared and linked statically.
 ./Benchmarks/lean.sh >> "$rows"
 
+# Memory ceilings of the third attack's rows 1, 7 and 8: an alias bomb, vendor pages at and past
+# the bound, endless tcp answers.
+./Benchmarks/hostile-memory.sh >> "$rows"
+
 {
   echo "# Benchmarks"
   echo
