@@ -17,7 +17,7 @@ enum GotifyProvider: NotificationProvider {
     }
 
     static func target(_ hook: HookConfig, delivery: String) -> DeliveryTarget {
-        let base = hook.url.hasSuffix("/") ? String(hook.url.dropLast()) : hook.url
+        let base = hook.url.trimmingSuffix("/")
         return DeliveryTarget(url: "\(base)/message", headers: [("X-Gotify-Key", hook.settings.get(Settings.self)?.token ?? "")])
     }
 

@@ -26,7 +26,7 @@ enum MatrixProvider: NotificationProvider {
 
     static func target(_ hook: HookConfig, delivery: String) -> DeliveryTarget {
         let settings = hook.settings.get(Settings.self)
-        let base = hook.url.hasSuffix("/") ? String(hook.url.dropLast()) : hook.url
+        let base = hook.url.trimmingSuffix("/")
         let room = (settings?.roomID ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let transaction = "lookout-" + (delivery.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "0")
         return DeliveryTarget(

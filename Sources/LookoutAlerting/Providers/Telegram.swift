@@ -29,7 +29,7 @@ enum TelegramProvider: NotificationProvider {
     }
 
     static func target(_ hook: HookConfig, delivery: String) -> DeliveryTarget {
-        let base = hook.url.hasSuffix("/") ? String(hook.url.dropLast()) : hook.url
+        let base = hook.url.trimmingSuffix("/")
         return DeliveryTarget(url: "\(base)/bot\(hook.settings.get(Settings.self)?.botToken ?? "")/sendMessage")
     }
 

@@ -137,7 +137,7 @@ package struct SLAReport: Sendable {
             guard lower < end || (lower == end && stored.endedMs == nil && lower < measuredUntilMs) else { continue }
             let span = lower..<max(lower, end)
             let counted = Intervals([span]).subtracting(removed)
-            down = Intervals(down.spans + counted.spans)
+            for span in counted.spans { down.insert(span) }
             kept.append(
                 Outage(
                     stored: stored, startMs: lower, endMs: stored.endedMs.map { min($0, periodEnd) }, countedMs: counted.total,

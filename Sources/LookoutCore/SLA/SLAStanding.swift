@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a source stands against its SLA, as `/metrics` and the rules read it: this period so
 /// far, and the last one once it has ended below its target (until the claim deadline).
 package struct SLAStanding: Sendable, Equatable {
@@ -26,26 +28,9 @@ package struct SLAStanding: Sendable, Equatable {
         let missed = previous.flatMap { $0.complete && !$0.met && $0.uptime != nil && nowMs < $0.claimByMs ? $0 : nil }
         missedSentence = missed?.missedSentence
         let told = missed ?? current
-        reportPath = "/sla?period=\(told.period)&source=\(SLAStanding.encode(current.source))"
+        reportPath = "/sla?period=\(told.period)&source=\(current.source.addingPercentEncoding(withAllowedCharacters: SLAStanding.queryValue) ?? "")"
     }
 
-    /// A source name in a query (names are free text).
-    static func encode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            let c = Character(Unicode.Scalar(byte))
-            if c.isASCII && (c.isLetter || c.isNumber || "-._~".contains(c)) {
-                out.append(c)
-            } else {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return out
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
+    /// What a value in a link's query keeps as it is (RFC 3986's unreserved characters).
+    package static let queryValue = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }

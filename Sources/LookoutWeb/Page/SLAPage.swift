@@ -78,7 +78,7 @@ struct SLAPage {
         let filter = own.filter { $0.key == "source" || $0.key == "group" }.sorted { $0.key < $1.key }
         func link(_ path: String, _ periodText: String?) -> String {
             let parts = (periodText.map { [("period", $0)] } ?? []) + filter.map { ($0.key, $0.value) }
-            let encoded = parts.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
+            let encoded = parts.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: SLAStanding.queryValue) ?? "")" }.joined(separator: "&")
             return HTML.escape(path + (encoded.isEmpty ? "" : "?" + encoded))
         }
         if let period {
