@@ -63,7 +63,7 @@ format:
 # time, e.g. `make fuzz FUZZ_SECONDS=3600 FUZZ_RUNS=10000000` or `make fuzz FUZZ_TARGETS=config`.
 FUZZ_SECONDS ?= 600
 FUZZ_RUNS ?= -1
-FUZZ_TARGETS ?= config alert-expression values feed json-path server-wait server-message http-request peer-status template probe-answer vendor-page conversation regex cron rdap flow
+FUZZ_TARGETS ?= config alert-expression values feed json-path server-wait server-message http-request peer-status template probe-answer vendor-page conversation regex cron rdap flow blackbox-file
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT=$(SWIFT) ./Tests/Fuzz/run.sh
 

@@ -52,6 +52,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     /// the text before the first NUL is the template, the capture's path and pattern and a
     /// `Set-Cookie` value; the rest is the answer's body.
     case flow
+    /// A blackbox_exporter file as `probe_modules_file` reads it: YAML with its aliases and merge
+    /// keys, every prober's keys, and every regular expression compiled.
+    case blackboxFile = "blackbox-file"
 
     func run(_ data: [UInt8]) {
         switch self {
@@ -59,6 +62,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             _ = try? ConfigLoader.parse(
                 String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent", environment: ["FUZZ": "x", "EMPTY": ""],
                 hooks: NotificationProviders.hookKinds)
+        case .blackboxFile:
+            let read = ConfigLoader.parseBlackbox(String(decoding: data, as: UTF8.self), file: "fuzz.yml", directory: "/nonexistent")
+            precondition(read.problems.allSatisfy { !$0.message.isEmpty }, "a problem without words")
         case .alertExpression:
             if let expression = try? AlertExpressionParser.parse(String(decoding: data, as: UTF8.self)) {
                 _ = expression.holds { _, _ in 1 }

@@ -9,7 +9,7 @@ struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")
     static let targets = [
         "config", "alert-expression", "values", "feed", "json-path", "server-wait", "server-message", "http-request", "peer-status", "template",
-        "probe-answer", "vendor-page", "conversation", "regex", "cron", "rdap", "flow",
+        "probe-answer", "vendor-page", "conversation", "regex", "cron", "rdap", "flow", "blackbox-file",
     ]
 
     @Test(arguments: targets)

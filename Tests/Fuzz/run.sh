@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${FUZZ_SECONDS:-30}
 RUNS=${FUZZ_RUNS:--1}
-TARGETS=${FUZZ_TARGETS:-"config alert-expression values feed json-path server-wait server-message http-request peer-status template probe-answer vendor-page conversation regex cron rdap flow"}
+TARGETS=${FUZZ_TARGETS:-"config alert-expression values feed json-path server-wait server-message http-request peer-status template probe-answer vendor-page conversation regex cron rdap flow blackbox-file"}
 SWIFT=${SWIFT:-swift}
 
 # lld: gold fails to link the sanitized binary. -DLOOKOUT_FUZZ hands main to libFuzzer's driver.

@@ -46,6 +46,16 @@ package enum ConfigLoader {
         return config
     }
 
+    /// A blackbox_exporter file's text, as `probe_modules_file` reads it (every module may probe
+    /// any target): its modules, or its problems.
+    package static func parseBlackbox(
+        _ text: String, file: String, directory: String, environment: [String: String] = [:]
+    ) -> (modules: [String: ProbeModule], problems: [ConfigProblem]) {
+        var reader = ConfigReader(file: file, directory: directory, environment: environment)
+        let modules = reader.readBlackboxText(text, allow: nil)
+        return (modules, reader.problems)
+    }
+
     /// Gives each problem under `sources[N]` or `alerts.hooks[N]` the name written there.
     static func named(_ problems: [ConfigProblem], root: Node) -> [ConfigProblem] {
         func names(_ node: Node?) -> [String?] {

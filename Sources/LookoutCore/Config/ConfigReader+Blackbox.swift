@@ -31,22 +31,8 @@ extension ConfigReader {
             problem(node, "probe_modules_file", "cannot read \(path)")
             return [:]
         }
-        let root: Node
-        do {
-            guard let parsed = try Yams.compose(yaml: String(decoding: data, as: UTF8.self), .basic) else {
-                problem(node, "probe_modules_file", "\(path) is empty")
-                return [:]
-            }
-            root = parsed
-        } catch let error as YamlError {
-            problems.append(ConfigLoader.syntaxProblem(error, file: path))
-            return [:]
-        } catch {
-            problem(node, "probe_modules_file", "cannot read \(path): \(error)")
-            return [:]
-        }
         var reader = ConfigReader(file: path, directory: URL(fileURLWithPath: path).deletingLastPathComponent().path, environment: environment)
-        let modules = reader.readBlackboxModules(root, allow: allow)
+        let modules = reader.readBlackboxText(String(decoding: data, as: UTF8.self), allow: allow)
         problems += reader.problems
         warnings += reader.warnings
         if allow == nil, !modules.isEmpty {
@@ -56,6 +42,23 @@ extension ConfigReader {
             )
         }
         return modules
+    }
+
+    /// The text of a blackbox file, read as `file` (this reader's): its modules, and its problems
+    /// in `problems`. Split from the file's reading so the fuzzer drives it with bytes.
+    mutating func readBlackboxText(_ text: String, allow: [String]?) -> [String: ProbeModule] {
+        do {
+            guard let root = try Yams.compose(yaml: text, .basic) else {
+                problems.append(ConfigProblem(file: file, line: 1, column: 1, path: "", message: "\(file) is empty"))
+                return [:]
+            }
+            return readBlackboxModules(root, allow: allow)
+        } catch let error as YamlError {
+            problems.append(ConfigLoader.syntaxProblem(error, file: file))
+        } catch {
+            problems.append(ConfigProblem(file: file, line: 1, column: 1, path: "", message: "cannot read \(file): \(error)"))
+        }
+        return [:]
     }
 
     private mutating func readBlackboxModules(_ root: Node, allow: [String]?) -> [String: ProbeModule] {
