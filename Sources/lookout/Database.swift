@@ -10,6 +10,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Backup: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "backup",
             abstract: "Copies the database to a new file, consistently (safe while serve runs; a plain cp misses the WAL).")
 
         @Option(help: "The SQLite database.")
@@ -31,6 +32,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Runs SQLite's full integrity check (safe while serve runs); exit 0 when sound, 1 when not.")
 
         @Option(help: "The SQLite database.")
@@ -56,6 +58,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Prune: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prune",
             abstract: "Deletes rows older than a duration, in small chunks (safe while serve runs).")
 
         @Option(help: "The SQLite database.")

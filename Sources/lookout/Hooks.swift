@@ -11,6 +11,7 @@ struct HooksCommand: AsyncParsableCommand {
 
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "test",
             abstract: "Sends a clearly marked test notification through a hook and prints the receiver's answer.",
             discussion: "Exits 0 when the receiver accepted it (2xx), 1 when it did not, 2 on a bad config or unknown hook.")
 

@@ -6,6 +6,7 @@ import ResilientHTTP
 
 struct Probe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Probes one URL, or a configured source (--config F --source NAME), now and reports what happened; exits 0 on success, 1 on failure.")
 
     @Argument(help: "The URL to probe.")

@@ -13,6 +13,7 @@ import ServiceLifecycle
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Probes every configured source and serves /metrics and the status page.")
 
     @Option(help: "The config file.")

@@ -42,6 +42,7 @@ struct SilenceCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Silences the alerts matching every --match until --duration from now.",
             discussion: "Example: lookout silence add --match source=acme --duration 2h --comment 'vendor maintenance'")
 
@@ -74,7 +75,7 @@ struct SilenceCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Lists the silences in force or still to come.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Lists the silences in force or still to come.")
 
         @OptionGroup var connection: Connection
 
@@ -92,7 +93,7 @@ struct SilenceCommand: AsyncParsableCommand {
     }
 
     struct Expire: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Ends a silence now.")
+        static let configuration = CommandConfiguration(commandName: "expire", abstract: "Ends a silence now.")
 
         @OptionGroup var connection: Connection
 

@@ -7,6 +7,7 @@ import ResilientHTTP
 /// so a script can tell "sources are down" from "Lookout is down".
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Shows a running Lookout's status: every source, its state and last result.",
         discussion: "Exits 0 when operational, 1 when degraded, in an outage or offline, 2 when Lookout cannot be reached or does not answer with its status.")
 

@@ -70,6 +70,14 @@ struct ConfigReader {
     /// A mapping with string keys, checked against `known`; unknown keys are reported with a
     /// suggestion when one is close.
     mutating func mapping(_ node: Node, _ path: String, known: [String]) -> [String: (key: Node, value: Node)]? {
+        mapping(node, path, isKnown: { known.contains($0) }, known: known)
+    }
+
+    /// `mapping(_:_:known:)` for a reader that tells its keys faster than a list does (a
+    /// `ConfigKey`); the list is built only for an unknown key's did-you-mean.
+    mutating func mapping(
+        _ node: Node, _ path: String, isKnown: (String) -> Bool, known: @autoclosure () -> [String]
+    ) -> [String: (key: Node, value: Node)]? {
         guard let mapping = node.mapping else {
             problem(node, path.isEmpty ? "(top level)" : path, "must be a mapping of keys to values")
             return nil
@@ -89,9 +97,9 @@ struct ConfigReader {
                 continue
             }
             let keyPath = path.isEmpty ? name : "\(path).\(name)"
-            guard known.contains(name) else {
+            guard isKnown(name) else {
                 var message = "unknown key \"\(name)\""
-                if let suggestion = ConfigReader.suggestion(for: name, among: known) { message += "; did you mean \"\(suggestion)\"?" }
+                if let suggestion = ConfigReader.suggestion(for: name, among: known()) { message += "; did you mean \"\(suggestion)\"?" }
                 problem(key, keyPath, message)
                 continue
             }

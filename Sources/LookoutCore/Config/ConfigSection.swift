@@ -62,7 +62,7 @@ protocol ConfigReadable {
 extension ConfigReader {
     /// `node` as a mapping of `Key`s, reporting unknown keys with a suggestion.
     mutating func section<Key: ConfigKey>(_ node: Node, _ path: String, _: Key.Type = Key.self) -> ConfigSection<Key>? {
-        guard let found = mapping(node, path, known: Key.allCases.map(\.rawValue)) else { return nil }
+        guard let found = mapping(node, path, isKnown: { Key(rawValue: $0) != nil }, known: Key.allCases.map(\.rawValue)) else { return nil }
         return ConfigSection(node: node, path: path, checked: found)
     }
 
@@ -71,7 +71,11 @@ extension ConfigReader {
     mutating func sections<First: ConfigKey, Second: ConfigKey>(
         _ node: Node, _ path: String, _: First.Type, _: Second.Type
     ) -> (ConfigSection<First>, ConfigSection<Second>)? {
-        guard let found = mapping(node, path, known: First.allCases.map(\.rawValue) + Second.allCases.map(\.rawValue)) else { return nil }
+        guard
+            let found = mapping(
+                node, path, isKnown: { First(rawValue: $0) != nil || Second(rawValue: $0) != nil },
+                known: First.allCases.map(\.rawValue) + Second.allCases.map(\.rawValue))
+        else { return nil }
         var first: [First: (key: Node, value: Node)] = [:]
         var second: [Second: (key: Node, value: Node)] = [:]
         for (name, entry) in found {

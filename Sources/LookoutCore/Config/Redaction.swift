@@ -5,17 +5,35 @@ package enum Redaction {
     static let secretNames = ["token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "credential", "session"]
 
     package static func url(_ text: String) -> String {
+        // Nothing to redact without userinfo, or a query that may name a secret (spelled out or
+        // percent-encoded): most URLs, each read once per source, skip the URL parser.
+        let bytes = text.utf8
+        if !bytes.contains(UInt8(ascii: "@")),
+            !bytes.contains(UInt8(ascii: "?")) || (!bytes.contains(UInt8(ascii: "%")) && !isSecret(text))
+        {
+            return text
+        }
         guard var components = URLComponents(string: text) else { return text }
+        var redacted = false
         if components.user != nil || components.password != nil {
             components.user = "REDACTED"
             components.password = nil
+            redacted = true
         }
-        if let items = components.queryItems {
-            components.queryItems = items.map { item in
-                let name = item.name.lowercased()
-                return secretNames.contains(where: { name.contains($0) }) ? URLQueryItem(name: item.name, value: "REDACTED") : item
-            }
+        if let items = components.queryItems, items.contains(where: { isSecret($0.name) }) {
+            components.queryItems = items.map { isSecret($0.name) ? URLQueryItem(name: $0.name, value: "REDACTED") : $0 }
+            redacted = true
         }
-        return components.string ?? text
+        return redacted ? components.string ?? text : text
+    }
+
+    /// A query name that holds a secret: one of `secretNames` inside it, in any case.
+    static func isSecret(_ name: String) -> Bool {
+        let lowered = Array(name.lowercased().utf8)
+        return secretNames.contains { secret in
+            let needle = Array(secret.utf8)
+            guard lowered.count >= needle.count else { return false }
+            return (0...(lowered.count - needle.count)).contains { lowered[$0..<($0 + needle.count)].elementsEqual(needle) }
+        }
     }
 }

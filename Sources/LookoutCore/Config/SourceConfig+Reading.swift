@@ -261,17 +261,26 @@ extension ConfigReader {
         for node in edges.keys.sorted() where state[node] == nil { visit(node, []) }
     }
 
+    /// Each prober's own keys (`sha256`, `expect.json_path`), parsed once: the key of a source
+    /// or of its policy it starts with, and the key inside that, if any.
+    static let kindSpecificKeys: [(kind: SourceKind, spelled: String, own: SourceConfig.Key?, policy: SourceConfig.PolicyKey?, inner: String?)] = Probers.all
+        .flatMap {
+            prober in
+            prober.ownKeys.map { key in
+                let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+                let first = parts[0]
+                return (prober.kind, key, SourceConfig.Key(rawValue: first), SourceConfig.PolicyKey(rawValue: first), parts.count == 2 ? parts[1] : nil)
+            }
+        }
+
     private mutating func checkKindSpecific(
         _ source: SourceConfig, _ own: ConfigSection<SourceConfig.Key>, _ policy: ConfigSection<SourceConfig.PolicyKey>
     ) {
         // The keys each kind's prober reads alone (`sha256`, `expect.json_path`).
-        for prober in Probers.all where prober.kind != source.kind {
-            for key in prober.ownKeys {
-                let parts = key.split(separator: ".").map(String.init)
-                guard let entry = own.entry(named: parts[0]) ?? policy.entry(named: parts[0]) else { continue }
-                if parts.count == 2, entry.value.mapping?[Node(parts[1])] == nil { continue }
-                problem(entry.key, "\(own.path).\(key)", "only applies to kind: \(prober.kind)")
-            }
+        for key in ConfigReader.kindSpecificKeys where key.kind != source.kind {
+            guard let entry = key.own.flatMap({ own[$0] }) ?? key.policy.flatMap({ policy[$0] }) else { continue }
+            if let inner = key.inner, entry.value.mapping?[Node(inner)] == nil { continue }
+            problem(entry.key, "\(own.path).\(key.spelled)", "only applies to kind: \(key.kind)")
         }
         if source.policy.upgradeToHTTPS && !source.policy.requireHTTPS, let upgrade = policy[.upgradeToHTTPS] {
             problem(upgrade.key, upgrade.path, "only applies with \(SourceConfig.PolicyKey.requireHTTPS.rawValue): true")
