@@ -130,6 +130,7 @@ package struct LookoutApp: Sendable {
             .init(service: RunningPart("outbox") { await outbox.run() }),
             .init(service: RunningPart("retention") { await retention.run(database, logger: logger) }),
             .init(service: RunningPart("peers") { await peers.run() }),
+            .init(service: RunningPart("heap") { await HeapTrim().run() }),
             .init(service: RunningPart("sla") { await SLAWatch(monitor: monitor, database: database, logger: logger).run() }),
             .init(
                 service: RunningPart("vendors") {
