@@ -71,7 +71,13 @@ public final class CurlTransport: Sendable {
 
     /// One transfer, redirects followed by libcurl if the request asks for it.
     func performOnce(_ request: TransferRequest) async -> TransferResult {
-        guard let easy = EasyHandle(request, userAgent: userAgent, pool: handles) else {
+        var connectTo: String?
+        switch LocalhostResolution.resolve(request) {
+        case .unresolved(let failure): return failure
+        case .connect(let entry): connectTo = entry
+        case nil: break
+        }
+        guard let easy = EasyHandle(request, userAgent: userAgent, pool: handles, connectTo: connectTo) else {
             return TransferResult(curlCode: Int32(CURLE_FAILED_INIT.rawValue), curlMessage: "libcurl could not create a handle")
         }
         let loop = preferredLoop() ?? nextLoop()

@@ -28,7 +28,8 @@ final class EasyHandle: @unchecked Sendable {
     private var continuation: CheckedContinuation<TransferResult, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
-    init?(_ request: TransferRequest, userAgent: String? = nil, pool: HandlePool? = nil) {
+    /// - Parameter connectTo: a `CURLOPT_CONNECT_TO` entry (`LocalhostResolution`).
+    init?(_ request: TransferRequest, userAgent: String? = nil, pool: HandlePool? = nil, connectTo: String? = nil) {
         CurlGlobal.ensureInitialized()
         guard let pooled = pool?.take() ?? PooledCurl() else { return nil }
         self.handle = pooled.handle
@@ -38,6 +39,11 @@ final class EasyHandle: @unchecked Sendable {
         self.pool = pool
         errorBuffer.update(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         configure()
+        // A server name for TLS set its own (`configureTLSAndProxy`); the localhost address adds to it.
+        if let connectTo {
+            self.connectTo = curl_slist_append(self.connectTo, connectTo)
+            lookout_curl_setopt_slist(handle, CURLOPT_CONNECT_TO, self.connectTo)
+        }
     }
 
     deinit {

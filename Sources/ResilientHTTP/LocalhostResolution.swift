@@ -1,0 +1,69 @@
+internal import CCurl
+import Foundation
+
+/// `localhost` when a probe may use one IP version only, resolved as blackbox_exporter does.
+///
+/// libcurl answers `localhost` and `*.localhost` itself (127.0.0.1 and ::1, RFC 6761), never
+/// asking the system; Go's resolver, which blackbox_exporter uses, reads `/etc/hosts`. With
+/// `preferred_ip_protocol: ip6` and no fallback, a host whose hosts file lists `localhost` for
+/// IPv4 only fails in blackbox_exporter and, through libcurl, went to ::1 in Lookout. Lookout
+/// now reads the hosts file for these names too: its addresses of the version asked for, or a
+/// resolution failure. (Go would ask DNS next; a name that must never leave the machine is not
+/// asked, and a resolver answers no AAAA for it anyway.)
+package enum LocalhostResolution {
+    /// Where the system's names are.
+    package static let hostsFile = "/etc/hosts"
+
+    /// `localhost` or a name under it, in any case.
+    package static func isLocalhost(_ host: String) -> Bool {
+        let lowered = host.lowercased()
+        return lowered == "localhost" || lowered.hasSuffix(".localhost")
+    }
+
+    /// The addresses of IP `version` (4 or 6) that the hosts file `text` gives `name`, in its
+    /// order: the fields of each line after the address, up to a comment, are its names.
+    package static func addresses(of name: String, version: Int, hosts text: String) -> [String] {
+        let wanted = name.lowercased()
+        var found: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let content = line.prefix { $0 != "#" }
+            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard fields.count >= 2, fields.dropFirst().contains(where: { $0.lowercased() == wanted }) else { continue }
+            let address = String(fields[0])
+            let isIPv6 = address.contains(":")
+            // A v4-mapped address is IPv4 to Go's resolver.
+            guard isIPv6 == (version == 6), !address.lowercased().hasPrefix("::ffff:"), !found.contains(address) else { continue }
+            found.append(address)
+        }
+        return found
+    }
+
+    enum Outcome {
+        /// A `CURLOPT_CONNECT_TO` entry for libcurl (`host:port:address:port`): the first address
+        /// of the version asked for, as Go dials it; libcurl's DNS cache, which other probes of
+        /// the name share, is left alone.
+        case connect(String)
+        /// What the transfer reports without starting.
+        case unresolved(TransferResult)
+    }
+
+    /// For a request restricted to one IP version whose host is `localhost`: the hosts file's
+    /// first address as a `CURLOPT_CONNECT_TO` entry, or the failure to
+    /// report when it has none. Nil for any other request.
+    static func resolve(_ request: TransferRequest) -> Outcome? {
+        guard let version = request.onlyIPVersion, let components = URLComponents(string: request.url),
+            let host = components.host, isLocalhost(host)
+        else { return nil }
+        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+        let text = (try? String(contentsOfFile: hostsFile, encoding: .utf8)) ?? ""
+        let found = addresses(of: host, version: version, hosts: text)
+        guard !found.isEmpty else {
+            return .unresolved(
+                TransferResult(
+                    curlCode: Int32(CURLE_COULDNT_RESOLVE_HOST.rawValue),
+                    curlMessage: "Could not resolve host: \(host) (no IPv\(version) address for it in \(hostsFile))"))
+        }
+        let address = found[0].contains(":") ? "[\(found[0])]" : found[0]
+        return .connect("\(host):\(port):\(address):\(port)")
+    }
+}

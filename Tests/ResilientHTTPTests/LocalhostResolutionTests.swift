@@ -1,0 +1,33 @@
+import Testing
+
+@testable import ResilientHTTP
+
+/// The hosts file as Go's resolver reads it, for `localhost` with one IP version.
+@Suite("localhost resolution")
+struct LocalhostResolutionTests {
+    static let hosts = """
+        # comment ::1 localhost
+        127.0.0.1\tlocalhost runsc
+        127.0.1.1 vm.local vm # localhost in a comment
+        ::ffff:127.0.0.1 localhost
+        ::1     ip6-localhost ip6-loopback LOCALHOST
+        fe80::1 dev.localhost
+
+        """
+
+    @Test func addressesOfTheVersionAskedFor() {
+        #expect(LocalhostResolution.addresses(of: "localhost", version: 4, hosts: Self.hosts) == ["127.0.0.1"])
+        // Names are matched in any case; a v4-mapped address is not IPv6.
+        #expect(LocalhostResolution.addresses(of: "localhost", version: 6, hosts: Self.hosts) == ["::1"])
+        #expect(LocalhostResolution.addresses(of: "dev.localhost", version: 6, hosts: Self.hosts) == ["fe80::1"])
+        #expect(LocalhostResolution.addresses(of: "localhost", version: 6, hosts: "127.0.0.1 localhost\n").isEmpty)
+        #expect(LocalhostResolution.addresses(of: "vm", version: 4, hosts: Self.hosts) == ["127.0.1.1"])
+    }
+
+    @Test func onlyLocalhostNamesAreReadThisWay() {
+        #expect(LocalhostResolution.isLocalhost("LocalHost"))
+        #expect(LocalhostResolution.isLocalhost("api.localhost"))
+        #expect(!LocalhostResolution.isLocalhost("localhost.example.com"))
+        #expect(!LocalhostResolution.isLocalhost("mylocalhost"))
+    }
+}
