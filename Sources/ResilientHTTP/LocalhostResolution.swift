@@ -1,7 +1,8 @@
 internal import CCurl
 import Foundation
 
-/// `localhost` when a probe may use one IP version only, resolved as blackbox_exporter does.
+/// `localhost` when a probe names its IP version (blackbox's `preferred_ip_protocol`), resolved
+/// as blackbox_exporter does.
 ///
 /// libcurl answers `localhost` and `*.localhost` itself (127.0.0.1 and ::1, RFC 6761), never
 /// asking the system; Go's resolver, which blackbox_exporter uses, reads `/etc/hosts`. With
@@ -9,7 +10,9 @@ import Foundation
 /// IPv4 only fails in blackbox_exporter and, through libcurl, went to ::1 in Lookout. Lookout
 /// now reads the hosts file for these names too: its addresses of the version asked for, or a
 /// resolution failure. (Go would ask DNS next; a name that must never leave the machine is not
-/// asked, and a resolver answers no AAAA for it anyway.)
+/// asked, and a resolver answers no AAAA for it anyway.) With the fallback, the preferred
+/// version's addresses, else the other's: Go's order, where libcurl's happy eyeballs would reach
+/// ::1 first even when the hosts file lists only 127.0.0.1.
 package enum LocalhostResolution {
     /// Where the system's names are.
     package static let hostsFile = "/etc/hosts"
@@ -47,16 +50,20 @@ package enum LocalhostResolution {
         case unresolved(TransferResult)
     }
 
-    /// For a request restricted to one IP version whose host is `localhost`: the hosts file's
+    /// For a request to `localhost` restricted to one IP version, or preferring one: the hosts file's
     /// first address as a `CURLOPT_CONNECT_TO` entry, or the failure to
     /// report when it has none. Nil for any other request.
     static func resolve(_ request: TransferRequest) -> Outcome? {
-        guard let version = request.onlyIPVersion, let components = URLComponents(string: request.url),
+        guard let version = request.onlyIPVersion ?? request.preferredIPVersion, let components = URLComponents(string: request.url),
             let host = components.host, isLocalhost(host)
         else { return nil }
         let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
         let text = (try? String(contentsOfFile: hostsFile, encoding: .utf8)) ?? ""
-        let found = addresses(of: host, version: version, hosts: text)
+        var found = addresses(of: host, version: version, hosts: text)
+        // With the fallback, the other version's addresses when the preferred one has none.
+        if found.isEmpty, request.onlyIPVersion == nil { found = addresses(of: host, version: version == 6 ? 4 : 6, hosts: text) }
+        // Neither listed: libcurl's own answer, as before (Go would ask DNS, which has them).
+        if found.isEmpty, request.onlyIPVersion == nil { return nil }
         guard !found.isEmpty else {
             return .unresolved(
                 TransferResult(

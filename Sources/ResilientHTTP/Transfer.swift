@@ -49,6 +49,10 @@ public struct TransferRequest: Sendable {
     public var proxyHeaders: [(name: String, value: String)] = []
     /// Resolve and connect over one IP version only (4 or 6); nil tries both (happy eyeballs).
     public var onlyIPVersion: Int?
+    /// The IP version tried first where both are allowed (blackbox's `preferred_ip_protocol`,
+    /// `ip6` unless told); only `localhost` is resolved by it (`LocalhostResolution`), other
+    /// names by libcurl's happy eyeballs.
+    public var preferredIPVersion: Int?
     /// The local address to connect from (an IP literal, blackbox's `source_ip_address`).
     public var localAddress: String?
     /// HTTP/1.1 only, even where the server offers h2 by ALPN.

@@ -35,6 +35,8 @@ struct LocalhostDifferentialTests {
         modules:
           ip6_only: {prober: http, timeout: 3s, http: {preferred_ip_protocol: ip6, ip_protocol_fallback: false}}
           ip4_only: {prober: http, timeout: 3s, http: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
+          ip6_preferred: {prober: http, timeout: 3s, http: {preferred_ip_protocol: ip6}}
+          defaults: {prober: http, timeout: 3s}
         """.write(to: directory.appendingPathComponent("blackbox.yml"), atomically: true, encoding: .utf8)
         let blackbox = try inside(
             "/usr/bin/prometheus-blackbox-exporter", ["--config.file=\(directory.path)/blackbox.yml", "--web.listen-address=127.0.0.1:19115"])
@@ -60,7 +62,7 @@ struct LocalhostDifferentialTests {
         for port in [19115, 19116] {
             _ = try await eventually("the exporter on \(port)") { try await probe(port, "ip4_only").contains("probe_success 1") ? true : nil }
         }
-        for (module, success, version) in [("ip6_only", 0.0, 0.0), ("ip4_only", 1, 4)] {
+        for (module, success, version) in [("ip6_only", 0.0, 0.0), ("ip4_only", 1, 4), ("ip6_preferred", 1, 4), ("defaults", 1, 4)] {
             let theirs = try await probe(19115, module)
             let ours = try await probe(19116, module)
             #expect(metricValue(theirs, "probe_success") == success, "\(module): blackbox_exporter answered \(theirs)")

@@ -280,9 +280,11 @@ extension ConfigReader {
         }
         // Both families are tried (libcurl's happy eyeballs), as blackbox does with its default
         // fallback; without fallback only the preferred one (ip6 unless told, as blackbox).
+        let preferred = fields["preferred_ip_protocol"].flatMap { $0.value.string } == "ip4" ? 4 : 6
         if let node = fields["ip_protocol_fallback"]?.value, bool(node, "\(path).ip_protocol_fallback") == false {
-            let preferred = fields["preferred_ip_protocol"].flatMap { $0.value.string } ?? "ip6"
-            module.onlyIPVersion = preferred == "ip4" ? 4 : 6
+            module.onlyIPVersion = preferred
+        } else {
+            module.preferredIPVersion = preferred
         }
         if let node = fields["oauth2"]?.value { module.oauth2 = readBlackboxOAuth2(node, "\(path).oauth2") }
     }

@@ -22,6 +22,7 @@ extension ProbeModule {
         transfer.proxyHeaders = proxyHeaders.map { ($0.name, $0.value) }
         transfer.forbidsHTTP2 = forbidsHTTP2
         transfer.onlyIPVersion = onlyIPVersion
+        transfer.preferredIPVersion = preferredIPVersion
         transfer.localAddress = sourceAddress
     }
 }

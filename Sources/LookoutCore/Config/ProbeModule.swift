@@ -67,6 +67,8 @@ package struct ProbeModule: Sendable, Equatable {
     /// blackbox's `preferred_ip_protocol` with `ip_protocol_fallback: false`: only that family
     /// (4 or 6); nil tries both.
     package var onlyIPVersion: Int?
+    /// blackbox's `preferred_ip_protocol` with its fallback (4 or 6): the version tried first.
+    package var preferredIPVersion: Int?
 
     package struct ClientCertificate: Sendable, Equatable {
         package var certificate: String
