@@ -41,3 +41,7 @@ long long lookout_heap_free_bytes(void) {
     struct mallinfo2 info = mallinfo2();
     return (long long)info.fordblks;
 }
+
+int lookout_allocator_is_tcmalloc(void) {
+    return MallocExtension_ReleaseFreeMemory != 0;
+}

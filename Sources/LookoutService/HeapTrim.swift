@@ -19,7 +19,11 @@ package struct HeapTrim: Sendable {
         return free > 4 << 20 && free > allocated / 16
     }
 
+    /// Only on tcmalloc: glibc returns free memory by its own thresholds, and `malloc_trim` on a
+    /// timer, in a test process that spawns children all the while, crashed Foundation's
+    /// `Process.run` twice in `make test`.
     package func run() async {
+        guard lookout_allocator_is_tcmalloc() != 0 else { return }
         while !Task.isCancelled {
             try? await Task.sleep(for: every)
             if HeapTrim.worthReleasing(free: lookout_heap_free_bytes(), allocated: lookout_heap_allocated_bytes()) {

@@ -16,4 +16,7 @@ long long lookout_heap_allocated_bytes(void);
 /// heap, central, transfer and thread caches (glibc: mallinfo2's fordblks); -1 when unknown.
 long long lookout_heap_free_bytes(void);
 
+/// 1 when the program runs on tcmalloc (the `lookout` binary), 0 on glibc's malloc (the tests).
+int lookout_allocator_is_tcmalloc(void);
+
 #endif
