@@ -3,7 +3,7 @@ import Synchronization
 
 /// A program started by a test, with its output collected so the test can poll it.
 public final class ChildProcess: Sendable {
-    private let process: Process
+    private let process: SpawnedChild
     private let output = OutputBuffer()
 
     /// Where `make test` put the binaries; without it, the debug build next to the sources.
@@ -19,29 +19,33 @@ public final class ChildProcess: Sendable {
     /// - Parameter standardError: where its stderr goes instead of the collected output (a pipe
     ///   the test leaves unread, say).
     public init(_ name: String, _ arguments: [String], environment: [String: String] = [:], standardError: Pipe? = nil) throws {
-        process = Process()
-        process.executableURL = name.hasPrefix("/") ? URL(fileURLWithPath: name) : ChildProcess.binDirectory.appendingPathComponent(name)
-        process.arguments = arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = standardError ?? pipe
-        try process.run()
-        ChildProcess.running.register(process.processIdentifier)
-        ChildProcess.collect(pipe.fileHandleForReading, into: output)
+        let path = name.hasPrefix("/") ? name : ChildProcess.binDirectory.appendingPathComponent(name).path
+        let pipe = try makePipe()
+        defer { close(pipe.write) }
+        do {
+            process = try SpawnedChild(
+                path: path, arguments: arguments,
+                environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdin: nil,
+                stdout: pipe.write, stderr: standardError?.fileHandleForWriting.fileDescriptor ?? pipe.write)
+        } catch {
+            close(pipe.read)
+            throw error
+        }
+        ChildProcess.running.register(process.pid)
+        ChildProcess.collect(pipe.read, into: output)
     }
 
-    /// Reads `handle` to its end on a thread of its own, which then closes it.
+    /// Reads `descriptor` to its end on a thread of its own, which then closes it.
     ///
     /// Not a `readabilityHandler`: closing the handle cancels that handler's Dispatch source and
     /// closes the descriptor at once, before Dispatch has let go of it, and at the end of the
     /// output the handler is called again and again until then. A `make test` crashed in
     /// Dispatch's event loop (`_dispatch_event_loop_drain`), where this pattern is known to.
-    private static func collect(_ handle: FileHandle, into output: OutputBuffer) {
+    private static func collect(_ descriptor: Int32, into output: OutputBuffer) {
         Thread {
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
-                let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
                     output.append(String(decoding: buffer[..<count], as: UTF8.self))
                 } else if count < 0 && errno == EINTR {
@@ -50,13 +54,13 @@ public final class ChildProcess: Sendable {
                     break
                 }
             }
-            try? handle.close()
+            close(descriptor)
         }.start()
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
-        ChildProcess.running.unregister(process.processIdentifier)
+        if process.isRunning { kill(process.pid, SIGTERM) }
+        ChildProcess.running.unregister(process.pid)
     }
 
     /// Every child still running, killed when the test runner exits: a test that fails or is
@@ -96,33 +100,33 @@ public final class ChildProcess: Sendable {
             if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw TestFailure("\(process.executableURL!.lastPathComponent) never printed /\(pattern)/; output:\n\(text)")
+        throw TestFailure("\(URL(fileURLWithPath: process.path).lastPathComponent) never printed /\(pattern)/; output:\n\(text)")
     }
 
     /// Sends a signal (SIGHUP to reload, say).
     public func send(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        kill(process.pid, signal)
     }
 
     public var isRunning: Bool { process.isRunning }
 
     /// The process id (to kill -9 it, say).
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
 
     /// Sends SIGTERM and waits (polling, with a deadline) for the exit; returns the exit status.
     /// The deadline is generous: on a loaded 2-core CI run a clean shutdown (lookout's own limit
     /// is 8 s) can take longer than on a quiet machine; a hang still fails, and says whose.
     public func terminate(deadline: Duration = .seconds(30)) async throws -> Int32 {
-        process.terminate()
+        kill(process.pid, SIGTERM)
         let end = ContinuousClock.now + deadline
         while process.isRunning && ContinuousClock.now < end {
             try await Task.sleep(for: .milliseconds(20))
         }
         guard !process.isRunning else {
-            let name = process.executableURL?.lastPathComponent ?? "?"
+            let name = URL(fileURLWithPath: process.path).lastPathComponent
             throw TestFailure("\(name) still running \(deadline) after SIGTERM; its last output: \(String(text.suffix(2000)))")
         }
-        ChildProcess.running.unregister(process.processIdentifier)
+        ChildProcess.running.unregister(process.pid)
         return process.terminationStatus
     }
 }
@@ -164,20 +168,49 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
 
 /// `runTool` for the few places that cannot wait (a `defer`, a synchronous set-up).
 public func runToolBlocking(_ path: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stdout
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
-    try stdin.fileHandleForWriting.close()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let stdin = try makePipe()
+    let stdout: (read: Int32, write: Int32)
+    do { stdout = try makePipe() } catch {
+        close(stdin.read)
+        close(stdin.write)
+        throw error
+    }
+    let child: SpawnedChild
+    do {
+        defer {
+            close(stdin.read)
+            close(stdout.write)
+        }
+        child = try SpawnedChild(path: path, arguments: arguments, environment: nil, stdin: stdin.read, stdout: stdout.write, stderr: stdout.write)
+    } catch {
+        close(stdin.write)
+        close(stdout.read)
+        throw error
+    }
+    let bytes = Array(input.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { write(stdin.write, $0.baseAddress! + offset, $0.count - offset) }
+        if written < 0 && errno == EINTR { continue }
+        if written <= 0 { break }
+        offset += written
+    }
+    close(stdin.write)
+    var data: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(stdout.read, $0.baseAddress, $0.count) }
+        if count > 0 {
+            data += buffer[..<count]
+        } else if count < 0 && errno == EINTR {
+            continue
+        } else {
+            break
+        }
+    }
+    close(stdout.read)
+    child.waitUntilExit()
+    return (child.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
 /// Runs `ip` (iproute2) with `arguments`, for the namespaces, links and routes a test makes;
