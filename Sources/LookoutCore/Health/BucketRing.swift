@@ -19,18 +19,16 @@ package struct BucketCounts: Sendable, Equatable {
     }
 }
 
-/// How a ring keeps one bucket: which one it is (its start ÷ the width, in 4 bytes) and its
-/// counts, as narrow as the bucket's width allows.
+/// How a ring keeps one bucket's counts, as narrow as the bucket's width allows; which bucket a
+/// slot holds follows from its place and the ring's newest bucket.
 package protocol BucketSlot: Sendable, Equatable {
     init()
-    var number: Int32 { get set }
     var counts: BucketCounts { get }
     mutating func add(_ delta: BucketCounts)
 }
 
-/// 16-bit counts (12 bytes), saturating: an hour of a probe every 100 ms is 36,000.
+/// 16-bit counts (8 bytes), saturating: an hour of a probe every 100 ms is 36,000.
 package struct NarrowSlot: BucketSlot {
-    package var number = Int32.min
     private var probes: UInt16 = 0
     private var failures: UInt16 = 0
     private var retried: UInt16 = 0
@@ -50,10 +48,9 @@ package struct NarrowSlot: BucketSlot {
     }
 }
 
-/// Probes and failures only, 32-bit (12 bytes): what the 90-day bars and the 30-day availability
+/// Probes and failures only, 32-bit (8 bytes): what the 90-day bars and the 30-day availability
 /// read; no window as long as a day asks about retries.
 package struct DaySlot: BucketSlot {
-    package var number = Int32.min
     private var probes: UInt32 = 0
     private var failures: UInt32 = 0
 
@@ -72,10 +69,16 @@ package typealias NarrowBucketRing = CountRing<NarrowSlot>
 package typealias DayBucketRing = CountRing<DaySlot>
 
 /// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
+///
+/// A slot does not say which bucket it holds: the ring keeps the newest bucket's number, the
+/// slots hold the `count` buckets up to it, and moving the newest forward clears the slots it
+/// passes (4 bytes a slot less than a number in each: 1.2 KiB a source).
 package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
     package typealias Counts = BucketCounts
 
     package let widthMs: Int64
+    /// The newest bucket's start ÷ the width; nil before the first count.
+    private var newest: Int64?
     private var slots: [Slot]
 
     package init(widthMs: Int64, count: Int) {
@@ -83,17 +86,28 @@ package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
         slots = Array(repeating: Slot(), count: count)
     }
 
+    private func index(_ number: Int64) -> Int {
+        let count = Int64(slots.count)
+        return Int((number % count + count) % count)
+    }
+
+    /// Whether the ring holds bucket `number`: one of the `count` up to the newest.
+    private func holds(_ number: Int64) -> Bool {
+        guard let newest else { return false }
+        return number <= newest && number > newest - Int64(slots.count)
+    }
+
     package mutating func add(_ delta: Counts, atMs: Int64) {
-        let start = HealthWindow.floor(atMs, to: widthMs)
-        let index = Int(((start / widthMs) % Int64(slots.count) + Int64(slots.count)) % Int64(slots.count))
-        let number = Int32(clamping: start / widthMs)
-        if slots[index].number != number {
-            guard number > slots[index].number else { return }  // older than what the ring holds
-            var fresh = Slot()
-            fresh.number = number
-            slots[index] = fresh
+        let number = HealthWindow.floor(atMs, to: widthMs) / widthMs
+        if let newest, number <= newest {
+            guard holds(number) else { return }  // older than what the ring holds
+        } else {
+            // A newer bucket: clear the slots of the buckets it passes (at most all of them).
+            let passed = newest.map { min(number - $0, Int64(slots.count)) } ?? Int64(slots.count)
+            for step in 0..<passed { slots[index(number - step)] = Slot() }
+            newest = number
         }
-        slots[index].add(delta)
+        slots[index(number)].add(delta)
     }
 
     /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
@@ -117,8 +131,11 @@ package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
         let size = Int64(slots.count)
         return (0..<max(0, count)).map { offset in
             let start = newest - Int64(count - 1 - offset) * widthMs
-            let slot = slots[Int(((start / widthMs) % size + size) % size)]
-            return slot.number == Int32(clamping: start / widthMs) ? slot.counts : nil
+            let number = start / widthMs
+            // A held bucket nothing was counted in is a gap, as one the ring does not hold.
+            guard holds(number) else { return nil }
+            let counts = slots[Int((number % size + size) % size)].counts
+            return counts == Counts() ? nil : counts
         }
     }
 
@@ -143,7 +160,7 @@ package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
         slots.withUnsafeBufferPointer { slots in
             var visited = 0
             while visited < count && start + widthMs > oldest {
-                if slots[index].number == Int32(clamping: start / widthMs) { running = running + slots[index].counts }
+                if holds(start / widthMs) { running = running + slots[index].counts }
                 start -= widthMs
                 index = index == 0 ? count - 1 : index - 1
                 visited += 1
