@@ -19,8 +19,7 @@ package enum LocalhostResolution {
 
     /// `localhost` or a name under it, in any case.
     package static func isLocalhost(_ host: String) -> Bool {
-        let lowered = host.lowercased()
-        return lowered == "localhost" || lowered.hasSuffix(".localhost")
+        ASCII.equalIgnoringCase(host, "localhost") || host.lowercased().hasSuffix(".localhost")
     }
 
     /// The addresses of IP `version` (4 or 6) that the hosts file `text` gives `name`, in its
@@ -54,7 +53,9 @@ package enum LocalhostResolution {
     /// first address as a `CURLOPT_CONNECT_TO` entry, or the failure to
     /// report when it has none. Nil for any other request.
     static func resolve(_ request: TransferRequest) -> Outcome? {
-        guard let version = request.onlyIPVersion ?? request.preferredIPVersion, let components = URLComponents(string: request.url),
+        // Every blackbox module's request names a version: parse only the URLs that can be localhost's.
+        guard let version = request.onlyIPVersion ?? request.preferredIPVersion, ASCII.containsIgnoringCase(request.url, "localhost"),
+            let components = URLComponents(string: request.url),
             let host = components.host, isLocalhost(host)
         else { return nil }
         let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)

@@ -218,15 +218,29 @@ public struct TransferResult: Sendable {
 }
 
 /// ASCII comparisons without the allocations of `lowercased()`: these run on every response.
-enum ASCII {
+package enum ASCII {
     /// Whether `a` and `b` are equal, ASCII letters compared case-insensitively.
-    static func equalIgnoringCase(_ a: String, _ b: String) -> Bool {
+    package static func equalIgnoringCase(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && hasPrefixIgnoringCase(a, b)
     }
 
     /// Whether `text` starts with `prefix`, ASCII letters compared case-insensitively.
-    static func hasPrefixIgnoringCase(_ text: String, _ prefix: String) -> Bool {
-        var rest = text.utf8.makeIterator()
+    package static func hasPrefixIgnoringCase(_ text: String, _ prefix: String) -> Bool {
+        hasPrefixIgnoringCase(text.utf8[...], prefix)
+    }
+
+    /// Whether `needle` occurs in `text`, ASCII letters compared case-insensitively.
+    package static func containsIgnoringCase(_ text: String, _ needle: String) -> Bool {
+        var rest = text.utf8[...]
+        while rest.count >= needle.utf8.count {
+            if hasPrefixIgnoringCase(rest, needle) { return true }
+            rest = rest.dropFirst()
+        }
+        return false
+    }
+
+    private static func hasPrefixIgnoringCase(_ text: Substring.UTF8View, _ prefix: String) -> Bool {
+        var rest = text.makeIterator()
         for expected in prefix.utf8 {
             guard let byte = rest.next(), lower(byte) == lower(expected) else { return false }
         }

@@ -36,11 +36,11 @@ public enum TCPExchange {
         public var resolveSeconds: Double = 0
         /// What went wrong, for people; nil when every step passed.
         public var problem: String?
-        /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`, `tls`,
-        /// `line_too_long` (a line past `maxLine`), `answer_too_large` (past `maxRead` without
-        /// the line), `send_too_large` (an expanded `send` past `maxSend`)
+        /// What kind of problem: `resolve`, `refused`, `timeout`, `closed`, `regex`, `io`, `tls`
         /// (the handshake failed), `tls_certificate` (on the certificate), `tls_expired` (on its
-        /// validity period), `starttls_unavailable`, `protocol` (an answer no such server gives).
+        /// validity period), `starttls_unavailable`, `protocol` (an answer no such server gives),
+        /// `line_too_long` (a line past `maxLine`), `answer_too_large` (past `maxRead` without
+        /// the line), `send_too_large` (an expanded `send` past `maxSend`).
         public var reason: String?
         /// The TLS handshake that completed (from the start, or the last STARTTLS).
         public var tls: TLSHandshake?

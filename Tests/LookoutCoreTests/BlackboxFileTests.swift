@@ -128,7 +128,7 @@ struct BlackboxFileTests {
                 #"t.yml:1:21: probe_modules_file: module "m" is defined both in probe_modules and in blackbox.yml: modules.m; rename one"#
             ])
         #expect(problems("modules: {m: {prober: http}}\n", "probe_allow: [\"(\"]\n").first?.contains("probe_allow[0]") == true)
-        #expect(problems(String(repeating: "# padding\n", count: 120_000)).first?.contains("a blackbox_exporter config is at most 1048576 bytes") == true)
+        #expect(problems(String(repeating: "# padding\n", count: 120_000)).first?.contains("is 1200000 bytes; at most 1048576 are read") == true)
     }
 
     /// `body_size_limit` as blackbox_exporter writes it (Go's Base2Bytes: KB and KiB both 1,024);
@@ -187,6 +187,18 @@ struct BlackboxFileTests {
         #expect(problems("modules:\n  m: {prober: http, http: {tls_config: {ca_file: /dev/zero}}}\n").first?.contains("/dev/zero is a device") == true)
         #expect(problems("modules:\n  m: {prober: http, http: {bearer_token_file: /dev/zero}}\n").first?.contains("/dev/zero is a device") == true)
         #expect(problems("modules:\n  m: {prober: http, http: {bearer_token_file: /tmp}}\n").first?.contains("/tmp is a directory") == true)
+        // The blackbox file itself, as every other file a config names.
+        for (file, said) in [
+            (fifo, "\(fifo) is a FIFO, not a regular file: name a file"), ("/dev/zero", "/dev/zero is a device, not a regular file: name a file"),
+        ] {
+            let text = "probe_modules_file: \"\(file)\"\nsources:\n  - {name: a, url: \"http://127.0.0.1:1/\"}\n"
+            #expect(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "t.yml", directory: directory.path) }
+            do {
+                _ = try ConfigLoader.parse(text, file: "t.yml", directory: directory.path)
+            } catch let error as ConfigError {
+                #expect(error.problems.map(\.message) == [said])
+            }
+        }
     }
 
     /// insecure_skip_verify is honoured, as blackbox does, and warned about.

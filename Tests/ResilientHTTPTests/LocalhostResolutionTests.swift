@@ -30,4 +30,16 @@ struct LocalhostResolutionTests {
         #expect(!LocalhostResolution.isLocalhost("localhost.example.com"))
         #expect(!LocalhostResolution.isLocalhost("mylocalhost"))
     }
+
+    /// Every blackbox module's request names an IP version; only localhost's are read here.
+    @Test func otherHostsAreLeftToLibcurl() {
+        var request = TransferRequest(url: "http://127.0.0.1:8080/localhost", timeout: .seconds(1))
+        request.preferredIPVersion = 6
+        #expect(LocalhostResolution.resolve(request) == nil)  // "localhost" only in the path
+        request.url = "http://example.com/"
+        #expect(LocalhostResolution.resolve(request) == nil)
+        request.preferredIPVersion = nil
+        request.url = "http://localhost:8080/"
+        #expect(LocalhostResolution.resolve(request) == nil)  // no version named: libcurl's own answer
+    }
 }

@@ -22,9 +22,8 @@ extension ConfigReader {
     mutating func readBlackboxFile(_ node: Node, allow: [String]?) -> [String: ProbeModule] {
         guard let name = string(node, "probe_modules_file") else { return [:] }
         let path = resolvePath(name)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        guard size <= ConfigReader.maxBlackboxFileBytes else {
-            problem(node, "probe_modules_file", "\(path) is \(size) bytes; a blackbox_exporter config is at most \(ConfigReader.maxBlackboxFileBytes) bytes")
+        if let reason = ConfigReader.notARegularFile(path, limit: Int64(ConfigReader.maxBlackboxFileBytes)) {
+            problem(node, "probe_modules_file", reason)
             return [:]
         }
         guard let data = FileManager.default.contents(atPath: path) else {

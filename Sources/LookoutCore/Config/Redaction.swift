@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 
 /// Keeps secrets out of what Lookout shows and stores: userinfo and secret-looking query values.
 package enum Redaction {
@@ -29,11 +30,6 @@ package enum Redaction {
 
     /// A query name that holds a secret: one of `secretNames` inside it, in any case.
     static func isSecret(_ name: String) -> Bool {
-        let lowered = Array(name.lowercased().utf8)
-        return secretNames.contains { secret in
-            let needle = Array(secret.utf8)
-            guard lowered.count >= needle.count else { return false }
-            return (0...(lowered.count - needle.count)).contains { lowered[$0..<($0 + needle.count)].elementsEqual(needle) }
-        }
+        secretNames.contains { ASCII.containsIgnoringCase(name, $0) }
     }
 }
