@@ -140,7 +140,7 @@ struct BoardTests {
 @Suite("HealthStats")
 struct HealthStatsTests {
     @Test func oneWalkGivesTheSameSumsAsSeparateOnes() {
-        var ring = NarrowBucketRing(widthMs: 60_000, count: 61)
+        var ring = CountRing(widthMs: 60_000, count: 61)
         for minute in 0..<90 {
             ring.add(BucketCounts(probes: UInt32(minute + 1), failures: UInt32(minute % 3)), atMs: Int64(minute) * 60_000 + 500)
         }

@@ -7,7 +7,7 @@ struct HistoryRingTests {
     let day = HealthWindow.day
 
     @Test func bucketsComeOldestFirstWithGapsAsNil() {
-        var ring = DayBucketRing(widthMs: day, count: 91)
+        var ring = CountRing(widthMs: day, count: 91, keepsRetries: false)
         let now = 100 * day + 5_000
         ring.add(BucketCounts(probes: 10, failures: 1), atMs: now - 2 * day)
         ring.add(BucketCounts(probes: 4), atMs: now)
@@ -26,16 +26,43 @@ struct HistoryRingTests {
         #expect(HealthWindow.availability(probes: -3 as Int, failures: 0) == nil)  // a hostile stored row
     }
 
-    /// Minute, five-minute and hour buckets keep 16-bit counts: they saturate, never wrap. Day
-    /// buckets keep 32-bit probes and failures, and no retries (no day-long window asks).
-    @Test func narrowBucketsSaturateAndDayBucketsKeepProbesAndFailures() {
-        var narrow = NarrowBucketRing(widthMs: HealthWindow.hour, count: 25)
-        narrow.add(BucketCounts(probes: 60_000, failures: 3, retried: 2, retrySucceeded: 1), atMs: 0)
-        narrow.add(BucketCounts(probes: 60_000, failures: UInt32.max), atMs: 1)
-        #expect(narrow.buckets(1, nowMs: 1) == [BucketCounts(probes: 65_535, failures: 65_535, retried: 2, retrySucceeded: 1)])
-        var days = DayBucketRing(widthMs: day, count: 91)
+    /// Counts grow past what a byte holds without losing the others and saturate at 32 bits,
+    /// never wrap. Day buckets keep probes and failures, and no retries (no day-long window asks).
+    @Test func bucketCountsWidenThenSaturateAndDayBucketsKeepProbesAndFailures() {
+        var hours = CountRing(widthMs: HealthWindow.hour, count: 25)
+        hours.add(BucketCounts(probes: 200, failures: 3, retried: 2, retrySucceeded: 1), atMs: 0)
+        hours.add(BucketCounts(probes: 60_000, failures: UInt32.max), atMs: 1)
+        hours.add(BucketCounts(probes: 60_000), atMs: 2)
+        #expect(hours.buckets(1, nowMs: 2) == [BucketCounts(probes: 120_200, failures: UInt32.max, retried: 2, retrySucceeded: 1)])
+        var days = CountRing(widthMs: day, count: 91, keepsRetries: false)
         days.add(BucketCounts(probes: 86_400, failures: 70_000, retried: 5, retrySucceeded: 5), atMs: 0)
         #expect(days.buckets(1, nowMs: 0) == [BucketCounts(probes: 86_400, failures: 70_000)])
+    }
+
+    /// A byte a count until one needs more; every value survives each widening.
+    @Test func packedCountsWidenAsTheyGrowAndSaturate() {
+        var counts = PackedCounts(count: 5)
+        counts[0] = 255
+        counts.add(7, at: 1)
+        #expect(counts.width == 1)
+        counts.add(1, at: 0)
+        #expect(counts.width == 2)
+        #expect((0..<5).map { counts[$0] } == [256, 7, 0, 0, 0])
+        counts[4] = 70_000
+        #expect(counts.width == 4)
+        #expect((0..<5).map { counts[$0] } == [256, 7, 0, 0, 70_000])
+        counts.add(UInt32.max, at: 4)
+        #expect(counts[4] == UInt32.max)
+        counts.clear(0..<2)
+        #expect((0..<5).map { counts[$0] } == [0, 0, 0, 0, UInt32.max])
+        // Equal by value, whatever width each keeps.
+        var narrow = PackedCounts(count: 2)
+        var wide = PackedCounts(count: 2)
+        wide[1] = 1_000_000
+        wide[1] = 3
+        narrow[1] = 3
+        #expect(narrow == wide && narrow.width == 1 && wide.width == 4)
+        #expect(PackedCounts(count: -1).count == 0)
     }
 
     @Test func latencyQuantilesInterpolateWithinTheBucketsAsPrometheusDoes() throws {
@@ -67,8 +94,8 @@ struct HistoryRingTests {
         #expect(restored.quantiles([1], last: 1, nowMs: now)[0] == [0.01])
     }
 
-    /// Counts are 16 bits: they saturate instead of wrapping, and a huge count read back from
-    /// the database does not trap.
+    /// Counts saturate at 32 bits instead of wrapping, and a huge or negative count read back
+    /// from the database does not trap.
     @Test func latencyCountsSaturate() {
         var ring = LatencyRing(widthMs: HealthWindow.hour, count: 25)
         let now = 1_000 * HealthWindow.hour

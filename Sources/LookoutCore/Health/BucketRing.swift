@@ -19,95 +19,76 @@ package struct BucketCounts: Sendable, Equatable {
     }
 }
 
-/// How a ring keeps one bucket's counts, as narrow as the bucket's width allows; which bucket a
-/// slot holds follows from its place and the ring's newest bucket.
-package protocol BucketSlot: Sendable, Equatable {
-    init()
-    var counts: BucketCounts { get }
-    mutating func add(_ delta: BucketCounts)
-}
+/// Which bucket each slot of a ring holds, without a number in each: the ring keeps the newest
+/// bucket's number, its slots hold the `size` buckets up to it, and moving the newest forward
+/// clears the slots it passes.
+struct RingPosition: Sendable, Equatable {
+    let size: Int
+    /// The newest bucket's start ÷ the width; nil before the first count.
+    private(set) var newest: Int64?
 
-/// 16-bit counts (8 bytes), saturating: an hour of a probe every 100 ms is 36,000.
-package struct NarrowSlot: BucketSlot {
-    private var probes: UInt16 = 0
-    private var failures: UInt16 = 0
-    private var retried: UInt16 = 0
-    private var retrySucceeded: UInt16 = 0
-
-    package init() {}
-
-    package var counts: BucketCounts {
-        BucketCounts(probes: UInt32(probes), failures: UInt32(failures), retried: UInt32(retried), retrySucceeded: UInt32(retrySucceeded))
+    init(size: Int) {
+        self.size = max(1, size)
     }
 
-    package mutating func add(_ delta: BucketCounts) {
-        probes = UInt16(clamping: UInt32(probes) &+ min(delta.probes, UInt32(UInt16.max)))
-        failures = UInt16(clamping: UInt32(failures) &+ min(delta.failures, UInt32(UInt16.max)))
-        retried = UInt16(clamping: UInt32(retried) &+ min(delta.retried, UInt32(UInt16.max)))
-        retrySucceeded = UInt16(clamping: UInt32(retrySucceeded) &+ min(delta.retrySucceeded, UInt32(UInt16.max)))
+    /// The slot bucket `number` takes.
+    func index(_ number: Int64) -> Int {
+        let size = Int64(size)
+        return Int((number % size + size) % size)
+    }
+
+    /// Whether the ring holds bucket `number`: one of the `size` up to the newest.
+    func holds(_ number: Int64) -> Bool {
+        guard let newest else { return false }
+        return number <= newest && number > newest - Int64(size)
+    }
+
+    /// Makes bucket `number` one the ring holds, handing `clear` each slot a newer bucket
+    /// passes (at most all of them); false when it is older than the ring holds.
+    mutating func enter(_ number: Int64, clearing clear: (Int) -> Void) -> Bool {
+        if let newest, number <= newest { return holds(number) }
+        let passed = newest.map { min(number - $0, Int64(size)) } ?? Int64(size)
+        for step in 0..<passed { clear(index(number - step)) }
+        newest = number
+        return true
     }
 }
-
-/// Probes and failures only, 32-bit (8 bytes): what the 90-day bars and the 30-day availability
-/// read; no window as long as a day asks about retries.
-package struct DaySlot: BucketSlot {
-    private var probes: UInt32 = 0
-    private var failures: UInt32 = 0
-
-    package init() {}
-
-    package var counts: BucketCounts { BucketCounts(probes: probes, failures: failures) }
-
-    package mutating func add(_ delta: BucketCounts) {
-        probes = probes &+ delta.probes
-        failures = failures &+ delta.failures
-    }
-}
-
-/// Minutes, five minutes and hours fit 16-bit counts; days need 32 bits.
-package typealias NarrowBucketRing = CountRing<NarrowSlot>
-package typealias DayBucketRing = CountRing<DaySlot>
 
 /// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
-///
-/// A slot does not say which bucket it holds: the ring keeps the newest bucket's number, the
-/// slots hold the `count` buckets up to it, and moving the newest forward clears the slots it
-/// passes (4 bytes a slot less than a number in each: 1.2 KiB a source).
-package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
+/// Each bucket keeps probes and failures, and retries unless the ring is told not to (no window
+/// as long as a day asks about them), in `PackedCounts`: a byte a count while a byte holds it.
+package struct CountRing: Sendable, Equatable {
     package typealias Counts = BucketCounts
 
     package let widthMs: Int64
-    /// The newest bucket's start ÷ the width; nil before the first count.
-    private var newest: Int64?
-    private var slots: [Slot]
+    private var position: RingPosition
+    /// Per slot, `fields` counts: probes, failures, then retried and retries that succeeded.
+    private var counts: PackedCounts
+    private let fields: Int
 
-    package init(widthMs: Int64, count: Int) {
+    package init(widthMs: Int64, count: Int, keepsRetries: Bool = true) {
         self.widthMs = widthMs
-        slots = Array(repeating: Slot(), count: count)
+        position = RingPosition(size: count)
+        fields = keepsRetries ? 4 : 2
+        counts = PackedCounts(count: position.size * fields)
     }
 
-    private func index(_ number: Int64) -> Int {
-        let count = Int64(slots.count)
-        return Int((number % count + count) % count)
-    }
-
-    /// Whether the ring holds bucket `number`: one of the `count` up to the newest.
-    private func holds(_ number: Int64) -> Bool {
-        guard let newest else { return false }
-        return number <= newest && number > newest - Int64(slots.count)
+    private func slot(_ index: Int) -> Counts {
+        let base = index * fields
+        guard fields == 4 else { return Counts(probes: counts[base], failures: counts[base + 1]) }
+        return Counts(probes: counts[base], failures: counts[base + 1], retried: counts[base + 2], retrySucceeded: counts[base + 3])
     }
 
     package mutating func add(_ delta: Counts, atMs: Int64) {
         let number = HealthWindow.floor(atMs, to: widthMs) / widthMs
-        if let newest, number <= newest {
-            guard holds(number) else { return }  // older than what the ring holds
-        } else {
-            // A newer bucket: clear the slots of the buckets it passes (at most all of them).
-            let passed = newest.map { min(number - $0, Int64(slots.count)) } ?? Int64(slots.count)
-            for step in 0..<passed { slots[index(number - step)] = Slot() }
-            newest = number
-        }
-        slots[index(number)].add(delta)
+        let fields = fields
+        guard position.enter(number, clearing: { counts.clear(($0 * fields)..<(($0 + 1) * fields)) }) else { return }
+        let base = position.index(number) * fields
+        counts.add(delta.probes, at: base)
+        counts.add(delta.failures, at: base + 1)
+        guard fields == 4 else { return }
+        counts.add(delta.retried, at: base + 2)
+        counts.add(delta.retrySucceeded, at: base + 3)
     }
 
     /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
@@ -128,13 +109,12 @@ package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
     /// nothing was counted in (or older than the ring holds).
     package func buckets(_ count: Int, nowMs: Int64) -> [Counts?] {
         let newest = HealthWindow.floor(nowMs, to: widthMs)
-        let size = Int64(slots.count)
         return (0..<max(0, count)).map { offset in
             let start = newest - Int64(count - 1 - offset) * widthMs
             let number = start / widthMs
             // A held bucket nothing was counted in is a gap, as one the ring does not hold.
-            guard holds(number) else { return nil }
-            let counts = slots[Int((number % size + size) % size)].counts
+            guard position.holds(number) else { return nil }
+            let counts = slot(position.index(number))
             return counts == Counts() ? nil : counts
         }
     }
@@ -149,27 +129,25 @@ package struct CountRing<Slot: BucketSlot>: Sendable, Equatable {
     private func walk(windows: Int, longestMs: Int64, nowMs: Int64, window: (Int) -> Int64, _ store: (Int, Counts) -> Void) {
         guard windows > 0 else { return }
         let newest = HealthWindow.floor(nowMs, to: widthMs)
-        let count = slots.count
-        var index = Int(((newest / widthMs) % Int64(count) + Int64(count)) % Int64(count))
+        let count = position.size
+        var index = position.index(newest / widthMs)
         var start = newest
         var running = Counts()
         var next = 0
         // A bucket that ends at or before `boundary` lies outside window `next`.
         var boundary = nowMs - window(0)
         let oldest = nowMs - longestMs
-        slots.withUnsafeBufferPointer { slots in
-            var visited = 0
-            while visited < count && start + widthMs > oldest {
-                if holds(start / widthMs) { running = running + slots[index].counts }
-                start -= widthMs
-                index = index == 0 ? count - 1 : index - 1
-                visited += 1
-                // Windows that the next (older) bucket no longer overlaps are complete.
-                while next < windows && start + widthMs <= boundary {
-                    store(next, running)
-                    next += 1
-                    if next < windows { boundary = nowMs - window(next) }
-                }
+        var visited = 0
+        while visited < count && start + widthMs > oldest {
+            if position.holds(start / widthMs) { running = running + slot(index) }
+            start -= widthMs
+            index = index == 0 ? count - 1 : index - 1
+            visited += 1
+            // Windows that the next (older) bucket no longer overlaps are complete.
+            while next < windows && start + widthMs <= boundary {
+                store(next, running)
+                next += 1
+                if next < windows { boundary = nowMs - window(next) }
             }
         }
         while next < windows {

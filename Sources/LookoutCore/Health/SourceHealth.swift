@@ -1,10 +1,10 @@
 /// One source's health over time: error rates, retry success, availability, recovery.
 package struct SourceHealth: Sendable, Equatable {
-    var minutes = NarrowBucketRing(widthMs: HealthWindow.minute, count: 61)
-    var fiveMinutes = NarrowBucketRing(widthMs: HealthWindow.fiveMinutes, count: 73)
-    var hours = NarrowBucketRing(widthMs: HealthWindow.hour, count: 25)
+    var minutes = CountRing(widthMs: HealthWindow.minute, count: 61)
+    var fiveMinutes = CountRing(widthMs: HealthWindow.fiveMinutes, count: 73)
+    var hours = CountRing(widthMs: HealthWindow.hour, count: 25)
     /// 91 days: the status page's 90-day bars (UTC days) and the 30-day availability.
-    package private(set) var days = DayBucketRing(widthMs: HealthWindow.day, count: 91)
+    package private(set) var days = CountRing(widthMs: HealthWindow.day, count: 91, keepsRetries: false)
     /// Response times per hour over the last day, for the page's chart.
     package private(set) var latency = LatencyRing(widthMs: HealthWindow.hour, count: 25)
     /// The oldest moment counted (a probe, or history restored after a restart): windowed alert
