@@ -194,9 +194,20 @@ package struct SourceRecord: Sendable {
     package internal(set) var fixed: Fixed
     /// The last probe that reached the upstream (or failed trying); calls an open breaker
     /// refused are not probes and never replace it.
-    package internal(set) var last: ProbeResult?
+    package internal(set) var last: ProbeResult? {
+        get { lastStorage?.value }
+        set { lastStorage = newValue.map(Shared.init) }
+    }
     /// The outage in progress; nil while the source is up or not probed yet.
-    package internal(set) var incident: Incident?
+    package internal(set) var incident: Incident? {
+        get { incidentStorage?.value }
+        set { incidentStorage = newValue.map(Shared.init) }
+    }
+    /// Behind references: inline, the two took 760 of the record's 1,568 bytes — 3.8 MB of
+    /// absent incidents at 10,000 sources, and half of what the registry copies when a write
+    /// follows a reader's snapshot.
+    private var lastStorage: Shared<ProbeResult>?
+    private var incidentStorage: Shared<Incident>?
     /// Whether the failures amount to an outage people are told of (`outage` policy): the
     /// paging rules fire only while it is down and resolve when it is up again.
     package internal(set) var outage = OutageTracker()
