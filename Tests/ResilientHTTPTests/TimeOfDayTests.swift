@@ -26,5 +26,14 @@ struct ASCIIComparisonTests {
         #expect(!ASCII.hasPrefixIgnoringCase("[ttps://x", "{ttps://"))  // 0x5B and 0x7B differ by 0x20 but are not letters
         #expect(!ASCII.equalIgnoringCase("É", "é"))  // ASCII only, like the header names it compares
         #expect(ASCII.equalIgnoringCase("", ""))
+        #expect(ASCII.containsIgnoringCase("http://LocalHost:9/", "localhost"))
+        #expect(ASCII.containsIgnoringCase("api_KEY", "key"))  // at the very end
+        #expect(ASCII.containsIgnoringCase("Token", "token"))  // the whole text
+        #expect(!ASCII.containsIgnoringCase("ke", "key"))  // shorter than the needle
+        #expect(!ASCII.containsIgnoringCase("k-e-y", "key"))
+        #expect(!ASCII.containsIgnoringCase("[ey", "{ey"))
+        #expect(ASCII.containsIgnoringCase("anything", ""))
+        #expect(!ASCII.containsIgnoringCase("", "a"))
+        #expect(ASCII.containsIgnoringCase("ÉtokenÉ", "TOKEN"))  // bytes beyond ASCII around it
     }
 }
