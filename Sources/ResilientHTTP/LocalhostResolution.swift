@@ -19,7 +19,7 @@ package enum LocalhostResolution {
 
     /// `localhost` or a name under it, in any case.
     package static func isLocalhost(_ host: String) -> Bool {
-        ASCII.equalIgnoringCase(host, "localhost") || host.lowercased().hasSuffix(".localhost")
+        ASCII.equalIgnoringCase(host, "localhost") || ASCII.hasSuffixIgnoringCase(host, ".localhost")
     }
 
     /// The addresses of IP `version` (4 or 6) that the hosts file `text` gives `name`, in its
@@ -61,10 +61,12 @@ package enum LocalhostResolution {
         let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
         let text = (try? String(contentsOfFile: hostsFile, encoding: .utf8)) ?? ""
         var found = addresses(of: host, version: version, hosts: text)
-        // With the fallback, the other version's addresses when the preferred one has none.
-        if found.isEmpty, request.onlyIPVersion == nil { found = addresses(of: host, version: version == 6 ? 4 : 6, hosts: text) }
-        // Neither listed: libcurl's own answer, as before (Go would ask DNS, which has them).
-        if found.isEmpty, request.onlyIPVersion == nil { return nil }
+        if found.isEmpty, request.onlyIPVersion == nil {
+            // With the fallback, the other version's addresses; neither listed: libcurl's own
+            // answer, as before (Go would ask DNS, which has them).
+            found = addresses(of: host, version: version == 6 ? 4 : 6, hosts: text)
+            if found.isEmpty { return nil }
+        }
         guard !found.isEmpty else {
             return .unresolved(
                 TransferResult(

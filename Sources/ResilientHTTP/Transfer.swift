@@ -229,6 +229,11 @@ package enum ASCII {
         bytes(text) { text in bytes(prefix) { prefix in text.count >= prefix.count && matches(text, at: 0, prefix) } }
     }
 
+    /// Whether `text` ends with `suffix`, ASCII letters compared case-insensitively.
+    package static func hasSuffixIgnoringCase(_ text: String, _ suffix: String) -> Bool {
+        bytes(text) { text in bytes(suffix) { suffix in text.count >= suffix.count && matches(text, at: text.count - suffix.count, suffix) } }
+    }
+
     /// Whether `needle` occurs in `text`, ASCII letters compared case-insensitively.
     package static func containsIgnoringCase(_ text: String, _ needle: String) -> Bool {
         bytes(text) { text in

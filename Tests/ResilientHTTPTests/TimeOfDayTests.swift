@@ -35,5 +35,8 @@ struct ASCIIComparisonTests {
         #expect(ASCII.containsIgnoringCase("anything", ""))
         #expect(!ASCII.containsIgnoringCase("", "a"))
         #expect(ASCII.containsIgnoringCase("ÉtokenÉ", "TOKEN"))  // bytes beyond ASCII around it
+        #expect(ASCII.hasSuffixIgnoringCase("api.LOCALHOST", ".localhost"))
+        #expect(!ASCII.hasSuffixIgnoringCase("localhost", ".localhost"))  // shorter than the suffix
+        #expect(!ASCII.hasSuffixIgnoringCase("a.localhost.example", ".localhost"))
     }
 }

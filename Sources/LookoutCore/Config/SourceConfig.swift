@@ -118,10 +118,6 @@ package struct SourceConfig: Sendable, Equatable {
         }
     }
 
-    package subscript<Value>(dynamicMember field: KeyPath<Fields, Value>) -> Value {
-        storage.fields[keyPath: field]
-    }
-
     package static func == (lhs: SourceConfig, rhs: SourceConfig) -> Bool {
         lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }

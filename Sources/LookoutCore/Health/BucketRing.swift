@@ -19,76 +19,83 @@ package struct BucketCounts: Sendable, Equatable {
     }
 }
 
-/// Which bucket each slot of a ring holds, without a number in each: the ring keeps the newest
-/// bucket's number, its slots hold the `size` buckets up to it, and moving the newest forward
+/// A ring's slots: `size` buckets of `width` counts each, in `PackedCounts` (a byte a count
+/// while a byte holds it). No slot says which bucket it holds: the ring keeps the newest
+/// bucket's number, the slots hold the `size` buckets up to it, and moving the newest forward
 /// clears the slots it passes.
-struct RingPosition: Sendable, Equatable {
+struct BucketSlots: Sendable, Equatable {
     let size: Int
-    /// The newest bucket's start ÷ the width; nil before the first count.
-    private(set) var newest: Int64?
+    let width: Int
+    /// The newest bucket's start ÷ the bucket's duration; nil before the first count.
+    private var newest: Int64?
+    private var counts: PackedCounts
 
-    init(size: Int) {
+    init(size: Int, width: Int) {
         self.size = max(1, size)
+        self.width = width
+        counts = PackedCounts(count: self.size * width)
     }
 
-    /// The slot bucket `number` takes.
-    func index(_ number: Int64) -> Int {
+    /// Where bucket `number`'s counts begin, whether or not the ring holds it.
+    private func start(_ number: Int64) -> Int {
         let size = Int64(size)
-        return Int((number % size + size) % size)
+        return Int((number % size + size) % size) * width
     }
 
-    /// Whether the ring holds bucket `number`: one of the `size` up to the newest.
-    func holds(_ number: Int64) -> Bool {
-        guard let newest else { return false }
-        return number <= newest && number > newest - Int64(size)
+    /// Where the counts of bucket `number` begin; nil unless it is one of the `size` up to the
+    /// newest.
+    func base(_ number: Int64) -> Int? {
+        guard let newest, number <= newest, number > newest - Int64(size) else { return nil }
+        return start(number)
     }
 
-    /// Makes bucket `number` one the ring holds, handing `clear` each slot a newer bucket
-    /// passes (at most all of them); false when it is older than the ring holds.
-    mutating func enter(_ number: Int64, clearing clear: (Int) -> Void) -> Bool {
-        if let newest, number <= newest { return holds(number) }
+    /// Where the counts of bucket `number` begin, made one the ring holds: a newer bucket clears
+    /// the slots it passes (at most all of them); nil when it is older than the ring holds.
+    mutating func enter(_ number: Int64) -> Int? {
+        if let newest, number <= newest { return base(number) }
         let passed = newest.map { min(number - $0, Int64(size)) } ?? Int64(size)
-        for step in 0..<passed { clear(index(number - step)) }
+        for step in 0..<passed {
+            let first = start(number - step)
+            counts.clear(first..<(first + width))
+        }
         newest = number
-        return true
+        return start(number)
+    }
+
+    subscript(index: Int) -> UInt32 { counts[index] }
+
+    mutating func add(_ delta: UInt32, at index: Int) {
+        counts.add(delta, at: index)
     }
 }
 
 /// Counts in fixed time buckets, oldest overwritten: fixed memory however long Lookout runs.
 /// Each bucket keeps probes and failures, and retries unless the ring is told not to (no window
-/// as long as a day asks about them), in `PackedCounts`: a byte a count while a byte holds it.
+/// as long as a day asks about them).
 package struct CountRing: Sendable, Equatable {
     package typealias Counts = BucketCounts
 
     package let widthMs: Int64
-    private var position: RingPosition
-    /// Per slot, `fields` counts: probes, failures, then retried and retries that succeeded.
-    private var counts: PackedCounts
-    private let fields: Int
+    /// Per bucket: probes, failures, then retried and retries that succeeded.
+    private var slots: BucketSlots
 
     package init(widthMs: Int64, count: Int, keepsRetries: Bool = true) {
         self.widthMs = widthMs
-        position = RingPosition(size: count)
-        fields = keepsRetries ? 4 : 2
-        counts = PackedCounts(count: position.size * fields)
+        slots = BucketSlots(size: count, width: keepsRetries ? 4 : 2)
     }
 
-    private func slot(_ index: Int) -> Counts {
-        let base = index * fields
-        guard fields == 4 else { return Counts(probes: counts[base], failures: counts[base + 1]) }
-        return Counts(probes: counts[base], failures: counts[base + 1], retried: counts[base + 2], retrySucceeded: counts[base + 3])
+    private func counts(at base: Int) -> Counts {
+        guard slots.width == 4 else { return Counts(probes: slots[base], failures: slots[base + 1]) }
+        return Counts(probes: slots[base], failures: slots[base + 1], retried: slots[base + 2], retrySucceeded: slots[base + 3])
     }
 
     package mutating func add(_ delta: Counts, atMs: Int64) {
-        let number = HealthWindow.floor(atMs, to: widthMs) / widthMs
-        let fields = fields
-        guard position.enter(number, clearing: { counts.clear(($0 * fields)..<(($0 + 1) * fields)) }) else { return }
-        let base = position.index(number) * fields
-        counts.add(delta.probes, at: base)
-        counts.add(delta.failures, at: base + 1)
-        guard fields == 4 else { return }
-        counts.add(delta.retried, at: base + 2)
-        counts.add(delta.retrySucceeded, at: base + 3)
+        guard let base = slots.enter(HealthWindow.floor(atMs, to: widthMs) / widthMs) else { return }
+        slots.add(delta.probes, at: base)
+        slots.add(delta.failures, at: base + 1)
+        guard slots.width == 4 else { return }
+        slots.add(delta.retried, at: base + 2)
+        slots.add(delta.retrySucceeded, at: base + 3)
     }
 
     /// Sums over several windows (ascending) in one walk from the newest bucket back, handing
@@ -113,8 +120,8 @@ package struct CountRing: Sendable, Equatable {
             let start = newest - Int64(count - 1 - offset) * widthMs
             let number = start / widthMs
             // A held bucket nothing was counted in is a gap, as one the ring does not hold.
-            guard position.holds(number) else { return nil }
-            let counts = slot(position.index(number))
+            guard let base = slots.base(number) else { return nil }
+            let counts = counts(at: base)
             return counts == Counts() ? nil : counts
         }
     }
@@ -129,8 +136,7 @@ package struct CountRing: Sendable, Equatable {
     private func walk(windows: Int, longestMs: Int64, nowMs: Int64, window: (Int) -> Int64, _ store: (Int, Counts) -> Void) {
         guard windows > 0 else { return }
         let newest = HealthWindow.floor(nowMs, to: widthMs)
-        let count = position.size
-        var index = position.index(newest / widthMs)
+        let count = slots.size
         var start = newest
         var running = Counts()
         var next = 0
@@ -139,9 +145,8 @@ package struct CountRing: Sendable, Equatable {
         let oldest = nowMs - longestMs
         var visited = 0
         while visited < count && start + widthMs > oldest {
-            if position.holds(start / widthMs) { running = running + slot(index) }
+            if let base = slots.base(start / widthMs) { running = running + counts(at: base) }
             start -= widthMs
-            index = index == 0 ? count - 1 : index - 1
             visited += 1
             // Windows that the next (older) bucket no longer overlaps are complete.
             while next < windows && start + widthMs <= boundary {

@@ -4,39 +4,28 @@
 package struct LatencyRing: Sendable, Equatable {
     package let widthMs: Int64
     private static let width = Histogram.latencyBuckets.count + 1
-    private var position: RingPosition
-    /// `position.size` histograms of `width` counts each, flat, a byte a count while a byte
-    /// holds them (an hour of a probe every 30 s is 120).
-    private var counts: PackedCounts
+    /// A histogram of `width` counts per hour, a byte a count while a byte holds them (an hour
+    /// of a probe every 30 s is 120).
+    private var slots: BucketSlots
 
     package init(widthMs: Int64, count: Int) {
         self.widthMs = widthMs
-        position = RingPosition(size: count)
-        counts = PackedCounts(count: position.size * LatencyRing.width)
+        slots = BucketSlots(size: count, width: LatencyRing.width)
     }
 
     package mutating func observe(seconds: Double, atMs: Int64) {
-        guard let base = slot(atMs) else { return }
+        guard let base = slots.enter(HealthWindow.floor(atMs, to: widthMs) / widthMs) else { return }
         let index = Histogram.latencyBuckets.firstIndex { seconds <= $0 } ?? Histogram.latencyBuckets.count
-        counts.add(1, at: base + index)
+        slots.add(1, at: base + index)
     }
 
     /// Adds bucket counts (`Histogram.latencyBuckets`, then +Inf); others are ignored.
     package mutating func add(_ bucketCounts: [Int], atMs: Int64) {
-        guard bucketCounts.count == LatencyRing.width, let base = slot(atMs) else { return }
+        guard bucketCounts.count == LatencyRing.width, let base = slots.enter(HealthWindow.floor(atMs, to: widthMs) / widthMs) else { return }
         for (index, count) in bucketCounts.enumerated() {
             // Clamped before adding: a count read back from the database is not trusted.
-            counts.add(UInt32(clamping: max(0, count)), at: base + index)
+            slots.add(UInt32(clamping: max(0, count)), at: base + index)
         }
-    }
-
-    /// The first count of the bucket holding `atMs` (cleared when it held an older one); nil
-    /// when older than the ring.
-    private mutating func slot(_ atMs: Int64) -> Int? {
-        let number = HealthWindow.floor(atMs, to: widthMs) / widthMs
-        let width = LatencyRing.width
-        guard position.enter(number, clearing: { counts.clear(($0 * width)..<(($0 + 1) * width)) }) else { return nil }
-        return position.index(number) * width
     }
 
     /// For each of the last `count` buckets (oldest first, the newest holding `nowMs`), the
@@ -46,16 +35,15 @@ package struct LatencyRing: Sendable, Equatable {
         let newest = HealthWindow.floor(nowMs, to: widthMs)
         return (0..<max(0, count)).map { offset -> [Double]? in
             let number = (newest - Int64(count - 1 - offset) * widthMs) / widthMs
-            guard position.holds(number) else { return nil }
-            let base = position.index(number) * LatencyRing.width
-            let histogram = (base..<(base + LatencyRing.width)).map { counts[$0] }
+            guard let base = slots.base(number) else { return nil }
+            let histogram = (base..<(base + LatencyRing.width)).lazy.map { slots[$0] }
             let total = histogram.reduce(UInt64(0)) { $0 + UInt64($1) }
             guard total > 0 else { return nil }
             return qs.map { LatencyRing.quantile($0, histogram, total: total) }
         }
     }
 
-    static func quantile(_ q: Double, _ histogram: [UInt32], total: UInt64) -> Double {
+    static func quantile(_ q: Double, _ histogram: some Collection<UInt32>, total: UInt64) -> Double {
         let bounds = Histogram.latencyBuckets
         let rank = max(0, min(1, q)) * Double(total)
         var below: UInt64 = 0

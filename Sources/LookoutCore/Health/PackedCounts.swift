@@ -57,12 +57,10 @@ package struct PackedCounts: Sendable {
     package var width: Int { 1 << shift }
 
     private mutating func widen(to newShift: Int) {
-        var wider = PackedCounts(count: 0)
-        wider.bytes = [UInt8](repeating: 0, count: count << newShift)
-        wider.shift = newShift
-        for index in 0..<count { wider[index] = self[index] }
-        bytes = wider.bytes
+        let values = (0..<count).map { self[$0] }
+        bytes = [UInt8](repeating: 0, count: count << newShift)
         shift = newShift
+        for (index, value) in values.enumerated() { self[index] = value }
     }
 }
 
