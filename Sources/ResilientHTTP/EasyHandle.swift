@@ -166,18 +166,17 @@ final class EasyHandle: @unchecked Sendable {
             lookout_curl_setopt_string(handle, CURLOPT_SSLKEY, key)
         }
         if let name = request.tlsServerName, ASCII.hasPrefixIgnoringCase(request.url, "https://"),
-            let components = URLComponents(string: request.url), let host = components.host, host != name
+            var parts = URLParts(request.url), let host = parts.host, host != name
         {
             // libcurl sends SNI and verifies for the URL's host: name the server in the URL and
             // connect to the real host, which `Host` still names.
-            let port = components.port ?? 443
-            var renamed = components
-            renamed.host = name
-            if let url = renamed.string { lookout_curl_setopt_string(handle, CURLOPT_URL, url) }
+            let port = parts.port ?? 443
+            parts.host = name
+            lookout_curl_setopt_string(handle, CURLOPT_URL, parts.text)
             connectTo = curl_slist_append(nil, "\(name):\(port):\(host):\(port)")
             lookout_curl_setopt_slist(handle, CURLOPT_CONNECT_TO, connectTo)
             if !request.hasHeader("host") {
-                headerList = curl_slist_append(headerList, "Host: \(components.port.map { "\(host):\($0)" } ?? host)")
+                headerList = curl_slist_append(headerList, "Host: \(parts.port.map { "\(host):\($0)" } ?? host)")
             }
         }
         if let proxy = request.proxy {

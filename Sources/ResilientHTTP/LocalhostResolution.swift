@@ -55,10 +55,8 @@ package enum LocalhostResolution {
     static func resolve(_ request: TransferRequest) -> Outcome? {
         // Every blackbox module's request names a version: parse only the URLs that can be localhost's.
         guard let version = request.onlyIPVersion ?? request.preferredIPVersion, ASCII.containsIgnoringCase(request.url, "localhost"),
-            let components = URLComponents(string: request.url),
-            let host = components.host, isLocalhost(host)
+            let parts = URLParts(request.url), let host = parts.host, isLocalhost(host), let port = parts.portOrDefault
         else { return nil }
-        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
         let text = (try? String(contentsOfFile: hostsFile, encoding: .utf8)) ?? ""
         var found = addresses(of: host, version: version, hosts: text)
         if found.isEmpty, request.onlyIPVersion == nil {

@@ -14,7 +14,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case config
     /// The alert expression language.
     case alertExpression = "alert-expression"
-    /// Durations, sizes and rates as written in a config, and seconds as sent in headers.
+    /// Durations, sizes and rates as written in a config, seconds as sent in headers, and URLs.
     case values
     /// RSS/Atom detection and item counting.
     case feed
@@ -87,6 +87,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
                 _ = duration.totalMilliseconds
             }
             _ = Double(text).flatMap { Int64(clamping: $0) }
+            // A URL's parts read back as the same URL, and a port is a port.
+            if let parts = URLParts(text) {
+                precondition(parts.port.map { (0...99_999).contains($0) } ?? true, "a port past five digits")
+                if !text.contains("%") { precondition(URLParts(parts.text) == parts, "a URL whose parts read back differently") }
+            }
+            _ = ProbeURL.problem(text)
         case .feed:
             let minItems = data.first.map { Int($0) % 4 }
             _ = FeedProber.feed(Array(data.dropFirst()), minItems: minItems)

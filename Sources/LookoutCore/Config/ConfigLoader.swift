@@ -103,15 +103,14 @@ package enum ProbeURL {
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             return "\"\(PrintableText.escape(text))\" holds a space or a control character (percent-encode it: a space is %20)"
         }
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            let host = components.host, !host.isEmpty
-        else {
+        guard let parts = URLParts(text), let host = parts.host, !host.isEmpty else {
             return "\"\(text)\" is not a URL (use http://host/path or https://host/path)"
         }
+        let scheme = parts.scheme.lowercased()
         guard scheme == "http" || scheme == "https" else {
             return "\"\(text)\" uses \(scheme)://; only http:// and https:// can be probed"
         }
-        if let port = components.port, !(1...65535).contains(port) {
+        if let port = parts.port, !(1...65535).contains(port) {
             return "\"\(text)\" names port \(port); a port is 1 to 65535"
         }
         return nil

@@ -1,4 +1,5 @@
 import Foundation
+import ResilientHTTP
 import Yams
 
 /// blackbox 0.24's `http_headers` and `proxy_from_environment` (prometheus/common's HTTP client
@@ -57,8 +58,8 @@ package enum EnvironmentProxy {
         func value(_ name: String) -> String? {
             [environment[name.uppercased()], environment[name.lowercased()]].compactMap { $0 }.first { !$0.isEmpty }
         }
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased()
-        else { return nil }
+        guard let parts = URLParts(url), let bare = parts.bareHost, let port = parts.portOrDefault else { return nil }
+        let scheme = parts.scheme.lowercased()
         let chosen: String?
         switch scheme {
         case "https": chosen = value("https_proxy")
@@ -66,9 +67,7 @@ package enum EnvironmentProxy {
         default: chosen = nil
         }
         guard let proxy = chosen else { return nil }
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if bare == "localhost" || bare.hasPrefix("127.") || bare == "::1" { return nil }
-        let port = components.port ?? (scheme == "https" ? 443 : 80)
         if let noProxy = value("no_proxy"), excluded(bare, port: port, by: noProxy) { return nil }
         return proxy.contains("://") ? proxy : "http://" + proxy
     }

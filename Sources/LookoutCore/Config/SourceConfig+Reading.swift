@@ -176,7 +176,7 @@ extension ConfigReader {
             }
             checkKindSpecific(source, own, policy)
             if source.watchesDomain, source.registrationDomain == nil {
-                source.registrationDomain = URLComponents(string: source.url)?.host.flatMap { PublicSuffix.registrableDomain(of: $0) }
+                source.registrationDomain = URLParts(source.url)?.host.flatMap { PublicSuffix.registrableDomain(of: $0) }
             }
             if source.timeout > source.interval {
                 let node = policy[.timeout]?.value ?? policy[.interval]?.value ?? item

@@ -131,12 +131,12 @@ package struct SourceConfig: Sendable, Equatable {
 
     /// The host (and port) the source lives on.
     package var host: String {
-        guard let components = URLComponents(string: self.url), let host = components.host else { return self.url }
-        return components.port.map { "\(host):\($0)" } ?? host
+        guard let parts = URLParts(self.url), let host = parts.host else { return self.url }
+        return parts.port.map { "\(host):\($0)" } ?? host
     }
 
     /// The host name of `url` (no port), lowercased; the URL itself when it has none.
     package static func hostName(of url: String) -> String {
-        (URLComponents(string: url)?.host ?? url).lowercased()
+        (URLParts(url)?.host ?? url).lowercased()
     }
 }

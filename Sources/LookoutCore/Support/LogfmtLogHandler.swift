@@ -36,9 +36,10 @@ package struct LogfmtLogHandler: LogHandler {
         writer.write(LogfmtLogHandler.line(fields, format: writer.format))
     }
 
-    /// Now, as log lines give it.
+    /// Now, as log lines give it: `2026-11-25T02:27:26Z` (Foundation's ISO 8601 style reaches
+    /// ICU's time zones and calendars for the first line).
     package static func timestamp() -> String {
-        Date().formatted(.iso8601)
+        Timestamp.rfc3339Seconds(Timestamp.nowMs())
     }
 
     /// One line (without its newline) of `fields` in their order.

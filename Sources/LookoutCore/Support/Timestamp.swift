@@ -8,7 +8,12 @@ package enum Timestamp {
 
     /// `2026-11-22T01:02:03.456Z` for milliseconds since 1970. A time outside years 0000–9999
     /// (a damaged database may hold any number) is written as the nearest one inside.
-    package static func rfc3339(_ ms: Int64) -> String {
+    package static func rfc3339(_ ms: Int64) -> String { rfc3339(ms, fraction: true) }
+
+    /// `2026-11-22T01:02:03Z`: `rfc3339` to the second.
+    package static func rfc3339Seconds(_ ms: Int64) -> String { rfc3339(ms, fraction: false) }
+
+    private static func rfc3339(_ ms: Int64, fraction: Bool) -> String {
         let ms = min(max(ms, writable.lowerBound), writable.upperBound)
         var seconds = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
         let millis = Int(ms - Int64(seconds) * 1000)
@@ -37,8 +42,10 @@ package enum Timestamp {
         digits(Int(parts.tm_min), 2)
         out.append(58)
         digits(Int(parts.tm_sec), 2)
-        out.append(46)
-        digits(millis, 3)
+        if fraction {
+            out.append(46)
+            digits(millis, 3)
+        }
         out.append(90)
         return String(decoding: out, as: UTF8.self)
     }

@@ -104,7 +104,7 @@ package final class VendorWatch: Sendable {
     private func configs() -> [(source: String, config: VendorStatusConfig)] { entries.withLock { $0 } }
 
     package static func host(_ url: String) -> String {
-        URLComponents(string: url)?.host ?? url
+        URLParts(url)?.host ?? url
     }
 
     /// Every configured page as last read, in config order.

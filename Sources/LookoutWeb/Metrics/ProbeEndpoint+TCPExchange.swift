@@ -11,9 +11,9 @@ import TCPExchange
 extension ProbeEndpoint {
     func probeTCPExchange(_ target: String, module: ProbeModule, timeout: Duration) async -> HTTPResponse {
         let started = ContinuousClock.now
-        let components = URLComponents(string: "tcp://" + target)
-        let host = (components?.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        let port = UInt16(clamping: components?.port ?? 0)
+        let parts = URLParts("tcp://" + target)
+        let host = parts?.bareHost ?? ""
+        let port = UInt16(clamping: parts?.port ?? 0)
         let steps = module.tcpQueryResponse.map { TCPExchange.Step(expect: $0.expect, send: $0.send, startTLS: $0.startTLS) }
         let outcome = await TCPExchange.run(
             host: host, port: port, steps: steps, timeout: timeout, preferIPv6: module.onlyIPVersion == 6, source: module.sourceAddress,

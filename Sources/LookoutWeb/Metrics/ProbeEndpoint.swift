@@ -323,8 +323,7 @@ package struct ProbeEndpoint: Sendable {
     static func writeAddress(_ outcome: CallOutcome, into writer: ExpositionWriter) {
         // The URL is parsed only when libcurl connected nowhere (Foundation's parser is not free).
         func literal() -> String? {
-            URLComponents(string: outcome.url)?.host.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
-                .flatMap { ProbeEndpoint.isAddress($0) ? $0 : nil }
+            URLParts(outcome.url)?.bareHost.flatMap { ProbeEndpoint.isAddress($0) ? $0 : nil }
         }
         if let ip = outcome.final?.primaryIP ?? literal() {
             writer.single(

@@ -20,14 +20,12 @@ package enum GRPCProber: Prober {
 
     package static func urlProblem(_ url: String) -> String? {
         if let problem = EndpointURL.unprintableProblem(url) { return problem }
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), ["grpc", "grpcs"].contains(scheme),
-            let host = components.host, !host.isEmpty
-        else {
+        guard let parts = URLParts(url), ["grpc", "grpcs"].contains(parts.scheme.lowercased()), let host = parts.host, !host.isEmpty else {
             return "\"\(url)\" is not a grpc:// address (use grpc://host:port, grpcs:// over TLS, and /SERVICE for one service)"
         }
-        guard let port = components.port else { return "\"\(url)\" names no port (use grpc://host:port)" }
+        guard let port = parts.port else { return "\"\(url)\" names no port (use grpc://host:port)" }
         guard (1...65535).contains(port) else { return "\"\(url)\" names port \(port); a port is 1 to 65535" }
-        guard components.query == nil, components.user == nil, !components.path.dropFirst().contains("/") else {
+        guard parts.query == nil, parts.userInfo == nil, !parts.path.dropFirst().contains("/") else {
             return "\"\(url)\" has more than a host, a port and a service name"
         }
         return nil
@@ -52,15 +50,16 @@ package enum GRPCHealth {
 
     /// The service a `grpc://host:port/SERVICE` URL names ("" for the whole server).
     package static func service(of url: String) -> String {
-        String((URLComponents(string: url)?.path ?? "").dropFirst())
+        let path = URLParts(url)?.path ?? ""
+        return String((path.removingPercentEncoding ?? path).dropFirst())
     }
 
     /// Turns `transfer` into the health check of `url`'s service on its host and port.
     package static func prepare(_ transfer: inout TransferRequest, url: String, service: String? = nil) {
-        let secure = url.lowercased().hasPrefix("grpcs://")
-        let components = URLComponents(string: url)
-        let host = components?.host ?? ""
-        let port = components?.port ?? (secure ? 443 : 80)
+        let secure = ASCII.hasPrefixIgnoringCase(url, "grpcs://")
+        let parts = URLParts(url)
+        let host = parts?.host ?? ""
+        let port = parts?.portOrDefault ?? (secure ? 443 : 80)
         transfer.url = "\(secure ? "https" : "http")://\(host):\(port)\(path)"
         transfer.method = "POST"
         transfer.headers = [("Content-Type", "application/grpc"), ("TE", "trailers")]

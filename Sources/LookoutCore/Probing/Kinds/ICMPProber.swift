@@ -19,10 +19,10 @@ package enum ICMPProber: Prober {
 
     package static func urlProblem(_ url: String) -> String? {
         if let problem = EndpointURL.unprintableProblem(url) { return problem }
-        guard let components = URLComponents(string: url), components.scheme?.lowercased() == "icmp", let host = components.host, !host.isEmpty else {
+        guard let parts = URLParts(url), parts.scheme.lowercased() == "icmp", let host = parts.host, !host.isEmpty else {
             return "\"\(url)\" is not an icmp:// address (use icmp://host, e.g. icmp://10.0.0.1 or icmp://db.internal)"
         }
-        guard components.port == nil, components.path.isEmpty || components.path == "/", components.query == nil, components.user == nil else {
+        guard parts.port == nil, parts.path.isEmpty || parts.path == "/", parts.query == nil, parts.userInfo == nil else {
             return "\"\(url)\" has more than a host (use icmp://host)"
         }
         return nil
@@ -30,7 +30,7 @@ package enum ICMPProber: Prober {
 
     /// The host of an `icmp://` URL, without IPv6 brackets.
     static func host(_ url: String) -> String {
-        let host = URLComponents(string: url)?.host ?? ""
+        let host = URLParts(url)?.host ?? ""
         return host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
     }
 

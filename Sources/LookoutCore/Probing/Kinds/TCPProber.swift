@@ -51,11 +51,11 @@ package enum TLSProber: EndpointProber {
     static func probePostgres(_ source: SourceConfig, with prober: SourceProber) async -> ProbeResult {
         let started = ContinuousClock.now
         let startedMs = Timestamp.nowMs()
-        let components = URLComponents(string: source.url)
+        let parts = URLParts(source.url)
         var settings = TLSSettings()
         settings.caFile = source.caFile
         let outcome = await TCPExchange.postgresTLS(
-            host: (components?.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: UInt16(clamping: components?.port ?? 0),
+            host: parts?.bareHost ?? "", port: UInt16(clamping: parts?.port ?? 0),
             timeout: source.timeout, tls: settings)
         let seconds = (ContinuousClock.now - started).seconds
         var result = ProbeResult(source: source.name, timestampMs: startedMs, ok: outcome.problem == nil, durationSeconds: seconds)
@@ -111,14 +111,12 @@ enum EndpointURL {
     /// - Parameter usage: what to write instead, when the URL is not one of `scheme`.
     static func problem(_ text: String, scheme: String, usage: String? = nil) -> String? {
         if let problem = unprintableProblem(text) { return problem }
-        guard let components = URLComponents(string: text), components.scheme?.lowercased() == scheme,
-            let host = components.host, !host.isEmpty
-        else {
+        guard let parts = URLParts(text), parts.scheme.lowercased() == scheme, let host = parts.host, !host.isEmpty else {
             return "\"\(text)\" is not a \(scheme):// address (use \(usage ?? "\(scheme)://host:port"))"
         }
-        guard let port = components.port else { return "\"\(text)\" names no port (use \(scheme)://host:port)" }
+        guard let port = parts.port else { return "\"\(text)\" names no port (use \(scheme)://host:port)" }
         guard (1...65535).contains(port) else { return "\"\(text)\" names port \(port); a port is 1 to 65535" }
-        guard components.path.isEmpty || components.path == "/", components.query == nil, components.user == nil else {
+        guard parts.path.isEmpty || parts.path == "/", parts.query == nil, parts.userInfo == nil else {
             return "\"\(text)\" has more than a host and a port"
         }
         return nil
