@@ -51,7 +51,10 @@ package enum LookoutRoutes {
         badges.install(into: &router)
         PushRoutes(context: context).install(into: &router)
         let probe = ProbeEndpoint(context: context)
-        router.get("/probe") { request in await probe.handle(request) }
+        // A /probe call mostly waits for its transfer: its task runs on the transfer loop, as
+        // scheduled probes do, so neither the start nor the answer crosses to the pool and back.
+        let transport = probe.client.transport
+        router.get("/probe", executor: { transport.executor }) { request in await probe.handle(request) }
         router.notFound = { path in
             if path.hasPrefix("/badge/") { return badges.unrouted(path) }
             return path.hasPrefix("/api/")

@@ -280,9 +280,9 @@ public final class HTTPServer: Sendable {
             return request.queue(router.finishing(router.notFound(request.path)))
         case .methodNotAllowed(let allowed):
             return request.queue(router.finishing(Router.methodNotAllowed(request.method, request.path, allowed: allowed)))
-        case .found(let handler, let parameters):
+        case .found(let handler, let parameters, let executor):
             inFlight.withLock { $0[ObjectIdentifier(request)] = request }
-            request.dispatch(handler, parameters: parameters)
+            request.dispatch(handler, parameters: parameters, executor: executor?())
             return lookout_mhd_result(1)
         }
     }

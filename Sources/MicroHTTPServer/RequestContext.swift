@@ -44,8 +44,9 @@ final class RequestContext: @unchecked Sendable {
         self.remoteAddress = found ? String(decoding: address.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self) : nil
     }
 
-    /// Suspends the connection and runs `handler` in a task; `complete(with:)` resumes it.
-    func dispatch(_ handler: @escaping Router.Handler, parameters: [String: String]) {
+    /// Suspends the connection and runs `handler` in a task (on `executor` when given);
+    /// `complete(with:)` resumes it.
+    func dispatch(_ handler: @escaping Router.Handler, parameters: [String: String], executor: (any TaskExecutor)? = nil) {
         dispatched = true
         server.reaper.handling(connection.pointer)
         let request = HTTPRequest(
@@ -54,7 +55,7 @@ final class RequestContext: @unchecked Sendable {
         shared.withLock { $0.suspended = true }
         server.suspensions.increment()
         MHD_suspend_connection(connection.pointer)
-        let task = Task { [self] in
+        let task = Task(executorPreference: executor) { [self] in
             let response = await handler(request)
             complete(with: response)
         }

@@ -13,6 +13,8 @@ public struct Router: Sendable {
     /// Answers one request; runs in a Swift task, so it may await without holding up the daemon
     /// thread.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+    /// The executor a route's task starts on, asked once per request.
+    public typealias ExecutorChoice = @Sendable () -> any TaskExecutor
 
     enum Segment: Sendable, Equatable {
         case literal(String)
@@ -24,10 +26,11 @@ public struct Router: Sendable {
         var method: String
         var segments: [Segment]
         var handler: Handler
+        var executor: ExecutorChoice?
     }
 
     enum Match {
-        case found(Handler, parameters: [String: String])
+        case found(Handler, parameters: [String: String], executor: ExecutorChoice? = nil)
         case methodNotAllowed(allowed: [String])
         case notFound
     }
@@ -38,18 +41,21 @@ public struct Router: Sendable {
     public init() {}
 
     /// Adds a route; `method` is upper-cased, and when several routes match, the first added wins.
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    /// With `executor`, the request's task starts on (and prefers) the executor it names rather
+    /// than the global pool: a handler that mostly waits for work done on that executor (a
+    /// transfer loop) then skips a thread hand-off each way.
+    public mutating func add(_ method: String, _ pattern: String, executor: ExecutorChoice? = nil, _ handler: @escaping Handler) {
         let segments = Router.split(pattern).map { part -> Segment in
             if part == "*" { return .rest }
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
             return .literal(String(part))
         }
-        routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
+        routes.append(Route(method: method.uppercased(), segments: segments, handler: handler, executor: executor))
     }
 
     /// Adds a `GET` route; it serves `HEAD` too.
-    public mutating func get(_ pattern: String, _ handler: @escaping Handler) {
-        add("GET", pattern, handler)
+    public mutating func get(_ pattern: String, executor: ExecutorChoice? = nil, _ handler: @escaping Handler) {
+        add("GET", pattern, executor: executor, handler)
     }
 
     /// Adds a `POST` route; the handler gets the whole body in `HTTPRequest.body`.
@@ -64,9 +70,9 @@ public struct Router: Sendable {
         for route in routes {
             guard let parameters = Router.bind(route.segments, to: parts) else { continue }
             if route.method == wanted {
-                guard !defaultHeaders.fields.isEmpty else { return .found(route.handler, parameters: parameters) }
+                guard !defaultHeaders.fields.isEmpty else { return .found(route.handler, parameters: parameters, executor: route.executor) }
                 let handler = route.handler
-                return .found({ [self] request in finishing(await handler(request)) }, parameters: parameters)
+                return .found({ [self] request in finishing(await handler(request)) }, parameters: parameters, executor: route.executor)
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
@@ -103,7 +109,7 @@ public struct Router: Sendable {
         switch match(method: request.method, path: request.path) {
         case .notFound: return finishing(notFound(request.path))
         case .methodNotAllowed(let allowed): return finishing(Router.methodNotAllowed(request.method, request.path, allowed: allowed))
-        case .found(let handler, let parameters):
+        case .found(let handler, let parameters, _):
             var request = request
             request.pathParameters = parameters
             return await handler(request)

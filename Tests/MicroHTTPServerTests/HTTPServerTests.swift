@@ -208,4 +208,35 @@ struct HTTPServerTests {
         #expect(recorded.count == 3)
         for mark in recorded { #expect(mark == mark.sorted()) }
     }
+
+    @Test func aRouteWithAnExecutorRunsItsHandlerThere() async throws {
+        let executor = QueueExecutor()
+        var router = Router()
+        router.get("/on", executor: { executor }) { _ in .text(QueueExecutor.isCurrent ? "on the executor\n" : "elsewhere\n") }
+        router.get("/off") { _ in .text(QueueExecutor.isCurrent ? "on the executor\n" : "elsewhere\n") }
+        let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), router: router)
+        try server.start()
+        #expect(await get(server, "/on").bodyText == "on the executor\n")
+        #expect(await get(server, "/off").bodyText == "elsewhere\n")
+        #expect(await get(server, "/on", method: "HEAD").httpStatus == 200)
+        await server.stop()
+        #expect(executor.jobs.load(ordering: .relaxed) >= 2)
+    }
+}
+
+/// A task executor on a serial queue that tells whether the running code is on it.
+final class QueueExecutor: TaskExecutor, @unchecked Sendable {
+    private static let key = DispatchSpecificKey<Bool>()
+    private let queue = DispatchQueue(label: "test.executor")
+    let jobs = Atomic<Int>(0)
+
+    init() { queue.setSpecific(key: QueueExecutor.key, value: true) }
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        jobs.add(1, ordering: .relaxed)
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
 }
