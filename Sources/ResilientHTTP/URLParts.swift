@@ -21,8 +21,11 @@ package struct URLParts: Sendable, Equatable {
     package var query: String?
     package var fragment: String?
 
-    /// nil when `text` is not a URL with a scheme, or holds a character no part of a URL may
-    /// hold as it is (a space, a quote, a non-ASCII letter, a lone `%`).
+    /// nil when `text` is no absolute URL: no scheme; a host that holds what no host may (a
+    /// space, a quote, a malformed escape, an escape that decodes to no UTF-8, to a control
+    /// character or to a delimiter such as `#`, `/` or `@`); a port that is not at most five
+    /// digits. The path, query, fragment and user information are taken as written, not
+    /// checked: a caller that sends them checks them itself (`ProbeURL`).
     package init?(_ text: String) {
         var text = text
         guard let parts = text.withUTF8({ URLParts.parse($0) }) else { return nil }
@@ -58,12 +61,16 @@ package struct URLParts: Sendable, Equatable {
         return text
     }
 
-    /// `host`, lowercased and without an IPv6 address's brackets.
+    /// `host` without an IPv6 address's brackets, case as written (a zone, `%25eth0`, names an
+    /// interface, whose case counts).
     package var bareHost: String? {
-        guard var host else { return nil }
-        if host.utf8.first == UInt8(ascii: "["), host.utf8.last == UInt8(ascii: "]") { host = String(host.dropFirst().dropLast()) }
-        return host.lowercased()
+        guard let host else { return nil }
+        if host.utf8.first == UInt8(ascii: "["), host.utf8.last == UInt8(ascii: "]") { return String(host.dropFirst().dropLast()) }
+        return host
     }
+
+    /// `path` with its percent escapes decoded, as Foundation's `path` gives it.
+    package var decodedPath: String { path.removingPercentEncoding ?? path }
 
     // MARK: - Parsing
 
@@ -97,6 +104,7 @@ package struct URLParts: Sendable, Equatable {
             start = at + 1
         }
         var hostEnd: Int
+        let host: String?
         if start < range.upperBound, bytes[start] == UInt8(ascii: "[") {
             // An IP literal, taken as Foundation takes it: any printable ASCII up to its bracket,
             // then the end or a port.
@@ -105,13 +113,16 @@ package struct URLParts: Sendable, Equatable {
             else { return false }
             hostEnd = close + 1
             guard hostEnd == range.upperBound || bytes[hostEnd] == UInt8(ascii: ":") else { return false }
+            host = decoded(bytes, (start + 1)..<close, forbidding: literalForbidden).map { "[" + $0 + "]" }
         } else {
             // A name: unreserved characters, sub-delims, percent escapes, and any non-ASCII
             // (an international name, written as it reads).
             hostEnd = bytes[start..<range.upperBound].firstIndex(of: UInt8(ascii: ":")) ?? range.upperBound
             guard valid(bytes, start..<hostEnd) else { return false }
+            host = decoded(bytes, start..<hostEnd, forbidding: nameForbidden)
         }
-        parts.host = decoded(bytes, start..<hostEnd)
+        guard let host else { return false }
+        parts.host = host
         if hostEnd < range.upperBound {
             // ":" then digits; an empty port is no port. At most five digits after leading
             // zeros, so no number from outside overflows (Foundation drops a longer port, and
@@ -142,8 +153,11 @@ package struct URLParts: Sendable, Equatable {
         return true
     }
 
-    /// The text of `range` with its percent escapes decoded; nil when they decode to no UTF-8.
-    private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String? {
+    /// The text of `range` with its percent escapes decoded; nil when they decode to no UTF-8,
+    /// to a control character or to one of `forbidden`: what would move the host's end when it
+    /// is written into another URL, a `Host` field or a `CURLOPT_CONNECT_TO` entry
+    /// (`evil%23.internal` must not become `evil#.internal`; Foundation decodes it so).
+    private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, forbidding forbidden: String) -> String? {
         guard bytes[range].contains(UInt8(ascii: "%")) else { return string(bytes, range) }
         var out: [UInt8] = []
         out.reserveCapacity(range.count)
@@ -159,6 +173,7 @@ package struct URLParts: Sendable, Equatable {
                 index += 1
             }
         }
+        guard !out.contains(where: { $0 < 0x21 || $0 == 0x7F || forbidden.utf8.contains($0) }) else { return nil }
         return String(validating: out, as: UTF8.self)
     }
 
@@ -177,4 +192,8 @@ package struct URLParts: Sendable, Equatable {
 
     /// RFC 3986's unreserved punctuation and sub-delims, which a host name may hold.
     private static let hostExtras = "-._~!$&'()*+,;="
+    /// What a decoded host name may not hold beside control characters.
+    private static let nameForbidden = ":/?#[]@%\\\"<>^`{|}"
+    /// What a decoded IP literal may not hold (its colons and a zone's `%` it may).
+    private static let literalForbidden = "/?#[]@\\\"<>^`{|}"
 }

@@ -58,7 +58,7 @@ package enum EnvironmentProxy {
         func value(_ name: String) -> String? {
             [environment[name.uppercased()], environment[name.lowercased()]].compactMap { $0 }.first { !$0.isEmpty }
         }
-        guard let parts = URLParts(url), let bare = parts.bareHost, let port = parts.portOrDefault else { return nil }
+        guard let parts = URLParts(url), let bare = parts.bareHost?.lowercased(), let port = parts.portOrDefault else { return nil }
         let scheme = parts.scheme.lowercased()
         let chosen: String?
         switch scheme {

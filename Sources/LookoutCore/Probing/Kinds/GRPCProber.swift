@@ -25,7 +25,7 @@ package enum GRPCProber: Prober {
         }
         guard let port = parts.port else { return "\"\(url)\" names no port (use grpc://host:port)" }
         guard (1...65535).contains(port) else { return "\"\(url)\" names port \(port); a port is 1 to 65535" }
-        guard parts.query == nil, parts.userInfo == nil, !parts.path.dropFirst().contains("/") else {
+        guard parts.query == nil, parts.userInfo == nil, !parts.decodedPath.dropFirst().contains("/") else {
             return "\"\(url)\" has more than a host, a port and a service name"
         }
         return nil
@@ -50,8 +50,7 @@ package enum GRPCHealth {
 
     /// The service a `grpc://host:port/SERVICE` URL names ("" for the whole server).
     package static func service(of url: String) -> String {
-        let path = URLParts(url)?.path ?? ""
-        return String((path.removingPercentEncoding ?? path).dropFirst())
+        String((URLParts(url)?.decodedPath ?? "").dropFirst())
     }
 
     /// Turns `transfer` into the health check of `url`'s service on its host and port.

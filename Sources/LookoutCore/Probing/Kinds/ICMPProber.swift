@@ -22,7 +22,7 @@ package enum ICMPProber: Prober {
         guard let parts = URLParts(url), parts.scheme.lowercased() == "icmp", let host = parts.host, !host.isEmpty else {
             return "\"\(url)\" is not an icmp:// address (use icmp://host, e.g. icmp://10.0.0.1 or icmp://db.internal)"
         }
-        guard parts.port == nil, parts.path.isEmpty || parts.path == "/", parts.query == nil, parts.userInfo == nil else {
+        guard parts.port == nil, parts.decodedPath.isEmpty || parts.decodedPath == "/", parts.query == nil, parts.userInfo == nil else {
             return "\"\(url)\" has more than a host (use icmp://host)"
         }
         return nil

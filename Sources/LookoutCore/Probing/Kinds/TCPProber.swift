@@ -116,7 +116,7 @@ enum EndpointURL {
         }
         guard let port = parts.port else { return "\"\(text)\" names no port (use \(scheme)://host:port)" }
         guard (1...65535).contains(port) else { return "\"\(text)\" names port \(port); a port is 1 to 65535" }
-        guard parts.path.isEmpty || parts.path == "/", parts.query == nil, parts.userInfo == nil else {
+        guard parts.decodedPath.isEmpty || parts.decodedPath == "/", parts.query == nil, parts.userInfo == nil else {
             return "\"\(text)\" has more than a host and a port"
         }
         return nil
