@@ -44,18 +44,30 @@ struct LatencyAgreementEndToEndTests {
             let line = Self.firstMatch(#"lookout_probe_latency_seconds_count\{source="slow"\} [0-9]+"#, in: await text("\(base)/metrics"))
             return line.flatMap { Int($0.split(separator: " ").last ?? "") }.map { $0 >= 10 } == true ? true : nil
         }
-        let body = await text("\(base)/api/v1/sources/slow")
-        let api = try #require((try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["source"] as? [String: Any])
-        let apiP50 = try #require((api["latency"] as? [String: Any])?["p50_seconds"] as? Double)
-        let metrics = await text("\(base)/metrics")
-        let metricLine = try #require(Self.firstMatch(#"lookout_probe_latency_seconds\{source="slow",quantile="0.5"\} [0-9.e-]+"#, in: metrics))
-        let metricP50 = try #require(Double(metricLine.split(separator: " ").last ?? ""))
-        let page = await text("\(base)/")
-        let section = try #require(Self.firstMatch(#"<tbody id="source-slow"[\s\S]*?</tbody>"#, in: page))
-        let row = try #require(Self.firstMatch(#"data-label="Response time p50 / p95">[0-9.]+ m?s"#, in: String(section)))
-        let rowP50 = try #require(Self.seconds(row.split(separator: ">").last ?? ""))
-        let label = try #require(Self.firstMatch(#"latest p50 [0-9.]+ m?s"#, in: String(section)))
-        let chartP50 = try #require(Self.seconds(label.dropFirst("latest p50 ".count)))
+        // Probes keep coming every second: the four are read between two equal attempt counts,
+        // so that all of them describe the same attempts.
+        func count(_ metrics: String) -> Int? {
+            Self.firstMatch(#"lookout_probe_latency_seconds_count\{source="slow"\} [0-9]+"#, in: metrics).flatMap { Int($0.split(separator: " ").last ?? "") }
+        }
+        let (apiP50, metricP50, rowP50, chartP50, metrics, page) = try await eventually("the API, /metrics and the page read between two equal counts") {
+            () -> (Double, Double, Double, Double, String, String)? in
+            let before = count(await text("\(base)/metrics"))
+            let body = await text("\(base)/api/v1/sources/slow")
+            let metrics = await text("\(base)/metrics")
+            let page = await text("\(base)/")
+            guard before != nil, before == count(metrics), before == count(await text("\(base)/metrics")) else { return nil }
+            guard let api = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["source"] as? [String: Any],
+                let apiP50 = (api["latency"] as? [String: Any])?["p50_seconds"] as? Double,
+                let metricLine = Self.firstMatch(#"lookout_probe_latency_seconds\{source="slow",quantile="0.5"\} [0-9.e-]+"#, in: metrics),
+                let metricP50 = Double(metricLine.split(separator: " ").last ?? ""),
+                let section = Self.firstMatch(#"<tbody id="source-slow"[\s\S]*?</tbody>"#, in: page),
+                let row = Self.firstMatch(#"data-label="Response time p50 / p95">[0-9.]+ m?s"#, in: String(section)),
+                let rowP50 = Self.seconds(row.split(separator: ">").last ?? ""),
+                let label = Self.firstMatch(#"latest p50 [0-9.]+ m?s"#, in: String(section)),
+                let chartP50 = Self.seconds(label.dropFirst("latest p50 ".count))
+            else { return nil }
+            return (apiP50, metricP50, rowP50, chartP50, metrics, page)
+        }
         for (what, value) in [("API", apiP50), ("metrics", metricP50), ("row", rowP50), ("chart", chartP50)] {
             #expect(value >= 0.1 && value < 0.15, "\(what): \(value) s for a 100 ms upstream")
             #expect(abs(value - apiP50) <= apiP50 * 0.05, "\(what) \(value) s vs the API's \(apiP50) s")
