@@ -30,8 +30,7 @@ package enum ICMPProber: Prober {
 
     /// The host of an `icmp://` URL, without IPv6 brackets.
     static func host(_ url: String) -> String {
-        let host = URLParts(url)?.host ?? ""
-        return host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        URLParts(url)?.bareHost ?? ""
     }
 
     package static func probe(_ source: SourceConfig, with prober: SourceProber, breakerCountsFailures: Bool) async -> ProbeResult {
