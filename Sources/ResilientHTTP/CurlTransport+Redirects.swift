@@ -86,10 +86,10 @@ struct RequestOrigin: Equatable {
 
     /// A URL that does not parse is its own origin: it matches no other URL.
     init(_ url: String) {
-        let components = URLComponents(string: url)
-        scheme = components?.scheme?.lowercased() ?? ""
-        host = components?.host?.lowercased() ?? url
-        port = components?.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        let parts = URLParts(url)
+        scheme = parts?.scheme.lowercased() ?? ""
+        host = parts?.host?.lowercased() ?? url
+        port = parts?.portOrDefault ?? -1
     }
 }
 

@@ -72,6 +72,35 @@ package struct URLParts: Sendable, Equatable {
     /// `path` with its percent escapes decoded, as Foundation's `path` gives it.
     package var decodedPath: String { path.removingPercentEncoding ?? path }
 
+    /// One `name=value` of a query, as written and decoded.
+    package struct QueryItem: Sendable, Equatable {
+        /// The item as written, between its `&`s.
+        package var text: Substring
+        /// The name before the first `=`, percent-decoded (as Foundation's `queryItems` gives
+        /// it; a `+` stays a `+`).
+        package var name: String
+        /// The value after the first `=`, percent-decoded; nil without an `=`.
+        package var value: String?
+
+        /// The name as written.
+        package var writtenName: Substring { text.prefix { $0 != "=" } }
+    }
+
+    /// The query's items in order, split at `&`; empty items (`a=1&&b=2`, a trailing `&`) are
+    /// left out. An escape that does not decode is kept as written.
+    package var queryItems: [QueryItem] { query.map { URLParts.items(ofQuery: Substring($0)) } ?? [] }
+
+    /// The items of `query` (the text after `?`), as `queryItems` splits them.
+    package static func items(ofQuery query: Substring) -> [QueryItem] {
+        query.split(separator: "&").map { text in
+            let equals = text.firstIndex(of: "=")
+            let name = text[..<(equals ?? text.endIndex)]
+            let value = equals.map { text[text.index(after: $0)...] }
+            return QueryItem(
+                text: text, name: name.removingPercentEncoding ?? String(name), value: value.map { $0.removingPercentEncoding ?? String($0) })
+        }
+    }
+
     // MARK: - Parsing
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> URLParts? {

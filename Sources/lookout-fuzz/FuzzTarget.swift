@@ -91,7 +91,16 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             if let parts = URLParts(text) {
                 precondition(parts.port.map { (0...99_999).contains($0) } ?? true, "a port past five digits")
                 if !text.contains("%") { precondition(URLParts(parts.text) == parts, "a URL whose parts read back differently") }
+                // The query's items are its non-empty pieces, as written.
+                let pieces = (parts.query ?? "").split(separator: "&")
+                precondition(parts.queryItems.map(\.text) == pieces, "query items that are not the query's pieces")
+                // Whatever else the URL holds, a shown URL with user information hides it.
+                if parts.userInfo != nil {
+                    precondition(Redaction.url(text).hasPrefix(parts.scheme + "://REDACTED@"), "user information shown")
+                }
             }
+            _ = Redaction.url(text)
+            _ = DNSProber.urlProblem(text)
             _ = ProbeURL.problem(text)
         case .feed:
             let minItems = data.first.map { Int($0) % 4 }

@@ -51,7 +51,7 @@ struct Probe: AsyncParsableCommand {
         if let config, let name = source { return try await probeConfigured(name, config: config) }
         guard let url else { return }
         var source = SourceConfig(
-            name: URLComponents(string: url)?.host ?? url, kind: SourceKind(rawValue: kind)!, url: url,
+            name: URLParts(url)?.bareHost ?? url, kind: SourceKind(rawValue: kind)!, url: url,
             interval: .seconds(3600), timeout: ConfigValues.duration(timeout)!)
         source.sha256 = sha256?.lowercased()
         source.policy.rateLimit = nil

@@ -81,6 +81,31 @@ struct ProviderRegistryTests {
         #expect(gotify.url == "http://127.0.0.1:1/message" && gotify.headers.contains { $0.name == "X-Gotify-Key" })
     }
 
+    /// Where ntfy and Google Chat deliver, worked out from the hook's URL: ntfy's server root
+    /// (the topic goes in the JSON), Google Chat's URL with one `messageReplyOption` whatever
+    /// the URL held; everything else as written.
+    @Test func deliveryURLsKeepWhatTheHookURLHolds() throws {
+        func hook(_ type: HookType, _ url: String) throws -> HookConfig {
+            var hook = try self.hook(type)
+            hook.url = url
+            return hook
+        }
+        #expect(NtfyProvider.deliveryURL(try hook("ntfy", "https://ntfy.example:8443/team/on%20call?auth=x")) == "https://ntfy.example:8443/team?auth=x")
+        #expect(NtfyProvider.deliveryURL(try hook("ntfy", "https://ntfy.example/oncall")) == "https://ntfy.example/")
+        #expect(NtfyProvider.topic(of: "https://ntfy.example:8443/team/on%20call?auth=x") == "on call")
+        #expect(NtfyProvider.topic(of: "not a url") == "lookout")
+        let chat = "https://chat.example/v1/spaces/AAA/messages?key=k%26&messageReplyOption=OLD&token=t"
+        #expect(
+            GoogleChatProvider.deliveryURL(try hook("googlechat", chat))
+                == "https://chat.example/v1/spaces/AAA/messages?key=k%26&token=t&messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD")
+        #expect(
+            GoogleChatProvider.deliveryURL(try hook("googlechat", "https://chat.example/v1/spaces/AAA/messages"))
+                == "https://chat.example/v1/spaces/AAA/messages?messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD")
+        #expect(EmailProvider.urlProblem("smtp://mail.example:587") == nil)
+        #expect(EmailProvider.urlProblem("smtps://[::1]:465") == nil)
+        #expect(EmailProvider.urlProblem("smtp://") != nil && EmailProvider.urlProblem("smtp:/mail.example") != nil)
+    }
+
     @Test func theReaderKnowsOnlyTheTypesItIsHanded() throws {
         let yaml = """
             sources: [{name: acme, url: "http://127.0.0.1:1/"}]

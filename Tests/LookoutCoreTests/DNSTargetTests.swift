@@ -16,6 +16,9 @@ struct DNSTargetTests {
         #expect(query.overTCP && query.tls?.caFile == "/etc/ca.pem" && query.tls?.verify == true)
         #expect(try DNSTarget.parse("dns://9.9.9.9:8853/example.com?transport=tls").get().port == 8853)
         #expect(try DNSTarget.parse("dns://9.9.9.9/example.com").get().query(timeout: .seconds(2)).tls == nil)
+        // Escapes decode in the name and the options; an empty option is no option.
+        let escaped = try DNSTarget.parse("DNS://9.9.9.9/ex%61mple.com?type=%4Dx&&class=ch&").get()
+        #expect(escaped == DNSTarget(server: "9.9.9.9", port: 53, name: "example.com", type: "MX", recordClass: "CH"))
     }
 
     @Test(arguments: [

@@ -10,8 +10,14 @@ struct RedactionTests {
         ("https://user:pw@api.example.com/v1", "https://REDACTED@api.example.com/v1"),
         ("https://api.example.com/v1?api_key=abc&page=2", "https://api.example.com/v1?api_key=REDACTED&page=2"),
         ("https://api.example.com/v1?Session=abc", "https://api.example.com/v1?Session=REDACTED"),
-        // A name spelled with percent-escapes is the same name.
-        ("https://api.example.com/v1?%74oken=abc", "https://api.example.com/v1?token=REDACTED"),
+        // A name spelled with percent-escapes is the same name (and stays as written).
+        ("https://api.example.com/v1?%74oken=abc", "https://api.example.com/v1?%74oken=REDACTED"),
+        ("https://u:p@h.example:8443/a?x=1&&auth=z#f", "https://REDACTED@h.example:8443/a?x=1&auth=REDACTED#f"),
+        ("https://h.example/a?sig", "https://h.example/a?sig=REDACTED"),
+        // A URL no host parser accepts still hides its password.
+        ("https://user:pw@evil%23host.example/x", "https://REDACTED@evil%23host.example/x"),
+        ("https://user:pw@bad host/x?token=1&a=2#top", "https://REDACTED@bad host/x?token=REDACTED&a=2#top"),
+        ("not a url?password=1", "not a url?password=REDACTED"),
     ])
     func secretsAreHidden(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)

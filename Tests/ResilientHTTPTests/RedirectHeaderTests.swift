@@ -1,8 +1,9 @@
 import Foundation
 import MicroHTTPServer
-import ResilientHTTP
 import TestSupport
 import Testing
+
+@testable import ResilientHTTP
 
 /// A source's own header fields go to its own origin only (issue "Nothing told is lost…", row 9):
 /// libcurl drops `Authorization` and `Cookie` on a redirect to another host, but sent a source's
@@ -43,6 +44,17 @@ struct RedirectHeaderTests {
         var request = TransferRequest(url: url, method: method, headers: [("X-Api-Key", "secret"), ("Range", "bytes=5-")], body: body, timeout: .patient)
         request.forwardHeadersOnRedirect = forward
         return await transport.perform(request)
+    }
+
+    /// An origin is scheme, host and port, the port the scheme's when none is written, the
+    /// scheme and host in any case; a URL that does not parse matches nothing else.
+    @Test func originsCompareSchemeHostAndPort() {
+        #expect(RequestOrigin("https://API.example/a") == RequestOrigin("HTTPS://api.example:443/b?c"))
+        #expect(RequestOrigin("http://[::1]/") == RequestOrigin("http://[::1]:80/x"))
+        #expect(RequestOrigin("http://api.example/") != RequestOrigin("https://api.example/"))
+        #expect(RequestOrigin("http://api.example:8080/") != RequestOrigin("http://api.example/"))
+        #expect(RequestOrigin("http://api.example/") != RequestOrigin("http://api.example.evil/"))
+        #expect(RequestOrigin("not a url") != RequestOrigin("http://api.example/"))
     }
 
     @Test func aKeyIsNotSentToAnotherOrigin() async throws {

@@ -92,4 +92,18 @@ struct URLPartsTests {
         #expect(URLParts("http://h%") == nil)
         #expect(URLParts("http://h%4") == nil)
     }
+
+    /// Query items as Foundation's `queryItems` names and values them (decoded, `+` kept, a
+    /// missing `=` a nil value), each with its text as written; empty items left out.
+    @Test func queryItemsDecodeAndKeepTheirText() throws {
+        let url = "http://h/p?a=1&%74ype=M%58&&flag&x=a+b%2&e=#frag"
+        let items = try #require(URLParts(url)).queryItems
+        #expect(items.map(\.name) == ["a", "type", "flag", "x", "e"])
+        #expect(items.map(\.value) == ["1", "MX", nil, "a+b%2", ""])
+        #expect(items.map(\.text) == ["a=1", "%74ype=M%58", "flag", "x=a+b%2", "e="])
+        #expect(items[1].writtenName == "%74ype")
+        let foundation = try #require(URLComponents(string: "http://h/p?a=1&%74ype=M%58&flag&e=")?.queryItems)
+        #expect(foundation.map(\.name) == ["a", "type", "flag", "e"] && foundation.map(\.value) == ["1", "MX", nil, ""])
+        #expect(URLParts("http://h/p")?.queryItems == [] && URLParts("http://h/p?")?.queryItems == [])
+    }
 }

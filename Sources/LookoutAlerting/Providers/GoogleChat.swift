@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import ResilientHTTP
 
 /// Google Chat space webhooks: a card (cardsV2) with the fields, and a thread per source, so an
 /// outage's "down" and "recovered" share a thread.
@@ -8,11 +9,10 @@ enum GoogleChatProvider: NotificationProvider {
 
     /// A thread key only threads with this option in the URL (it falls back to a new thread).
     static func deliveryURL(_ hook: HookConfig) -> String {
-        guard var components = URLComponents(string: hook.url) else { return hook.url }
-        var items = (components.queryItems ?? []).filter { $0.name != "messageReplyOption" }
-        items.append(URLQueryItem(name: "messageReplyOption", value: "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD"))
-        components.queryItems = items
-        return components.string ?? hook.url
+        guard var parts = URLParts(hook.url) else { return hook.url }
+        let kept = parts.queryItems.filter { $0.name != "messageReplyOption" }.map { String($0.text) }
+        parts.query = (kept + ["messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD"]).joined(separator: "&")
+        return parts.text
     }
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {

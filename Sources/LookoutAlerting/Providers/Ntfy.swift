@@ -1,5 +1,6 @@
 import Foundation
 import LookoutCore
+import ResilientHTTP
 
 /// ntfy: JSON published to the server's root, the topic taken from the hook URL.
 enum NtfyProvider: NotificationProvider {
@@ -7,10 +8,9 @@ enum NtfyProvider: NotificationProvider {
 
     /// ntfy takes JSON at the server's root, the topic inside it.
     static func deliveryURL(_ hook: HookConfig) -> String {
-        guard var components = URLComponents(string: hook.url) else { return hook.url }
-        let parts = components.path.split(separator: "/")
-        components.path = "/" + parts.dropLast().joined(separator: "/")
-        return components.string ?? hook.url
+        guard var parts = URLParts(hook.url) else { return hook.url }
+        parts.path = "/" + parts.path.split(separator: "/").dropLast().joined(separator: "/")
+        return parts.text
     }
 
     static func body(_ summary: ProviderPayloads.Summary, _ send: NotificationGroups.Send, hook: HookConfig, externalURL: String, nowMs: Int64) -> String {
@@ -37,6 +37,6 @@ enum NtfyProvider: NotificationProvider {
     }
 
     static func topic(of url: String) -> String {
-        URLComponents(string: url)?.path.split(separator: "/").last.map(String.init) ?? "lookout"
+        URLParts(url)?.decodedPath.split(separator: "/").last.map(String.init) ?? "lookout"
     }
 }

@@ -131,22 +131,23 @@ struct DNSTarget: Equatable {
     static func parse(_ text: String) -> Result<DNSTarget, Problem> {
         let usage = "(use dns://SERVER[:PORT]/NAME?type=A, e.g. dns://9.9.9.9/example.com?type=MX)"
         if let problem = EndpointURL.unprintableProblem(text) { return .failure(Problem(message: problem)) }
-        guard let components = URLComponents(string: text), components.scheme?.lowercased() == "dns", let host = components.host, !host.isEmpty else {
+        guard let parts = URLParts(text), ASCII.equalIgnoringCase(parts.scheme, "dns"), let host = parts.host, !host.isEmpty, let server = parts.bareHost
+        else {
             return .failure(Problem(message: "\"\(text)\" is not a dns:// address \(usage)"))
         }
-        let server = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         guard IPAddress.isLiteral(server) else {
             return .failure(Problem(message: "\"\(text)\": the server must be an IP address, not \(host) (a name would need a resolver of its own)"))
         }
-        let tls = components.queryItems?.contains { $0.name == "transport" && $0.value?.lowercased() == "tls" } == true
-        let port = components.port ?? (tls ? 853 : 53)
+        let items = parts.queryItems
+        let tls = items.contains { $0.name == "transport" && $0.value?.lowercased() == "tls" }
+        let port = parts.port ?? (tls ? 853 : 53)
         guard (1...65535).contains(port) else { return .failure(Problem(message: "\"\(text)\" names port \(port); a port is 1 to 65535")) }
-        let name = String(components.path.dropFirst())
+        let name = String(parts.decodedPath.dropFirst())
         guard !name.isEmpty, name.count <= 253, !name.contains("/") else {
             return .failure(Problem(message: "\"\(text)\" names no domain to ask about \(usage)"))
         }
         var target = DNSTarget(server: server, port: UInt16(port), name: name)
-        for item in components.queryItems ?? [] {
+        for item in items {
             let value = item.value ?? ""
             switch item.name {
             case "type":
