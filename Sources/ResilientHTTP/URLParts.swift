@@ -76,29 +76,52 @@ package struct URLParts: Sendable, Equatable {
     package struct QueryItem: Sendable, Equatable {
         /// The item as written, between its `&`s.
         package var text: Substring
-        /// The name before the first `=`, percent-decoded (as Foundation's `queryItems` gives
-        /// it; a `+` stays a `+`).
+        /// The name before the first `=`, percent-decoded as Foundation's `queryItems` gives it
+        /// (a `+` stays a `+`), except that an escape which is no escape (`%zz`) or decodes to no
+        /// UTF-8 stays as written or becomes U+FFFD instead of making the whole name nil.
         package var name: String
-        /// The value after the first `=`, percent-decoded; nil without an `=`.
+        /// The value after the first `=`, decoded as `name` is; nil without an `=`.
         package var value: String?
 
         /// The name as written.
-        package var writtenName: Substring { text.prefix { $0 != "=" } }
+        package var writtenName: Substring { Substring(text.utf8.prefix { $0 != UInt8(ascii: "=") }) }
     }
 
-    /// The query's items in order, split at `&`; empty items (`a=1&&b=2`, a trailing `&`) are
-    /// left out. An escape that does not decode is kept as written.
+    /// The query's items in order; empty items (`a=1&&b=2`, a trailing `&`) are left out.
     package var queryItems: [QueryItem] { query.map { URLParts.items(ofQuery: Substring($0)) } ?? [] }
 
-    /// The items of `query` (the text after `?`), as `queryItems` splits them.
+    /// The items of `query` (the text after `?`), split at each `&` byte and named up to the
+    /// first `=` byte — bytes, not `Character`s: an `&` followed by a combining mark is one
+    /// grapheme with it, and would otherwise hide the item after it (`?q=1&\u{301}token=…`).
     package static func items(ofQuery query: Substring) -> [QueryItem] {
-        query.split(separator: "&").map { text in
-            let equals = text.firstIndex(of: "=")
-            let name = text[..<(equals ?? text.endIndex)]
-            let value = equals.map { text[text.index(after: $0)...] }
-            return QueryItem(
-                text: text, name: name.removingPercentEncoding ?? String(name), value: value.map { $0.removingPercentEncoding ?? String($0) })
+        query.utf8.split(separator: UInt8(ascii: "&")).map { bytes in
+            let equals = bytes.firstIndex(of: UInt8(ascii: "="))
+            let name = bytes[..<(equals ?? bytes.endIndex)]
+            let value = equals.map { bytes[bytes.index(after: $0)...] }
+            return QueryItem(text: Substring(bytes), name: lenientlyDecoded(name), value: value.map(lenientlyDecoded))
         }
+    }
+
+    /// `bytes` with every `%XX` escape decoded and anything else kept, read as UTF-8 (what does
+    /// not decode becomes U+FFFD).
+    package static func lenientlyDecoded(_ bytes: Substring.UTF8View) -> String {
+        guard bytes.contains(UInt8(ascii: "%")) else { return String(Substring(bytes)) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let next = bytes.index(after: index)
+            if bytes[index] == UInt8(ascii: "%"), next < bytes.endIndex, bytes.index(after: next) < bytes.endIndex,
+                let high = hexValue(bytes[next]), let low = hexValue(bytes[bytes.index(after: next)])
+            {
+                out.append(high << 4 | low)
+                index = bytes.index(next, offsetBy: 2)
+            } else {
+                out.append(bytes[index])
+                index = next
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     // MARK: - Parsing

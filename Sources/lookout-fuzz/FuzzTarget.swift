@@ -91,15 +91,22 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             if let parts = URLParts(text) {
                 precondition(parts.port.map { (0...99_999).contains($0) } ?? true, "a port past five digits")
                 if !text.contains("%") { precondition(URLParts(parts.text) == parts, "a URL whose parts read back differently") }
-                // The query's items are its non-empty pieces, as written.
-                let pieces = (parts.query ?? "").split(separator: "&")
-                precondition(parts.queryItems.map(\.text) == pieces, "query items that are not the query's pieces")
+                // The query's items are its non-empty pieces between `&` bytes, as written.
+                let pieces = Array((parts.query ?? "").utf8).split(separator: UInt8(ascii: "&")).map(Array.init)
+                precondition(parts.queryItems.map { Array($0.text.utf8) } == pieces, "query items that are not the query's pieces")
                 // Whatever else the URL holds, a shown URL with user information hides it.
                 if parts.userInfo != nil {
                     precondition(Redaction.url(text).hasPrefix(parts.scheme + "://REDACTED@"), "user information shown")
                 }
             }
-            _ = Redaction.url(text)
+            // No secret-looking query item of a shown URL keeps its value.
+            let shown = Redaction.url(text).utf8
+            let fragment = shown.firstIndex(of: UInt8(ascii: "#")) ?? shown.endIndex
+            if let query = shown[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
+                for item in URLParts.items(ofQuery: Substring(shown[shown.index(after: query)..<fragment])) where Redaction.isSecret(item.name) {
+                    precondition(item.value == "REDACTED", "a secret query value shown")
+                }
+            }
             _ = DNSProber.urlProblem(text)
             _ = ProbeURL.problem(text)
         case .feed:

@@ -24,6 +24,7 @@ struct DNSTargetTests {
     @Test(arguments: [
         ("dns://resolver.example/example.com", "the server must be an IP address"),
         ("dns://9.9.9.9", "names no domain"),
+        ("dns://9.9.9.9/ex%FFample.com", "names no domain"),
         ("dns://9.9.9.9/example.com?type=BOGUS", "is not a record type"),
         ("dns://9.9.9.9/example.com?transport=quic", "is not a transport"),
         ("dns://9.9.9.9/example.com?speed=fast", "is not a dns:// option"),

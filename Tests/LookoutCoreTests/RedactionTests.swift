@@ -18,6 +18,13 @@ struct RedactionTests {
         ("https://user:pw@evil%23host.example/x", "https://REDACTED@evil%23host.example/x"),
         ("https://user:pw@bad host/x?token=1&a=2#top", "https://REDACTED@bad host/x?token=REDACTED&a=2#top"),
         ("not a url?password=1", "not a url?password=REDACTED"),
+        ("//user:pw@host.example/x", "//REDACTED@host.example/x"),
+        ("https://user:ab/cd@h.example/x?page=1", "https://REDACTED@h.example/x?page=1"),
+        // Items split at the bytes `&` and `=`, whatever follows them.
+        ("https://api.example/v1?q=1&\u{301}token=hunter2", "https://api.example/v1?q=1&\u{301}token=REDACTED"),
+        ("https://api.example/v1?token=\u{301}hunter2", "https://api.example/v1?token=REDACTED"),
+        // A name whose escapes do not all decode is still read for what it says.
+        ("https://api.example/v1?%74oken%FF=x&%74oken%zz=y", "https://api.example/v1?%74oken%FF=REDACTED&%74oken%zz=REDACTED"),
     ])
     func secretsAreHidden(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)

@@ -105,5 +105,11 @@ struct URLPartsTests {
         let foundation = try #require(URLComponents(string: "http://h/p?a=1&%74ype=M%58&flag&e=")?.queryItems)
         #expect(foundation.map(\.name) == ["a", "type", "flag", "e"] && foundation.map(\.value) == ["1", "MX", nil, ""])
         #expect(URLParts("http://h/p")?.queryItems == [] && URLParts("http://h/p?")?.queryItems == [])
+        // Split at bytes: an `&` or `=` followed by a combining mark still separates.
+        let marked = try #require(URLParts("http://h/p?q=1&\u{301}token=x&k=\u{301}v")).queryItems
+        #expect(marked.map(\.name) == ["q", "\u{301}token", "k"] && marked.map(\.value) == ["1", "x", "\u{301}v"])
+        // An escape that is none stays as written; one that decodes to no UTF-8 reads U+FFFD.
+        let odd = try #require(URLParts("http://h/p?%74oken%zz=1&%74oken%FF=2")).queryItems
+        #expect(odd.map(\.name) == ["token%zz", "token\u{FFFD}"] && odd.map(\.writtenName) == ["%74oken%zz", "%74oken%FF"])
     }
 }

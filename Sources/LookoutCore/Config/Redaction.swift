@@ -34,23 +34,33 @@ package enum Redaction {
         return items.map { isSecret($0.name) ? "\($0.writtenName)=REDACTED" : String($0.text) }.joined(separator: "&")
     }
 
-    /// A URL the parser refuses (a host holding what no host may) is still shown without its
-    /// user information (what lies between `://` and the authority's last `@`) or secret query
-    /// values, found in the text.
+    /// A URL the parser refuses (a host holding what no host may, a password holding a `/`, a
+    /// scheme-less `//user:pw@host`) is still shown without its user information — everything
+    /// from the authority's start (after `://`, or a leading `//`) to the last `@` before the
+    /// query — or its secret query values, found in the bytes.
     static func hidingByText(_ text: String) -> String {
+        let bytes = text.utf8
         var shown = Substring(text)
-        if let start = text.firstRange(of: "://")?.upperBound {
-            let end = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-            if let at = text[start..<end].lastIndex(of: "@") { shown = text[..<start] + "REDACTED" + text[at...] }
+        let authority =
+            bytes.starts(with: "//".utf8)
+            ? bytes.index(bytes.startIndex, offsetBy: 2)
+            : bytes.indices.first { bytes[$0...].starts(with: "://".utf8) }.map { bytes.index($0, offsetBy: 3) }
+        if let start = authority {
+            let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+            if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) {
+                shown = Substring(bytes[..<start]) + "REDACTED" + Substring(bytes[at...])
+            }
         }
-        guard let question = shown.firstIndex(of: "?") else { return String(shown) }
-        let queryEnd = shown[question...].firstIndex(of: "#") ?? shown.endIndex
-        guard let hidden = hidingSecrets(inQuery: shown[shown.index(after: question)..<queryEnd]) else { return String(shown) }
-        return String(shown[...question] + hidden + shown[queryEnd...])
+        let shownBytes = shown.utf8
+        guard let question = shownBytes.firstIndex(of: UInt8(ascii: "?")) else { return String(shown) }
+        let queryStart = shownBytes.index(after: question)
+        let queryEnd = shownBytes[queryStart...].firstIndex(of: UInt8(ascii: "#")) ?? shownBytes.endIndex
+        guard let hidden = hidingSecrets(inQuery: Substring(shownBytes[queryStart..<queryEnd])) else { return String(shown) }
+        return String(Substring(shownBytes[..<queryStart]) + hidden + Substring(shownBytes[queryEnd...]))
     }
 
     /// A query name that holds a secret: one of `secretNames` inside it, in any case.
-    static func isSecret(_ name: String) -> Bool {
+    package static func isSecret(_ name: String) -> Bool {
         secretNames.contains { ASCII.containsIgnoringCase(name, $0) }
     }
 }

@@ -142,7 +142,8 @@ struct DNSTarget: Equatable {
         let tls = items.contains { $0.name == "transport" && $0.value?.lowercased() == "tls" }
         let port = parts.port ?? (tls ? 853 : 53)
         guard (1...65535).contains(port) else { return .failure(Problem(message: "\"\(text)\" names port \(port); a port is 1 to 65535")) }
-        let name = String(parts.decodedPath.dropFirst())
+        // A path whose escapes decode to no UTF-8 names no domain (`%FF`), as Foundation's nil path did.
+        let name = parts.path.removingPercentEncoding.map { String($0.dropFirst()) } ?? ""
         guard !name.isEmpty, name.count <= 253, !name.contains("/") else {
             return .failure(Problem(message: "\"\(text)\" names no domain to ask about \(usage)"))
         }
