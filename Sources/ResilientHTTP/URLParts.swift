@@ -106,22 +106,26 @@ package struct URLParts: Sendable, Equatable {
     /// not decode becomes U+FFFD).
     package static func lenientlyDecoded(_ bytes: Substring.UTF8View) -> String {
         guard bytes.contains(UInt8(ascii: "%")) else { return String(Substring(bytes)) }
+        return String(decoding: percentDecoded(bytes), as: UTF8.self)
+    }
+
+    /// `bytes` with every `%XX` escape decoded; a `%` not followed by two hex digits is kept.
+    private static func percentDecoded<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = bytes.startIndex
         while index < bytes.endIndex {
-            let next = bytes.index(after: index)
-            if bytes[index] == UInt8(ascii: "%"), next < bytes.endIndex, bytes.index(after: next) < bytes.endIndex,
-                let high = hexValue(bytes[next]), let low = hexValue(bytes[bytes.index(after: next)])
-            {
-                out.append(high << 4 | low)
-                index = bytes.index(next, offsetBy: 2)
+            let high = bytes.index(after: index)
+            let low = high < bytes.endIndex ? bytes.index(after: high) : high
+            if bytes[index] == UInt8(ascii: "%"), low < bytes.endIndex, let highValue = hexValue(bytes[high]), let lowValue = hexValue(bytes[low]) {
+                out.append(highValue << 4 | lowValue)
+                index = bytes.index(after: low)
             } else {
                 out.append(bytes[index])
-                index = next
+                index = high
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     // MARK: - Parsing
@@ -211,20 +215,7 @@ package struct URLParts: Sendable, Equatable {
     /// (`evil%23.internal` must not become `evil#.internal`; Foundation decodes it so).
     private static func decoded(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, forbidding forbidden: String) -> String? {
         guard bytes[range].contains(UInt8(ascii: "%")) else { return string(bytes, range) }
-        var out: [UInt8] = []
-        out.reserveCapacity(range.count)
-        var index = range.lowerBound
-        while index < range.upperBound {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < range.upperBound, let high = hexValue(bytes[index + 1]),
-                let low = hexValue(bytes[index + 2])
-            {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
+        let out = percentDecoded(bytes[range])
         guard !out.contains(where: { $0 < 0x21 || $0 == 0x7F || forbidden.utf8.contains($0) }) else { return nil }
         return String(validating: out, as: UTF8.self)
     }

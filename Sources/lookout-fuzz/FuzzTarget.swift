@@ -88,6 +88,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             }
             _ = Double(text).flatMap { Int64(clamping: $0) }
             // A URL's parts read back as the same URL, and a port is a port.
+            let shown = Redaction.url(text).utf8
             if let parts = URLParts(text) {
                 precondition(parts.port.map { (0...99_999).contains($0) } ?? true, "a port past five digits")
                 if !text.contains("%") { precondition(URLParts(parts.text) == parts, "a URL whose parts read back differently") }
@@ -97,11 +98,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
                 // Whatever else the URL holds, a shown URL with user information hides it.
                 if parts.userInfo != nil {
                     // Bytes, not Characters: an `@` followed by a combining mark is one grapheme with it.
-                    precondition(Redaction.url(text).utf8.starts(with: (parts.scheme + "://REDACTED@").utf8), "user information shown")
+                    precondition(shown.starts(with: (parts.scheme + "://REDACTED@").utf8), "user information shown")
                 }
             }
             // No secret-looking query item of a shown URL keeps its value.
-            let shown = Redaction.url(text).utf8
             let fragment = shown.firstIndex(of: UInt8(ascii: "#")) ?? shown.endIndex
             if let query = shown[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
                 for item in URLParts.items(ofQuery: Substring(shown[shown.index(after: query)..<fragment])) where Redaction.isSecret(item.name) {

@@ -22,8 +22,7 @@ enum EmailProvider: NotificationProvider {
     }
 
     static func urlProblem(_ url: String) -> String? {
-        let lowered = url.lowercased()
-        guard lowered.hasPrefix("smtp://") || lowered.hasPrefix("smtps://"), URLParts(url)?.host?.isEmpty == false else {
+        guard let parts = URLParts(url), ["smtp", "smtps"].contains(parts.scheme.lowercased()), parts.host?.isEmpty == false else {
             return "\"\(url)\" is not an SMTP URL (use smtp://host:587 with STARTTLS, or smtps://host:465)"
         }
         return nil
