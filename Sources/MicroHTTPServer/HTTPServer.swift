@@ -245,7 +245,16 @@ public final class HTTPServer: Sendable {
             if let length = request.headers["Content-Length"].flatMap(Int.init),
                 length > configuration.maxRequestBodyBytes
             {
-                return request.reject(status: 413, configuration.maxRequestBodyBytes)
+                // Answering now and closing resets a client still sending, and the reset throws
+                // away the answer in its receive buffer: most clients send the body before they
+                // read. So read and drop a body worth draining and answer at its end, as nginx's
+                // lingering close does; answer at once a client that waits for `100 Continue`
+                // (it sends nothing more) and a body over 64 times the limit.
+                let waits = request.headers["Expect"]?.lowercased() == "100-continue"
+                if waits || length / 64 > configuration.maxRequestBodyBytes {
+                    return request.reject(status: 413, configuration.maxRequestBodyBytes)
+                }
+                request.bodyTooLarge = true
             }
             return lookout_mhd_result(1)
         }
@@ -255,8 +264,8 @@ public final class HTTPServer: Sendable {
             uploadSize.pointee = 0
             guard !request.answered else { return lookout_mhd_result(1) }
             if request.bodyTooLarge || request.body.count + count > configuration.maxRequestBodyBytes {
-                // A chunked body past the limit: libmicrohttpd 0.9 cannot answer while a body is
-                // being read, so read and drop the rest, then answer 413. A body that goes on and
+                // A body past the limit: libmicrohttpd 0.9 cannot answer while a body is being
+                // read, so read and drop the rest, then answer 413. A body that goes on and
                 // on is cut off by the request deadline (`ConnectionReaper`), not by a byte count.
                 request.body = []
                 request.bodyTooLarge = true

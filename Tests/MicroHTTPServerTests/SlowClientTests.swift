@@ -77,6 +77,40 @@ struct SlowClientTests {
         await server.stop()
     }
 
+    /// A client that sends its whole body before it reads (no `Expect: 100-continue`, as most
+    /// libraries do) still reads the 413: the body is read and dropped, not cut off by a reset
+    /// that throws away the answer in the client's receive buffer.
+    @Test func aDeclaredBodyPastTheLimitIsReadAndDroppedSoThe413Arrives() async throws {
+        let server = try start(bodyLimit: 1 << 20)
+        let socket = try RawSocket(port: server.port)
+        let body = [UInt8](repeating: 97, count: 4 << 20)
+        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n")
+        let sentWhole = socket.send(body)
+        #expect(sentWhole, "the server reset the connection before the body was sent")
+        let answer = await socket.readUntilClosed(deadline: .now + .seconds(30))
+        #expect(answer.text.hasPrefix("HTTP/1.1 413 "), "\(answer.text)")
+        #expect(answer.text.hasSuffix("request body is larger than 1048576 bytes\n"), "\(answer.text)")
+        #expect(await client.perform(TransferRequest(url: "http://127.0.0.1:\(server.port)/ok")).httpStatus == 200)
+        await server.stop()
+    }
+
+    /// A client that waits for `100 Continue` gets the 413 instead, and a body declared past what
+    /// is worth draining is refused at its headers: nothing of either is read.
+    @Test func aBodyThatWaitsOrIsTooLargeToDrainIsRefusedAtItsHeaders() async throws {
+        let server = try start(bodyLimit: 1 << 20)
+        for head in [
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\nExpect: 100-continue\r\n\r\n",
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10737418240\r\n\r\n",
+        ] {
+            let socket = try RawSocket(port: server.port)
+            socket.send(head)
+            let answer = await socket.readUntilClosed(deadline: .now + .seconds(30))
+            #expect(answer.text.hasPrefix("HTTP/1.1 413 "), "\(answer.text)")
+            #expect(!answer.text.contains("100 Continue"), "\(answer.text)")
+        }
+        await server.stop()
+    }
+
     @Test func aStreamedBodyOfFiftyMegabytesGets413() async throws {
         let server = try start(bodyLimit: 1 << 20)
         let result = await client.perform(

@@ -15,6 +15,18 @@ public final class RawSocket {
         _ = text.withCString { Glibc.send(fd, $0, strlen($0), 0) }
     }
 
+    /// Sends all of `bytes`, blocking while the peer's window is full; false when the peer
+    /// closed or reset the connection first (no SIGPIPE).
+    public func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+
     /// Reads until the peer closes or `deadline` passes; returns what arrived and whether it closed.
     /// Waits between polls with `Task.sleep`, so a waiting test holds no thread of the pool.
     public func readUntilClosed(deadline: ContinuousClock.Instant) async -> (text: String, closed: Bool) {
