@@ -108,6 +108,12 @@ enum FuzzTarget: String, CaseIterable, Sendable {
                     precondition(item.value == "REDACTED", "a secret query value shown")
                 }
             }
+            // Nor of a fragment written as a query.
+            if fragment < shown.endIndex, shown[fragment...].contains(UInt8(ascii: "=")) {
+                for item in URLParts.items(ofQuery: Substring(shown[shown.index(after: fragment)...])) where Redaction.isSecret(item.name) {
+                    precondition(item.value == "REDACTED", "a secret fragment value shown")
+                }
+            }
             _ = DNSProber.urlProblem(text)
             _ = ProbeURL.problem(text)
         case .feed:

@@ -28,6 +28,13 @@ struct RedactionTests {
         ("https://api.example/v1?token=\u{301}hunter2", "https://api.example/v1?token=REDACTED"),
         // A name whose escapes do not all decode is still read for what it says.
         ("https://api.example/v1?%74oken%FF=x&%74oken%zz=y", "https://api.example/v1?%74oken%FF=REDACTED&%74oken%zz=REDACTED"),
+        // A fragment written as a query (OAuth's implicit flow) hides its secrets too, parsed
+        // or not.
+        ("https://app.example/cb#access_token=abc&state=1", "https://app.example/cb#access_token=REDACTED&state=1"),
+        ("https://app.example/cb?page=2#state=1&id_token=xyz", "https://app.example/cb?page=2#state=1&id_token=REDACTED"),
+        ("https://u:p@bad host/cb?key=1#session=2", "https://REDACTED@bad host/cb?key=REDACTED#session=REDACTED"),
+        // A `?` after the `#` belongs to the fragment.
+        ("not a url#password=1?x", "not a url#password=REDACTED"),
     ])
     func secretsAreHidden(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)
@@ -35,7 +42,7 @@ struct RedactionTests {
 
     @Test(arguments: [
         "https://api.example.com/v1", "http://127.0.0.1:8080/ok?s=12", "https://api.example.com/feed?format=atom&x=%41",
-        "https://api.example.com/v1?page=2#tokens",
+        "https://api.example.com/v1?page=2#tokens", "https://api.example.com/docs#auth", "not a url#secret-section",
     ])
     func otherURLsStayAsWritten(url: String) {
         #expect(Redaction.url(url) == url)

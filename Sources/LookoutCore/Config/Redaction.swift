@@ -1,16 +1,16 @@
 import ResilientHTTP
 
-/// Keeps secrets out of what Lookout shows and stores: userinfo and secret-looking query values.
+/// Keeps secrets out of what Lookout shows and stores: userinfo and secret-looking values in the
+/// query or in a fragment written as one (`#access_token=…`, OAuth's implicit flow).
 package enum Redaction {
     static let secretNames = ["token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "credential", "session"]
 
     package static func url(_ text: String) -> String {
-        // Nothing to redact without userinfo, or a query that may name a secret (spelled out or
-        // percent-encoded): most URLs, each read once per source, skip the URL parser.
+        // Nothing to redact without userinfo, or a query or fragment that may name a secret
+        // (spelled out or percent-encoded): most URLs, each read once per source, skip the parser.
         let bytes = text.utf8
-        if !bytes.contains(UInt8(ascii: "@")),
-            !bytes.contains(UInt8(ascii: "?")) || (!bytes.contains(UInt8(ascii: "%")) && !isSecret(text))
-        {
+        let hasItems = bytes.contains(UInt8(ascii: "?")) || bytes.contains(UInt8(ascii: "#"))
+        if !bytes.contains(UInt8(ascii: "@")), !hasItems || (!bytes.contains(UInt8(ascii: "%")) && !isSecret(text)) {
             return text
         }
         guard var parts = URLParts(text) else { return hidingByText(text) }
@@ -23,7 +23,17 @@ package enum Redaction {
             parts.query = hidden
             redacted = true
         }
+        if let fragment = parts.fragment, let hidden = hidingSecrets(inFragment: Substring(fragment)) {
+            parts.fragment = hidden
+            redacted = true
+        }
         return redacted ? parts.text : text
+    }
+
+    /// A fragment written as a query (`access_token=…&state=…`) with its secret-looking values
+    /// replaced, or nil when it holds no `=` (`#tokens` is a place in the page) or names no secret.
+    static func hidingSecrets(inFragment fragment: Substring) -> String? {
+        fragment.utf8.contains(UInt8(ascii: "=")) ? hidingSecrets(inQuery: fragment) : nil
     }
 
     /// The query with each secret-looking item's value replaced (its name as written: `%74oken`
@@ -37,7 +47,7 @@ package enum Redaction {
     /// A URL the parser refuses (a host holding what no host may, a password holding a `/`, a
     /// scheme-less `//user:pw@host`) is still shown without its user information — everything
     /// from the authority's start (after `://`, or a leading `//`) to the last `@` before the
-    /// query — or its secret query values, found in the bytes.
+    /// query — or its secret query and fragment values, found in the bytes.
     static func hidingByText(_ text: String) -> String {
         let bytes = text.utf8
         var shown = Substring(text)
@@ -52,11 +62,17 @@ package enum Redaction {
             }
         }
         let shownBytes = shown.utf8
-        guard let question = shownBytes.firstIndex(of: UInt8(ascii: "?")) else { return String(shown) }
-        let queryStart = shownBytes.index(after: question)
-        let queryEnd = shownBytes[queryStart...].firstIndex(of: UInt8(ascii: "#")) ?? shownBytes.endIndex
-        guard let hidden = hidingSecrets(inQuery: Substring(shownBytes[queryStart..<queryEnd])) else { return String(shown) }
-        return String(Substring(shownBytes[..<queryStart]) + hidden + Substring(shownBytes[queryEnd...]))
+        let fragmentMark = shownBytes.firstIndex(of: UInt8(ascii: "#"))
+        var fragment = fragmentMark.map { Substring(shownBytes[shownBytes.index(after: $0)...]) }
+        if let hidden = fragment.flatMap({ hidingSecrets(inFragment: $0) }) { fragment = Substring(hidden) }
+        var beforeFragment = Substring(shownBytes[..<(fragmentMark ?? shownBytes.endIndex)])
+        if let question = beforeFragment.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            let queryStart = beforeFragment.utf8.index(after: question)
+            if let hidden = hidingSecrets(inQuery: Substring(beforeFragment.utf8[queryStart...])) {
+                beforeFragment = Substring(beforeFragment.utf8[..<queryStart]) + hidden
+            }
+        }
+        return String(beforeFragment) + (fragment.map { "#" + $0 } ?? "")
     }
 
     /// A query name that holds a secret: one of `secretNames` inside it, in any case.
