@@ -14,7 +14,7 @@ extension ProbeEndpoint {
             return .text("Bad target: \(target) is not IP[:PORT] (the DNS server's address; Lookout does not resolve a server's name)\n", status: 400)
         }
         // `allow` patterns see the target as dns://host:port.
-        let shown = server.contains(":") ? "[\(server)]" : server
+        let shown = server.utf8.contains(UInt8(ascii: ":")) ? "[\(server)]" : server
         guard module.allows("dns://\(shown):\(port)") else {
             return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403)
         }
@@ -80,7 +80,7 @@ extension ProbeEndpoint {
         }
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
         gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.", Double(addressHash(query.server)))
-        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", query.server.contains(":") ? 6 : 4)
+        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", query.server.utf8.contains(UInt8(ascii: ":")) ? 6 : 4)
         let call = CallOutcome(
             upstream: "/probe", url: "dns://\(query.server)", startedAtMs: 0, final: nil, failure: failure, attempts: [], durationSeconds: duration,
             upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil)

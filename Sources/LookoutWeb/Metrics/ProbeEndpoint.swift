@@ -59,7 +59,7 @@ package struct ProbeEndpoint: Sendable {
         if module.kind == .dns { return await probeDNS(target, module: module, moduleName: moduleName, request: request) }
         if module.kind == .icmp { return await probeICMP(target, module: module, moduleName: moduleName, request: request) }
         if module.kind == .grpc { return await probeGRPC(target, module: module, moduleName: moduleName, request: request) }
-        if !target.contains("://") { target = "http://" + target }
+        if !ASCII.containsIgnoringCase(target, "://") { target = "http://" + target }
         if let problem = ProbeURL.problem(target) { return .text("Bad target: \(problem)\n", status: 400) }
         guard module.allows(target) else {
             return .text("Target \(target) is not allowed by module \(moduleName)\n", status: 403)
@@ -254,7 +254,7 @@ package struct ProbeEndpoint: Sendable {
             gauge("probe_http_last_modified_timestamp_seconds", "Returns the Last-Modified HTTP response header in unixtime", modified)
         }
         gauge("probe_http_redirects", "The number of redirects", Double(result?.redirects ?? 0))
-        let ssl = outcome.url.lowercased().hasPrefix("https://") && result?.httpStatus != nil
+        let ssl = ASCII.hasPrefixIgnoringCase(outcome.url, "https://") && result?.httpStatus != nil
         gauge("probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl ? 1 : 0)
         gauge("probe_http_status_code", "Response HTTP status code", Double(result?.httpStatus ?? 0))
         // A redirect that ends the probe (not followed, or one too many) is not read as the
@@ -329,7 +329,9 @@ package struct ProbeEndpoint: Sendable {
             writer.single(
                 "probe_ip_addr_hash", type: .gauge, help: "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
                 value: Double(ProbeEndpoint.addressHash(ip)))
-            writer.single("probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: ip.contains(":") ? 6 : 4)
+            writer.single(
+                "probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: ip.utf8.contains(UInt8(ascii: ":")) ? 6 : 4
+            )
         } else {
             // The name did not resolve (or not in the one family allowed): blackbox writes zeros.
             writer.single(
