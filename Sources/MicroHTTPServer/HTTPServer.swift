@@ -242,6 +242,9 @@ public final class HTTPServer: Sendable {
                 method: method.map { String(cString: $0) } ?? "GET",
                 path: url.map { String(cString: $0) } ?? "/")
             slot.pointee = Unmanaged.passRetained(request).toOpaque()
+            if let problem = request.headers.framingProblem {
+                return request.refuse(status: 400, problem + "\n")
+            }
             if let length = request.headers["Content-Length"].flatMap(Int.init),
                 length > configuration.maxRequestBodyBytes
             {

@@ -98,7 +98,12 @@ final class RequestContext: @unchecked Sendable {
     }
 
     func reject(status: Int, _ limit: Int) -> MHD_Result {
-        var response = HTTPResponse.text("request body is larger than \(limit) bytes\n", status: status)
+        refuse(status: status, "request body is larger than \(limit) bytes\n")
+    }
+
+    /// Answers `status` with `message` and closes the connection after it (daemon thread only).
+    func refuse(status: Int, _ message: String) -> MHD_Result {
+        var response = HTTPResponse.text(message, status: status)
         response.headers.set("Connection", "close")
         return queue(response)
     }
