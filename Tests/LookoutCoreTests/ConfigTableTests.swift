@@ -37,6 +37,15 @@ struct ConfigTableTests {
             #"t.yml:3:10: sources[0].url: "htp:/nope" is not a URL (use http://host/path or https://host/path)"#
         ),
         (
+            // A scheme that names no host is told by its scheme, not as no URL at all.
+            "sources:\n  - name: a\n    url: \"file:///etc/passwd\"\n",
+            #"t.yml:3:10: sources[0].url: "file:///etc/passwd" uses file://; only http:// and https:// can be probed"#
+        ),
+        (
+            "sources:\n  - name: a\n    url: \"http:///x\"\n",
+            #"t.yml:3:10: sources[0].url: "http:///x" is not a URL (use http://host/path or https://host/path)"#
+        ),
+        (
             "sources:\n  - name: a\n    url: http://x/\n  - name: a\n    url: http://y/\n",
             #"t.yml:4:11: sources[1].name: "a" is already the name of sources[0]"#
         ),

@@ -40,6 +40,16 @@ struct APIRoutes: Sendable {
         return .json(JSONText.ordered([("error", .string(code)), ("message", .string(message))]).rendered, status: status)
     }
 
+    /// A 400 naming the first field of `body` (in name order) that is not one of `allowed`, or
+    /// nil: a misspelt or misplaced field is refused, never silently left out (a window with
+    /// `weekdays` beside `ends_at` would otherwise be stored as a one-off). `hint` may say where
+    /// the field belongs instead.
+    static func unknownField(in body: [String: Any], allowed: [String], hint: (String) -> String? = { _ in nil }) -> HTTPResponse? {
+        guard let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) else { return nil }
+        let shown = unknown.count > 64 ? unknown.prefix(64) + "…" : Substring(unknown)
+        return error(hint(unknown) ?? "\(shown): unknown field (use \(allowed.joined(separator: ", ")))", status: 400)
+    }
+
     /// The snapshot of the source the path names (first) and of the sources it depends on, if
     /// it is configured.
     func snapshot(_ request: HTTPRequest) -> RegistrySnapshot? {
@@ -202,6 +212,7 @@ struct APIRoutes: Sendable {
         else {
             return APIRoutes.error(#"the body must be {"action": "reset" | "force_open" | "disable"}"#, status: 400)
         }
+        if let refusal = APIRoutes.unknownField(in: body, allowed: ["action"]) { return refusal }
         monitor.client.breaker(upstream: name, action)
         let state = monitor.client.breakers([name])[0]?.state.rawValue ?? "closed"
         AdminAuth.audit(request, context, "breaker \(text)", ["source": name, "state": state])
@@ -214,6 +225,7 @@ struct APIRoutes: Sendable {
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return APIRoutes.error("the body must be a JSON object", status: 400)
         }
+        if let refusal = APIRoutes.unknownField(in: body, allowed: ["matchers", "starts_at", "ends_at", "comment"]) { return refusal }
         guard let matchers = body["matchers"] as? [String: String], !matchers.isEmpty else {
             return APIRoutes.error(#"matchers must be a non-empty object of label names to values, e.g. {"source": "acme"}"#, status: 400)
         }

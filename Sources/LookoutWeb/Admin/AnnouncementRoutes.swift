@@ -72,9 +72,7 @@ struct AnnouncementRoutes: Sendable {
 
     /// The `state` and `message` of a new announcement or an update; a 400 naming the field.
     private func update(from body: [String: Any], known allowed: [String]) -> Result<Announcement.Update, Refusal> {
-        if let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) {
-            return .failure(Refusal(response: APIRoutes.error("\(unknown): unknown field (use \(allowed.joined(separator: ", ")))", status: 400)))
-        }
+        if let refusal = APIRoutes.unknownField(in: body, allowed: allowed) { return .failure(Refusal(response: refusal)) }
         let states = Announcement.State.allCases.map(\.rawValue).joined(separator: ", ")
         guard let text = body["state"] as? String, let state = Announcement.State(rawValue: text) else {
             return .failure(Refusal(response: APIRoutes.error("state: must be one of \(states)", status: 400)))

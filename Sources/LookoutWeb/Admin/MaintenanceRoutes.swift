@@ -64,6 +64,11 @@ struct MaintenanceRoutes: Sendable {
         guard let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return APIRoutes.error("the body must be a JSON object", status: 400)
         }
+        let unknown = APIRoutes.unknownField(in: body, allowed: ["sources", "matchers", "starts_at", "ends_at", "recurring", "note"]) { field in
+            MaintenanceRoutes.recurringFields.contains(field)
+                ? "\(field): a recurring window's fields go inside recurring: {weekdays, at, duration, time_zone}" : nil
+        }
+        if let unknown { return unknown }
         let known = Set(monitor.config.sources.map(\.name))
         guard body["sources"] == nil || body["sources"] is [String] else { return APIRoutes.error("sources must be a list of source names", status: 400) }
         guard body["matchers"] == nil || body["matchers"] is [String: String] else {
@@ -130,12 +135,14 @@ struct MaintenanceRoutes: Sendable {
         var message: String
     }
 
+    static let recurringFields = ["weekdays", "at", "duration", "time_zone"]
+
     /// `{"weekdays": ["sun"], "at": "02:30", "duration": "1h", "time_zone": "Europe/Berlin"}`.
     static func recurring(_ value: Any) -> Result<MaintenanceWindow.Schedule, Problem> {
         guard let fields = value as? [String: Any] else {
             return .failure(Problem(message: "recurring must be an object: {weekdays, at, duration, time_zone}"))
         }
-        if let unknown = fields.keys.sorted().first(where: { !["weekdays", "at", "duration", "time_zone"].contains($0) }) {
+        if let unknown = fields.keys.sorted().first(where: { !recurringFields.contains($0) }) {
             return .failure(Problem(message: "recurring.\(unknown): unknown field (use weekdays, at, duration, time_zone)"))
         }
         var weekdays = Set(1...7)
