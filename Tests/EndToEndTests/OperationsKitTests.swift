@@ -375,6 +375,43 @@ struct OperationsKitTests {
         #expect(verify.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(verify.output)")
     }
 
+    /// The packages an `apt-get install` line of the Dockerfile's stage `stage` (0: build, 1: runtime) names.
+    static func dockerPackages(stage: Int) throws -> Set<String> {
+        let text = try String(contentsOf: root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8)
+        let stages = text.components(separatedBy: "\nFROM ")
+        let words = stages[stage + 1].components(separatedBy: "apt-get install")[1].components(separatedBy: "&&")[0]
+        return Set(words.split(whereSeparator: { $0 == " " || $0 == "\\" || $0 == "\n" }).map(String.init).filter { !$0.hasPrefix("-") })
+    }
+
+    /// The image builds with every library `make` installs to build, and runs with the package of
+    /// every library the binary links (the Swift runtime aside: the image links it statically).
+    /// The image itself is not built here (no Docker), so this is what keeps the lists honest.
+    @Test func theDockerfileInstallsWhatTheBuildAndTheBinaryNeed() async throws {
+        let makefile = try String(contentsOf: Self.root.appendingPathComponent("Makefile"), encoding: .utf8)
+        let line = try #require(makefile.split(separator: "\n").first { $0.hasPrefix("APT_BUILD :=") })
+        let build = Set(line.dropFirst("APT_BUILD :=".count).split(separator: " ").map(String.init))
+        let missing = build.subtracting(try Self.dockerPackages(stage: 0))
+        #expect(missing.isEmpty, "missing from the build stage: \(missing.sorted())")
+
+        let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
+        let dynamic = try await runTool("/usr/bin/readelf", ["-d", binary])
+        let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line -> String? in
+            guard let open = line.lastIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+        let swiftRuntime = ["libswift", "libFoundation", "lib_FoundationICU", "libdispatch", "libBlocksRuntime"]
+        let system = needed.filter { name in !swiftRuntime.contains { name.hasPrefix($0) } }
+        #expect(system.contains("libcurl.so.4"), "\(needed)")
+        // In every Debian image, slim included.
+        var packages: Set<String> = ["libc6", "libgcc-s1", "libstdc++6"]
+        packages.formUnion(try Self.dockerPackages(stage: 1))
+        for library in system {
+            let owner = try await runTool("/usr/bin/dpkg", ["-S", "*/\(library)"])
+            let package = String(owner.output.prefix { $0 != ":" })
+            #expect(packages.contains(package), "\(library) comes from \(package), which the runtime stage does not install")
+        }
+    }
+
     @Test func twoShardsProbeEverySourceExactlyOnce() async throws {
         let directory = try makeTemporaryDirectory("shards")
         defer { try? FileManager.default.removeItem(at: directory) }
