@@ -54,24 +54,51 @@ extension String {
 }
 
 extension HTTPHeaders {
-    /// Why a request's body cannot be delimited one way only, or nil: differing `Content-Length`
-    /// values, or `Content-Length` beside `Transfer-Encoding` (RFC 9112 sections 6.1 and 6.3). A
-    /// proxy in front that reads the other length would take the rest of this body for a request
-    /// of its own (request smuggling), so such a request is refused and its connection closed.
-    /// Fields repeating one value (`2` and `02`) are one length.
-    var framingProblem: String? {
-        let lengths = fields.filter { $0.name.caseInsensitiveEquals("Content-Length") }
-            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingASCIISpaces() }
+    /// Why a request's body cannot be delimited one way only, with the status that says so, or
+    /// nil (RFC 9112 sections 6.1 and 6.3): `Content-Length` fields that disagree or are no
+    /// number, `Content-Length` beside `Transfer-Encoding` (400), and a `Transfer-Encoding` other
+    /// than `chunked` alone — one that does not end in `chunked` leaves the length unknown (400),
+    /// one that does names a coding this server does not decode (501). A proxy in front that
+    /// read another length would take the rest of this body for a request of its own (request
+    /// smuggling), so such a request is refused and its connection closed. Fields repeating one
+    /// length (`2` and `02`) are one length.
+    var framingProblem: (status: Int, message: String)? {
+        let lengths = values(of: "Content-Length")
+        let codings = values(of: "Transfer-Encoding").map { $0.lowercased() }
+        if !codings.isEmpty {
+            if !lengths.isEmpty { return (400, "a request with both Content-Length and Transfer-Encoding is refused") }
+            guard codings == ["chunked"] else {
+                let written = codings.joined(separator: ", ")
+                return codings.last == "chunked"
+                    ? (501, "Transfer-Encoding \(written): only chunked is understood")
+                    : (400, "Transfer-Encoding \(written) does not end in chunked, so the body's length is unknown")
+            }
+            return nil
+        }
         if lengths.isEmpty { return nil }
-        if self["Transfer-Encoding"] != nil { return "a request with both Content-Length and Transfer-Encoding is refused" }
-        guard lengths.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }) else {
-            return "Content-Length is not a number"
+        guard lengths.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(HTTPHeaders.isDigit) }) else {
+            return (400, "Content-Length is not a number")
         }
         // Compared as numbers of any size: `02` is `2`.
-        let values = Set(lengths.map { $0.drop { $0 == "0" } })
-        return values.count > 1 ? "the request's Content-Length fields disagree" : nil
+        let distinct = Set(lengths.map { $0.drop { $0 == "0" } })
+        return distinct.count > 1 ? (400, "the request's Content-Length fields disagree") : nil
     }
+
+    /// The announced body length; `Int.max` for one too large to hold (past any limit), nil
+    /// without one or when it is no number.
+    var contentLength: Int? {
+        guard let length = values(of: "Content-Length").first, !length.isEmpty, length.utf8.allSatisfy(HTTPHeaders.isDigit) else { return nil }
+        return Int(length) ?? .max
+    }
+
+    /// Every comma-separated value of the fields named `name`, trimmed, empty ones kept.
+    private func values(of name: String) -> [Substring] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }
+            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingASCIISpaces() }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }
 
 extension Substring {

@@ -243,9 +243,9 @@ public final class HTTPServer: Sendable {
                 path: url.map { String(cString: $0) } ?? "/")
             slot.pointee = Unmanaged.passRetained(request).toOpaque()
             if let problem = request.headers.framingProblem {
-                return request.refuse(status: 400, problem + "\n")
+                return request.refuse(status: problem.status, problem.message + "\n")
             }
-            if let length = request.headers["Content-Length"].flatMap(Int.init),
+            if let length = request.headers.contentLength,
                 length > configuration.maxRequestBodyBytes
             {
                 // Answering now and closing resets a client still sending, and the reset throws
