@@ -101,18 +101,23 @@ enum FuzzTarget: String, CaseIterable, Sendable {
                     precondition(shown.starts(with: (parts.scheme + "://REDACTED@").utf8), "user information shown")
                 }
             }
-            // No secret-looking query item of a shown URL keeps its value.
-            let fragment = shown.firstIndex(of: UInt8(ascii: "#")) ?? shown.endIndex
-            if let query = shown[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
-                for item in URLParts.items(ofQuery: Substring(shown[shown.index(after: query)..<fragment])) where Redaction.isSecret(item.name) {
-                    precondition(item.value == "REDACTED", "a secret query value shown")
+            // No secret-looking query item of a shown URL keeps its value, nor a piece of one
+            // between `;`, nor one of a fragment written as a query.
+            func checkItems(_ bytes: Substring.UTF8View.SubSequence, _ what: String) {
+                for item in URLParts.items(ofQuery: Substring(bytes)) {
+                    if Redaction.isSecret(item.name) { precondition(item.value == "REDACTED", "a secret \(what) value shown") }
+                    for piece in item.text.utf8.split(separator: UInt8(ascii: ";")) {
+                        guard let named = URLParts.items(ofQuery: Substring(piece)).first, Redaction.isSecret(named.name) else { continue }
+                        precondition(named.value == "REDACTED", "a secret \(what) value shown after a ;")
+                    }
                 }
             }
-            // Nor of a fragment written as a query.
+            let fragment = shown.firstIndex(of: UInt8(ascii: "#")) ?? shown.endIndex
+            if let query = shown[..<fragment].firstIndex(of: UInt8(ascii: "?")) {
+                checkItems(shown[shown.index(after: query)..<fragment], "query")
+            }
             if fragment < shown.endIndex, shown[fragment...].contains(UInt8(ascii: "=")) {
-                for item in URLParts.items(ofQuery: Substring(shown[shown.index(after: fragment)...])) where Redaction.isSecret(item.name) {
-                    precondition(item.value == "REDACTED", "a secret fragment value shown")
-                }
+                checkItems(shown[shown.index(after: fragment)...], "fragment")
             }
             _ = DNSProber.urlProblem(text)
             _ = ProbeURL.problem(text)

@@ -33,6 +33,10 @@ struct RedactionTests {
         ("https://app.example/cb#access_token=abc&state=1", "https://app.example/cb#access_token=REDACTED&state=1"),
         ("https://app.example/cb?page=2#state=1&id_token=xyz", "https://app.example/cb?page=2#state=1&id_token=REDACTED"),
         ("https://u:p@bad host/cb?key=1#session=2", "https://REDACTED@bad host/cb?key=REDACTED#session=REDACTED"),
+        // Pieces separated by `;` are read too; from a secret on, the rest of its item is hidden.
+        ("https://app.example/cb#state=1;access_token=abc;x=y&z=1", "https://app.example/cb#state=1;access_token=REDACTED&z=1"),
+        ("https://api.example/v1?a=1;token=abc;def", "https://api.example/v1?a=1;token=REDACTED"),
+        ("https://api.example/v1?token=abc;def&b=2", "https://api.example/v1?token=REDACTED&b=2"),
         // A `?` after the `#` belongs to the fragment.
         ("not a url#password=1?x", "not a url#password=REDACTED"),
     ])
@@ -42,7 +46,7 @@ struct RedactionTests {
 
     @Test(arguments: [
         "https://api.example.com/v1", "http://127.0.0.1:8080/ok?s=12", "https://api.example.com/feed?format=atom&x=%41",
-        "https://api.example.com/v1?page=2#tokens", "https://api.example.com/docs#auth", "not a url#secret-section",
+        "https://api.example.com/v1?page=2#tokens", "https://api.example.com/v1?q=a;b&page=2", "https://api.example.com/docs#auth", "not a url#secret-section",
     ])
     func otherURLsStayAsWritten(url: String) {
         #expect(Redaction.url(url) == url)

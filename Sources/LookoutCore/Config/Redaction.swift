@@ -37,11 +37,29 @@ package enum Redaction {
     }
 
     /// The query with each secret-looking item's value replaced (its name as written: `%74oken`
-    /// stays `%74oken`), or nil when it names no secret. Empty items (`a&&b`) are dropped.
+    /// stays `%74oken`), or nil when it names no secret. Empty items (`a&&b`) are dropped. An
+    /// item is also read at `;`, the separator older forms and some fragments use: from a
+    /// secret-looking piece on, the rest of the item is hidden with it (`a=1;token=x;y` shows
+    /// `a=1;token=REDACTED`), since a secret's value may hold a `;` itself.
     static func hidingSecrets(inQuery query: Substring) -> String? {
         let items = URLParts.items(ofQuery: query)
-        guard items.contains(where: { isSecret($0.name) }) else { return nil }
-        return items.map { isSecret($0.name) ? "\($0.writtenName)=REDACTED" : String($0.text) }.joined(separator: "&")
+        let shown = items.map(hidingSecrets(inItem:))
+        guard shown.contains(where: { $0 != nil }) else { return nil }
+        return zip(items, shown).map { $1 ?? String($0.text) }.joined(separator: "&")
+    }
+
+    /// The item up to its first secret-looking `;` piece, that piece's value hidden; nil when
+    /// no piece names a secret.
+    private static func hidingSecrets(inItem item: URLParts.QueryItem) -> String? {
+        var kept: [Substring] = []
+        for piece in item.text.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false) {
+            guard let named = URLParts.items(ofQuery: Substring(piece)).first, isSecret(named.name) else {
+                kept.append(Substring(piece))
+                continue
+            }
+            return (kept + ["\(named.writtenName)=REDACTED"]).joined(separator: ";")
+        }
+        return nil
     }
 
     /// A URL the parser refuses (a host holding what no host may, a password holding a `/`, a
