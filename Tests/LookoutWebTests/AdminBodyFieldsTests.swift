@@ -4,6 +4,7 @@ import LookoutCore
 import LookoutStore
 import LookoutWeb
 import MicroHTTPServer
+import ResilientHTTP
 import Testing
 
 /// A field an admin POST does not know is refused with its name, never silently left out: a
@@ -15,6 +16,7 @@ struct AdminBodyFieldsTests {
     struct Routes {
         let router: Router
         let database: LookoutDatabase
+        let monitor: Monitor
 
         init() throws {
             let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -23,8 +25,10 @@ struct AdminBodyFieldsTests {
                 sources: [SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1))])
             config.adminToken = AdminBodyFieldsTests.token
             database = try LookoutDatabase(path: ":memory:")
-            let monitor = Monitor(config: config, configPath: nil, logger: logger)
+            monitor = Monitor(config: config, configPath: nil, logger: logger)
             monitor.start()
+            // What the first apply of a running monitor does for each source.
+            monitor.client.configure(upstream: "acme", policy: config.sources[0].policy)
             router = LookoutRoutes.router(LookoutContext(monitor: monitor, database: database))
         }
 
@@ -35,6 +39,22 @@ struct AdminBodyFieldsTests {
                 let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
             else { return (response.status, "") }
             return (response.status, object["message"] as? String ?? "")
+        }
+
+        /// The list a GET of `path` answers under `key`.
+        func list(_ path: String, _ key: String) async -> [Any]? {
+            let response = await router.respond(to: HTTPRequest(method: "GET", path: path))
+            guard case .bytes(let bytes) = response.body else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?[key] as? [Any]
+        }
+
+        /// Nothing any of the POSTs would have stored or changed.
+        func untouched() async -> Bool {
+            let windows = await list("/api/v1/maintenance", "windows")
+            let silences = await list("/api/v1/silences", "silences")
+            let announcements = await list("/api/v1/announcements", "announcements")
+            return windows?.isEmpty == true && silences?.isEmpty == true && announcements?.isEmpty == true
+                && monitor.client.breakers(["acme"])[0]?.state != .forcedOpen
         }
     }
 
@@ -62,7 +82,7 @@ struct AdminBodyFieldsTests {
         let answer = await routes.post(path, body)
         #expect(answer.status == 400)
         #expect(answer.message == message)
-        #expect(try MaintenanceStore(database: routes.database).current(nowMs: 0).isEmpty)
+        #expect(await routes.untouched())
     }
 
     @Test func aLongUnknownNameIsShortened() async throws {
@@ -73,8 +93,41 @@ struct AdminBodyFieldsTests {
 
     @Test func theKnownFieldsStillWork() async throws {
         let routes = try Routes()
+        #expect(await routes.untouched())
         #expect(await routes.post("/api/v1/maintenance", #"{"sources":["acme"],"ends_at":"2099-01-01T00:00:00Z","note":"n"}"#).status == 201)
         #expect(await routes.post("/api/v1/silences", #"{"matchers":{"source":"acme"},"ends_at":"2099-01-01T00:00:00Z","comment":"c"}"#).status == 201)
-        #expect(await routes.post("/api/v1/sources/acme/breaker", #"{"action":"reset"}"#).status == 200)
+        #expect(await routes.post("/api/v1/sources/acme/breaker", #"{"action":"force_open"}"#).status == 200)
+        #expect(await routes.post("/api/v1/announcements", #"{"title":"t","message":"m","state":"investigating"}"#).status == 201)
+        // Each of them shows: the check above can fail.
+        #expect(await routes.untouched() == false)
+        #expect(await routes.list("/api/v1/maintenance", "windows")?.count == 1)
+        #expect(await routes.list("/api/v1/silences", "silences")?.count == 1)
+        #expect(await routes.list("/api/v1/announcements", "announcements")?.count == 1)
+        #expect(routes.monitor.client.breakers(["acme"])[0]?.state == .forcedOpen)
+    }
+}
+
+/// A breaker the client has not taken up yet cannot be acted on, and the answer says so.
+@Suite("breaker action before the first apply")
+struct BreakerBeforeApplyTests {
+    @Test func aBreakerNotSetUpAnswers503NotClosed() async throws {
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        var config = LookoutConfig(
+            database: ":memory:",
+            sources: [SourceConfig(name: "acme", kind: .http, url: "http://127.0.0.1:1/", interval: .seconds(3600), timeout: .seconds(1))])
+        config.adminToken = "t"
+        let monitor = Monitor(config: config, configPath: nil, logger: logger)
+        monitor.start()
+        let router = LookoutRoutes.router(LookoutContext(monitor: monitor, database: try LookoutDatabase(path: ":memory:")))
+        let response = await router.respond(
+            to: HTTPRequest(
+                method: "POST", path: "/api/v1/sources/acme/breaker", headers: ["Authorization": "Bearer t"], body: Array(#"{"action":"force_open"}"#.utf8)))
+        #expect(response.status == 503)
+        monitor.client.configure(upstream: "acme", policy: config.sources[0].policy)
+        let again = await router.respond(
+            to: HTTPRequest(
+                method: "POST", path: "/api/v1/sources/acme/breaker", headers: ["Authorization": "Bearer t"], body: Array(#"{"action":"force_open"}"#.utf8)))
+        #expect(again.status == 200)
+        #expect(monitor.client.breakers(["acme"])[0]?.state == .forcedOpen)
     }
 }

@@ -103,14 +103,14 @@ package enum ProbeURL {
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             return "\"\(PrintableText.escape(text))\" holds a space or a control character (percent-encode it: a space is %20)"
         }
-        let notURL = "\"\(text)\" is not a URL (use http://host/path or https://host/path)"
-        guard let parts = URLParts(text), let host = parts.host else { return notURL }
+        func notURL() -> String { "\"\(text)\" is not a URL (use http://host/path or https://host/path)" }
+        guard let parts = URLParts(text), let host = parts.host else { return notURL() }
         // Before the host: `file:///etc/passwd` has none, and its scheme is what is wrong.
         let scheme = parts.scheme.lowercased()
         guard scheme == "http" || scheme == "https" else {
             return "\"\(text)\" uses \(scheme)://; only http:// and https:// can be probed"
         }
-        guard !host.isEmpty else { return notURL }
+        guard !host.isEmpty else { return notURL() }
         if let port = parts.port, !(1...65535).contains(port) {
             return "\"\(text)\" names port \(port); a port is 1 to 65535"
         }

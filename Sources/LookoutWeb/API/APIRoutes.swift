@@ -213,8 +213,11 @@ struct APIRoutes: Sendable {
             return APIRoutes.error(#"the body must be {"action": "reset" | "force_open" | "disable"}"#, status: 400)
         }
         if let refusal = APIRoutes.unknownField(in: body, allowed: ["action"]) { return refusal }
-        monitor.client.breaker(upstream: name, action)
-        let state = monitor.client.breakers([name])[0]?.state.rawValue ?? "closed"
+        // A source the client has not taken up yet (the moments between start and the first
+        // apply) has no breaker to act on: saying "closed" would claim an action that did not happen.
+        guard monitor.client.breaker(upstream: name, action), let state = monitor.client.breakers([name])[0]?.state.rawValue else {
+            return APIRoutes.error("\(name)'s circuit breaker is not set up yet; try again in a second", status: 503)
+        }
         AdminAuth.audit(request, context, "breaker \(text)", ["source": name, "state": state])
         return .json(JSONText.ordered([("source", .string(name)), ("state", .string(state))]).rendered)
     }
