@@ -64,11 +64,12 @@ extension HTTPHeaders {
     /// length (`2` and `02`) are one length.
     var framingProblem: (status: Int, message: String)? {
         let lengths = values(of: "Content-Length")
-        let codings = values(of: "Transfer-Encoding").map { $0.lowercased() }
+        // ASCII case only, as libmicrohttpd compares: a Kelvin sign is no `k`.
+        let codings = values(of: "Transfer-Encoding").map { String(decoding: $0.utf8.map(HTTPHeaders.asciiLowercased), as: UTF8.self) }
         if !codings.isEmpty {
             if !lengths.isEmpty { return (400, "a request with both Content-Length and Transfer-Encoding is refused") }
             guard codings == ["chunked"] else {
-                let written = codings.joined(separator: ", ")
+                let written = fields.filter { $0.name.caseInsensitiveEquals("Transfer-Encoding") }.map(\.value).joined(separator: ", ")
                 return codings.last == "chunked"
                     ? (501, "Transfer-Encoding \(written): only chunked is understood")
                     : (400, "Transfer-Encoding \(written) does not end in chunked, so the body's length is unknown")
@@ -96,6 +97,10 @@ extension HTTPHeaders {
         fields.filter { $0.name.caseInsensitiveEquals(name) }
             .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
             .map { $0.trimmingASCIISpaces() }
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

@@ -50,6 +50,8 @@ final class HTTPRequestFuzzing: @unchecked Sendable {
         let writer = RecordWriter(database: database, logger: logger)
         let monitor = Monitor(config: config, configPath: nil, sinks: [writer], clientEvents: [writer], logger: logger)
         monitor.start()
+        // What a running monitor's first apply does: the breaker routes reach their work.
+        for source in config.sources { monitor.client.configure(upstream: source.name, policy: source.policy) }
         return LookoutRoutes.router(LookoutContext(monitor: monitor, database: database, writer: writer, logger: logger))
     }
 

@@ -375,12 +375,18 @@ struct OperationsKitTests {
         #expect(verify.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(verify.output)")
     }
 
-    /// The packages an `apt-get install` line of the Dockerfile's stage `stage` (0: build, 1: runtime) names.
-    static func dockerPackages(stage: Int) throws -> Set<String> {
-        let text = try String(contentsOf: root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8)
-        let stages = text.components(separatedBy: "\nFROM ")
-        let words = stages[stage + 1].components(separatedBy: "apt-get install")[1].components(separatedBy: "&&")[0]
-        return Set(words.split(whereSeparator: { $0 == " " || $0 == "\\" || $0 == "\n" }).map(String.init).filter { !$0.hasPrefix("-") })
+    /// The packages the `apt-get install` of one Dockerfile stage names: the stage `FROM … AS
+    /// build`, or the last one (what runs); empty when there is no such stage or line.
+    static func dockerPackages(runtime: Bool) throws -> Set<String> {
+        let lines = try String(contentsOf: root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8).split(separator: "\n")
+        let starts = lines.indices.filter { lines[$0].uppercased().hasPrefix("FROM ") }
+        let start = runtime ? starts.last : starts.first { lines[$0].lowercased().hasSuffix(" as build") }
+        guard let start else { return [] }
+        let end = starts.first { $0 > start } ?? lines.endIndex
+        let stage = lines[start..<end].joined(separator: " ")
+        guard let install = stage.range(of: "apt-get install") else { return [] }
+        let words = stage[install.upperBound...].prefix { $0 != "&" }.split(whereSeparator: { $0 == " " || $0 == "\\" })
+        return Set(words.map(String.init).filter { !$0.hasPrefix("-") })
     }
 
     /// The image builds with every library `make` installs to build, and runs with the package of
@@ -390,7 +396,8 @@ struct OperationsKitTests {
         let makefile = try String(contentsOf: Self.root.appendingPathComponent("Makefile"), encoding: .utf8)
         let line = try #require(makefile.split(separator: "\n").first { $0.hasPrefix("APT_BUILD :=") })
         let build = Set(line.dropFirst("APT_BUILD :=".count).split(separator: " ").map(String.init))
-        let missing = build.subtracting(try Self.dockerPackages(stage: 0))
+        #expect(!build.isEmpty)
+        let missing = build.subtracting(try Self.dockerPackages(runtime: false))
         #expect(missing.isEmpty, "missing from the build stage: \(missing.sorted())")
 
         let binary = ChildProcess.binDirectory.appendingPathComponent("lookout").path
@@ -404,7 +411,9 @@ struct OperationsKitTests {
         #expect(system.contains("libcurl.so.4"), "\(needed)")
         // In every Debian image, slim included.
         var packages: Set<String> = ["libc6", "libgcc-s1", "libstdc++6"]
-        packages.formUnion(try Self.dockerPackages(stage: 1))
+        let runtime = try Self.dockerPackages(runtime: true)
+        #expect(runtime.contains("libcurl4"), "\(runtime)")
+        packages.formUnion(runtime)
         for library in system {
             let owner = try await runTool("/usr/bin/dpkg", ["-S", "*/\(library)"])
             let package = String(owner.output.prefix { $0 != ":" })

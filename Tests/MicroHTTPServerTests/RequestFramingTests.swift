@@ -8,6 +8,16 @@ import Testing
 /// take the rest for a request of its own.
 @Suite("request framing")
 struct RequestFramingTests {
+    /// What a fresh server answers `raw`, read until it closes the connection.
+    func exchange(_ raw: String) async throws -> (text: String, closed: Bool) {
+        let server = try makeServer()
+        let socket = try RawSocket(port: server.port)
+        socket.send(raw)
+        let answer = await socket.readUntilClosed(deadline: .now + .seconds(30))
+        await server.stop()
+        return answer
+    }
+
     @Test(arguments: [
         ("Content-Length: 2\r\nContent-Length: 5000\r\n", 400),
         ("Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", 400),
@@ -16,36 +26,24 @@ struct RequestFramingTests {
         ("Transfer-Encoding: gzip, chunked\r\n", 501),
     ])
     func aBodyDelimitedTwoWaysIsRefusedAndTheConnectionClosed(fields: String, status: Int) async throws {
-        let server = try makeServer()
-        let socket = try RawSocket(port: server.port)
         // A second request follows in the same bytes: it must never be answered.
-        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\n\(fields)\r\nok\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
-        let answer = await socket.readUntilClosed(deadline: .now + .seconds(30))
+        let answer = try await exchange("POST /echo HTTP/1.1\r\nHost: x\r\n\(fields)\r\nok\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(answer.closed)
         #expect(answer.text.hasPrefix("HTTP/1.1 \(status) "), "\(answer.text)")
         #expect(!answer.text.contains("ok\n") && !answer.text.contains("got "), "\(answer.text)")
-        await server.stop()
     }
 
     @Test func oneLengthRepeatedIsOneLength() async throws {
-        let server = try makeServer()
-        let socket = try RawSocket(port: server.port)
-        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\ncontent-length: 02\r\nConnection: close\r\n\r\nok")
-        let answer = await socket.readUntilClosed(deadline: .now + .seconds(30))
+        let answer = try await exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\ncontent-length: 02\r\nConnection: close\r\n\r\nok")
         #expect(answer.text.hasPrefix("HTTP/1.1 200 "), "\(answer.text)")
         #expect(answer.text.hasSuffix("got 2 bytes: ok"), "\(answer.text)")
-        await server.stop()
     }
 
     /// A length past what an Int holds is past any limit: answered 413 at the headers, not
     /// drained until the deadline.
     @Test func aLengthPastAnyNumberIsTooLarge() async throws {
-        let server = try makeServer()
-        let socket = try RawSocket(port: server.port)
-        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551614\r\n\r\n")
-        let answer = await socket.readUntilClosed(deadline: .now + .seconds(30))
+        let answer = try await exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551614\r\n\r\n")
         #expect(answer.text.hasPrefix("HTTP/1.1 413 "), "\(answer.text)")
-        await server.stop()
     }
 
     @Test(
@@ -63,6 +61,8 @@ struct RequestFramingTests {
             ([("Transfer-Encoding", "gzip, chunked")], "501 Transfer-Encoding gzip, chunked: only chunked is understood"),
             ([("Transfer-Encoding", "chunked, gzip")], "400 Transfer-Encoding chunked, gzip does not end in chunked, so the body's length is unknown"),
             ([("Transfer-Encoding", "identity")], "400 Transfer-Encoding identity does not end in chunked, so the body's length is unknown"),
+            ([("Transfer-Encoding", "chun\u{212A}ed")], "400 Transfer-Encoding chun\u{212A}ed does not end in chunked, so the body's length is unknown"),
+            ([("Transfer-Encoding", "chunked,")], "400 Transfer-Encoding chunked, does not end in chunked, so the body's length is unknown"),
         ] as [([(String, String)], String?)])
     func framingProblems(fields: [(String, String)], problem: String?) {
         var headers = HTTPHeaders()

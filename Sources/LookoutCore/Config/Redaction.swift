@@ -38,9 +38,10 @@ package enum Redaction {
 
     /// The query with each secret-looking item's value replaced (its name as written: `%74oken`
     /// stays `%74oken`), or nil when it names no secret. Empty items (`a&&b`) are dropped. An
-    /// item is also read at `;`, the separator older forms and some fragments use: from a
-    /// secret-looking piece on, the rest of the item is hidden with it (`a=1;token=x;y` shows
-    /// `a=1;token=REDACTED`), since a secret's value may hold a `;` itself.
+    /// item's value is also read at `;`, the separator older forms and some fragments use: from
+    /// a secret-looking `name=value` piece on, the rest of the item is hidden with it
+    /// (`state=1;token=x;y` shows `state=1;token=REDACTED`), since a secret's value may hold a
+    /// `;` itself. A piece without `=` is a value (`fields=id;keywords`) and stays.
     static func hidingSecrets(inQuery query: Substring) -> String? {
         let items = URLParts.items(ofQuery: query)
         let shown = items.map(hidingSecrets(inItem:))
@@ -48,16 +49,13 @@ package enum Redaction {
         return zip(items, shown).map { $1 ?? String($0.text) }.joined(separator: "&")
     }
 
-    /// The item up to its first secret-looking `;` piece, that piece's value hidden; nil when
-    /// no piece names a secret.
+    /// The item with its secret hidden, or nil when it names none.
     private static func hidingSecrets(inItem item: URLParts.QueryItem) -> String? {
-        var kept: [Substring] = []
-        for piece in item.text.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false) {
-            guard let named = URLParts.items(ofQuery: Substring(piece)).first, isSecret(named.name) else {
-                kept.append(Substring(piece))
-                continue
-            }
-            return (kept + ["\(named.writtenName)=REDACTED"]).joined(separator: ";")
+        if isSecret(item.name) { return "\(item.writtenName)=REDACTED" }
+        let pieces = item.text.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+        for (index, piece) in pieces.enumerated().dropFirst() where piece.contains(UInt8(ascii: "=")) {
+            guard let named = URLParts.items(ofQuery: Substring(piece)).first, isSecret(named.name) else { continue }
+            return (pieces[..<index].map { Substring($0) } + ["\(named.writtenName)=REDACTED"]).joined(separator: ";")
         }
         return nil
     }

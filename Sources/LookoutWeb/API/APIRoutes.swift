@@ -216,7 +216,7 @@ struct APIRoutes: Sendable {
         // A source the client has not taken up yet (the moments between start and the first
         // apply) has no breaker to act on: saying "closed" would claim an action that did not happen.
         guard monitor.client.breaker(upstream: name, action), let state = monitor.client.breakers([name])[0]?.state.rawValue else {
-            return APIRoutes.error("\(name)'s circuit breaker is not set up yet; try again in a second", status: 503)
+            return APIRoutes.error("\(name)'s circuit breaker is not set up yet (the service is starting); try again shortly", status: 503)
         }
         AdminAuth.audit(request, context, "breaker \(text)", ["source": name, "state": state])
         return .json(JSONText.ordered([("source", .string(name)), ("state", .string(state))]).rendered)
