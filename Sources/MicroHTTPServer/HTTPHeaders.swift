@@ -64,13 +64,14 @@ extension HTTPHeaders {
     /// length (`2` and `02`) are one length.
     var framingProblem: (status: Int, message: String)? {
         let lengths = values(of: "Content-Length")
-        // ASCII case only, as libmicrohttpd compares: a Kelvin sign is no `k`.
-        let codings = values(of: "Transfer-Encoding").map { String(decoding: $0.utf8.map(HTTPHeaders.asciiLowercased), as: UTF8.self) }
+        // `caseInsensitiveEquals` compares byte counts first, so only ASCII case differs, as in
+        // libmicrohttpd: a Kelvin sign is no `k`.
+        let codings = values(of: "Transfer-Encoding").map { String($0).caseInsensitiveEquals("chunked") }
         if !codings.isEmpty {
             if !lengths.isEmpty { return (400, "a request with both Content-Length and Transfer-Encoding is refused") }
-            guard codings == ["chunked"] else {
+            guard codings == [true] else {
                 let written = fields.filter { $0.name.caseInsensitiveEquals("Transfer-Encoding") }.map(\.value).joined(separator: ", ")
-                return codings.last == "chunked"
+                return codings.last == true
                     ? (501, "Transfer-Encoding \(written): only chunked is understood")
                     : (400, "Transfer-Encoding \(written) does not end in chunked, so the body's length is unknown")
             }
@@ -97,10 +98,6 @@ extension HTTPHeaders {
         fields.filter { $0.name.caseInsensitiveEquals(name) }
             .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
             .map { $0.trimmingASCIISpaces() }
-    }
-
-    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

@@ -2,6 +2,7 @@
 
 import LookoutCore
 import MicroHTTPServer
+import ResilientHTTP
 import Synchronization
 
 /// Writes the Prometheus text format 0.0.4: HELP and TYPE once per family, escaped label values.
@@ -315,11 +316,7 @@ package final class ExpositionWriter {
     /// of the CPU of a `/probe` request).
     static func escapeHelp(_ value: String) -> String {
         let backslash = UInt8(ascii: "\\")
-        // Over the bytes in place: the UTF-8 view's iterator costs more than the search.
-        let plain =
-            value.utf8.withContiguousStorageIfAvailable { !$0.contains { $0 == backslash || $0 == 0x0A } }
-            ?? !value.utf8.contains { $0 == backslash || $0 == 0x0A }
-        guard !plain else { return value }
+        guard ASCII.bytes(value, { $0.contains { $0 == backslash || $0 == 0x0A } }) else { return value }
         var escaped: [UInt8] = []
         escaped.reserveCapacity(value.utf8.count + 8)
         for byte in value.utf8 {

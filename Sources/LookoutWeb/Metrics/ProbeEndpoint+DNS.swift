@@ -80,7 +80,7 @@ extension ProbeEndpoint {
         }
         gauge("probe_duration_seconds", "Returns how long the probe took to complete in seconds", duration)
         gauge("probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.", Double(addressHash(query.server)))
-        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", query.server.utf8.contains(UInt8(ascii: ":")) ? 6 : 4)
+        gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", ipProtocol(query.server))
         let call = CallOutcome(
             upstream: "/probe", url: "dns://\(query.server)", startedAtMs: 0, final: nil, failure: failure, attempts: [], durationSeconds: duration,
             upgradedToHTTPS: false, gaveUp: nil, cancelled: false, breaker: nil)

@@ -45,7 +45,7 @@ extension ProbeEndpoint {
             gauge(
                 "probe_ip_addr_hash", "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
                 Double(ProbeEndpoint.addressHash(address)))
-            gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", address.utf8.contains(UInt8(ascii: ":")) ? 6 : 4)
+            gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", ProbeEndpoint.ipProtocol(address))
         } else {
             gauge("probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", 0)
         }

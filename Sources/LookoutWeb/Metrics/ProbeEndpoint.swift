@@ -191,6 +191,11 @@ package struct ProbeEndpoint: Sendable {
         var retries: Int
     }
 
+    /// `probe_ip_protocol`'s value for an address: 6 when it is IPv6 (it holds a `:`), else 4.
+    static func ipProtocol(_ ip: String) -> Double {
+        ip.utf8.contains(UInt8(ascii: ":")) ? 6 : 4
+    }
+
     /// blackbox_exporter's `probe_ip_addr_hash`: FNV-1a (32 bits) over the address's bytes, 4
     /// for IPv4 and 16 for IPv6, so the same address reads the same in both (127.0.0.1 →
     /// 3668918509). An address that does not parse hashes its text.
@@ -330,7 +335,7 @@ package struct ProbeEndpoint: Sendable {
                 "probe_ip_addr_hash", type: .gauge, help: "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
                 value: Double(ProbeEndpoint.addressHash(ip)))
             writer.single(
-                "probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: ip.utf8.contains(UInt8(ascii: ":")) ? 6 : 4
+                "probe_ip_protocol", type: .gauge, help: "Specifies whether probe ip protocol is IP4 or IP6", value: ProbeEndpoint.ipProtocol(ip)
             )
         } else {
             // The name did not resolve (or not in the one family allowed): blackbox writes zeros.
