@@ -155,6 +155,12 @@ let package = Package(
             ],
             path: "Benchmarks/lookout-bench"
         ),
+        // The floor under Lookout's memory and start-up: the libraries it must link, none of its code.
+        .executableTarget(
+            name: "lookout-floor",
+            dependencies: ["CCurl", "CMicroHTTPD", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/lookout-floor"
+        ),
         .executableTarget(
             name: "lookout-fuzz",
             dependencies: [

@@ -3,13 +3,17 @@
 # (ldd), resident memory at 100 sources probed every second and at 10,000, and start-up to the
 # first answered /metrics at 1,000 sources (median of 11) beside the exec-to-exit floor — for the release binary linked against
 # the Swift runtime's shared libraries and for the one built as the Dockerfile builds it
-# (--static-swift-stdlib). `make bench` appends its rows; alone it prints them.
+# (--static-swift-stdlib). Beside each, the same figures of Benchmarks/lookout-floor (the libraries
+# Lookout must link, doing the least a monitor can, none of Lookout's code): what no change to
+# Lookout's code can take off. `make bench` appends its rows; alone it prints them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
 swift build -c release --product lookout >/dev/null
 swift build -c release --product lookout-sim >/dev/null
 swift build -c release --product lookout --static-swift-stdlib --scratch-path .build-static >/dev/null
+swift build -c release --product lookout-floor >/dev/null
+swift build -c release --product lookout-floor --static-swift-stdlib --scratch-path .build-static >/dev/null
 dynamic=.build/release/lookout
 static=.build-static/release/lookout
 sim=.build/release/lookout-sim
@@ -41,6 +45,17 @@ rss_at() {
   echo "$(rss "$pid") $(rss_split "$pid")"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rm -f "$work"/rss-*.sqlite*
+}
+
+# RSS of lookout-floor BINARY with SOURCES sources every 1 s, 20 s after it answered.
+floor_rss_at() {
+  local port
+  port=$(free_port)
+  "$1" "$port" "http://127.0.0.1:$sport/ok" "$2" 1000 >"$work/floor.log" 2>&1 & local pid=$!
+  wait_for "http://127.0.0.1:$port/metrics"
+  sleep 20
+  echo "$(rss "$pid") $(rss_split "$pid")"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
 # Start-up of a command to the first answer at URL, ms, median of 11 (Benchmarks/startup.py
@@ -86,10 +101,15 @@ for build in dynamic static; do
   read -r r10k r10k_split < <(rss_at "$binary" 10000 30s)
   base=$(floor "$binary" --version)
   start=$(startup "http://127.0.0.1:$lport/metrics" "$binary" serve --config "$work/start.yml")
+  floor_binary=$(dirname "$binary")/lookout-floor
+  read -r f100 f100_split < <(floor_rss_at "$floor_binary" 100)
+  floor_start=$(startup "http://127.0.0.1:$lport/metrics" "$floor_binary" "$lport" "http://127.0.0.1:$sport/ok" 1000 30000)
   label=$([ "$build" = static ] && echo "--static-swift-stdlib (as the Dockerfile builds it)" || echo "Swift runtime as shared libraries")
   echo "| binary, $label: size and what it links | \`Benchmarks/lean.sh\`, stat and ldd | $size MiB, $libs libraries ($swiftlibs of them Swift's runtime, Foundation and ICU) | blackbox_exporter: one static Go binary | – |"
   echo "| RSS at 100 sources probed every 1 s, 20 s in; $label | \`Benchmarks/lean.sh\`, /proc VmRSS | $r100 MiB ($r100_split) | blackbox_exporter idle $bb_rss MiB ($bb_split) | $(python3 -c "print(round($r100 / $bb_rss, 2))") (goal ≤ 2) |"
+  echo "| the floor: RSS of \`lookout-floor\` (GRDB, Foundation, SQLite, libcurl, libmicrohttpd; none of Lookout's code) at 100 sources every 1 s, 20 s in; $label | \`Benchmarks/lean.sh\`, /proc VmRSS | $f100 MiB ($f100_split) | blackbox_exporter idle $bb_rss MiB | $(python3 -c "print(round($f100 / $bb_rss, 2))") |"
   echo "| RSS at 10,000 sources every 30 s, 20 s in; $label | same | $r10k MiB ($r10k_split) | goal ≤ 120 MiB | $(python3 -c "print(round($r10k / 120, 2))") |"
   echo "| exec to exit of \`--version\` (the loader and the runtime, no config), median of 11; $label | \`Benchmarks/lean.sh\` | $base ms | blackbox_exporter $bb_floor ms | $(python3 -c "print(round($base / max($bb_floor, 0.1), 1))") |"
   echo "| start-up to the first answered /metrics at 1,000 sources, median of 11; $label | \`Benchmarks/startup.py\` | $start ms | blackbox_exporter $bb_start ms (Debian's example modules) | $(python3 -c "print(round($start / max($bb_start, 1), 1))") (goal ≤ 2) |"
+  echo "| the floor: start-up of \`lookout-floor\` to its first answered /metrics at 1,000 sources, median of 11; $label | \`Benchmarks/startup.py\` | $floor_start ms | blackbox_exporter $bb_start ms | $(python3 -c "print(round($floor_start / max($bb_start, 1), 1))") |"
 done

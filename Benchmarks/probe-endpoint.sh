@@ -5,7 +5,9 @@
 # for a DNS question (lookout-sim's authoritative zone). The same blackbox file
 # serves both: Lookout reads it with probe_modules_file. `make bench` runs it (Benchmarks/run.sh
 # appends its rows); `Benchmarks/probe-endpoint.sh` alone prints them. All on loopback: nginx
-# (plain and TLS, start_nginx's certificate) as the target.
+# (plain and TLS, start_nginx's certificate) as the target. Beside the TLS rows, two floors from
+# C: libcurl's transfers alone (curl-floor.c) and a /probe served as Lookout serves it
+# (probe-floor.c): what Lookout adds over the second is its own code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -31,8 +33,14 @@ lport=$(free_port)
 printf 'listen: 127.0.0.1:%s\ndatabase: ":memory:"\nprobe_modules_file: %s\nsources:\n  - {name: idle, url: "http://127.0.0.1:%s/", interval: 1h}\n' \
   "$lport" "$work/blackbox.yml" "$port" > "$work/lookout.yml"
 "$bin/lookout" serve --config "$work/lookout.yml" >"$work/serve.log" 2>&1 & lpid=$!; pids+=($lpid)
+# The floor of a /probe served as Lookout serves it, from C (Benchmarks/probe-floor.c):
+# libmicrohttpd's epoll thread hands each request to a libcurl multi thread and back.
+${CC:-clang} -O2 -o "$work/probe-floor" Benchmarks/probe-floor.c $(pkg-config --cflags --libs libcurl libmicrohttpd) -lpthread
+fport=$(free_port)
+"$work/probe-floor" "$fport" "$work/cert.pem" >"$work/probe-floor.log" 2>&1 & fpid=$!; pids+=($fpid)
 wait_for "http://127.0.0.1:$bport/-/healthy"
 wait_for "http://127.0.0.1:$lport/-/healthy"
+wait_for "http://127.0.0.1:$fport/probe?target=http://127.0.0.1:$port/"
 
 # round PID EXPORTER_PORT TARGET MODULE: probes/s and CPU µs per probe of that exporter.
 round() {
@@ -58,10 +66,11 @@ for kind in ${PROBE_KINDS:-plain tls tls-system tcp dns}; do
   # Both answer the same way before they are timed.
   curl -s "http://127.0.0.1:$lport/probe?target=$target&module=$module" | grep -q "^probe_success $expect" || { echo "Lookout's /probe failed for $target" >&2; exit 1; }
   curl -s "http://127.0.0.1:$bport/probe?target=$target&module=$module" | grep -q "^probe_success $expect" || { echo "blackbox's /probe failed for $target" >&2; exit 1; }
-  lk=(); bb=()
+  lk=(); bb=(); pf=()
   for _ in 1 2 3; do
     lk+=("$(round "$lpid" "$lport" "$target" "$module")")
     bb+=("$(round "$bpid" "$bport" "$target" "$module")")
+    [ "$kind" != tls ] || pf+=("$(round "$fpid" "$fport" "$target" "$module")")
   done
   l=$(median "${lk[@]}"); b=$(median "${bb[@]}")
   if [ "$kind" = tls ]; then
@@ -72,6 +81,9 @@ for kind in ${PROBE_KINDS:-plain tls tls-system tcp dns}; do
     for _ in 1 2 3; do drain_time_wait; floor+=("$("$work/curl-floor" "$target" 3000 32 "$work/cert.pem" | awk '{print $1}')"); done
     f=$(median "${floor[@]}")
     echo "| CPU per HTTPS GET through libcurl alone from C (OpenSSL 3's full handshake each, Lookout's options and CA cache; no /probe around it), 3 rounds: ${floor[*]} µs | \`curl-floor https://... 3000 32 cert.pem\` | $f µs | blackbox_exporter's whole /probe $b µs | libcurl alone ÷ blackbox $(python3 -c "print(round($f / $b, 2))") |"
+    p=$(median "${pf[@]}")
+    echo "| CPU per HTTPS /probe served as Lookout serves it, from C (libmicrohttpd's epoll thread, suspended to one libcurl multi thread and resumed; no Swift, none of Lookout's code), 3 rounds: ${pf[*]} µs | \`probe-floor PORT cert.pem\` under the same wrk | $p µs | libcurl alone $f µs | over libcurl alone $(python3 -c "print(f'{($p - $f) / $f * 100:+.0f} %')") |"
+    echo "| what Lookout's HTTPS /probe adds over libcurl alone (goal ≤ 10 %), and over the C /probe floor | the rows above | Lookout $l µs | libcurl alone $f µs, C /probe floor $p µs | $(python3 -c "print(f'{($l - $f) / $f * 100:+.0f} % over libcurl alone, {($l - $p) / $p * 100:+.0f} % over the C floor')") |"
   fi
   echo "| CPU per /probe request, $what, same blackbox module (32 in flight, 3 × 5 s): Lookout ${lk[*]} µs, blackbox_exporter ${bb[*]} µs | \`wrk -t2 -c32 -d5s .../probe?target=...&module=$module\` at each | Lookout $l µs | blackbox_exporter $b µs | Lookout ÷ blackbox $(python3 -c "print(round($l / $b, 2))") |"
 done
