@@ -102,14 +102,23 @@ enum FuzzTarget: String, CaseIterable, Sendable {
                 }
             }
             // No secret-looking query item of a shown URL keeps its value, nor a piece of one
-            // between `;`, nor one of a fragment written as a query.
+            // between `;` or `#`, nor one of a fragment written as a query, nor a parameter of
+            // a path segment.
+            func checkPieces(_ text: Substring, _ separators: [UInt8], _ what: String) {
+                for piece in text.utf8.split(whereSeparator: separators.contains).dropFirst() where piece.contains(UInt8(ascii: "=")) {
+                    guard let named = URLParts.items(ofQuery: Substring(piece)).first, Redaction.isSecret(named.name) else { continue }
+                    precondition(named.value == "REDACTED", "a secret \(what) value shown after a separator")
+                }
+            }
             func checkItems(_ bytes: Substring.UTF8View.SubSequence, _ what: String) {
                 for item in URLParts.items(ofQuery: Substring(bytes)) {
                     if Redaction.isSecret(item.name) { precondition(item.value == "REDACTED", "a secret \(what) value shown") }
-                    for piece in item.text.utf8.split(separator: UInt8(ascii: ";")) where piece.contains(UInt8(ascii: "=")) {
-                        guard let named = URLParts.items(ofQuery: Substring(piece)).first, Redaction.isSecret(named.name) else { continue }
-                        precondition(named.value == "REDACTED", "a secret \(what) value shown after a ;")
-                    }
+                    checkPieces(item.text, [UInt8(ascii: ";"), UInt8(ascii: "#")], what)
+                }
+            }
+            if let shownParts = URLParts(String(decoding: shown, as: UTF8.self)) {
+                for segment in shownParts.path.utf8.split(separator: UInt8(ascii: "/")) {
+                    checkPieces(Substring(segment), [UInt8(ascii: ";")], "path parameter")
                 }
             }
             let fragment = shown.firstIndex(of: UInt8(ascii: "#")) ?? shown.endIndex

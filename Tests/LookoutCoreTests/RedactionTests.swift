@@ -39,6 +39,19 @@ struct RedactionTests {
         ("https://api.example/v1?token=abc;def&b=2", "https://api.example/v1?token=REDACTED&b=2"),
         // A `?` after the `#` belongs to the fragment.
         ("not a url#password=1?x", "not a url#password=REDACTED"),
+        // A second `#` in a fragment (browsers keep it) starts a piece as `;` does.
+        ("https://app.example/cb#a=1#token=abc", "https://app.example/cb#a=1#token=REDACTED"),
+        ("https://app.example/cb#a=1;b=2#access_token=abc&state=1", "https://app.example/cb#a=1;b=2#access_token=REDACTED&state=1"),
+        // A name whose escape decodes to `=` was meant as name=value: shown up to the escape.
+        ("https://api.example/v1?token%3Dhunter2&page=2", "https://api.example/v1?token=REDACTED&page=2"),
+        ("https://api.example/v1?%74oken%3dhunter2", "https://api.example/v1?%74oken=REDACTED"),
+        ("https://api.example/v1?x%3Dtoken", "https://api.example/v1?x=REDACTED"),
+        // A path segment's parameters (a servlet session in the URL) hide their secrets; the
+        // segment's name and the rest of the path stay.
+        ("https://shop.example/cart;jsessionid=ABC123?item=2", "https://shop.example/cart;jsessionid=REDACTED?item=2"),
+        ("https://shop.example/a;v=1;jsessionid=ABC;x=y/b", "https://shop.example/a;v=1;jsessionid=REDACTED/b"),
+        ("https://shop.example/a;sid=1/b;auth_token=2/c", "https://shop.example/a;sid=1/b;auth_token=REDACTED/c"),
+        ("https://user:pw@bad host/cart;jsessionid=ABC?x=1", "https://REDACTED@bad host/cart;jsessionid=REDACTED?x=1"),
     ])
     func secretsAreHidden(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)
@@ -48,6 +61,9 @@ struct RedactionTests {
         "https://api.example.com/v1", "http://127.0.0.1:8080/ok?s=12", "https://api.example.com/feed?format=atom&x=%41",
         "https://api.example.com/v1?page=2#tokens", "https://api.example.com/v1?q=a;b&page=2", "https://api.example.com/v1?fields=id;keywords;author",
         "https://api.example.com/docs#auth", "not a url#secret-section",
+        // Path parameters without a secret, and a `;` that is no parameter, stay.
+        "https://maps.example/place;lat=1;lon=2/view", "https://api.example.com/v1/a;b/c", "https://h.example/;token",
+        "https://h.example/docs#intro#token",
     ])
     func otherURLsStayAsWritten(url: String) {
         #expect(Redaction.url(url) == url)

@@ -1,7 +1,8 @@
 import ResilientHTTP
 
 /// Keeps secrets out of what Lookout shows and stores: userinfo and secret-looking values in the
-/// query or in a fragment written as one (`#access_token=…`, OAuth's implicit flow).
+/// query, in a fragment written as one (`#access_token=…`, OAuth's implicit flow), and in a path
+/// segment's parameters (`/app;jsessionid=…`, as servlet containers write a session into a URL).
 package enum Redaction {
     static let secretNames = ["token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "credential", "session"]
 
@@ -9,7 +10,7 @@ package enum Redaction {
         // Nothing to redact without userinfo, or a query or fragment that may name a secret
         // (spelled out or percent-encoded): most URLs, each read once per source, skip the parser.
         let bytes = text.utf8
-        let hasItems = bytes.contains(UInt8(ascii: "?")) || bytes.contains(UInt8(ascii: "#"))
+        let hasItems = bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: ";") }
         if !bytes.contains(UInt8(ascii: "@")), !hasItems || (!bytes.contains(UInt8(ascii: "%")) && !isSecret(text)) {
             return text
         }
@@ -17,6 +18,10 @@ package enum Redaction {
         var redacted = false
         if parts.userInfo != nil {
             parts.userInfo = "REDACTED"
+            redacted = true
+        }
+        if let hidden = hidingSecrets(inPath: Substring(parts.path)) {
+            parts.path = hidden
             redacted = true
         }
         if let query = parts.query, let hidden = hidingSecrets(inQuery: Substring(query)) {
@@ -38,10 +43,11 @@ package enum Redaction {
 
     /// The query with each secret-looking item's value replaced (its name as written: `%74oken`
     /// stays `%74oken`), or nil when it names no secret. Empty items (`a&&b`) are dropped. An
-    /// item's value is also read at `;`, the separator older forms and some fragments use: from
-    /// a secret-looking `name=value` piece on, the rest of the item is hidden with it
-    /// (`state=1;token=x;y` shows `state=1;token=REDACTED`), since a secret's value may hold a
-    /// `;` itself. A piece without `=` is a value (`fields=id;keywords`) and stays.
+    /// item's value is also read at `;`, the separator older forms and some fragments use, and
+    /// at a second `#` (`#a=1#token=…`, which browsers keep): from a secret-looking `name=value`
+    /// piece on, the rest of the item is hidden with it (`state=1;token=x;y` shows
+    /// `state=1;token=REDACTED`), since a secret's value may hold a `;` itself. A piece without
+    /// `=` is a value (`fields=id;keywords`) and stays.
     static func hidingSecrets(inQuery query: Substring) -> String? {
         let items = URLParts.items(ofQuery: query)
         let shown = items.map(hidingSecrets(inItem:))
@@ -49,21 +55,53 @@ package enum Redaction {
         return zip(items, shown).map { $1 ?? String($0.text) }.joined(separator: "&")
     }
 
-    /// The item with its secret hidden, or nil when it names none.
+    /// The path with each segment's secret-looking parameters hidden (`/a;jsessionid=x/b` shows
+    /// `/a;jsessionid=REDACTED/b`), or nil when it has none.
+    static func hidingSecrets(inPath path: Substring) -> String? {
+        guard path.utf8.contains(UInt8(ascii: ";")) else { return nil }
+        let segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
+        let shown = segments.map { hidingSecretPieces(in: $0, at: [UInt8(ascii: ";")]) }
+        guard shown.contains(where: { $0 != nil }) else { return nil }
+        return zip(segments, shown).map { $1 ?? String($0) }.joined(separator: "/")
+    }
+
+    /// The item with its secret hidden, or nil when it names none. A name that decodes to hold
+    /// an `=` (`token%3Dabc`) is shown up to that escape, as if it had been written.
     private static func hidingSecrets(inItem item: URLParts.QueryItem) -> String? {
-        if isSecret(item.name) { return "\(item.writtenName)=REDACTED" }
-        let pieces = item.text.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
-        for (index, piece) in pieces.enumerated().dropFirst() where piece.contains(UInt8(ascii: "=")) {
-            guard let named = URLParts.items(ofQuery: Substring(piece)).first, isSecret(named.name) else { continue }
-            return (pieces[..<index].map { Substring($0) } + ["\(named.writtenName)=REDACTED"]).joined(separator: ";")
+        if isSecret(item.name) {
+            let written = item.writtenName
+            let escape = written.utf8.indices.first { written.utf8[$0...].starts(with: "%3D".utf8) || written.utf8[$0...].starts(with: "%3d".utf8) }
+            return "\(escape.map { written[..<$0] } ?? written)=REDACTED"
         }
-        return nil
+        return hidingSecretPieces(in: item.text, at: [UInt8(ascii: ";"), UInt8(ascii: "#")])
+    }
+
+    /// `text` hidden from its first secret-looking `name=value` piece after the first (pieces
+    /// end at any of `separators`), or nil when no such piece names a secret.
+    private static func hidingSecretPieces(in text: Substring, at separators: [UInt8]) -> String? {
+        let bytes = text.utf8
+        var pieceStart: Substring.UTF8View.Index? = nil  // nil until the first piece has ended
+        var index = bytes.startIndex
+        while true {
+            let atEnd = index == bytes.endIndex
+            if atEnd || separators.contains(bytes[index]) {
+                if let start = pieceStart, bytes[start..<index].contains(UInt8(ascii: "=")),
+                    let named = URLParts.items(ofQuery: Substring(bytes[start..<index])).first, isSecret(named.name)
+                {
+                    return String(Substring(bytes[..<start])) + "\(named.writtenName)=REDACTED"
+                }
+                if atEnd { return nil }
+                pieceStart = bytes.index(after: index)
+            }
+            index = bytes.index(after: index)
+        }
     }
 
     /// A URL the parser refuses (a host holding what no host may, a password holding a `/`, a
     /// scheme-less `//user:pw@host`) is still shown without its user information — everything
     /// from the authority's start (after `://`, or a leading `//`) to the last `@` before the
-    /// query — or its secret query and fragment values, found in the bytes.
+    /// query — or its secret path parameters, query and fragment values, found in the bytes
+    /// (a parameter-like piece of the authority is hidden with them).
     static func hidingByText(_ text: String) -> String {
         let bytes = text.utf8
         var shown = Substring(text)
@@ -81,14 +119,13 @@ package enum Redaction {
         let fragmentMark = shownBytes.firstIndex(of: UInt8(ascii: "#"))
         var fragment = fragmentMark.map { Substring(shownBytes[shownBytes.index(after: $0)...]) }
         if let hidden = fragment.flatMap({ hidingSecrets(inFragment: $0) }) { fragment = Substring(hidden) }
-        var beforeFragment = Substring(shownBytes[..<(fragmentMark ?? shownBytes.endIndex)])
-        if let question = beforeFragment.utf8.firstIndex(of: UInt8(ascii: "?")) {
-            let queryStart = beforeFragment.utf8.index(after: question)
-            if let hidden = hidingSecrets(inQuery: Substring(beforeFragment.utf8[queryStart...])) {
-                beforeFragment = Substring(beforeFragment.utf8[..<queryStart]) + hidden
-            }
-        }
-        return String(beforeFragment) + (fragment.map { "#" + $0 } ?? "")
+        let beforeFragment = Substring(shownBytes[..<(fragmentMark ?? shownBytes.endIndex)])
+        let question = beforeFragment.utf8.firstIndex(of: UInt8(ascii: "?"))
+        var path = Substring(beforeFragment.utf8[..<(question ?? beforeFragment.utf8.endIndex)])
+        var query = question.map { Substring(beforeFragment.utf8[beforeFragment.utf8.index(after: $0)...]) }
+        if let hidden = hidingSecrets(inPath: path) { path = Substring(hidden) }
+        if let hidden = query.flatMap({ hidingSecrets(inQuery: $0) }) { query = Substring(hidden) }
+        return String(path) + (query.map { "?" + $0 } ?? "") + (fragment.map { "#" + $0 } ?? "")
     }
 
     /// A query name that holds a secret: one of `secretNames` inside it, in any case.
