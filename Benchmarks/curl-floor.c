@@ -41,11 +41,9 @@ int main(int argc, char **argv) {
         curl_multi_add_handle(multi, easy);
     }
     while (finished < total) {
-        int running = 0, left = 0;
+        int running = 0;
         curl_multi_perform(multi, &running);
-        CURLMsg *message;
-        while ((message = curl_multi_info_read(multi, &left))) {
-            if (message->msg != CURLMSG_DONE) continue;
+        for (CURLMsg *message; (message = next_finished(multi));) {
             CURL *easy = message->easy_handle;
             if (message->data.result != CURLE_OK) failed++;
             char *slot;

@@ -37,4 +37,13 @@ static void configure(CURL *easy, const char *url, struct curl_slist *headers, c
     }
 }
 
+// The next transfer of `multi` that has finished (after curl_multi_perform), or NULL.
+static CURLMsg *next_finished(CURLM *multi) {
+    int left = 0;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &left)))
+        if (message->msg == CURLMSG_DONE) return message;
+    return NULL;
+}
+
 #endif

@@ -49,11 +49,9 @@ static void *transfers(void *unused) {
             curl_easy_setopt(easy, CURLOPT_PRIVATE, probe);
             curl_multi_add_handle(multi, easy);
         }
-        int running = 0, left = 0;
+        int running = 0;
         curl_multi_perform(multi, &running);
-        CURLMsg *message;
-        while ((message = curl_multi_info_read(multi, &left))) {
-            if (message->msg != CURLMSG_DONE) continue;
+        for (CURLMsg *message; (message = next_finished(multi));) {
             CURL *easy = message->easy_handle;
             struct probe *probe;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&probe);

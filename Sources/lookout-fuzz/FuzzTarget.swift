@@ -102,24 +102,34 @@ enum FuzzTarget: String, CaseIterable, Sendable {
                 }
             }
             // No secret-looking query item of a shown URL keeps its value, nor a piece of one
-            // between `;` or `#`, nor one of a fragment written as a query, nor a parameter of
-            // a path segment.
-            func checkPieces(_ text: Substring, _ separators: [UInt8], _ what: String) {
-                for piece in text.utf8.split(whereSeparator: separators.contains).dropFirst() where piece.contains(UInt8(ascii: "=")) {
-                    guard let named = URLParts.items(ofQuery: Substring(piece)).first, Redaction.isSecret(named.name) else { continue }
-                    precondition(named.value == "REDACTED", "a secret \(what) value shown after a separator")
+            // between `;` or `#`, nor one of a fragment written as a query, nor a path segment's
+            // parameter: after a secret name (read decoded up to its first `=`, so an escaped
+            // `=` ends it too) comes `=REDACTED` and nothing else.
+            func checkNamed(_ piece: Substring, needsEquals: Bool, _ what: String) {
+                let decoded = URLParts.lenientlyDecoded(piece.utf8)
+                guard let equals = decoded.firstIndex(of: "=") else {
+                    precondition(needsEquals || !Redaction.isSecret(decoded), "a secret \(what) name shown without REDACTED")
+                    return
+                }
+                guard Redaction.isSecret(String(decoded[..<equals])) else { return }
+                precondition(decoded[equals...] == "=REDACTED", "a secret \(what) value shown")
+            }
+            func checkPieces(_ text: Substring, _ separators: Set<UInt8>, _ what: String) {
+                for piece in text.utf8.split(omittingEmptySubsequences: false, whereSeparator: separators.contains).dropFirst() {
+                    checkNamed(Substring(piece), needsEquals: true, what + " piece")
                 }
             }
             func checkItems(_ bytes: Substring.UTF8View.SubSequence, _ what: String) {
                 for item in URLParts.items(ofQuery: Substring(bytes)) {
-                    if Redaction.isSecret(item.name) { precondition(item.value == "REDACTED", "a secret \(what) value shown") }
+                    checkNamed(item.text, needsEquals: false, what)
                     checkPieces(item.text, [UInt8(ascii: ";"), UInt8(ascii: "#")], what)
                 }
             }
-            if let shownParts = URLParts(String(decoding: shown, as: UTF8.self)) {
-                for segment in shownParts.path.utf8.split(separator: UInt8(ascii: "/")) {
-                    checkPieces(Substring(segment), [UInt8(ascii: ";")], "path parameter")
-                }
+            let shownText = String(decoding: shown, as: UTF8.self)
+            let beforeQuery = Substring(shownText).utf8.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+            let shownPath = URLParts(shownText)?.path ?? String(Substring(beforeQuery[Redaction.pathStart(inText: Substring(beforeQuery))...]))
+            for segment in shownPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+                checkPieces(Substring(segment), [UInt8(ascii: ";")], "path parameter")
             }
             let fragment = shown.firstIndex(of: UInt8(ascii: "#")) ?? shown.endIndex
             if let query = shown[..<fragment].firstIndex(of: UInt8(ascii: "?")) {

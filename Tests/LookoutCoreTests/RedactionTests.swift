@@ -42,16 +42,25 @@ struct RedactionTests {
         // A second `#` in a fragment (browsers keep it) starts a piece as `;` does.
         ("https://app.example/cb#a=1#token=abc", "https://app.example/cb#a=1#token=REDACTED"),
         ("https://app.example/cb#a=1;b=2#access_token=abc&state=1", "https://app.example/cb#a=1;b=2#access_token=REDACTED&state=1"),
-        // A name whose escape decodes to `=` was meant as name=value: shown up to the escape.
+        // A name whose escape decodes to `=` was meant as name=value: shown up to the escape,
+        // in an item or in a piece of one.
         ("https://api.example/v1?token%3Dhunter2&page=2", "https://api.example/v1?token=REDACTED&page=2"),
         ("https://api.example/v1?%74oken%3dhunter2", "https://api.example/v1?%74oken=REDACTED"),
-        ("https://api.example/v1?x%3Dtoken", "https://api.example/v1?x=REDACTED"),
-        // A path segment's parameters (a servlet session in the URL) hide their secrets; the
-        // segment's name and the rest of the path stay.
+        ("https://api.example/v1?a=1;token%3Dabc=z", "https://api.example/v1?a=1;token=REDACTED"),
+        ("https://api.example/v1?a=1;token%3Dabc", "https://api.example/v1?a=1;token=REDACTED"),
+        ("https://app.example/cb#state=1#access_token%3Dabc", "https://app.example/cb#state=1#access_token=REDACTED"),
+        // A path segment's parameters (a servlet session in the URL) hide their secrets, and
+        // the rest of the path with them (a token may hold a `/`); the segment's name stays.
         ("https://shop.example/cart;jsessionid=ABC123?item=2", "https://shop.example/cart;jsessionid=REDACTED?item=2"),
-        ("https://shop.example/a;v=1;jsessionid=ABC;x=y/b", "https://shop.example/a;v=1;jsessionid=REDACTED/b"),
-        ("https://shop.example/a;sid=1/b;auth_token=2/c", "https://shop.example/a;sid=1/b;auth_token=REDACTED/c"),
+        ("https://shop.example/a;v=1;jsessionid=ABC;x=y/b", "https://shop.example/a;v=1;jsessionid=REDACTED"),
+        ("https://shop.example/a;sid=1/b;auth_token=2/c", "https://shop.example/a;sid=1/b;auth_token=REDACTED"),
+        ("https://shop.example/x;token=abc/def+gh==", "https://shop.example/x;token=REDACTED"),
+        ("https://shop.example/cart;jsessionid%3DABC", "https://shop.example/cart;jsessionid=REDACTED"),
+        ("https://shop.example/;token=abc", "https://shop.example/;token=REDACTED"),
         ("https://user:pw@bad host/cart;jsessionid=ABC?x=1", "https://REDACTED@bad host/cart;jsessionid=REDACTED?x=1"),
+        ("not a url/a;session=1/b", "not a url/a;session=REDACTED"),
+        // The authority is no path: a `;` there is read only as a host parser would.
+        ("https://user:pw@bad host;token=abc/x", "https://REDACTED@bad host;token=abc/x"),
     ])
     func secretsAreHidden(url: String, shown: String) {
         #expect(Redaction.url(url) == shown)
@@ -64,6 +73,8 @@ struct RedactionTests {
         // Path parameters without a secret, and a `;` that is no parameter, stay.
         "https://maps.example/place;lat=1;lon=2/view", "https://api.example.com/v1/a;b/c", "https://h.example/;token",
         "https://h.example/docs#intro#token",
+        // An escaped `=` after a name that is no secret leaves no secret to hide.
+        "https://api.example/v1?x%3Dtoken",
     ])
     func otherURLsStayAsWritten(url: String) {
         #expect(Redaction.url(url) == url)

@@ -7,8 +7,9 @@ package enum Redaction {
     static let secretNames = ["token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "credential", "session"]
 
     package static func url(_ text: String) -> String {
-        // Nothing to redact without userinfo, or a query or fragment that may name a secret
-        // (spelled out or percent-encoded): most URLs, each read once per source, skip the parser.
+        // Nothing to redact without userinfo, or a query, fragment or path parameter that may
+        // name a secret (spelled out or percent-encoded): most URLs, each read once per source,
+        // skip the parser.
         let bytes = text.utf8
         let hasItems = bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: ";") }
         if !bytes.contains(UInt8(ascii: "@")), !hasItems || (!bytes.contains(UInt8(ascii: "%")) && !isSecret(text)) {
@@ -50,66 +51,81 @@ package enum Redaction {
     /// `=` is a value (`fields=id;keywords`) and stays.
     static func hidingSecrets(inQuery query: Substring) -> String? {
         let items = URLParts.items(ofQuery: query)
-        let shown = items.map(hidingSecrets(inItem:))
+        let shown = items.map { hiddenPiece($0.text, needsEquals: false) ?? hidingSecretPieces(in: $0.text, at: pieceSeparators) }
         guard shown.contains(where: { $0 != nil }) else { return nil }
         return zip(items, shown).map { $1 ?? String($0.text) }.joined(separator: "&")
     }
 
-    /// The path with each segment's secret-looking parameters hidden (`/a;jsessionid=x/b` shows
-    /// `/a;jsessionid=REDACTED/b`), or nil when it has none.
+    /// The path hidden from its first secret-looking segment parameter on (`/cart;jsessionid=…`,
+    /// as servlet containers put a session into a URL, shows `/cart;jsessionid=REDACTED`), to
+    /// its end since a token may hold a `/`; nil when it has none.
     static func hidingSecrets(inPath path: Substring) -> String? {
         guard path.utf8.contains(UInt8(ascii: ";")) else { return nil }
-        let segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
-        let shown = segments.map { hidingSecretPieces(in: $0, at: [UInt8(ascii: ";")]) }
-        guard shown.contains(where: { $0 != nil }) else { return nil }
-        return zip(segments, shown).map { $1 ?? String($0) }.joined(separator: "/")
-    }
-
-    /// The item with its secret hidden, or nil when it names none. A name that decodes to hold
-    /// an `=` (`token%3Dabc`) is shown up to that escape, as if it had been written.
-    private static func hidingSecrets(inItem item: URLParts.QueryItem) -> String? {
-        if isSecret(item.name) {
-            let written = item.writtenName
-            let escape = written.utf8.indices.first { written.utf8[$0...].starts(with: "%3D".utf8) || written.utf8[$0...].starts(with: "%3d".utf8) }
-            return "\(escape.map { written[..<$0] } ?? written)=REDACTED"
-        }
-        return hidingSecretPieces(in: item.text, at: [UInt8(ascii: ";"), UInt8(ascii: "#")])
-    }
-
-    /// `text` hidden from its first secret-looking `name=value` piece after the first (pieces
-    /// end at any of `separators`), or nil when no such piece names a secret.
-    private static func hidingSecretPieces(in text: Substring, at separators: [UInt8]) -> String? {
-        let bytes = text.utf8
-        var pieceStart: Substring.UTF8View.Index? = nil  // nil until the first piece has ended
-        var index = bytes.startIndex
-        while true {
-            let atEnd = index == bytes.endIndex
-            if atEnd || separators.contains(bytes[index]) {
-                if let start = pieceStart, bytes[start..<index].contains(UInt8(ascii: "=")),
-                    let named = URLParts.items(ofQuery: Substring(bytes[start..<index])).first, isSecret(named.name)
-                {
-                    return String(Substring(bytes[..<start])) + "\(named.writtenName)=REDACTED"
-                }
-                if atEnd { return nil }
-                pieceStart = bytes.index(after: index)
+        for segment in path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if let hidden = hidingSecretPieces(in: Substring(segment), at: parameterSeparators) {
+                return String(Substring(path.utf8[..<segment.startIndex])) + hidden
             }
-            index = bytes.index(after: index)
         }
+        return nil
+    }
+
+    private static let pieceSeparators: Set<UInt8> = [UInt8(ascii: ";"), UInt8(ascii: "#")]
+    private static let parameterSeparators: Set<UInt8> = [UInt8(ascii: ";")]
+
+    /// `text` up to its first secret-looking piece after the first (pieces end at any of
+    /// `separators`), that piece shown as `name=REDACTED`; nil when no such piece names a secret.
+    private static func hidingSecretPieces(in text: Substring, at separators: Set<UInt8>) -> String? {
+        let pieces = text.utf8.split(omittingEmptySubsequences: false, whereSeparator: separators.contains)
+        for piece in pieces.dropFirst() {
+            if let hidden = hiddenPiece(Substring(piece), needsEquals: true) {
+                return String(Substring(text.utf8[..<piece.startIndex])) + hidden
+            }
+        }
+        return nil
+    }
+
+    /// `piece` shown as `name=REDACTED` when its name looks secret, or nil. The name is the piece
+    /// as written up to its first `=`, or `%3D`: an escaped `=` was meant as one (`token%3Dabc`
+    /// shows `token=REDACTED`, where the name would otherwise carry the secret). With
+    /// `needsEquals`, a piece with neither is a value (`fields=id;keywords`) and names nothing.
+    private static func hiddenPiece(_ piece: Substring, needsEquals: Bool) -> String? {
+        let bytes = piece.utf8
+        let equals = bytes.indices.first { bytes[$0] == UInt8(ascii: "=") || isEscapedEquals(bytes[$0...]) }
+        if needsEquals, equals == nil { return nil }
+        let name = Substring(bytes[..<(equals ?? bytes.endIndex)])
+        return isSecret(URLParts.lenientlyDecoded(name.utf8)) ? "\(name)=REDACTED" : nil
+    }
+
+    /// Whether `bytes` start with `%3D` or `%3d`.
+    private static func isEscapedEquals(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
+        var rest = bytes.makeIterator()
+        return rest.next() == UInt8(ascii: "%") && rest.next() == UInt8(ascii: "3") && (rest.next().map { $0 | 0x20 } == UInt8(ascii: "d"))
+    }
+
+    /// Where the path of `text` starts, read from its bytes: after the authority when there is
+    /// one (after `://`, or a leading `//`, up to the next `/`, `?` or `#`), else at its start.
+    package static func pathStart(inText text: Substring) -> Substring.UTF8View.Index {
+        let bytes = text.utf8
+        guard let authority = authorityStart(bytes) else { return bytes.startIndex }
+        return bytes[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
+    }
+
+    /// Where the authority of `bytes` starts: after `://`, or after a leading `//`; nil without.
+    private static func authorityStart(_ bytes: Substring.UTF8View) -> Substring.UTF8View.Index? {
+        bytes.starts(with: "//".utf8)
+            ? bytes.index(bytes.startIndex, offsetBy: 2)
+            : bytes.indices.first { bytes[$0...].starts(with: "://".utf8) }.map { bytes.index($0, offsetBy: 3) }
     }
 
     /// A URL the parser refuses (a host holding what no host may, a password holding a `/`, a
     /// scheme-less `//user:pw@host`) is still shown without its user information — everything
     /// from the authority's start (after `://`, or a leading `//`) to the last `@` before the
-    /// query — or its secret path parameters, query and fragment values, found in the bytes
-    /// (a parameter-like piece of the authority is hidden with them).
+    /// query — or its secret path parameters, query and fragment values, found in the bytes.
     static func hidingByText(_ text: String) -> String {
-        let bytes = text.utf8
+        let bytes = Substring(text).utf8
         var shown = Substring(text)
-        let authority =
-            bytes.starts(with: "//".utf8)
-            ? bytes.index(bytes.startIndex, offsetBy: 2)
-            : bytes.indices.first { bytes[$0...].starts(with: "://".utf8) }.map { bytes.index($0, offsetBy: 3) }
-        if let start = authority {
+        if let start = authorityStart(bytes) {
             let end = bytes[start...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
             if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) {
                 shown = Substring(bytes[..<start]) + "REDACTED" + Substring(bytes[at...])
@@ -121,11 +137,13 @@ package enum Redaction {
         if let hidden = fragment.flatMap({ hidingSecrets(inFragment: $0) }) { fragment = Substring(hidden) }
         let beforeFragment = Substring(shownBytes[..<(fragmentMark ?? shownBytes.endIndex)])
         let question = beforeFragment.utf8.firstIndex(of: UInt8(ascii: "?"))
-        var path = Substring(beforeFragment.utf8[..<(question ?? beforeFragment.utf8.endIndex)])
+        let withPath = Substring(beforeFragment.utf8[..<(question ?? beforeFragment.utf8.endIndex)])
+        let pathStart = pathStart(inText: withPath)
+        var path = Substring(withPath.utf8[pathStart...])
         var query = question.map { Substring(beforeFragment.utf8[beforeFragment.utf8.index(after: $0)...]) }
         if let hidden = hidingSecrets(inPath: path) { path = Substring(hidden) }
         if let hidden = query.flatMap({ hidingSecrets(inQuery: $0) }) { query = Substring(hidden) }
-        return String(path) + (query.map { "?" + $0 } ?? "") + (fragment.map { "#" + $0 } ?? "")
+        return String(Substring(withPath.utf8[..<pathStart])) + path + (query.map { "?" + $0 } ?? "") + (fragment.map { "#" + $0 } ?? "")
     }
 
     /// A query name that holds a secret: one of `secretNames` inside it, in any case.
