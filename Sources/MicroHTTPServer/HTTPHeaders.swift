@@ -48,56 +48,68 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 }
 
 extension String {
+    /// Equal but for ASCII case, compared byte by byte as libmicrohttpd compares field names: a
+    /// Kelvin sign is no `k`, and nothing is allocated (this runs for every field of a request).
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        utf8.elementsEqual(other.utf8) { $0 == $1 || ($0 ^ $1 == 0x20 && (0x61...0x7A).contains($0 | 0x20)) }
     }
 }
 
 extension HTTPHeaders {
-    /// Why a request's body cannot be delimited one way only, with the status that says so, or
-    /// nil (RFC 9112 sections 6.1 and 6.3): `Content-Length` fields that disagree or are no
-    /// number, `Content-Length` beside `Transfer-Encoding` (400), and a `Transfer-Encoding` other
-    /// than `chunked` alone — one that does not end in `chunked` leaves the length unknown (400),
-    /// one that does names a coding this server does not decode (501). A proxy in front that
-    /// read another length would take the rest of this body for a request of its own (request
-    /// smuggling), so such a request is refused and its connection closed. Fields repeating one
-    /// length (`2` and `02`) are one length.
-    var framingProblem: (status: Int, message: String)? {
-        let lengths = values(of: "Content-Length")
-        // `caseInsensitiveEquals` compares byte counts first, so only ASCII case differs, as in
-        // libmicrohttpd: a Kelvin sign is no `k`.
-        let codings = values(of: "Transfer-Encoding").map { String($0).caseInsensitiveEquals("chunked") }
-        if !codings.isEmpty {
-            if !lengths.isEmpty { return (400, "a request with both Content-Length and Transfer-Encoding is refused") }
-            guard codings == [true] else {
-                let written = fields.filter { $0.name.caseInsensitiveEquals("Transfer-Encoding") }.map(\.value).joined(separator: ", ")
-                return codings.last == true
-                    ? (501, "Transfer-Encoding \(written): only chunked is understood")
-                    : (400, "Transfer-Encoding \(written) does not end in chunked, so the body's length is unknown")
+    /// Why a request's body cannot be delimited one way only, with the status that says so
+    /// (RFC 9112 sections 6.1 and 6.3): `Content-Length` fields that disagree or are no number,
+    /// `Content-Length` beside `Transfer-Encoding` (400), and a `Transfer-Encoding` other than
+    /// `chunked` alone — one that does not end in `chunked` leaves the length unknown (400), one
+    /// that does names a coding this server does not decode (501). A proxy in front that read
+    /// another length would take the rest of this body for a request of its own (request
+    /// smuggling), so such a request is refused and its connection closed.
+    struct FramingProblem: Error, Equatable {
+        var status: Int
+        var message: String
+    }
+
+    /// How the request's body is delimited, read from its fields in one pass: the announced
+    /// length (`Int.max` for one too large to hold, past any limit; nil without one, as for a
+    /// chunked body), or the problem that refuses it. Fields repeating one length (`2` and
+    /// `02`) are one length.
+    var bodyFraming: Result<Int?, FramingProblem> {
+        var lengths: [Substring] = []
+        var codings: [Substring] = []
+        var writtenCodings: [String] = []
+        for field in fields {
+            if field.name.caseInsensitiveEquals("Content-Length") {
+                lengths += HTTPHeaders.commaSeparated(field.value)
+            } else if field.name.caseInsensitiveEquals("Transfer-Encoding") {
+                codings += HTTPHeaders.commaSeparated(field.value)
+                writtenCodings.append(field.value)
             }
-            return nil
         }
-        if lengths.isEmpty { return nil }
+        if !codings.isEmpty {
+            if !lengths.isEmpty { return .failure(FramingProblem(status: 400, message: "a request with both Content-Length and Transfer-Encoding is refused")) }
+            let chunked = codings.map { String($0).caseInsensitiveEquals("chunked") }
+            guard chunked == [true] else {
+                let written = writtenCodings.joined(separator: ", ")
+                return .failure(
+                    chunked.last == true
+                        ? FramingProblem(status: 501, message: "Transfer-Encoding \(written): only chunked is understood")
+                        : FramingProblem(status: 400, message: "Transfer-Encoding \(written) does not end in chunked, so the body's length is unknown"))
+            }
+            return .success(nil)
+        }
+        guard let first = lengths.first else { return .success(nil) }
         guard lengths.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(HTTPHeaders.isDigit) }) else {
-            return (400, "Content-Length is not a number")
+            return .failure(FramingProblem(status: 400, message: "Content-Length is not a number"))
         }
         // Compared as numbers of any size: `02` is `2`.
-        let distinct = Set(lengths.map { $0.drop { $0 == "0" } })
-        return distinct.count > 1 ? (400, "the request's Content-Length fields disagree") : nil
+        guard Set(lengths.map { $0.drop { $0 == "0" } }).count == 1 else {
+            return .failure(FramingProblem(status: 400, message: "the request's Content-Length fields disagree"))
+        }
+        return .success(Int(first) ?? .max)
     }
 
-    /// The announced body length; `Int.max` for one too large to hold (past any limit), nil
-    /// without one or when it is no number.
-    var contentLength: Int? {
-        guard let length = values(of: "Content-Length").first, !length.isEmpty, length.utf8.allSatisfy(HTTPHeaders.isDigit) else { return nil }
-        return Int(length) ?? .max
-    }
-
-    /// Every comma-separated value of the fields named `name`, trimmed, empty ones kept.
-    private func values(of name: String) -> [Substring] {
-        fields.filter { $0.name.caseInsensitiveEquals(name) }
-            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingASCIISpaces() }
+    /// A field's comma-separated values, trimmed, empty ones kept.
+    private static func commaSeparated(_ value: String) -> [Substring] {
+        value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingASCIISpaces() }
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

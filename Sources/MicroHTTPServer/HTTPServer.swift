@@ -242,12 +242,12 @@ public final class HTTPServer: Sendable {
                 method: method.map { String(cString: $0) } ?? "GET",
                 path: url.map { String(cString: $0) } ?? "/")
             slot.pointee = Unmanaged.passRetained(request).toOpaque()
-            if let problem = request.headers.framingProblem {
-                return request.refuse(status: problem.status, problem.message + "\n")
+            let length: Int?
+            switch request.headers.bodyFraming {
+            case .failure(let problem): return request.refuse(status: problem.status, problem.message + "\n")
+            case .success(let announced): length = announced
             }
-            if let length = request.headers.contentLength,
-                length > configuration.maxRequestBodyBytes
-            {
+            if let length, length > configuration.maxRequestBodyBytes {
                 // Answering now and closing resets a client still sending, and the reset throws
                 // away the answer in its receive buffer: most clients send the body before they
                 // read. So read and drop a body worth draining and answer at its end, as nginx's

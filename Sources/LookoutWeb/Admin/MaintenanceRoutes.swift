@@ -66,7 +66,7 @@ struct MaintenanceRoutes: Sendable {
         }
         let unknown = APIRoutes.unknownField(in: body, allowed: ["sources", "matchers", "starts_at", "ends_at", "recurring", "note"]) { field in
             MaintenanceRoutes.recurringFields.contains(field)
-                ? "\(field): a recurring window's fields go inside recurring: {weekdays, at, duration, time_zone}" : nil
+                ? "\(field): a recurring window's fields go inside recurring: {\(MaintenanceRoutes.recurringList)}" : nil
         }
         if let unknown { return unknown }
         let known = Set(monitor.config.sources.map(\.name))
@@ -102,7 +102,7 @@ struct MaintenanceRoutes: Sendable {
             }
             ends = parsed
         } else if recurring == nil {
-            return APIRoutes.error("ends_at must be an RFC 3339 time (or give recurring: {weekdays, at, duration, time_zone})", status: 400)
+            return APIRoutes.error("ends_at must be an RFC 3339 time (or give recurring: {\(MaintenanceRoutes.recurringList)})", status: 400)
         }
         guard ends > starts else { return APIRoutes.error("ends_at must be after starts_at (and in the future)", status: 400) }
         guard body["note"] == nil || body["note"] is String else { return APIRoutes.error("note must be a string", status: 400) }
@@ -136,14 +136,15 @@ struct MaintenanceRoutes: Sendable {
     }
 
     static let recurringFields = ["weekdays", "at", "duration", "time_zone"]
+    static let recurringList = recurringFields.joined(separator: ", ")
 
     /// `{"weekdays": ["sun"], "at": "02:30", "duration": "1h", "time_zone": "Europe/Berlin"}`.
     static func recurring(_ value: Any) -> Result<MaintenanceWindow.Schedule, Problem> {
         guard let fields = value as? [String: Any] else {
-            return .failure(Problem(message: "recurring must be an object: {weekdays, at, duration, time_zone}"))
+            return .failure(Problem(message: "recurring must be an object: {\(recurringList)}"))
         }
         if let unknown = fields.keys.sorted().first(where: { !recurringFields.contains($0) }) {
-            return .failure(Problem(message: "recurring.\(unknown): unknown field (use weekdays, at, duration, time_zone)"))
+            return .failure(Problem(message: "recurring.\(unknown): unknown field (use \(recurringList))"))
         }
         var weekdays = Set(1...7)
         if let value = fields["weekdays"] {
