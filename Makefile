@@ -28,7 +28,7 @@ define ensure_packages
 	fi
 endef
 
-.PHONY: deps test-deps bench-deps build run test lint format fuzz bench clean
+.PHONY: deps test-deps bench-deps build run test lint format fuzz bench link-order clean
 
 deps:
 	$(call ensure_packages,$(APT_BUILD))
@@ -69,6 +69,12 @@ fuzz: deps
 
 bench: bench-deps
 	./Benchmarks/run.sh
+
+# Sources/lookout/lookout.order: the functions the service runs, hottest first, which lld lays
+# out together (Package.swift). Measured under Valgrind's callgrind; redo after large changes.
+link-order: deps
+	$(call ensure_packages,valgrind curl python3)
+	./Benchmarks/link-order.sh
 
 clean:
 	rm -rf .build .build-fuzz run

@@ -2,6 +2,26 @@
 // Lookout: a resilient monitor for the HTTP sources a product depends on.
 import PackageDescription
 
+// How the service (and its floor, so the two compare) is linked: with LLVM's lld, which ships with
+// the toolchain, packing the relative relocations (`-z pack-relative-relocs`, DT_RELR, read by
+// glibc 2.36 and later: Debian 12). --static-swift-stdlib leaves 95,000 of them, a 2.3 MB table
+// the loader reads at every start, 19 KB packed; gold, the default, cannot pack them. Resident
+// memory at 100 sources, static build: 47.0 MiB with gold, 43.9 with lld, 42.3 packed.
+let leanLinking: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))
+]
+
+// The service's code in the order it runs (`make link-order` writes the file, hottest first): the
+// functions a running monitor calls are laid out together instead of spread over 23 MB of text,
+// where the kernel maps the pages around each one called. Resident memory at 100 sources, static
+// build: 42.3 → 37.6 MiB. A name the code no longer has is skipped, so a stale file costs memory,
+// never correctness.
+let linkOrder: [LinkerSetting] = [
+    .unsafeFlags(
+        ["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/lookout/lookout.order", "-Xlinker", "--no-warn-symbol-ordering"],
+        .when(platforms: [.linux]))
+]
+
 let package = Package(
     name: "Lookout",
     platforms: [.macOS("26.0")],  // InlineArray; Linux is the supported platform
@@ -138,7 +158,8 @@ let package = Package(
             // gperftools' tcmalloc in place of glibc's malloc (Debian's libtcmalloc-minimal4): every
             // probe allocates its task's frames and libcurl's 16 KiB buffer, sizes that take glibc's
             // slow path (bin sorting, fastbin consolidation); 0.93 × the CPU a probe side by side.
-            linkerSettings: [.linkedLibrary(":libtcmalloc_minimal.so.4")]
+            exclude: ["lookout.order"],
+            linkerSettings: [.linkedLibrary(":libtcmalloc_minimal.so.4")] + leanLinking + linkOrder
         ),
         .executableTarget(
             name: "lookout-sim",
@@ -159,7 +180,8 @@ let package = Package(
         .executableTarget(
             name: "lookout-floor",
             dependencies: ["CCurl", "CMicroHTTPD", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Benchmarks/lookout-floor"
+            path: "Benchmarks/lookout-floor",
+            linkerSettings: leanLinking
         ),
         .executableTarget(
             name: "lookout-fuzz",

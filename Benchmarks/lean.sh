@@ -5,7 +5,9 @@
 # the Swift runtime's shared libraries and for the one built as the Dockerfile builds it
 # (--static-swift-stdlib). Beside each, the same figures of Benchmarks/lookout-floor (the libraries
 # Lookout must link, doing the least a monitor can, none of Lookout's code): what no change to
-# Lookout's code can take off. `make bench` appends its rows; alone it prints them.
+# Lookout's code can take off; and how many of the functions in the link order
+# (Sources/lookout/lookout.order) the binary still has. `make bench` appends its rows; alone it
+# prints them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/lib.sh
@@ -26,13 +28,7 @@ sport=$(free_port)
 "$sim" --listen "127.0.0.1:$sport" >"$work/sim.log" 2>&1 & pids+=($!)
 wait_for "http://127.0.0.1:$sport/ok"
 
-config() { # config SOURCES INTERVAL PORT DATABASE
-  echo "listen: 127.0.0.1:$3"
-  echo "database: \"$4\""
-  echo "defaults: {interval: $2, timeout: 2s}"
-  echo "sources:"
-  for i in $(seq 1 "$1"); do echo "  - {name: s$i, url: \"http://127.0.0.1:$sport/ok?s=$i\"}"; done
-}
+config() { sources_config "$3" "$4" "$2" "$1" s "http://127.0.0.1:$sport/ok"; } # config SOURCES INTERVAL PORT DATABASE
 
 # RSS of BINARY with SOURCES sources every INTERVAL, 20 s after it answered.
 rss_at() {
@@ -106,6 +102,9 @@ for build in dynamic static; do
   floor_start=$(startup "http://127.0.0.1:$lport/metrics" "$floor_binary" "$lport" "http://127.0.0.1:$sport/ok" 1000 30000)
   label=$([ "$build" = static ] && echo "--static-swift-stdlib (as the Dockerfile builds it)" || echo "Swift runtime as shared libraries")
   echo "| binary, $label: size and what it links | \`Benchmarks/lean.sh\`, stat and ldd | $size MiB, $libs libraries ($swiftlibs of them Swift's runtime, Foundation and ICU) | blackbox_exporter: one static Go binary | – |"
+  # How much of the link order (Package.swift) the binary still has: a stale file shows here.
+  ordered=$(comm -12 <(sort -u Sources/lookout/lookout.order) <(nm --defined-only "$binary" | awk '{print $3}' | sort -u) | wc -l)
+  echo "| link order: functions of \`Sources/lookout/lookout.order\` (\`make link-order\`) the binary has, $label | \`Benchmarks/lean.sh\`, nm | $ordered of $(wc -l <Sources/lookout/lookout.order) | – | – |"
   echo "| RSS at 100 sources probed every 1 s, 20 s in; $label | \`Benchmarks/lean.sh\`, /proc VmRSS | $r100 MiB ($r100_split) | blackbox_exporter idle $bb_rss MiB ($bb_split) | $(python3 -c "print(round($r100 / $bb_rss, 2))") (goal ≤ 2) |"
   echo "| the floor: RSS of \`lookout-floor\` (GRDB, Foundation, SQLite, libcurl, libmicrohttpd; none of Lookout's code) at 100 sources every 1 s, 20 s in; $label | \`Benchmarks/lean.sh\`, /proc VmRSS | $f100 MiB ($f100_split) | blackbox_exporter idle $bb_rss MiB | $(python3 -c "print(round($f100 / $bb_rss, 2))") |"
   echo "| RSS at 10,000 sources every 30 s, 20 s in; $label | same | $r10k MiB ($r10k_split) | goal ≤ 120 MiB | $(python3 -c "print(round($r10k / 120, 2))") |"

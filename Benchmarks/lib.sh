@@ -67,6 +67,16 @@ build_release() {
   bin="$(swift build -c release --show-bin-path)"
 }
 
+# A config served on 127.0.0.1:PORT ($1) with its database at $2: COUNT ($4) sources named
+# PREFIX1, PREFIX2, … ($5) at URL?s=1, URL?s=2, … ($6), each probed every INTERVAL ($3).
+sources_config() {
+  echo "listen: 127.0.0.1:$1"
+  echo "database: \"$2\""
+  echo "defaults: {interval: $3, timeout: 2s}"
+  echo "sources:"
+  for i in $(seq 1 "$4"); do echo "  - {name: $5$i, url: \"$6?s=$i\"}"; done
+}
+
 # A config of COUNT sources ($4) probing nginx on port $1 every INTERVAL ($5), served on LISTEN
 # ($2) with its database at $3: the load of the memory and scrape rows.
 nginx_sources_config() {

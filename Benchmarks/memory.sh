@@ -21,13 +21,7 @@ wait_for "http://127.0.0.1:$sport/ok"
 
 # 1. Failing sources, default rules, a database on disk.
 lport=$(free_port)
-{
-  echo "listen: 127.0.0.1:$lport"
-  echo "database: $work/failing.sqlite"
-  echo "defaults: {interval: 1s, timeout: 2s}"
-  echo "sources:"
-  for i in $(seq 1 100); do echo "  - {name: failing$i, url: \"http://127.0.0.1:$sport/status/500?s=$i\"}"; done
-} > "$work/failing.yml"
+sources_config "$lport" "$work/failing.sqlite" 1s 100 failing "http://127.0.0.1:$sport/status/500" > "$work/failing.yml"
 "$bin/lookout" serve --config "$work/failing.yml" >"$work/failing.log" 2>&1 & fpid=$!; pids+=($fpid)
 wait_for "http://127.0.0.1:$lport/-/healthy"
 # The live heap (lookout_heap_allocated_bytes) beside RSS: what Lookout holds, apart from what
