@@ -11,7 +11,8 @@ let leanLinking: [LinkerSetting] = [
     .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))
 ]
 
-// The service's code in the order it runs (`make link-order` writes the file, hottest first): the
+// The service's code in the order it runs (`make link-order` writes the file, hottest first; the
+// names are a release build's, so only a release build links by it): the
 // functions a running monitor calls are laid out together instead of spread over 23 MB of text,
 // where the kernel maps the pages around each one called. Resident memory at 100 sources, static
 // build: 42.3 → 37.6 MiB. A name the code no longer has is skipped, so a stale file costs memory,
@@ -19,7 +20,7 @@ let leanLinking: [LinkerSetting] = [
 let linkOrder: [LinkerSetting] = [
     .unsafeFlags(
         ["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/lookout/lookout.order", "-Xlinker", "--no-warn-symbol-ordering"],
-        .when(platforms: [.linux]))
+        .when(platforms: [.linux], configuration: .release))
 ]
 
 let package = Package(

@@ -28,13 +28,12 @@ sport=$(free_port)
 "$sim" --listen "127.0.0.1:$sport" >"$work/sim.log" 2>&1 & pids+=($!)
 wait_for "http://127.0.0.1:$sport/ok"
 
-config() { sources_config "$3" "$4" "$2" "$1" s "http://127.0.0.1:$sport/ok"; } # config SOURCES INTERVAL PORT DATABASE
 
 # RSS of BINARY with SOURCES sources every INTERVAL, 20 s after it answered.
 rss_at() {
   local binary=$1 sources=$2 interval=$3 port
   port=$(free_port)
-  config "$sources" "$interval" "$port" "$work/rss-$sources.sqlite" > "$work/rss.yml"
+  sources_config "$port" "$work/rss-$sources.sqlite" "$interval" "$sources" s "http://127.0.0.1:$sport/ok" > "$work/rss.yml"
   "$binary" serve --config "$work/rss.yml" >"$work/rss.log" 2>&1 & local pid=$!
   wait_for "http://127.0.0.1:$port/-/healthy"
   sleep 20
@@ -76,7 +75,7 @@ PY
 rss_split() { awk '/RssFile/ {f = $2} /RssAnon/ {a = $2} END {printf "%.1f file, %.1f anonymous", f / 1024, a / 1024}' "/proc/$1/status"; }
 
 lport=$(free_port)
-config 1000 30s "$lport" ":memory:" > "$work/start.yml"
+sources_config "$lport" ":memory:" 30s 1000 s "http://127.0.0.1:$sport/ok" > "$work/start.yml"
 # blackbox_exporter idle, and its start-up, with Debian's example modules.
 bport=$(free_port)
 prometheus-blackbox-exporter --config.file=/etc/prometheus/blackbox.yml --web.listen-address="127.0.0.1:$bport" --log.level=error >"$work/bb.log" 2>&1 & bpid=$!

@@ -47,10 +47,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 }
 
-extension String {
+extension StringProtocol {
     /// Equal but for ASCII case, compared byte by byte as libmicrohttpd compares field names: a
     /// Kelvin sign is no `k`, and nothing is allocated (this runs for every field of a request).
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    func caseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
         utf8.elementsEqual(other.utf8) { $0 == $1 || ($0 ^ $1 == 0x20 && (0x61...0x7A).contains($0 | 0x20)) }
     }
 }
@@ -86,7 +86,7 @@ extension HTTPHeaders {
         }
         if !codings.isEmpty {
             if !lengths.isEmpty { return .failure(FramingProblem(status: 400, message: "a request with both Content-Length and Transfer-Encoding is refused")) }
-            let chunked = codings.map { String($0).caseInsensitiveEquals("chunked") }
+            let chunked = codings.map { $0.caseInsensitiveEquals("chunked") }
             guard chunked == [true] else {
                 let written = writtenCodings.joined(separator: ", ")
                 return .failure(
