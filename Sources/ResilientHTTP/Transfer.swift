@@ -238,7 +238,15 @@ package enum ASCII {
     package static func containsIgnoringCase(_ text: String, _ needle: String) -> Bool {
         bytes(text) { text in
             bytes(needle) { needle in
-                text.count >= needle.count && (0...(text.count - needle.count)).contains { matches(text, at: $0, needle) }
+                guard let first = needle.first.map(lower) else { return true }
+                guard text.count >= needle.count else { return false }
+                // Only where the first byte matches is the rest compared.
+                var start = 0
+                while start <= text.count - needle.count {
+                    if lower(text[start]) == first && matches(text, at: start, needle) { return true }
+                    start += 1
+                }
+                return false
             }
         }
     }

@@ -422,6 +422,27 @@ struct BlackboxFileTests {
         #expect(config.probeModules["base"]?.method == "GET")
     }
 
+    /// Of two merged mappings the earlier wins, a key unknown both in the mapping and in what it
+    /// merges is told once, and a quoted `<<` is a key of that name, not a merge.
+    @Test func theEarlierMergeWinsAndAnUnknownKeyIsToldOnce() throws {
+        let config = try load(
+            """
+            modules:
+              m: {<<: [{prober: http, timeout: 2s}, {prober: tcp, timeout: 9s, http: {method: HEAD}}]}
+            """)
+        #expect(config.probeModules["m"]?.kind == .http)
+        #expect(config.probeModules["m"]?.timeout == .seconds(2))
+        #expect(config.probeModules["m"]?.method == "HEAD")
+        let found = problems(
+            """
+            modules:
+              m: {<<: {prober: http, colour: red}, colour: blue}
+              q: {prober: http, "<<": {timeout: 1s}}
+            """)
+        #expect(found.filter { $0.contains("unknown key \"colour\"") }.count == 1, "\(found)")
+        #expect(found.contains { $0.contains("unknown key \"<<\"") }, "\(found)")
+    }
+
     @Test func aMergeBombIsCutWithAProblem() {
         var yaml = "l0: &l0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10}\n"
         for level in 1...8 { yaml += "l\(level): &l\(level) {<<: [" + Array(repeating: "*l\(level - 1)", count: 10).joined(separator: ", ") + "]}\n" }

@@ -73,6 +73,33 @@ struct SourceRegistryTests {
         #expect(snapshot.summaries[0] == nil)
     }
 
+    /// A reload that changes settings only (followed in place) and one that reorders the sources
+    /// (rebuilt) both keep what each source measured and take its new settings, and a snapshot
+    /// taken before either still shows the old ones.
+    @Test func aSourceKeepsItsRecordWhenOnlyItsSettingsOrPlaceChange() {
+        let registry = SourceRegistry(sources: [a, b])
+        let now: Int64 = 10 * HealthWindow.hour
+        registry.record(failed("a", at: now))
+        registry.record(ProbeResult(source: "b", timestampMs: now, ok: true))
+        let before = registry.snapshot(nowMs: now)
+
+        var moved = a
+        moved.url = "http://127.0.0.1/moved?token=abc"
+        #expect(registry.apply([moved, b]).isEmpty)
+        var snapshot = registry.snapshot(nowMs: now)
+        #expect(snapshot.names == ["a", "b"])
+        #expect(snapshot.records.map(\.last?.ok) == [false, true])
+        #expect(snapshot.records[0].source.url == moved.url)
+        #expect(snapshot.records[0].displayURL == "http://127.0.0.1/moved?token=REDACTED")
+        #expect(before.records[0].source.url == a.url)
+
+        #expect(registry.apply([b, moved]).isEmpty)
+        snapshot = registry.snapshot(nowMs: now)
+        #expect(snapshot.names == ["b", "a"])
+        #expect(snapshot.records.map(\.last?.ok) == [true, false])
+        #expect(snapshot.records[1].displayURL == "http://127.0.0.1/moved?token=REDACTED")
+    }
+
     @Test func eventsAndHistoryOfUnknownSourcesAreIgnored() {
         let registry = SourceRegistry(sources: [a])
         registry.handle(.retryBudgetExhausted(upstream: "gone"))

@@ -33,6 +33,9 @@ struct ASCIIComparisonTests {
         #expect(!ASCII.containsIgnoringCase("k-e-y", "key"))
         #expect(!ASCII.containsIgnoringCase("[ey", "{ey"))
         #expect(ASCII.containsIgnoringCase("anything", ""))
+        #expect(ASCII.containsIgnoringCase("", ""))
+        #expect(ASCII.containsIgnoringCase("kekeY", "key"))  // after two starts that fail
+        #expect(!ASCII.containsIgnoringCase("kkkk", "kke"))
         #expect(!ASCII.containsIgnoringCase("", "a"))
         #expect(ASCII.containsIgnoringCase("ÉtokenÉ", "TOKEN"))  // bytes beyond ASCII around it
         #expect(ASCII.hasSuffixIgnoringCase("api.LOCALHOST", ".localhost"))

@@ -58,6 +58,8 @@ package enum ConfigLoader {
 
     /// Gives each problem under `sources[N]` or `alerts.hooks[N]` the name written there.
     static func named(_ problems: [ConfigProblem], root: Node) -> [ConfigProblem] {
+        // Finding the names walks every source: only for a config that has something to tell.
+        guard !problems.isEmpty else { return problems }
         func names(_ node: Node?) -> [String?] {
             node?.sequence?.map { $0.mapping?["name"]?.scalar?.string } ?? []
         }

@@ -70,42 +70,68 @@ struct ConfigReader {
     /// A mapping with string keys, checked against `known`; unknown keys are reported with a
     /// suggestion when one is close.
     mutating func mapping(_ node: Node, _ path: String, known: [String]) -> [String: (key: Node, value: Node)]? {
-        mapping(node, path, isKnown: { known.contains($0) }, known: known)
+        var entries: [String: (key: Node, value: Node)] = [:]
+        let read = eachEntry(node, path, known: known) { name, key, value in
+            guard known.contains(name) else { return false }
+            entries[name] = (key, value)
+            return true
+        }
+        return read ? entries : nil
     }
 
-    /// `mapping(_:_:known:)` for a reader that tells its keys faster than a list does (a
-    /// `ConfigKey`); the list is built only for an unknown key's did-you-mean.
-    mutating func mapping(
-        _ node: Node, _ path: String, isKnown: (String) -> Bool, known: @autoclosure () -> [String]
-    ) -> [String: (key: Node, value: Node)]? {
+    /// Hands `take` each key of the mapping at `node` with its key and value nodes, once: its
+    /// own keys, then those its merge keys bring in that it lacks. `take` keeps what it knows
+    /// and returns false for an unknown key, which is reported with a did-you-mean from `known`
+    /// (built only then). False when `node` is not a mapping.
+    mutating func eachEntry(
+        _ node: Node, _ path: String, known: @autoclosure () -> [String], _ take: (String, Node, Node) -> Bool
+    ) -> Bool {
         guard let mapping = node.mapping else {
             problem(node, path.isEmpty ? "(top level)" : path, "must be a mapping of keys to values")
-            return nil
+            return false
         }
-        var entries: [String: (key: Node, value: Node)] = [:]
+        func visit(_ key: Node, _ value: Node) {
+            guard let name = key.scalar?.string else {
+                problem(key, path, "keys must be plain names")
+                return
+            }
+            guard take(name, key, value) else {
+                var message = "unknown key \"\(name)\""
+                if let suggestion = ConfigReader.suggestion(for: name, among: known()) { message += "; did you mean \"\(suggestion)\"?" }
+                problem(key, path.isEmpty ? name : "\(path).\(name)", message)
+                return
+            }
+        }
+        // The mapping's own pairs as they come (most mappings merge nothing), then what its
+        // merge keys bring in that it lacks: its own key wins over a merged one, and an earlier
+        // merge over a later (YAML forbids a key twice among a mapping's own).
+        var merges = false
+        for (key, value) in mapping {
+            if ConfigReader.isMergeKey(key) {
+                merges = true
+            } else {
+                visit(key, value)
+            }
+        }
+        guard merges else { return true }
         var budget = ConfigReader.maxMergedPairs
         let (own, merged) = ConfigReader.mergingKeys(mapping, budget: &budget)
         if budget < 0 {
             problem(
                 node, path.isEmpty ? "(top level)" : path, "its merge keys (<<) bring in more than \(ConfigReader.maxMergedPairs) keys; merge fewer mappings")
         }
-        for (index, (key, value)) in (own + merged).enumerated() {
-            // A key of the mapping's own wins over a merged one, and an earlier merge over a later.
-            if index >= own.count, let name = key.scalar?.string, entries[name] != nil { continue }
-            guard let name = key.scalar?.string else {
-                problem(key, path, "keys must be plain names")
-                continue
-            }
-            let keyPath = path.isEmpty ? name : "\(path).\(name)"
-            guard isKnown(name) else {
-                var message = "unknown key \"\(name)\""
-                if let suggestion = ConfigReader.suggestion(for: name, among: known()) { message += "; did you mean \"\(suggestion)\"?" }
-                problem(key, keyPath, message)
-                continue
-            }
-            entries[name] = (key, value)
+        var names = Set(own.compactMap { $0.0.scalar?.string })
+        for (key, value) in merged {
+            if let name = key.scalar?.string, !names.insert(name).inserted { continue }
+            visit(key, value)
         }
-        return entries
+        return true
+    }
+
+    /// `<<`, written plain: a merge key (quoted, it is a key named `<<`).
+    static func isMergeKey(_ key: Node) -> Bool {
+        guard case .scalar(let scalar) = key else { return false }
+        return scalar.style == .plain && scalar.string == "<<"
     }
 
     /// The most keys merge keys may bring into one mapping, each alias counted every time.
@@ -119,7 +145,7 @@ struct ConfigReader {
         var own: [(Node, Node)] = []
         var merged: [(Node, Node)] = []
         for (key, value) in mapping {
-            guard key.scalar?.string == "<<", key.scalar?.style == .plain, depth < 32 else {
+            guard isMergeKey(key), depth < 32 else {
                 own.append((key, value))
                 continue
             }

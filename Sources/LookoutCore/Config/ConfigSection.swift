@@ -6,10 +6,30 @@ import Yams
 protocol ConfigKey: RawRepresentable<String>, CaseIterable, Hashable {}
 
 /// One key of a mapping, where it is: its value node and its path (`sources[3].retry.base`).
+/// The path is spelled out only when asked for (a problem, a nested section): most entries
+/// of a large config are read without one.
 struct ConfigEntry {
     let key: Node
     let value: Node
-    let path: String
+    /// The mapping's path and the key's name; `name` is empty when `parent` is the whole path.
+    private let parent: String
+    private let name: String
+
+    init(key: Node, value: Node, path: String) {
+        self.init(key: key, value: value, parent: path, name: "")
+    }
+
+    fileprivate init(key: Node, value: Node, parent: String, name: String) {
+        self.key = key
+        self.value = value
+        self.parent = parent
+        self.name = name
+    }
+
+    var path: String {
+        if name.isEmpty { return parent }
+        return parent.isEmpty ? name : "\(parent).\(name)"
+    }
 }
 
 /// A mapping read against `Key`: unknown keys were reported when it was made, and each
@@ -18,32 +38,41 @@ struct ConfigSection<Key: ConfigKey> {
     /// The mapping's own node, for problems about a key that is missing.
     let node: Node
     let path: String
-    fileprivate let entries: [Key: (key: Node, value: Node)]
+    /// In the file's order, the names apart from their nodes: a mapping holds a few of its
+    /// type's keys (a source's policy is most often none), so a scan of the names finds one
+    /// sooner than hashing it would, and copies no node until one is found.
+    fileprivate let names: [Key]
+    fileprivate let nodes: [(key: Node, value: Node)]
 
-    fileprivate init(node: Node, path: String, entries: [Key: (key: Node, value: Node)]) {
+    fileprivate init(node: Node, path: String, names: [Key], nodes: [(key: Node, value: Node)]) {
         self.node = node
         self.path = path
-        self.entries = entries
+        self.names = names
+        self.nodes = nodes
     }
 
     /// The entries of a mapping already checked (by `mapping(_:_:known:)`) that are `Key`s.
     init(node: Node, path: String, checked: [String: (key: Node, value: Node)]) {
-        var entries: [Key: (key: Node, value: Node)] = [:]
+        var names: [Key] = []
+        var nodes: [(key: Node, value: Node)] = []
         for (name, entry) in checked {
-            if let key = Key(rawValue: name) { entries[key] = entry }
+            guard let key = Key(rawValue: name) else { continue }
+            names.append(key)
+            nodes.append(entry)
         }
-        self.init(node: node, path: path, entries: entries)
+        self.init(node: node, path: path, names: names, nodes: nodes)
     }
 
     subscript(_ key: Key) -> ConfigEntry? {
-        entries[key].map { ConfigEntry(key: $0.key, value: $0.value, path: path(key)) }
+        guard let index = names.firstIndex(of: key) else { return nil }
+        return ConfigEntry(key: nodes[index].key, value: nodes[index].value, parent: path, name: key.rawValue)
     }
 
     func path(_ key: Key) -> String {
         path.isEmpty ? key.rawValue : "\(path).\(key.rawValue)"
     }
 
-    func has(_ key: Key) -> Bool { entries[key] != nil }
+    func has(_ key: Key) -> Bool { names.contains(key) }
 
     /// The entry a key spelled out names (as probers list their own keys), if `Key` has it.
     func entry(named name: String) -> ConfigEntry? {
@@ -62,8 +91,15 @@ protocol ConfigReadable {
 extension ConfigReader {
     /// `node` as a mapping of `Key`s, reporting unknown keys with a suggestion.
     mutating func section<Key: ConfigKey>(_ node: Node, _ path: String, _: Key.Type = Key.self) -> ConfigSection<Key>? {
-        guard let found = mapping(node, path, isKnown: { Key(rawValue: $0) != nil }, known: Key.allCases.map(\.rawValue)) else { return nil }
-        return ConfigSection(node: node, path: path, checked: found)
+        var names: [Key] = []
+        var nodes: [(key: Node, value: Node)] = []
+        let read = eachEntry(node, path, known: Key.allCases.map(\.rawValue)) { name, key, value in
+            guard let known = Key(rawValue: name) else { return false }
+            names.append(known)
+            nodes.append((key, value))
+            return true
+        }
+        return read ? ConfigSection(node: node, path: path, names: names, nodes: nodes) : nil
     }
 
     /// `node` as a mapping of two types' keys (a source's own and those it shares with
@@ -71,17 +107,25 @@ extension ConfigReader {
     mutating func sections<First: ConfigKey, Second: ConfigKey>(
         _ node: Node, _ path: String, _: First.Type, _: Second.Type
     ) -> (ConfigSection<First>, ConfigSection<Second>)? {
-        guard
-            let found = mapping(
-                node, path, isKnown: { First(rawValue: $0) != nil || Second(rawValue: $0) != nil },
-                known: First.allCases.map(\.rawValue) + Second.allCases.map(\.rawValue))
-        else { return nil }
-        var first: [First: (key: Node, value: Node)] = [:]
-        var second: [Second: (key: Node, value: Node)] = [:]
-        for (name, entry) in found {
-            if let key = First(rawValue: name) { first[key] = entry } else if let key = Second(rawValue: name) { second[key] = entry }
+        var first: (names: [First], nodes: [(key: Node, value: Node)]) = ([], [])
+        var second: (names: [Second], nodes: [(key: Node, value: Node)]) = ([], [])
+        let read = eachEntry(node, path, known: First.allCases.map(\.rawValue) + Second.allCases.map(\.rawValue)) { name, key, value in
+            if let known = First(rawValue: name) {
+                first.names.append(known)
+                first.nodes.append((key, value))
+            } else if let known = Second(rawValue: name) {
+                second.names.append(known)
+                second.nodes.append((key, value))
+            } else {
+                return false
+            }
+            return true
         }
-        return (ConfigSection(node: node, path: path, entries: first), ConfigSection(node: node, path: path, entries: second))
+        guard read else { return nil }
+        return (
+            ConfigSection(node: node, path: path, names: first.names, nodes: first.nodes),
+            ConfigSection(node: node, path: path, names: second.names, nodes: second.nodes)
+        )
     }
 
     /// `value` with the mapping at `entry` read over it; unchanged when there is none.

@@ -278,7 +278,15 @@ extension ConfigReader {
     ) {
         // The keys each kind's prober reads alone (`sha256`, `expect.json_path`).
         for key in ConfigReader.kindSpecificKeys where key.kind != source.kind {
-            guard let entry = key.own.flatMap({ own[$0] }) ?? key.policy.flatMap({ policy[$0] }) else { continue }
+            let entry: ConfigEntry?
+            if let name = key.own, own.has(name) {
+                entry = own[name]
+            } else if let name = key.policy, policy.has(name) {
+                entry = policy[name]
+            } else {
+                continue
+            }
+            guard let entry else { continue }
             if let inner = key.inner, entry.value.mapping?[Node(inner)] == nil { continue }
             problem(entry.key, "\(own.path).\(key.spelled)", "only applies to kind: \(key.kind)")
         }
@@ -360,14 +368,15 @@ extension ConfigReader {
         }
         if let entry = policy[.sla] { readSLA(entry, into: &source.sla) }
         if let value = size(policy[.maxBytes]) { source.maxBytes = value }
-        read(policy[.expect], into: &source.expect)
+        // Each read only when the key is there: writing through `source` copies its storage.
+        if let entry = policy[.expect] { read(entry, into: &source.expect) }
         if let entry = policy[.retry] { readRetry(entry, into: &source.policy.retry) }
         if let entry = policy[.retryBudget], let budget = section(entry.value, entry.path, SourceConfig.RetryBudgetKey.self) {
             if let ratio = double(budget[.ratio], range: 0...1) { source.policy.retryBudgetRatio = ratio }
             if let floor = int(budget[.minRetriesPerMinute], range: 0...1_000_000) { source.policy.retryBudgetMinPerMinute = floor }
         }
-        read(policy[.circuitBreaker], into: &source.policy.breaker)
-        read(policy[.outage], into: &source.outage)
+        if let entry = policy[.circuitBreaker] { read(entry, into: &source.policy.breaker) }
+        if let entry = policy[.outage] { read(entry, into: &source.outage) }
         if let entry = policy[.maxRetryAfter], let value = duration(entry, zeroAllowed: true) {
             if value > .seconds(86_400) {
                 problem(entry, "\(ConfigValues.format(value)) is too long (at most 1d): an upstream could silence its own source")

@@ -41,6 +41,12 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
     @discardableResult
     package func apply(_ sources: [SourceConfig]) -> [String] {
         let (removed, outages) = state.withLock { state -> ([String], [SourceRecord.Incident]) in
+            // The same sources in the same order (the first start's second apply, a reload that
+            // changed settings only): each record follows its source in place, none is copied.
+            if state.records.count == sources.count, zip(state.records, sources).allSatisfy({ $0.name == $1.name }) {
+                for index in sources.indices { state.records[index].reconfigure(sources[index]) }
+                return ([], [])
+            }
             var records: [SourceRecord] = []
             records.reserveCapacity(sources.count)
             var positions: [String: Int] = [:]
