@@ -79,4 +79,15 @@ struct RedactionTests {
     func otherURLsStayAsWritten(url: String) {
         #expect(Redaction.url(url) == url)
     }
+
+    /// A name is secret when one of the secret names is inside it, in any case, anywhere: at
+    /// its start, at its very end, after a start that failed, or as the whole name.
+    @Test func secretNamesAreFoundAnywhereInAnyCase() {
+        for name in ["token", "X-API-KEY", "client_secret", "PassWD", "oauth", "x_sig", "userCredentials", "sessionid", "apikey", "kkey", "tokentoken"] {
+            #expect(Redaction.isSecret(name), "\(name)")
+        }
+        for name in ["", "k", "ke", "page", "tok", "sessio", "pass", "si", "k-e-y", "cred"] {
+            #expect(!Redaction.isSecret(name), "\(name)")
+        }
+    }
 }

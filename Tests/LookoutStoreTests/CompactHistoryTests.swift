@@ -197,6 +197,26 @@ struct CompactHistoryTests {
         #expect(try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sources WHERE removed_at_ms IS NOT NULL") } == 0)
     }
 
+    /// The configured names reach SQLite as one JSON array: a name JSON must escape is matched as
+    /// written, and one left out of the config is marked removed.
+    @Test func syncMatchesEveryNameAsWritten() throws {
+        let database = try LookoutDatabase(path: ":memory:")
+        let writer = RecordWriter(database: database, logger: Logger(label: "test"))
+        let now = Timestamp.nowMs()
+        let names = ["plain", #"quote"and\backslash"#, "tab\tnewline\n", "é-ü"]
+        for name in names { writer.record(ProbeResult(source: name, timestampMs: now - minute, ok: true, durationSeconds: 0.01)) }
+        writer.flush()
+        let removed = {
+            try database.writer.read { db in try String.fetchAll(db, sql: "SELECT name FROM sources WHERE removed_at_ms IS NOT NULL ORDER BY name") }
+        }
+        try writer.sourceIds.sync(database, sources: names.map { SourceConfig(name: $0, url: "http://127.0.0.1:1/") }, nowMs: now)
+        #expect(try removed().isEmpty)
+        try writer.sourceIds.sync(database, sources: names.dropFirst().map { SourceConfig(name: $0, url: "http://127.0.0.1:1/") }, nowMs: now + 1)
+        #expect(try removed() == ["plain"])
+        try writer.sourceIds.sync(database, sources: [SourceConfig(name: "plain", url: "http://127.0.0.1:1/")], nowMs: now + 2)
+        #expect(try removed() == names.dropFirst().sorted())
+    }
+
     /// One source's days read key by key agree with the days of every source read by stretch.
     /// Every source is read in two halves of the ids, side by side on a file's reader connections.
     @Test(arguments: [false, true]) func oneSourceReadsTheSameDaysAsEverySource(onDisk: Bool) throws {

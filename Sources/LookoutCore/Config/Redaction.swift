@@ -146,8 +146,25 @@ package enum Redaction {
         return String(Substring(withPath.utf8[..<pathStart])) + path + (query.map { "?" + $0 } ?? "") + (fragment.map { "#" + $0 } ?? "")
     }
 
-    /// A query name that holds a secret: one of `secretNames` inside it, in any case.
+    /// A query name that holds a secret: one of `secretNames` inside it, in any case. One pass
+    /// over the bytes, comparing the names only where one of them starts (every source's URL is
+    /// asked at start: ten searches of it took 6 % of a start at 10,000 sources).
     package static func isSecret(_ name: String) -> Bool {
-        secretNames.contains { ASCII.containsIgnoringCase(name, $0) }
+        ASCII.bytes(name) { text in
+            for start in text.indices where secretStarts[Int(lowercased(text[start]))] {
+                for secret in secretBytes where secret[0] == lowercased(text[start]) && text.count - start >= secret.count {
+                    if secret.indices.allSatisfy({ lowercased(text[start + $0]) == secret[$0] }) { return true }
+                }
+            }
+            return false
+        }
+    }
+
+    private static let secretBytes = secretNames.map { Array($0.utf8) }
+    /// Which bytes start one of `secretNames`.
+    private static let secretStarts: [Bool] = (0...255).map { byte in secretBytes.contains { $0[0] == byte } }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 }

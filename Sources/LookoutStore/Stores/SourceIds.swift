@@ -65,8 +65,16 @@ package final class SourceIds: Sendable {
             }
             try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS configured (name TEXT PRIMARY KEY)")
             try db.execute(sql: "DELETE FROM configured")
-            let insert = try db.makeStatement(sql: "INSERT OR IGNORE INTO configured (name) VALUES (?)")
-            for source in sources { try insert.execute(arguments: [source.name]) }
+            // Every name in one statement, as a JSON array SQLite reads (`json_each`): a statement
+            // per name took a tenth of a start at 10,000 sources.
+            var names: [UInt8] = [UInt8(ascii: "[")]
+            for (index, source) in sources.enumerated() {
+                if index > 0 { names.append(UInt8(ascii: ",")) }
+                JSONText.writeString(source.name, to: &names)
+            }
+            names.append(UInt8(ascii: "]"))
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO configured (name) SELECT value FROM json_each(?)", arguments: [String(decoding: names, as: UTF8.self)])
             try db.execute(sql: "UPDATE sources SET removed_at_ms = NULL WHERE removed_at_ms IS NOT NULL AND name IN (SELECT name FROM configured)")
             try db.execute(
                 sql: "UPDATE sources SET removed_at_ms = ? WHERE removed_at_ms IS NULL AND name NOT IN (SELECT name FROM configured)", arguments: [nowMs])
