@@ -264,7 +264,8 @@ package enum ASCII {
         return Array(text.utf8).withUnsafeBufferPointer(body)
     }
 
-    private static func lower(_ byte: UInt8) -> UInt8 {
+    /// The byte with an ASCII capital letter made small; every other byte as it is.
+    package static func lower(_ byte: UInt8) -> UInt8 {
         byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 }

@@ -151,9 +151,9 @@ package enum Redaction {
     /// asked at start: ten searches of it took 6 % of a start at 10,000 sources).
     package static func isSecret(_ name: String) -> Bool {
         ASCII.bytes(name) { text in
-            for start in text.indices where secretStarts[Int(lowercased(text[start]))] {
-                for secret in secretBytes where secret[0] == lowercased(text[start]) && text.count - start >= secret.count {
-                    if secret.indices.allSatisfy({ lowercased(text[start + $0]) == secret[$0] }) { return true }
+            for start in text.indices where secretStarts[Int(ASCII.lower(text[start]))] {
+                for secret in secretBytes where secret[0] == ASCII.lower(text[start]) && text.count - start >= secret.count {
+                    if secret.indices.allSatisfy({ ASCII.lower(text[start + $0]) == secret[$0] }) { return true }
                 }
             }
             return false
@@ -164,7 +164,4 @@ package enum Redaction {
     /// Which bytes start one of `secretNames`.
     private static let secretStarts: [Bool] = (0...255).map { byte in secretBytes.contains { $0[0] == byte } }
 
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-    }
 }

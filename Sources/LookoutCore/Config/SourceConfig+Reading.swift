@@ -278,15 +278,14 @@ extension ConfigReader {
     ) {
         // The keys each kind's prober reads alone (`sha256`, `expect.json_path`).
         for key in ConfigReader.kindSpecificKeys where key.kind != source.kind {
-            let entry: ConfigEntry?
-            if let name = key.own, own.has(name) {
-                entry = own[name]
-            } else if let name = key.policy, policy.has(name) {
-                entry = policy[name]
+            let entry: ConfigEntry
+            if let name = key.own, let found = own[name] {
+                entry = found
+            } else if let name = key.policy, let found = policy[name] {
+                entry = found
             } else {
                 continue
             }
-            guard let entry else { continue }
             if let inner = key.inner, entry.value.mapping?[Node(inner)] == nil { continue }
             problem(entry.key, "\(own.path).\(key.spelled)", "only applies to kind: \(key.kind)")
         }

@@ -43,7 +43,7 @@ package final class SourceRegistry: ProbeResultSink, ClientEventSink {
         let (removed, outages) = state.withLock { state -> ([String], [SourceRecord.Incident]) in
             // The same sources in the same order (the first start's second apply, a reload that
             // changed settings only): each record follows its source in place, none is copied.
-            if state.records.count == sources.count, zip(state.records, sources).allSatisfy({ $0.name == $1.name }) {
+            if state.records.count == sources.count, sources.indices.allSatisfy({ state.records[$0].name == sources[$0].name }) {
                 for index in sources.indices { state.records[index].reconfigure(sources[index]) }
                 return ([], [])
             }
