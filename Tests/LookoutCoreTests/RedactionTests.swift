@@ -91,6 +91,24 @@ struct RedactionTests {
         }
     }
 
+    /// Names that share a first byte (`s` starts four of them), cut short at the end, in either
+    /// case and beside non-ASCII bytes: the one-pass search answers as a plain search of the
+    /// lowercased name for each secret name does.
+    @Test func theOnePassSearchAgreesWithSearchingEachName() {
+        var pieces = ["", "x", "é", "_", "S", "s"]
+        for name in Redaction.secretNames {
+            pieces += [name, name.uppercased(), String(name.dropLast()), String(name.dropFirst())]
+        }
+        for first in pieces {
+            for second in pieces {
+                let name = first + second
+                let lowered = String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+                let expected = Redaction.secretNames.contains { lowered.utf8.firstRange(of: $0.utf8) != nil }
+                #expect(Redaction.isSecret(name) == expected, "\(name)")
+            }
+        }
+    }
+
     /// A name ends at its first `=` byte, as a server reads it, even where a combining mark after
     /// the `=` makes one character of the two: `bmx` here, not secret, so its value is shown;
     /// the same item with a secret name before the `=` is hidden. (A case the `values` fuzzer
