@@ -112,10 +112,93 @@ package struct SourceConfig: Sendable, Equatable {
 
     package subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
         get { storage.fields[keyPath: field] }
-        set {
-            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-            storage.fields[keyPath: field] = newValue
-        }
+        set { uniqueStorage().fields[keyPath: field] = newValue }
+    }
+
+    /// The storage, copied first unless this value is its only holder.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        return storage
+    }
+
+    // The fields read most, on every probe, scrape and start, as plain accessors: read through
+    // the key path of `subscript(dynamicMember:)` from another module, each read cost about 740
+    // instructions (the runtime projects the key path); these cost a call.
+    package var name: String {
+        get { storage.fields.name }
+        set { uniqueStorage().fields.name = newValue }
+    }
+    package var kind: SourceKind {
+        get { storage.fields.kind }
+        set { uniqueStorage().fields.kind = newValue }
+    }
+    package var url: String {
+        get { storage.fields.url }
+        set { uniqueStorage().fields.url = newValue }
+    }
+    package var interval: Duration {
+        get { storage.fields.interval }
+        set { uniqueStorage().fields.interval = newValue }
+    }
+    package var timeout: Duration {
+        get { storage.fields.timeout }
+        set { uniqueStorage().fields.timeout = newValue }
+    }
+    package var policy: UpstreamPolicy {
+        get { storage.fields.policy }
+        set { uniqueStorage().fields.policy = newValue }
+    }
+    package var expect: Expectations {
+        get { storage.fields.expect }
+        set { uniqueStorage().fields.expect = newValue }
+    }
+    package var headers: [HeaderField] {
+        get { storage.fields.headers }
+        set { uniqueStorage().fields.headers = newValue }
+    }
+    package var labels: [String: String] {
+        get { storage.fields.labels }
+        set { uniqueStorage().fields.labels = newValue }
+    }
+    package var group: String? {
+        get { storage.fields.group }
+        set { uniqueStorage().fields.group = newValue }
+    }
+    package var displayName: String? {
+        get { storage.fields.displayName }
+        set { uniqueStorage().fields.displayName = newValue }
+    }
+    package var isPublic: Bool {
+        get { storage.fields.isPublic }
+        set { uniqueStorage().fields.isPublic = newValue }
+    }
+    package var module: ProbeModule? {
+        get { storage.fields.module }
+        set { uniqueStorage().fields.module = newValue }
+    }
+    package var sla: SLASettings? {
+        get { storage.fields.sla }
+        set { uniqueStorage().fields.sla = newValue }
+    }
+    package var dependsOn: [String] {
+        get { storage.fields.dependsOn }
+        set { uniqueStorage().fields.dependsOn = newValue }
+    }
+    package var renamedFrom: [String] {
+        get { storage.fields.renamedFrom }
+        set { uniqueStorage().fields.renamedFrom = newValue }
+    }
+    package var vendorStatus: VendorStatusConfig? {
+        get { storage.fields.vendorStatus }
+        set { uniqueStorage().fields.vendorStatus = newValue }
+    }
+    package var push: PushSettings? {
+        get { storage.fields.push }
+        set { uniqueStorage().fields.push = newValue }
+    }
+    package var caFile: String? {
+        get { storage.fields.caFile }
+        set { uniqueStorage().fields.caFile = newValue }
     }
 
     package static func == (lhs: SourceConfig, rhs: SourceConfig) -> Bool {
