@@ -200,6 +200,14 @@ package struct SourceConfig: Sendable, Equatable {
         get { storage.fields.caFile }
         set { uniqueStorage().fields.caFile = newValue }
     }
+    package var watchesDomain: Bool {
+        get { storage.fields.watchesDomain }
+        set { uniqueStorage().fields.watchesDomain = newValue }
+    }
+    package var registrationDomain: String? {
+        get { storage.fields.registrationDomain }
+        set { uniqueStorage().fields.registrationDomain = newValue }
+    }
 
     package static func == (lhs: SourceConfig, rhs: SourceConfig) -> Bool {
         lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
