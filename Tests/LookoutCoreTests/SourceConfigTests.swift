@@ -48,4 +48,13 @@ struct SourceConfigTests {
         copy.name = "a"
         #expect(copy == original)
     }
+
+    /// What the connectivity monitor counts as one host: the host and its port as written, or
+    /// the whole text when it names none.
+    @Test func aSourceLivesOnItsHostAndPort() {
+        #expect(SourceConfig.hostAndPort(of: "https://api.example/v1") == "api.example")
+        #expect(SourceConfig.hostAndPort(of: "http://api.example:8080/v1?x=1") == "api.example:8080")
+        #expect(SourceConfig.hostAndPort(of: "tcp://[::1]:5432") == "[::1]:5432")
+        #expect(SourceConfig.hostAndPort(of: "no url at all") == "no url at all")
+    }
 }

@@ -220,9 +220,9 @@ package struct SourceConfig: Sendable, Equatable {
     /// The name customers read: `display_name`, else `name`.
     package var publicName: String { self.displayName ?? self.name }
 
-    /// The host (and port) the source lives on.
-    package var host: String {
-        guard let parts = URLParts(self.url), let host = parts.host else { return self.url }
+    /// The host (and port) a source at `url` lives on; the URL itself when it has none.
+    package static func hostAndPort(of url: String) -> String {
+        guard let parts = URLParts(url), let host = parts.host else { return url }
         return parts.port.map { "\(host):\($0)" } ?? host
     }
 
