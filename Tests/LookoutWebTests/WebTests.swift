@@ -42,20 +42,21 @@ struct ExpositionWriterTests {
                 """)
     }
 
-    /// Prefixes with constant labels after the source's: every value escaped as a label value
-    /// (backslash, quote and newline escaped, a carriage return left out), the constants once
-    /// for every source.
+    /// Prefixes with constant labels after the source's, and a suffix: every value escaped as a
+    /// label value (backslash, quote and newline escaped, a carriage return left out), the
+    /// constants once for every source.
     @Test func prefixesEscapeEachValueAndRepeatTheConstants() {
         let writer = ExpositionWriter()
         let prefixes = ExpositionWriter.Labels.prefixes("source", ["a\r\nb", "é"], [("shard", "0"), ("location", #"x"y\"#)])
+        let suffixes = ExpositionWriter.Labels.suffixes("state", [#"o"p\en"#])
         writer.sample("m", prefixes, 0, value: 1)
-        writer.sample("m", prefixes, 1, value: 2)
+        writer.sample("m", prefixes, 1, suffixes, 0, value: 2)
         let empty = ExpositionWriter.Labels.prefixes("source", [])
         #expect(empty.count == 0)
         #expect(
             writer.text == #"""
                 m{source="a\nb",shard="0",location="x\"y\\"} 1
-                m{source="é",shard="0",location="x\"y\\"} 2
+                m{source="é",shard="0",location="x\"y\\",state="o\"p\\en"} 2
 
                 """#)
     }

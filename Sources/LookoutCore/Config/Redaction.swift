@@ -179,8 +179,9 @@ package enum Redaction {
         }
     }
 
-    /// `secretNames` laid out for `isSecret`: their bytes one after another, where each begins
-    /// and how long it is, and for each byte the set of names (bit `i` for the `i`th) it starts.
+    /// `secretNames` laid out for `isSecret`: their bytes one after another (small letters, as
+    /// `isSecret` compares them), where each begins and how long it is, and for each byte the set
+    /// of names (bit `i` for the `i`th) it starts.
     private struct SecretTable: Sendable {
         var bytes: [UInt8] = []
         var spans: [(start: Int, count: Int)] = []
@@ -190,9 +191,9 @@ package enum Redaction {
             precondition(names.count <= UInt16.bitWidth, "a name's bit must fit in UInt16")
             for name in names {
                 guard let first = name.utf8.first else { continue }
-                startingWith[Int(first)] |= 1 << spans.count
+                startingWith[Int(ASCII.lower(first))] |= 1 << spans.count
                 spans.append((bytes.count, name.utf8.count))
-                bytes += name.utf8
+                bytes += name.utf8.map(ASCII.lower)
             }
         }
     }

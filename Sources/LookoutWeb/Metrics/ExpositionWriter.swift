@@ -117,16 +117,25 @@ package final class ExpositionWriter {
         }
 
         /// `{LABEL="VALUE"` for each of `values`, then the `constant` labels every series shares.
-        /// Written straight into the arena: a String per source for each escape and each
-        /// fragment was 1,800 instructions a source on every scrape.
         package static func prefixes(_ label: String, _ values: [String], _ constant: [(String, String)] = []) -> Labels {
-            var tail: [UInt8] = []
+            var tail = [UInt8(ascii: "\"")]
             for (name, value) in constant {
                 tail += ",\(name)=\"".utf8
                 ExpositionWriter.escapingLabel(value) { tail.append($0) }
                 tail.append(UInt8(ascii: "\""))
             }
-            let head = Array("{\(label)=\"".utf8)
+            return Labels(head: Array("{\(label)=\"".utf8), escaping: values, tail: tail)
+        }
+
+        /// `,LABEL="VALUE"} ` for each of `values`.
+        package static func suffixes(_ label: String, _ values: [String]) -> Labels {
+            Labels(head: Array(",\(label)=\"".utf8), escaping: values, tail: Array("\"} ".utf8))
+        }
+
+        /// `head`, a value escaped, `tail`, for each of `values`, written straight into the
+        /// arena: a String per fragment and per escape was 1,800 instructions a source on every
+        /// scrape.
+        private init(head: [UInt8], escaping values: [String], tail: [UInt8]) {
             var arena: [UInt8] = []
             arena.reserveCapacity(values.count * (head.count + tail.count + 24))
             var ends: [Int] = []
@@ -134,21 +143,11 @@ package final class ExpositionWriter {
             for value in values {
                 arena += head
                 ExpositionWriter.escapingLabel(value) { arena.append($0) }
-                arena.append(UInt8(ascii: "\""))
                 arena += tail
                 ends.append(arena.count)
             }
-            return Labels(arena: arena, ends: ends)
-        }
-
-        private init(arena: [UInt8], ends: [Int]) {
             self.arena = arena
             self.ends = ends
-        }
-
-        /// `,LABEL="VALUE"} ` for each of `values`.
-        package static func suffixes(_ label: String, _ values: [String]) -> Labels {
-            Labels(fragments: values.map { ",\(label)=\"\(ExpositionWriter.escapeLabel($0))\"} " })
         }
 
         /// `,LABEL="CASE"} ` for each case of `values`, in order.
@@ -332,13 +331,6 @@ package final class ExpositionWriter {
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return value.description
-    }
-
-    /// Label values escape backslash, double quote and newline.
-    package static func escapeLabel(_ value: String) -> String {
-        let writer = ExpositionWriter(capacity: value.utf8.count * 2)
-        writer.appendEscaped(value)
-        return writer.text
     }
 
     /// HELP text escapes backslash and newline. Nearly every HELP text has neither: it is
