@@ -72,7 +72,7 @@ package final class LookoutDatabase: Sendable {
         } catch StoreError.cannotOpen(_, let detail) {
             if let file = readOnly(path) { return LookoutDatabase(path: path, standIn: file, reason: detail, readsFile: true) }
             let standIn = try DatabaseQueue()
-            try migrator.migrate(standIn)
+            try prepareSchema(standIn)
             // Not `PRAGMA query_only`: GRDB turns that off again after each read.
             standIn.add(transactionObserver: RefuseCommits(path: path), extent: .databaseLifetime)
             return LookoutDatabase(path: path, standIn: standIn, reason: detail, readsFile: false)
@@ -158,7 +158,7 @@ package final class LookoutDatabase: Sendable {
             } else {
                 writer = try DatabasePool(path: path, configuration: configuration)
             }
-            try LookoutDatabase.migrator.migrate(writer)
+            try LookoutDatabase.prepareSchema(writer)
             return writer
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             throw StoreError.corrupt(path: path, detail: error.message ?? "\(error)")
