@@ -61,6 +61,30 @@ struct ExpositionWriterTests {
                 """#)
     }
 
+    /// Labels that differ per series (a source's kind and group) are escaped each, in the
+    /// order named, and asked for by series and name.
+    @Test func perSeriesSuffixesEscapeEachValueInNameOrder() {
+        let writer = ExpositionWriter()
+        let prefixes = ExpositionWriter.Labels.prefixes("source", ["a", "b"], [("location", "eu")])
+        let rows = [["http", #"Pay"ments\"#], ["dns", "é\r\nx"]]
+        var asked: [String] = []
+        let suffixes = ExpositionWriter.Labels.suffixes(["kind", "group"], count: rows.count) { series, name in
+            asked.append("\(series).\(name)")
+            return rows[series][name]
+        }
+        writer.sample("info", prefixes, 1, suffixes, 1, value: 1)
+        writer.sample("info", prefixes, 0, suffixes, 0, value: 1)
+        #expect(suffixes.count == 2)
+        #expect(asked == ["0.0", "0.1", "1.0", "1.1"])
+        #expect(
+            writer.text == #"""
+                info{source="b",location="eu",kind="dns",group="é\nx"} 1
+                info{source="a",location="eu",kind="http",group="Pay\"ments\\"} 1
+
+                """#)
+        #expect(ExpositionWriter.Labels.suffixes(["kind"], count: 0) { _, _ in "unused" }.count == 0)
+    }
+
     @Test func formatsSpecialValues() {
         #expect(ExpositionWriter.format(3) == "3")
         #expect(ExpositionWriter.format(.infinity) == "+Inf")

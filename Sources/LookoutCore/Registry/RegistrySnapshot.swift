@@ -51,6 +51,11 @@ package struct RegistrySnapshot: Sendable {
 
     package var names: [String] { records.map(\.name) }
 
+    /// Each record's config, in order. Read through the record's shared part: a loop over
+    /// `records` (`for record in`, or `records[i].source` from another module) copies each whole
+    /// record, 900 instructions a source at every scrape and page.
+    package var sources: [SourceConfig] { records.map(\.fixed.source) }
+
     /// The error rate of each of the last 60 minutes of record `index`, oldest first; nil for
     /// minutes without probes.
     package func minuteErrorRates(_ index: Int) -> [Double?] {

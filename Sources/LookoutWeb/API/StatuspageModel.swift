@@ -119,7 +119,8 @@ struct StatuspageModel {
             }
         }
         // A source down whose alert has not fired yet is an incident already.
-        for record in snapshot.records where record.outage.down {
+        for i in snapshot.records.indices where snapshot.records[i].outage.down {
+            let record = snapshot.records[i]
             guard let since = record.incident?.downSinceMs,
                 !model.incidents.contains(where: { $0.components == [componentIDs[record.name]!] && $0.resolvedAtMs == nil })
             else { continue }

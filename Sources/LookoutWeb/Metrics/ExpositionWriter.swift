@@ -150,6 +150,32 @@ package final class ExpositionWriter {
             self.ends = ends
         }
 
+        /// `,NAME="VALUE"` for each of `names`, then `} `, for each of `count` series: a label set
+        /// that differs per series (a source's kind and group), read by `value(series, name)`
+        /// straight into the arena.
+        package static func suffixes(_ names: [String], count: Int, value: (_ series: Int, _ name: Int) -> String) -> Labels {
+            let heads = names.map { Array(",\($0)=\"".utf8) }
+            var arena: [UInt8] = []
+            arena.reserveCapacity(count * (heads.reduce(2) { $0 + $1.count + 12 }))
+            var ends: [Int] = []
+            ends.reserveCapacity(count)
+            for series in 0..<count {
+                for (name, head) in heads.enumerated() {
+                    arena += head
+                    ExpositionWriter.escapingLabel(value(series, name)) { arena.append($0) }
+                    arena.append(UInt8(ascii: "\""))
+                }
+                arena += "} ".utf8
+                ends.append(arena.count)
+            }
+            return Labels(arena: arena, ends: ends)
+        }
+
+        private init(arena: [UInt8], ends: [Int]) {
+            self.arena = arena
+            self.ends = ends
+        }
+
         /// `,LABEL="CASE"} ` for each case of `values`, in order.
         package static func suffixes<Value: RawRepresentable>(_ label: String, _ values: [Value]) -> Labels where Value.RawValue == String {
             suffixes(label, values.map(\.rawValue))

@@ -16,12 +16,12 @@ extension MetricsExposition {
         writer.family(
             "lookout_vendor_reports_problem", type: .gauge,
             help: "Whether the source's vendor admits a problem (an incident, or a watched component not operational) on its own status page.")
-        for record in snapshot.records {
-            guard let config = record.source.vendorStatus else { continue }
+        for source in snapshot.sources {
+            guard let config = source.vendorStatus else { continue }
             let view = watch.view(config)
             guard view.state != .unread && view.state != .unreadable else { continue }
             writer.sample(
-                "lookout_vendor_reports_problem", labels: [("source", record.name), ("vendor", view.vendor)] + place, value: view.reportsProblem ? 1 : 0)
+                "lookout_vendor_reports_problem", labels: [("source", source.name), ("vendor", view.vendor)] + place, value: view.reportsProblem ? 1 : 0)
         }
         let records = watch.records
         let vendors = Array(Set(readings.map(\.vendor))).sorted()

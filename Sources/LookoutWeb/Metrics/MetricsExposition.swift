@@ -58,12 +58,15 @@ package struct MetricsExposition: Sendable {
         }
         // For dashboards and joins: the group and kind of each source (`* on (source) group_left (group)`).
         writer.family("lookout_source_info", type: .gauge, help: "A configured source's kind and group (empty when ungrouped); always 1.")
+        // Not `for record in snapshot.records`: that copied each whole record, a tenth of a
+        // scrape at 10,000 sources.
         let statusPage = snapshot.config.statusPage
-        for record in snapshot.records {
-            writer.sample(
-                "lookout_source_info",
-                labels: [("source", record.name), ("kind", record.source.kind.rawValue), ("group", statusPage.group(of: record.source) ?? "")] + place, value: 1
-            )
+        let sources = snapshot.sources
+        let info = ExpositionWriter.Labels.suffixes(["kind", "group"], count: sources.count) { i, name in
+            name == 0 ? sources[i].kind.rawValue : statusPage.group(of: sources[i]) ?? ""
+        }
+        for i in sources.indices {
+            writer.sample("lookout_source_info", prefixes, i, info, i, value: 1)
         }
         // One meaning of latency: one attempt's, when an answer came (a refused connection has
         // none). The summary's quantiles are the page's p50/p95 (the last 64 attempts), so a

@@ -7,8 +7,8 @@ extension StatusPage {
     /// Each source's vendor view, for the sources that have one.
     static func vendorViews(_ snapshot: RegistrySnapshot, watch: VendorWatch) -> [String: VendorView] {
         var views: [String: VendorView] = [:]
-        for record in snapshot.records {
-            if let config = record.source.vendorStatus { views[record.name] = watch.view(config, source: record.name) }
+        for source in snapshot.sources {
+            if let config = source.vendorStatus { views[source.name] = watch.view(config, source: source.name) }
         }
         return views
     }

@@ -129,15 +129,15 @@ package struct StatusPage: Sendable {
         let settings = snapshot.config.statusPage
         var groups: [String: [Int]] = [:]
         var order: [String] = []
-        for (index, record) in snapshot.records.enumerated() {
-            if !filter.isEmpty && !StatusPage.matches(record.source, filter) { continue }
-            let group = settings.group(of: record.source) ?? ""
+        for (index, source) in snapshot.sources.enumerated() {
+            if !filter.isEmpty && !StatusPage.matches(source, filter) { continue }
+            let group = settings.group(of: source) ?? ""
             if groups[group] == nil { order.append(group) }
             groups[group, default: []].append(index)
         }
         // Named groups in the order they first appear, ungrouped sources last.
         if let ungrouped = order.firstIndex(of: ""), order.count > 1 { order.append(order.remove(at: ungrouped)) }
-        let up = snapshot.records.filter { $0.last?.ok == true }.count
+        let up = snapshot.records.indices.count { snapshot.records[$0].last?.ok == true }
         html += "<section class=\"sources\" aria-label=\"Sources\"><div class=\"bar-head\">"
         html +=
             "<p class=\"summary\">\(up) of \(snapshot.records.count) sources up · updated \(StatusPage.time(Timestamp.clock(view.nowMs), atMs: view.nowMs))</p>"
