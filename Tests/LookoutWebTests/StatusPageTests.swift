@@ -21,9 +21,27 @@ struct StatusPagePieceTests {
         #expect(StatusPage.fixed(0.05, 2) == "0.05")
         #expect(StatusPage.fixed(-1.5, 0) == "-2")
         #expect(StatusPage.fixed(.nan, 1) == "–")
+        #expect(StatusPage.fixed(3.007, 2) == "3.01")
+        #expect(StatusPage.fixed(-0.001, 2) == "0.00")
+        #expect(StatusPage.fixed(12, 3) == "12.000")
+        #expect(StatusPage.fixed(-.infinity, 1) == "–")
+        // Magnitudes no chart has are held, not trapped on.
+        #expect(StatusPage.fixed(1e300, 2) == "90000000000000000.00")
+        #expect(StatusPage.fixed(0.5, -3) == "1")
         var bytes: [UInt8] = []
         StatusPage.appendTenths(7.25, to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == "7.3")
+        for (value, text) in [(Double.nan, "0.0"), (-4, "0.0"), (.infinity, "900000000000000000.0"), (0, "0.0"), (1234.56, "1234.6")] {
+            bytes.removeAll()
+            StatusPage.appendTenths(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == text, "\(value)")
+        }
+        for value: UInt64 in [0, 9, 10, 99, 100, 12_345, 9_999_999_999_999_999_999, 10_000_000_000_000_000_000, .max] {
+            bytes.removeAll()
+            StatusPage.appendInteger(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+        }
+        #expect(StatusPage.percent(-1) == "0.0%" && StatusPage.percent(0.9995) == "99.95%")
     }
 
     @Test func escapesMarkupByteWise() {

@@ -18,8 +18,18 @@ extension StatusPage {
         /// The label beside the value at phone width, where a longer name fits; nil: `title`.
         var phoneLabel: String? = nil
 
-        func cell(_ index: Int, _ view: View) -> String {
-            wholeCell ? content(index, view) : "<td data-label=\"\(phoneLabel ?? title)\">" + content(index, view) + "</td>"
+        /// The cell, written into `output` (not joined into a String first: a row's cells
+        /// were copied twice more that way).
+        func write(_ index: Int, _ view: View, into output: inout HTMLOutput) {
+            guard !wholeCell else {
+                output += content(index, view)
+                return
+            }
+            output += "<td data-label=\""
+            output += phoneLabel ?? title
+            output += "\">"
+            output += content(index, view)
+            output += "</td>"
         }
 
         /// The header cell; its class, `col-N` by the column's place in `allColumns`, carries the

@@ -13,10 +13,9 @@ extension StatusPage {
         let anchor = view.isPublic ? StatusPage.slug(entry.source.publicName) : name
         let filter =
             view.isPublic ? ([entry.source.publicName, entry.source.group ?? ""]).joined(separator: " ").lowercased() : StatusPage.filterText(entry.source)
-        var html = "<tbody id=\"source-\(anchor)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(filter))\"><tr>"
-        for column in columns { html += column.cell(index, view) }
-        html += "</tr>\n<tr class=\"history\"><td colspan=\"\(columns.count)\">"
-        output += html
+        output += "<tbody id=\"source-\(anchor)\" data-state=\"\(state.0)\" data-filter=\"\(HTML.escape(filter))\"><tr>"
+        for column in columns { column.write(index, view, into: &output) }
+        output += "</tr>\n<tr class=\"history\"><td colspan=\"\(columns.count)\">"
         history(entry, view, into: &output)
         output += "</td></tr></tbody>\n"
     }
@@ -203,7 +202,9 @@ extension StatusPage {
         }
         // The bars are hourly estimates from buckets; the latest figures are the row's.
         let recent = [entry.recentDurations.quantile(0.5), entry.recentDurations.quantile(0.95)].compactMap { $0 }
-        html += StatusPage.responseChart(health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs), latest: recent.count == 2 ? recent : nil)
-        output += html + "</div>"
+        output += html
+        StatusPage.responseChart(
+            health.latency.quantiles([0.5, 0.95], last: 24, nowMs: view.nowMs), latest: recent.count == 2 ? recent : nil, into: &output.bytes)
+        output += "</div>"
     }
 }
