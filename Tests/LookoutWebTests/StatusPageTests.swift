@@ -14,6 +14,9 @@ struct StatusPagePieceTests {
         // One minute of data is a level line across the whole width, not a dot.
         #expect(StatusPage.sparkline([nil, nil, 1]).contains(#"<path d="M0.0 1.0 L120.0 1.0 "/>"#))
         #expect(StatusPage.sparkline([nil, nil]).contains(#"<path d=""/>"#))
+        // A rate that is not a ratio is drawn at the edge and named within range, not trapped on.
+        #expect(StatusPage.sparkline([.nan, 0.5]).contains("at most 0%"))
+        #expect(StatusPage.sparkline([.infinity]).contains(#"at most 1000000000000000%"><path d="M0.0 1.0 L120.0 1.0 "/>"#))
     }
 
     @Test func writesFixedDecimalsWithoutFoundation() {

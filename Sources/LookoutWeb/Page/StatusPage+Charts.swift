@@ -214,15 +214,42 @@ extension StatusPage {
     /// An inline SVG of the last hour's error rate per minute, drawn over the minutes that have
     /// probes (so the first minutes after a start fill the width); gaps where nothing was probed.
     static func sparkline(_ all: [Double?]) -> String {
+        var out: [UInt8] = []
+        sparkline(all, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `sparkline`, written into `out` (60 points a row; as Strings, with an array for each
+    /// point's x, it was a sixth of a page).
+    static func sparkline(_ all: [Double?], into out: inout [UInt8]) {
         let first = all.firstIndex { $0 != nil } ?? all.count
         let rates = all[first...]
         let width = 120.0
         let height = 24.0
         let step = width / Double(max(1, rates.count - 1))
-        // Built as bytes: 120 numbers per row, and String appends cost more than the numbers.
-        var path: [UInt8] = []
-        path.reserveCapacity(rates.count * 12)
+        var worst: Double?
+        for case let rate? in rates where worst.map({ $0 < rate }) ?? true { worst = rate }
+        let minutes = rates.count
+        out += SparkBytes.opening
+        if (worst ?? 0) == 0 { out += SparkBytes.zero }
+        out += SparkBytes.label
+        appendInteger(UInt64(minutes), to: &out)
+        out += minutes == 1 ? SparkBytes.minute : SparkBytes.minutes
+        // A rate is a ratio; anything else is held in range rather than trapping.
+        let percent = ((worst ?? 0) * 100).rounded()
+        let most = percent.isNaN ? 0 : min(max(percent, -1e15), 1e15)
+        if most < 0 { out.append(UInt8(ascii: "-")) }
+        appendInteger(UInt64(abs(most)), to: &out)
+        out += SparkBytes.path
         var drawing = false
+        func point(_ x: Double, _ y: Double) {
+            out.append(drawing ? UInt8(ascii: "L") : UInt8(ascii: "M"))
+            appendTenths(x, to: &out)
+            out.append(UInt8(ascii: " "))
+            appendTenths(y, to: &out)
+            out.append(UInt8(ascii: " "))
+            drawing = true
+        }
         for (offset, rate) in rates.enumerated() {
             guard let rate else {
                 drawing = false
@@ -230,19 +257,14 @@ extension StatusPage {
             }
             let y = height - 1 - min(1, max(0, rate)) * (height - 2)
             // A single minute is a level line across, not a dot.
-            for x in rates.count == 1 ? [0, width] : [Double(offset) * step] {
-                path.append(drawing ? UInt8(ascii: "L") : UInt8(ascii: "M"))
-                appendTenths(x, to: &path)
-                path.append(UInt8(ascii: " "))
-                appendTenths(y, to: &path)
-                path.append(UInt8(ascii: " "))
-                drawing = true
+            if rates.count == 1 {
+                point(0, y)
+                point(width, y)
+            } else {
+                point(Double(offset) * step, y)
             }
         }
-        let worst = rates.compactMap { $0 }.max() ?? 0
-        let minutes = rates.count
-        return
-            "<svg class=\"spark\(worst == 0 ? " zero" : "")\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last \(minutes) minute\(minutes == 1 ? "" : "s"), at most \(Int((worst * 100).rounded()))%\"><path d=\"\(String(decoding: path, as: UTF8.self))\"/></svg>"
+        out += SparkBytes.closing
     }
 }
 
@@ -282,4 +304,15 @@ private enum ChartBytes {
         ("\"/><text x=\"\(Int(left))\" y=\"\(Int(height + 11))\">24 h ago</text>"
             + "<text x=\"\(Int(width))\" y=\"\(Int(height + 11))\" text-anchor=\"end\">now</text></svg>"
             + "<figcaption><span class=\"k50\">p50</span> <span class=\"k95\">p95</span> response time</figcaption></figure>").utf8)
+}
+
+/// The error-rate sparkline's constant markup, as bytes.
+private enum SparkBytes {
+    static let opening = Array("<svg class=\"spark".utf8)
+    static let zero = Array(" zero".utf8)
+    static let label = Array("\" width=\"120\" height=\"24\" viewBox=\"0 0 120 24\" role=\"img\" aria-label=\"error rate over the last ".utf8)
+    static let minute = Array(" minute, at most ".utf8)
+    static let minutes = Array(" minutes, at most ".utf8)
+    static let path = Array("%\"><path d=\"".utf8)
+    static let closing = Array("\"/></svg>".utf8)
 }

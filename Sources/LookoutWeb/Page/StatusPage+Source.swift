@@ -92,7 +92,12 @@ extension StatusPage {
 
     static func errorRateCell(_ index: Int, _ view: View) -> String {
         guard let rate = view.snapshot.summaries[index]?.errorRate(windowMs: HealthWindow.hour) else { return "–" }
-        return StatusPage.fixed(rate * 100, 1) + "% " + StatusPage.sparkline(view.snapshot.minuteErrorRates(index))
+        var out: [UInt8] = []
+        out.reserveCapacity(1_600)
+        StatusPage.appendFixed(rate * 100, 1, to: &out)
+        out += "% ".utf8
+        StatusPage.sparkline(view.snapshot.minuteErrorRates(index), into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func responseTimeCell(_ index: Int, _ view: View) -> String {
