@@ -4,27 +4,60 @@ import GRDB
 // order the objects were made), with the rows they seed: a new database is made from it in one
 // transaction instead of through all sixteen migrations in turn. `SchemaTests` migrates a
 // database the long way and compares every object's SQL and every row with one made from this;
-// when a migration is added it fails, and prints the text that belongs here.
+// when a migration is added it fails, and prints the text that belongs here (until then, new
+// databases take the new migration after the text, as any other database does).
 extension LookoutDatabase {
+    /// How `prepareSchema` brought a database to the current schema.
+    package enum SchemaPreparation: Sendable, Equatable {
+        /// Made from `currentSchema` (it had no tables), then any migration after the text's.
+        case madeFromText
+        /// Through the migrations it had not had (none, when it was current).
+        case migrated
+    }
+
     /// Brings `writer` to the current schema. A database without a single table (a new file,
-    /// `:memory:`) is made from `currentSchema`, all migrations marked as run, in one exclusive
-    /// transaction; any other goes through the migrations it has not had. At a start at 1,000
-    /// sources on `:memory:` the migrations took 29.7 M instructions of 214 M (GRDB's table
-    /// builders, and a transaction, a foreign-key check and a schema reload for each).
-    package static func prepareSchema(_ writer: any DatabaseWriter) throws {
-        let migrator = migrator
-        try writer.barrierWriteWithoutTransaction { db in
-            try db.inTransaction(.exclusive) {
-                guard try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return .commit }
-                try db.execute(sql: currentSchema)
-                for identifier in migrator.migrations {
-                    try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+    /// `:memory:`) is made from `currentSchema` in one exclusive transaction, the migrations the
+    /// text covers marked as run; any migration after those, and every other database, goes
+    /// through the migrator. At a start at 1,000 sources on `:memory:` the migrations took 29.7 M
+    /// instructions of 214 M (GRDB's table builders, and a transaction, a foreign-key check and a
+    /// schema reload for each).
+    @discardableResult
+    package static func prepareSchema(_ writer: any DatabaseWriter) throws -> SchemaPreparation {
+        try prepareSchema(writer, migrator: migrator, schema: currentSchema, covering: currentSchemaCovers)
+    }
+
+    /// `prepareSchema` with the migrations, the text and the last migration it covers given.
+    package static func prepareSchema(
+        _ writer: any DatabaseWriter, migrator: DatabaseMigrator, schema: String, covering last: String
+    ) throws -> SchemaPreparation {
+        var made = false
+        // A text that names no registered migration covers none: the migrator does it all.
+        if let end = migrator.migrations.firstIndex(of: last) {
+            let covered = Array(migrator.migrations[...end])
+            // Looked at without the write lock first: a database in use is never empty.
+            if try writer.read({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }) == 0 {
+                made = try writer.barrierWriteWithoutTransaction { db in
+                    var made = false
+                    try db.inTransaction(.exclusive) {
+                        // Again under the lock: another process may have made it meanwhile.
+                        guard try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return .commit }
+                        try db.execute(sql: schema)
+                        for identifier in covered {
+                            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+                        }
+                        made = true
+                        return .commit
+                    }
+                    return made
                 }
-                return .commit
             }
         }
         try migrator.migrate(writer)
+        return made ? .madeFromText : .migrated
     }
+
+    /// The last migration `currentSchema` leads to.
+    package static let currentSchemaCovers = "v16: sla vendor maintenance"
 
     /// What `prepareSchema` makes a new database from: the text `SchemaTests` prints.
     package static let currentSchema = """
