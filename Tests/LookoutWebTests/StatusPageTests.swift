@@ -15,7 +15,8 @@ struct StatusPagePieceTests {
         #expect(StatusPage.sparkline([nil, nil, 1]).contains(#"<path d="M0.0 1.0 L120.0 1.0 "/>"#))
         #expect(StatusPage.sparkline([nil, nil]).contains(#"<path d=""/>"#))
         // A rate that is not a ratio is drawn at the edge and named within range, not trapped on.
-        #expect(StatusPage.sparkline([.nan, 0.5]).contains("at most 0%"))
+        #expect(StatusPage.sparkline([.nan, 0.5]).contains("at most 50%"))
+        #expect(StatusPage.sparkline([0.5, .nan]).contains(#"at most 50%"><path d="M0.0 12.0 L120.0 23.0 "/>"#))
         #expect(StatusPage.sparkline([.infinity]).contains(#"at most 1000000000000000%"><path d="M0.0 1.0 L120.0 1.0 "/>"#))
     }
 

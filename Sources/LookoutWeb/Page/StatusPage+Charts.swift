@@ -228,7 +228,8 @@ extension StatusPage {
         let height = 24.0
         let step = width / Double(max(1, rates.count - 1))
         var worst: Double?
-        for case let rate? in rates where worst.map({ $0 < rate }) ?? true { worst = rate }
+        // The highest rate; one that is not a number is drawn at zero and not named.
+        for case let rate? in rates where !rate.isNaN && (worst.map { $0 < rate } ?? true) { worst = rate }
         let minutes = rates.count
         out += SparkBytes.opening
         if (worst ?? 0) == 0 { out += SparkBytes.zero }
