@@ -6,9 +6,9 @@ struct DayAxis {
     static let count = 90
     let startsMs: [Int64]
     let labels: [String]
-    /// `<i title="27 Aug: ` and `<i class="X" title="27 Aug: ` per day, as bytes: a page for
-    /// 1,000 sources writes 90,000 of them.
-    let plainPrefixes: [[UInt8]]
+    /// Each day's title as its segments start it (`27 Aug: `), as bytes: a page for 1,000
+    /// sources writes 90,000 of them.
+    let titles: [[UInt8]]
     /// Each day's whole segment when it has no probes, and when all its probes passed, without
     /// a note: most segments of most pages, one copy each.
     let noDataSegments: [[UInt8]]
@@ -39,9 +39,13 @@ struct DayAxis {
         let today = HealthWindow.floor(nowMs, to: HealthWindow.day)
         startsMs = (0..<DayAxis.count).map { today - Int64(DayAxis.count - 1 - $0) * HealthWindow.day }
         labels = startsMs.map { Timestamp.day($0) }
-        plainPrefixes = labels.map { Array("<i title=\"\($0.split(separator: " ").prefix(2).joined(separator: " ")): ".utf8) }
-        noDataSegments = plainPrefixes.map { Array("<i class=\"n\" title=\"".utf8) + $0.dropFirst(10) + Array("no data\"></i>".utf8) }
-        fullSegments = plainPrefixes.map { $0 + Array("100%\"></i>".utf8) }
+        titles = labels.map { Array("\($0.split(separator: " ").prefix(2).joined(separator: " ")): ".utf8) }
+        noDataSegments = titles.map { BarBytes.openings[BarBytes.noDataGrade] + $0 + BarBytes.noData + BarBytes.close }
+        fullSegments = titles.map { title in
+            var segment = BarBytes.openings[BarBytes.plain] + title
+            StatusPage.appendPercent(1, to: &segment)
+            return segment + BarBytes.close
+        }
     }
 }
 
@@ -89,14 +93,10 @@ extension StatusPage {
                 failures += UInt64(day.failures)
                 grade = availability >= 0.999 ? nil : availability >= 0.99 ? 0 : availability >= 0.95 ? 1 : 2
             } else {
-                grade = 3
+                grade = BarBytes.noDataGrade
             }
-            if let grade {
-                out += BarBytes.openings[grade]
-                out += axis.plainPrefixes[index].dropFirst(BarBytes.plainOpening)
-            } else {
-                out += axis.plainPrefixes[index]
-            }
+            out += BarBytes.openings[grade ?? BarBytes.plain]
+            out += axis.titles[index]
             if let day, let availability {
                 appendPercent(availability, to: &out)
                 if day.failures > 0 {
@@ -179,13 +179,7 @@ extension StatusPage {
                 point(alone || joined ? "L" : "M", x, y)
             }
         }
-        func point(_ letter: Unicode.Scalar, _ x: Double, _ y: Double) {
-            out.append(UInt8(ascii: letter))
-            appendTenths(x, to: &out)
-            out.append(UInt8(ascii: " "))
-            appendTenths(y, to: &out)
-            out.append(UInt8(ascii: " "))
-        }
+        func point(_ letter: Unicode.Scalar, _ x: Double, _ y: Double) { appendPathPoint(letter, x, y, to: &out) }
         let latest = recent ?? values[values.count - 1]
         out += ChartBytes.opening
         appendMilliseconds(latest[0], to: &out)
@@ -244,11 +238,7 @@ extension StatusPage {
         out += SparkBytes.path
         var drawing = false
         func point(_ x: Double, _ y: Double) {
-            out.append(drawing ? UInt8(ascii: "L") : UInt8(ascii: "M"))
-            appendTenths(x, to: &out)
-            out.append(UInt8(ascii: " "))
-            appendTenths(y, to: &out)
-            out.append(UInt8(ascii: " "))
+            appendPathPoint(drawing ? "L" : "M", x, y, to: &out)
             drawing = true
         }
         for (offset, rate) in rates.enumerated() {
@@ -271,10 +261,11 @@ extension StatusPage {
 
 /// The constant pieces of the day segments, as bytes.
 private enum BarBytes {
-    /// `<i class="w" title="`, then "m", "d" and "n" (no data).
-    static let openings = ["w", "m", "d", "n"].map { Array("<i class=\"\($0)\" title=\"".utf8) }
-    /// The length of `<i title="`, which `DayAxis.plainPrefixes` start with.
-    static let plainOpening = 10
+    /// `<i class="w" title="`, then "m", "d", "n" (no data), then a good day's `<i title="`
+    /// (green by default).
+    static let openings = ["w", "m", "d", "n"].map { Array("<i class=\"\($0)\" title=\"".utf8) } + [Array("<i title=\"".utf8)]
+    static let noDataGrade = 3
+    static let plain = 4
     static let upOpen = Array(" up (".utf8)
     static let of = Array(" of ".utf8)
     static let probesFailed = Array(" probes failed)".utf8)

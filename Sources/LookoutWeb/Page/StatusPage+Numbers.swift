@@ -4,6 +4,15 @@ import LookoutCore
 /// written as ASCII straight into the page's bytes, with a String form for the rest: a page for
 /// 1,000 sources writes a few hundred thousand numbers.
 extension StatusPage {
+    /// One point of an SVG path: `M` (move) or `L` (line), then x and y with one decimal each.
+    static func appendPathPoint(_ command: Unicode.Scalar, _ x: Double, _ y: Double, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: command))
+        appendTenths(x, to: &out)
+        out.append(UInt8(ascii: " "))
+        appendTenths(y, to: &out)
+        out.append(UInt8(ascii: " "))
+    }
+
     /// A non-negative coordinate with one decimal, as ASCII digits.
     static func appendTenths(_ value: Double, to out: inout [UInt8]) {
         // Not a number, or past any chart, is held in range rather than trapping.
