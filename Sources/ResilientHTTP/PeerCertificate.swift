@@ -1,5 +1,6 @@
 internal import CLibCrypto
 import Foundation
+import Synchronization
 
 /// The leaf certificate a server presented, described as blackbox_exporter's
 /// `probe_ssl_last_chain_info` labels it: the SHA-256 of its DER, its subject and issuer as Go's
@@ -11,11 +12,23 @@ public struct PeerCertificate: Sendable, Equatable {
     /// The DNS subject alternative names, comma-joined.
     public var dnsNames: String
 
+    init(fingerprintSHA256: String, subject: String, issuer: String, dnsNames: String) {
+        self.fingerprintSHA256 = fingerprintSHA256
+        self.subject = subject
+        self.issuer = issuer
+        self.dnsNames = dnsNames
+    }
+
     /// Reads a DER certificate; nil when it is not one.
     public init?(der: [UInt8]) {
+        if let known = PeerCertificate.recent.certificate(der) {
+            self = known
+            return
+        }
         guard let x509 = der.withUnsafeBufferPointer({ lookout_x509_from_der($0.baseAddress, $0.count) }) else { return nil }
         defer { lookout_x509_free(x509) }
         self.init(x509, der: der)
+        PeerCertificate.recent.remember(self, der)
     }
 
     /// The leaf certificate of a live connection (libcurl's `SSL*`), as OpenSSL already parsed it.
@@ -26,7 +39,69 @@ public struct PeerCertificate: Sendable, Equatable {
         let length = lookout_x509_der(x509, &bytes)
         defer { lookout_openssl_free(bytes) }
         guard length > 0, let bytes else { return nil }
-        self.init(x509, der: Array(UnsafeBufferPointer(start: bytes, count: Int(length))))
+        let der = Array(UnsafeBufferPointer(start: bytes, count: Int(length)))
+        if let known = PeerCertificate.recent.certificate(der) {
+            self = known
+            return
+        }
+        self.init(x509, der: der)
+        PeerCertificate.recent.remember(self, der)
+    }
+
+    /// The certificates described lately, by their DER. A server presents the same certificate
+    /// probe after probe, and describing it (its SHA-256, two Go-style names, its DNS names)
+    /// cost about 84,000 instructions of an HTTPS probe, where looking it up here costs the
+    /// hash of its bytes. Bounded by the bytes it holds, so that a server presenting a new
+    /// certificate each time cannot grow it: when full, it starts over.
+    static let recent = Recent(byteLimit: 512 * 1024)
+
+    final class Recent: Sendable {
+        /// A DER as a key: hashed as one run of bytes (an array of bytes hashes each byte on
+        /// its own, 26,000 instructions for a certificate) and compared as one.
+        private struct Key: Hashable {
+            let der: [UInt8]
+
+            func hash(into hasher: inout Hasher) {
+                der.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
+
+            static func == (a: Key, b: Key) -> Bool {
+                a.der.count == b.der.count
+                    && a.der.withUnsafeBytes { a in b.der.withUnsafeBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+            }
+        }
+
+        private struct State {
+            var entries: [Key: PeerCertificate] = [:]
+            var bytes = 0
+        }
+        private let state = Mutex(State())
+        let byteLimit: Int
+
+        init(byteLimit: Int) { self.byteLimit = byteLimit }
+
+        func certificate(_ der: [UInt8]) -> PeerCertificate? {
+            state.withLock { $0.entries[Key(der: der)] }
+        }
+
+        func remember(_ certificate: PeerCertificate, _ der: [UInt8]) {
+            // Each entry's cost: its DER and the text describing it.
+            let cost =
+                der.count + certificate.fingerprintSHA256.utf8.count + certificate.subject.utf8.count + certificate.issuer.utf8.count
+                + certificate.dnsNames.utf8.count
+            guard cost <= byteLimit else { return }
+            state.withLock { state in
+                guard state.entries[Key(der: der)] == nil else { return }
+                if state.bytes + cost > byteLimit {
+                    state.entries.removeAll()
+                    state.bytes = 0
+                }
+                state.entries[Key(der: der)] = certificate
+                state.bytes += cost
+            }
+        }
+
+        var count: Int { state.withLock { $0.entries.count } }
     }
 
     private init(_ x509: OpaquePointer, der: [UInt8]) {

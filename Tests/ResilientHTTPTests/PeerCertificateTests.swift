@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ResilientHTTP
@@ -40,5 +41,43 @@ struct PeerCertificateTests {
         #expect(PeerCertificate(der: Array("not a certificate".utf8)) == nil)
         #expect(PeerCertificate.der(fromPEM: "no markers") == nil)
         #expect(PeerCertificate.der(fromPEM: "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----") == nil)
+    }
+
+    /// A certificate seen again is looked up, not described again; what is looked up is what
+    /// describing it gives.
+    @Test func aCertificateSeenAgainIsLookedUp() throws {
+        let directory = try makeTemporaryDirectory("peer-certificate")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ca = try TestCA(in: directory)
+        let der = try #require(PeerCertificate.der(fromPEM: String(contentsOfFile: ca.certificate, encoding: .utf8)))
+        let first = try #require(PeerCertificate(der: der))
+        #expect(first.subject == "CN=Lookout Test CA,O=Lookout Test CA")
+        #expect(first.fingerprintSHA256 == SHA256.hex(der))
+        #expect(PeerCertificate.recent.certificate(der) == first)
+        #expect(PeerCertificate(der: der) == first)
+        // Another certificate is another entry.
+        let leaf = try ca.issue("leaf.test", notBefore: Date(), notAfter: Date().addingTimeInterval(86_400), alternativeNames: "DNS:leaf.test")
+        let leafDER = try #require(PeerCertificate.der(fromPEM: String(contentsOfFile: leaf.cert, encoding: .utf8)))
+        let second = try #require(PeerCertificate(der: leafDER))
+        #expect(second.dnsNames == "leaf.test")
+        #expect(PeerCertificate.recent.certificate(leafDER) == second)
+        #expect(PeerCertificate.recent.certificate(der) == first)
+    }
+
+    /// The cache holds at most its byte limit: past it, it starts over; a certificate larger than
+    /// the whole limit is not kept at all.
+    @Test func theCacheStartsOverWhenFull() {
+        let a = PeerCertificate(fingerprintSHA256: "aa", subject: "CN=a", issuer: "CN=ca", dnsNames: "")
+        let b = PeerCertificate(fingerprintSHA256: "bb", subject: "CN=b", issuer: "CN=ca", dnsNames: "")
+        let recent = PeerCertificate.Recent(byteLimit: 150)
+        recent.remember(a, [UInt8](repeating: 1, count: 100))
+        #expect(recent.certificate([UInt8](repeating: 1, count: 100)) == a)
+        recent.remember(b, [UInt8](repeating: 2, count: 100))
+        #expect(recent.count == 1)
+        #expect(recent.certificate([UInt8](repeating: 1, count: 100)) == nil)
+        #expect(recent.certificate([UInt8](repeating: 2, count: 100)) == b)
+        recent.remember(a, [UInt8](repeating: 3, count: 200))
+        #expect(recent.certificate([UInt8](repeating: 3, count: 200)) == nil)
+        #expect(recent.count == 1)
     }
 }
