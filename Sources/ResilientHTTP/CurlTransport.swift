@@ -18,11 +18,24 @@ public final class CurlTransport: Sendable {
     /// The transfer threads' name, as `top -H` and `/proc/<pid>/task/*/comm` show it.
     public static let threadName = "lookout-curl"
 
-    /// Transfer threads by default: two where there are two cores or more. One thread reads
-    /// every answer in turn, and at thousands of probes a second an answer that has arrived
-    /// waits for the rest of a turn (up to a few ms, counted in its latency); two halve that
-    /// wait (`Benchmarks/latency.sh`).
+    /// Transfer threads started by default: two where there are two cores or more. Only one is
+    /// used until `adapt(toProbesPerSecond:)` is told of more than `spreadAbove` probes a second.
     public static var defaultThreads: Int { min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// Probes a second past which transfers are spread over every transfer thread. Two threads
+    /// busy at once cost more per transfer than one doing both shares (TLS handshakes on two
+    /// threads meet in OpenSSL 3's shared locks and counters, and each probe's data moves
+    /// between cores): on two cores an HTTPS `/probe` took 28-40 % more CPU on two threads than
+    /// the same transfers served from C on one, and as much on one; a scheduled probe at 5,000
+    /// a second 0.12 CPU seconds per 1,000 on two against 0.10 on one. But one thread reads
+    /// every answer in turn, and at thousands a second an answer that has arrived waits for
+    /// the rest of a turn: a 100 ms upstream's p95 read 7.4 ms high at 5,000 probes a second on
+    /// one thread, 0.2 ms on two, and 1.5 ms at 2,000 on one (`Benchmarks/latency.sh`).
+    public static let spreadAbove = 2_000.0
+
+    /// How many of `loops` take new transfers: 1 until told of more than `spreadAbove` probes a
+    /// second.
+    private let inUse = Atomic<Int>(1)
 
     /// The `User-Agent` of every request, unless the request gives its own; nil sends none.
     let userAgent: String?
@@ -91,8 +104,18 @@ public final class CurlTransport: Sendable {
         }
     }
 
+    /// Uses every transfer thread for more than `spreadAbove` probes a second (the sources'
+    /// schedule), one otherwise. Transfers in flight finish where they are.
+    public func adapt(toProbesPerSecond rate: Double) {
+        inUse.store(rate > CurlTransport.spreadAbove ? loops.count : 1, ordering: .relaxed)
+    }
+
+    /// How many transfer threads take new transfers.
+    public var threadsInUse: Int { inUse.load(ordering: .relaxed) }
+
     private func nextLoop() -> TransferLoop {
-        loops.count == 1 ? loops[0] : loops[turn.add(1, ordering: .relaxed).oldValue % loops.count]
+        let count = inUse.load(ordering: .relaxed)
+        return count == 1 ? loops[0] : loops[turn.add(1, ordering: .relaxed).oldValue % count]
     }
 
     /// The loop whose thread the current task prefers, if it prefers one of ours.

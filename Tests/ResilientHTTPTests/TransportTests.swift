@@ -174,6 +174,7 @@ extension TransportTests {
     @Test func aTransferRunsOnTheThreadItsTaskPrefers() async throws {
         let server = try startServer()
         let transport = CurlTransport(threads: 3)
+        transport.adapt(toProbesPerSecond: CurlTransport.spreadAbove + 1)
         final class ThreadOfWrite: BodySink {
             let thread = Mutex<pthread_t?>(nil)
             func begin(status: Int, headers: [(name: String, value: String)]) -> Bool { true }
@@ -193,6 +194,26 @@ extension TransportTests {
             #expect(sink.thread.withLock { $0 } == before)
         }
         await server.stop()
+    }
+
+    /// One transfer thread takes every transfer until more than `spreadAbove` probes a second
+    /// are scheduled; then each thread takes its turn, and below it again, one does.
+    @Test func transfersSpreadOverThreadsOnlyPastTheRate() {
+        let transport = CurlTransport(threads: 2)
+        func executors() -> Set<ObjectIdentifier> { Set((0..<4).map { _ in ObjectIdentifier(transport.executor as AnyObject) }) }
+        #expect(transport.threadsInUse == 1)
+        #expect(executors().count == 1)
+        transport.adapt(toProbesPerSecond: CurlTransport.spreadAbove)
+        #expect(executors().count == 1)
+        transport.adapt(toProbesPerSecond: CurlTransport.spreadAbove + 1)
+        #expect(transport.threadsInUse == 2)
+        #expect(executors().count == 2)
+        transport.adapt(toProbesPerSecond: 10)
+        #expect(executors().count == 1)
+        // A transport of one thread stays at one.
+        let single = CurlTransport(threads: 1)
+        single.adapt(toProbesPerSecond: .infinity)
+        #expect(single.threadsInUse == 1)
     }
 
     /// A body nobody reads is counted and dropped: none of it is held, and without a limit any

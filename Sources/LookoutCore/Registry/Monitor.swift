@@ -155,8 +155,20 @@ package final class Monitor: Sendable {
             if let breaker = saved[source.name] { client.restoreBreaker(upstream: source.name, breaker) }
         }
         scheduler.apply(sources)
+        client.transport.adapt(toProbesPerSecond: Monitor.probesPerSecond(sources))
         for gone in removed { client.remove(upstream: gone) }
         for listener in appliedListeners.withLock({ $0 }) { listener() }
+    }
+
+    /// The probes a second the sources' intervals ask for (push sources and others that are not
+    /// probed count too: an upper bound is enough to choose the transfer threads).
+    static func probesPerSecond(_ sources: [SourceConfig]) -> Double {
+        var rate = 0.0
+        for source in sources {
+            let seconds = source.interval.seconds
+            if seconds > 0 { rate += 1 / seconds }
+        }
+        return rate
     }
 
     /// Every own source and the service's state at one moment: what every reader takes.
