@@ -58,7 +58,8 @@ public final class CurlTransport: Sendable {
     /// submits a transfer there hands it over without waking the thread, and resumes there
     /// without waking another. For short work around a transfer (a probe); work that takes
     /// long delays every transfer's timing and belongs elsewhere (see `ResilientClient`).
-    /// Each read names the next thread in turn.
+    /// While more than one thread is in use (`adapt(toProbesPerSecond:)`), each read names the
+    /// next in turn; otherwise the first.
     ///
     /// ```swift
     /// let probe = Task(executorPreference: transport.executor) { await transport.perform(request) }

@@ -51,9 +51,11 @@ public struct PeerCertificate: Sendable, Equatable {
     /// The certificates described lately, by their DER. A server presents the same certificate
     /// probe after probe, and describing it (its SHA-256, two Go-style names, its DNS names)
     /// cost about 84,000 instructions of an HTTPS probe, where looking it up here costs the
-    /// hash of its bytes. Bounded by the bytes it holds, so that a server presenting a new
-    /// certificate each time cannot grow it: when full, it starts over.
-    static let recent = Recent(byteLimit: 512 * 1024)
+    /// hash of its bytes. Bounded by the bytes it holds (about 450 certificates), so that a
+    /// server presenting a new certificate each time cannot grow it: when full, a certificate
+    /// chosen at random makes room, so that with more certificates than it holds, probed in
+    /// turn, it still finds its share of them.
+    static let recent = Recent(byteLimit: 1 << 20)
 
     final class Recent: Sendable {
         /// A DER as a key: hashed as one run of bytes (an array of bytes hashes each byte on
@@ -72,7 +74,7 @@ public struct PeerCertificate: Sendable, Equatable {
         }
 
         private struct State {
-            var entries: [Key: PeerCertificate] = [:]
+            var entries: [Key: (certificate: PeerCertificate, cost: Int)] = [:]
             var bytes = 0
         }
         private let state = Mutex(State())
@@ -80,27 +82,33 @@ public struct PeerCertificate: Sendable, Equatable {
 
         init(byteLimit: Int) { self.byteLimit = byteLimit }
 
+        /// What an entry holds: its DER, the text describing it, and about 256 bytes of the
+        /// table's slot and the arrays' and strings' headers.
+        static func cost(of certificate: PeerCertificate, der: [UInt8]) -> Int {
+            256 + der.count + certificate.fingerprintSHA256.utf8.count + certificate.subject.utf8.count + certificate.issuer.utf8.count
+                + certificate.dnsNames.utf8.count
+        }
+
         func certificate(_ der: [UInt8]) -> PeerCertificate? {
-            state.withLock { $0.entries[Key(der: der)] }
+            state.withLock { $0.entries[Key(der: der)]?.certificate }
         }
 
         func remember(_ certificate: PeerCertificate, _ der: [UInt8]) {
-            // Each entry's cost: its DER and the text describing it.
-            let cost =
-                der.count + certificate.fingerprintSHA256.utf8.count + certificate.subject.utf8.count + certificate.issuer.utf8.count
-                + certificate.dnsNames.utf8.count
+            let cost = Recent.cost(of: certificate, der: der)
             guard cost <= byteLimit else { return }
+            let key = Key(der: der)
             state.withLock { state in
-                guard state.entries[Key(der: der)] == nil else { return }
-                if state.bytes + cost > byteLimit {
-                    state.entries.removeAll()
-                    state.bytes = 0
+                guard state.entries[key] == nil else { return }
+                while state.bytes + cost > byteLimit, let evicted = state.entries.randomElement() {
+                    state.entries[evicted.key] = nil
+                    state.bytes -= evicted.value.cost
                 }
-                state.entries[Key(der: der)] = certificate
+                state.entries[key] = (certificate, cost)
                 state.bytes += cost
             }
         }
 
+        var bytes: Int { state.withLock { $0.bytes } }
         var count: Int { state.withLock { $0.entries.count } }
     }
 

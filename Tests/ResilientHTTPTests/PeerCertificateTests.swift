@@ -54,7 +54,6 @@ struct PeerCertificateTests {
         #expect(first.subject == "CN=Lookout Test CA,O=Lookout Test CA")
         #expect(first.fingerprintSHA256 == SHA256.hex(der))
         #expect(PeerCertificate.recent.certificate(der) == first)
-        #expect(PeerCertificate(der: der) == first)
         // Another certificate is another entry.
         let leaf = try ca.issue("leaf.test", notBefore: Date(), notAfter: Date().addingTimeInterval(86_400), alternativeNames: "DNS:leaf.test")
         let leafDER = try #require(PeerCertificate.der(fromPEM: String(contentsOfFile: leaf.cert, encoding: .utf8)))
@@ -64,20 +63,34 @@ struct PeerCertificateTests {
         #expect(PeerCertificate.recent.certificate(der) == first)
     }
 
-    /// The cache holds at most its byte limit: past it, it starts over; a certificate larger than
-    /// the whole limit is not kept at all.
-    @Test func theCacheStartsOverWhenFull() {
+    /// The cache holds at most its byte limit: past it, a certificate makes room; one larger
+    /// than the whole limit is not kept at all.
+    @Test func theCacheMakesRoomWhenFull() {
         let a = PeerCertificate(fingerprintSHA256: "aa", subject: "CN=a", issuer: "CN=ca", dnsNames: "")
         let b = PeerCertificate(fingerprintSHA256: "bb", subject: "CN=b", issuer: "CN=ca", dnsNames: "")
-        let recent = PeerCertificate.Recent(byteLimit: 150)
-        recent.remember(a, [UInt8](repeating: 1, count: 100))
-        #expect(recent.certificate([UInt8](repeating: 1, count: 100)) == a)
-        recent.remember(b, [UInt8](repeating: 2, count: 100))
+        let derA = [UInt8](repeating: 1, count: 100)
+        let derB = [UInt8](repeating: 2, count: 100)
+        let cost = PeerCertificate.Recent.cost(of: a, der: derA)
+        let recent = PeerCertificate.Recent(byteLimit: 2 * cost - 1)
+        recent.remember(a, derA)
+        #expect(recent.certificate(derA) == a)
+        #expect(recent.bytes == cost)
+        recent.remember(b, derB)
         #expect(recent.count == 1)
-        #expect(recent.certificate([UInt8](repeating: 1, count: 100)) == nil)
-        #expect(recent.certificate([UInt8](repeating: 2, count: 100)) == b)
-        recent.remember(a, [UInt8](repeating: 3, count: 200))
-        #expect(recent.certificate([UInt8](repeating: 3, count: 200)) == nil)
-        #expect(recent.count == 1)
+        #expect(recent.certificate(derA) == nil)
+        #expect(recent.certificate(derB) == b)
+        #expect(recent.bytes == cost)
+        // Remembered again, nothing changes.
+        recent.remember(b, derB)
+        #expect(recent.bytes == cost)
+        recent.remember(a, [UInt8](repeating: 3, count: 2 * cost))
+        #expect(recent.certificate([UInt8](repeating: 3, count: 2 * cost)) == nil)
+        #expect(recent.certificate(derB) == b)
+        // With room for three, a fourth evicts one of them, never itself.
+        let roomy = PeerCertificate.Recent(byteLimit: 3 * cost)
+        for byte in UInt8(1)...4 { roomy.remember(a, [UInt8](repeating: byte, count: 100)) }
+        #expect(roomy.count == 3)
+        #expect(roomy.certificate([UInt8](repeating: 4, count: 100)) == a)
+        #expect(roomy.bytes == 3 * cost)
     }
 }

@@ -160,11 +160,11 @@ package final class Monitor: Sendable {
         for listener in appliedListeners.withLock({ $0 }) { listener() }
     }
 
-    /// The probes a second the sources' intervals ask for (push sources and others that are not
-    /// probed count too: an upper bound is enough to choose the transfer threads).
+    /// The probes a second the sources' intervals ask of the transfer threads (not counting
+    /// push, DNS, ICMP, TCP and TLS sources, which probe without them).
     static func probesPerSecond(_ sources: [SourceConfig]) -> Double {
         var rate = 0.0
-        for source in sources {
+        for source in sources where Probers.prober(for: source.kind).usesTransferThreads {
             let seconds = source.interval.seconds
             if seconds > 0 { rate += 1 / seconds }
         }

@@ -19,6 +19,7 @@ package enum DNSProber: Prober {
     package static let kind = SourceKind.dns
     package static let summary = "a DNS answer (NOERROR, at least one record) from a given server"
     package static let isHTTPRequest = false
+    package static let usesTransferThreads = false
 
     package static func urlProblem(_ url: String) -> String? {
         switch DNSTarget.parse(url) {

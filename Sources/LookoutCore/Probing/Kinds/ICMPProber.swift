@@ -16,6 +16,7 @@ package enum ICMPProber: Prober {
     package static let kind = SourceKind.icmp
     package static let summary = "an ICMP echo reply from host"
     package static let isHTTPRequest = false
+    package static let usesTransferThreads = false
 
     package static func urlProblem(_ url: String) -> String? {
         if let problem = EndpointURL.unprintableProblem(url) { return problem }

@@ -36,6 +36,9 @@ package protocol Prober: SendableMetatype {
     /// Whether a probe is one HTTP request, judged by its answer: such a source may name a
     /// `/probe` module (`module:`), and such a module is served at `/probe`.
     static var isHTTPRequest: Bool { get }
+    /// Whether a probe runs its transfers on `CurlTransport`'s threads (an HTTP request, a
+    /// download, a flow's steps, a gRPC call), not a socket or a push of its own.
+    static var usesTransferThreads: Bool { get }
     /// Whether `check` reads the answer; without it and without shared expectations (latency,
     /// body text) a call has no validator at all.
     static var checksAnswer: Bool { get }
@@ -52,6 +55,7 @@ extension Prober {
     package static var ownKeys: [String] { [] }
     package static var checksAnswer: Bool { false }
     package static var isHTTPRequest: Bool { true }
+    package static var usesTransferThreads: Bool { true }
     package static func check(_ result: TransferResult, _ source: SourceConfig) -> Failure? { nil }
     package static func urlProblem(_ url: String) -> String? { ProbeURL.problem(url) }
 

@@ -15,6 +15,7 @@ package enum PushProber: Prober {
     package static let summary = "a call from the job itself (/push/TOKEN) within expect_every or after its schedule, plus grace"
     package static let ownKeys = ["expect_every", "schedule", "time_zone", "grace", "token", "token_file"]
     package static let isHTTPRequest = false
+    package static let usesTransferThreads = false
 
     package static func urlProblem(_ url: String) -> String? {
         "a push source has no url: its job calls Lookout at /push/TOKEN"

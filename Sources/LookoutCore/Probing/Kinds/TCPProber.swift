@@ -87,6 +87,7 @@ protocol EndpointProber: Prober {
 
 extension EndpointProber {
     package static var isHTTPRequest: Bool { false }
+    package static var usesTransferThreads: Bool { false }
 
     package static func urlProblem(_ url: String) -> String? {
         EndpointURL.problem(url, scheme: scheme)
