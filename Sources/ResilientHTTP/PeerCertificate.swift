@@ -21,14 +21,13 @@ public struct PeerCertificate: Sendable, Equatable {
 
     /// Reads a DER certificate; nil when it is not one.
     public init?(der: [UInt8]) {
-        if let known = PeerCertificate.recent.certificate(der) {
-            self = known
-            return
+        func parse() -> PeerCertificate? {
+            guard let x509 = der.withUnsafeBufferPointer({ lookout_x509_from_der($0.baseAddress, $0.count) }) else { return nil }
+            defer { lookout_x509_free(x509) }
+            return PeerCertificate(x509, der: der)
         }
-        guard let x509 = der.withUnsafeBufferPointer({ lookout_x509_from_der($0.baseAddress, $0.count) }) else { return nil }
-        defer { lookout_x509_free(x509) }
-        self.init(x509, der: der)
-        PeerCertificate.recent.remember(self, der)
+        guard let described = PeerCertificate.described(der, parse) else { return nil }
+        self = described
     }
 
     /// The leaf certificate of a live connection (libcurl's `SSL*`), as OpenSSL already parsed it.
@@ -40,12 +39,16 @@ public struct PeerCertificate: Sendable, Equatable {
         defer { lookout_openssl_free(bytes) }
         guard length > 0, let bytes else { return nil }
         let der = Array(UnsafeBufferPointer(start: bytes, count: Int(length)))
-        if let known = PeerCertificate.recent.certificate(der) {
-            self = known
-            return
-        }
-        self.init(x509, der: der)
-        PeerCertificate.recent.remember(self, der)
+        guard let described = PeerCertificate.described(der, { PeerCertificate(x509, der: der) }) else { return nil }
+        self = described
+    }
+
+    /// The description of `der` kept in `recent`, or the one `describe` makes, then kept.
+    private static func described(_ der: [UInt8], _ describe: () -> PeerCertificate?) -> PeerCertificate? {
+        if let known = recent.certificate(der) { return known }
+        guard let made = describe() else { return nil }
+        recent.remember(made, der)
+        return made
     }
 
     /// The certificates described lately, by their DER. A server presents the same certificate

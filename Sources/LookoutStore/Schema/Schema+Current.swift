@@ -30,25 +30,21 @@ extension LookoutDatabase {
     package static func prepareSchema(
         _ writer: any DatabaseWriter, migrator: DatabaseMigrator, schema: String, covering last: String
     ) throws -> SchemaPreparation {
+        func isEmpty(_ db: Database) throws -> Bool { try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 }
         var made = false
         // A text that names no registered migration covers none: the migrator does it all.
-        if let end = migrator.migrations.firstIndex(of: last) {
-            let covered = Array(migrator.migrations[...end])
-            // Looked at without the write lock first: a database in use is never empty.
-            if try writer.read({ db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }) == 0 {
-                made = try writer.barrierWriteWithoutTransaction { db in
-                    var made = false
-                    try db.inTransaction(.exclusive) {
-                        // Again under the lock: another process may have made it meanwhile.
-                        guard try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return .commit }
-                        try db.execute(sql: schema)
-                        for identifier in covered {
-                            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
-                        }
-                        made = true
-                        return .commit
+        // Emptiness is looked at without the write lock first: a database in use is never empty.
+        if let end = migrator.migrations.firstIndex(of: last), try writer.read(isEmpty) {
+            try writer.barrierWriteWithoutTransaction { db in
+                try db.inTransaction(.exclusive) {
+                    // Again under the lock: another process may have made it meanwhile.
+                    guard try isEmpty(db) else { return .commit }
+                    try db.execute(sql: schema)
+                    for identifier in migrator.migrations[...end] {
+                        try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
                     }
-                    return made
+                    made = true
+                    return .commit
                 }
             }
         }
