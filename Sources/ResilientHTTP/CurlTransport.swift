@@ -26,13 +26,13 @@ public final class CurlTransport: Sendable {
     /// busy at once cost more per transfer than one doing both shares (TLS handshakes on two
     /// threads meet in OpenSSL 3's shared locks and counters, and each probe's data moves
     /// between cores): on two cores an HTTPS `/probe` took 28-40 % more CPU on two threads than
-    /// the same transfers served from C on one, and as much on one, and under `wrk` two threads
-    /// served 14-17 % fewer a second than that C floor, one as many. But one thread reads every answer in turn, and once it is
-    /// mostly busy an answer that has arrived waits for the rest of a turn. Measured against
-    /// nginx beside a 100 ms upstream (`docs/performance.md`): at 5,000 probes a second the one
-    /// thread is 42-50 % busy, uses a tenth less CPU a probe than two, and reads the upstream's
-    /// p95 0.5 ms higher; at 7,500 a second 3.0 ms over the upstream's own against 1.2 on two,
-    /// at the same CPU. So one thread up to 6,000 a second, between the two.
+    /// the same transfers served from C on one, and as much on one. But one thread reads every
+    /// answer in turn, and at thousands of probes a second an answer that has arrived waits for
+    /// the rest of a turn. Measured against nginx beside a 100 ms upstream
+    /// (`docs/performance.md`): at 5,000 probes a second one thread is 42-50 % busy, uses a
+    /// tenth less CPU a probe than two, and reads the upstream's p95 0.5 ms higher than two do;
+    /// at 7,500 a second (one round) 3.0 ms over the upstream's own against 1.2 on two, at the
+    /// same CPU. So one thread up to 6,000 a second, between the two.
     public static let spreadAbove = 6_000.0
 
     /// How many of `loops` take new transfers: 1 until told of more than `spreadAbove` probes a
